@@ -1,0 +1,3 @@
+module github.com/towergo/tower
+
+go 1.26

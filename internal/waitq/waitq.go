@@ -1,0 +1,93 @@
+// Package waitq is the FIFO queue of parked goroutines behind the
+// semaphores and rate windows: an intrusive doubly linked list, so that a
+// waiter whose context ends can leave from the middle in O(1).
+//
+// A waiter parks on a channel, not on sync.Cond, so that under
+// testing/synctest it is durably blocked. A Queue is not safe for
+// concurrent use; its owner guards it with a mutex.
+package waitq
+
+// A Waiter is one parked goroutine.
+type Waiter struct {
+	// Ready is closed by the owner to wake the waiter, after setting Err and
+	// Value under the owner's lock.
+	Ready chan struct{}
+	// Err, if set, is the reason the waiter was woken without a grant.
+	Err error
+	// Value carries what the waiter was granted, if the owner needs to say.
+	Value uint64
+
+	prev, next *Waiter
+	queued     bool
+}
+
+// New returns a waiter ready to be pushed.
+func New() *Waiter { return &Waiter{Ready: make(chan struct{})} }
+
+// Woken reports whether w.Ready has been closed.
+func (w *Waiter) Woken() bool {
+	select {
+	case <-w.Ready:
+		return true
+	default:
+		return false
+	}
+}
+
+// A Queue is a FIFO of waiters. The zero Queue is empty.
+type Queue struct {
+	head, tail *Waiter
+	n          int
+}
+
+// Len returns the number of waiters queued.
+func (q *Queue) Len() int { return q.n }
+
+// Front returns the oldest waiter, or nil.
+func (q *Queue) Front() *Waiter { return q.head }
+
+// Push queues w at the back.
+func (q *Queue) Push(w *Waiter) {
+	w.prev, w.next, w.queued = q.tail, nil, true
+	if q.tail != nil {
+		q.tail.next = w
+	} else {
+		q.head = w
+	}
+	q.tail = w
+	q.n++
+}
+
+// Remove takes w out of the queue, wherever it is, and reports whether it
+// was queued.
+func (q *Queue) Remove(w *Waiter) bool {
+	if !w.queued {
+		return false
+	}
+	if w.prev != nil {
+		w.prev.next = w.next
+	} else {
+		q.head = w.next
+	}
+	if w.next != nil {
+		w.next.prev = w.prev
+	} else {
+		q.tail = w.prev
+	}
+	w.prev, w.next, w.queued = nil, nil, false
+	q.n--
+	return true
+}
+
+// Wake removes the oldest waiter, sets its Err and Value, and wakes it. It
+// returns false if the queue was empty.
+func (q *Queue) Wake(value uint64, err error) bool {
+	w := q.head
+	if w == nil {
+		return false
+	}
+	q.Remove(w)
+	w.Value, w.Err = value, err
+	close(w.Ready)
+	return true
+}

@@ -1,0 +1,86 @@
+package tower
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// A Service answers requests of type Req with responses of type Res, in two
+// phases: Ready reserves capacity for one request, and the returned
+// [Permit]'s Call sends it. See the package doc for the contract.
+type Service[Req, Res any] interface {
+	// Ready waits until the service can take one more request, reserves what
+	// that request needs, and returns the reservation. If ctx ends first it
+	// returns ctx.Err() unchanged; capacity available without waiting is
+	// granted even when ctx is already done. Any other error means the
+	// service is broken for good.
+	Ready(ctx context.Context) (Permit[Req, Res], error)
+}
+
+// ServiceFunc adapts an ordinary function to a [Service] that is always
+// ready and reserves nothing: Ready returns at once, even with a done
+// context, and each permit calls the function.
+type ServiceFunc[Req, Res any] func(ctx context.Context, req Req) (Res, error)
+
+// Ready returns a permit that calls f. It never waits and never fails.
+func (f ServiceFunc[Req, Res]) Ready(context.Context) (Permit[Req, Res], error) {
+	return Permit[Req, Res]{r: funcReserver[Req, Res](f)}, nil
+}
+
+// funcReserver serves the permits of a ServiceFunc. It is a func type, so
+// storing it in a Permit does not allocate.
+type funcReserver[Req, Res any] func(ctx context.Context, req Req) (Res, error)
+
+func (f funcReserver[Req, Res]) CallReserved(ctx context.Context, _ uint64, req Req) (Res, error) {
+	return f(ctx, req)
+}
+
+func (funcReserver[Req, Res]) ReleaseReserved(uint64) {}
+
+// Call waits for svc to be ready, then calls it with req: the one-shot form
+// of Ready followed by [Permit.Call]. ctx bounds both phases, so a deadline
+// on ctx covers the wait for capacity as well as the call; that is the
+// caller-side deadline no middleware can give (see package timeout).
+func Call[Req, Res any](ctx context.Context, svc Service[Req, Res], req Req) (Res, error) {
+	p, err := svc.Ready(ctx)
+	if err != nil {
+		var zero Res
+		return zero, err
+	}
+	return p.Call(ctx, req)
+}
+
+// ReadyNow asks svc whether it can take a request without waiting: it calls
+// Ready with a context that is already done. It returns the permit and true
+// if capacity was free; a zero permit and false if svc is not ready now; and
+// an error if svc is broken. The context passed to Ready carries no values.
+func ReadyNow[Req, Res any](svc Service[Req, Res]) (Permit[Req, Res], bool, error) {
+	p, err := svc.Ready(doneCtx)
+	switch {
+	case err == nil:
+		return p, true, nil
+	case errors.Is(err, context.Canceled):
+		return p, false, nil
+	default:
+		return p, false, err
+	}
+}
+
+// doneCtx is a context that has always been cancelled. Being a comparable
+// zero-size value, it converts to context.Context without allocating.
+var doneCtx context.Context = doneContext{}
+
+type doneContext struct{}
+
+var closedChan = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
+
+func (doneContext) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (doneContext) Done() <-chan struct{}       { return closedChan }
+func (doneContext) Err() error                  { return context.Canceled }
+func (doneContext) Value(any) any               { return nil }
+func (doneContext) String() string              { return "tower.doneContext" }

@@ -1,0 +1,255 @@
+package towertest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+
+	"github.com/towergo/tower"
+)
+
+// ErrClosed is returned by a [Mock] whose [Handle] was closed.
+var ErrClosed = errors.New("service closed")
+
+// A Mock is a [tower.Service] driven by its [Handle]: the handle decides when
+// Ready grants capacity or fails, receives every request, and answers it.
+// A Mock starts out always ready.
+//
+// A Mock is safe for concurrent use. It starts no goroutines.
+type Mock[Req, Res any] struct {
+	h *Handle[Req, Res]
+}
+
+// A Handle controls a [Mock] from the test.
+type Handle[Req, Res any] struct {
+	mu          sync.Mutex
+	allowed     int   // grants left; negative means unlimited
+	readyErr    error // the next Ready fails with it, once
+	closed      bool
+	changed     chan struct{} // closed and replaced when any of the above changes
+	outstanding int           // permits issued and not yet called or released
+	calls       int
+	queue       []*Request[Req, Res]
+	arrived     chan struct{} // closed and replaced when a request is queued
+}
+
+// NewMock returns a Mock that is always ready, and its Handle.
+func NewMock[Req, Res any]() (*Mock[Req, Res], *Handle[Req, Res]) {
+	h := &Handle[Req, Res]{
+		allowed: -1,
+		changed: make(chan struct{}),
+		arrived: make(chan struct{}),
+	}
+	return &Mock[Req, Res]{h: h}, h
+}
+
+// Ready grants a permit while the handle allows it, waiting otherwise. It
+// fails with the handle's error after [Handle.FailReady], and with
+// [ErrClosed] after [Handle.Close].
+func (m *Mock[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
+	h := m.h
+	for {
+		h.mu.Lock()
+		switch {
+		case h.closed:
+			h.mu.Unlock()
+			return tower.Permit[Req, Res]{}, ErrClosed
+		case h.readyErr != nil:
+			err := h.readyErr
+			h.readyErr = nil
+			h.mu.Unlock()
+			return tower.Permit[Req, Res]{}, err
+		case h.allowed != 0:
+			if h.allowed > 0 {
+				h.allowed--
+			}
+			h.outstanding++
+			h.mu.Unlock()
+			r := &mockPermit[Req, Res]{h: h}
+			return tower.NewPermit(r, r.Token()), nil
+		}
+		changed := h.changed
+		h.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return tower.Permit[Req, Res]{}, ctx.Err()
+		}
+	}
+}
+
+// mockPermit is one reservation on a Mock.
+type mockPermit[Req, Res any] struct {
+	tower.Ticket
+	h *Handle[Req, Res]
+}
+
+func (p *mockPermit[Req, Res]) CallReserved(ctx context.Context, token uint64, req Req) (Res, error) {
+	p.MustRedeem(token)
+	h := p.h
+	r := &Request[Req, Res]{Value: req, ctx: ctx, answer: make(chan answer[Res], 1)}
+	h.mu.Lock()
+	h.outstanding--
+	h.calls++
+	h.queue = append(h.queue, r)
+	close(h.arrived)
+	h.arrived = make(chan struct{})
+	h.mu.Unlock()
+
+	select {
+	case a := <-r.answer:
+		return a.res, a.err
+	case <-ctx.Done():
+	}
+	// An answer that is already there wins over the cancellation.
+	select {
+	case a := <-r.answer:
+		return a.res, a.err
+	default:
+		var zero Res
+		return zero, ctx.Err()
+	}
+}
+
+func (p *mockPermit[Req, Res]) ReleaseReserved(token uint64) {
+	if !p.Redeem(token) {
+		return
+	}
+	h := p.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.outstanding--
+	if h.allowed >= 0 {
+		// A reservation given back is capacity given back.
+		h.allowed++
+		h.notify()
+	}
+}
+
+// Allow makes the next n Ready calls succeed, and then makes Ready wait. It
+// replaces any earlier allowance, and wakes goroutines waiting in Ready.
+// n must not be negative.
+func (h *Handle[Req, Res]) Allow(n int) {
+	if n < 0 {
+		panic(fmt.Sprintf("towertest: Allow(%d): n must not be negative", n))
+	}
+	h.set(func() { h.allowed = n })
+}
+
+// AllowAll makes every Ready succeed, as in a new Mock.
+func (h *Handle[Req, Res]) AllowAll() { h.set(func() { h.allowed = -1 }) }
+
+// FailReady makes the next Ready, or one waiting now, fail with err.
+func (h *Handle[Req, Res]) FailReady(err error) { h.set(func() { h.readyErr = err }) }
+
+// Close makes every later Ready fail with [ErrClosed].
+func (h *Handle[Req, Res]) Close() { h.set(func() { h.closed = true }) }
+
+func (h *Handle[Req, Res]) set(f func()) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	f()
+	h.notify()
+}
+
+// notify wakes the goroutines waiting in Ready. h.mu must be held.
+func (h *Handle[Req, Res]) notify() {
+	close(h.changed)
+	h.changed = make(chan struct{})
+}
+
+// Outstanding returns the number of permits issued and neither called nor
+// released: zero once every reservation has been used or given back.
+func (h *Handle[Req, Res]) Outstanding() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.outstanding
+}
+
+// Calls returns the number of requests the Mock has received.
+func (h *Handle[Req, Res]) Calls() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.calls
+}
+
+// TryNext returns the oldest request not yet taken, if there is one.
+func (h *Handle[Req, Res]) TryNext() (*Request[Req, Res], bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.queue) == 0 {
+		return nil, false
+	}
+	r := h.queue[0]
+	h.queue = h.queue[1:]
+	return r, true
+}
+
+// Next waits for the next request and returns it, or returns ctx.Err().
+func (h *Handle[Req, Res]) Next(ctx context.Context) (*Request[Req, Res], error) {
+	for {
+		if r, ok := h.TryNext(); ok {
+			return r, nil
+		}
+		h.mu.Lock()
+		arrived := h.arrived
+		n := len(h.queue)
+		h.mu.Unlock()
+		if n > 0 {
+			continue
+		}
+		select {
+		case <-arrived:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// Expect waits for the next request and fails t unless its value equals
+// want (by reflect.DeepEqual). It fails t if no request arrives before the
+// test's context ends; under testing/synctest, use [Handle.TryNext] after
+// synctest.Wait instead when the request must already be there.
+func (h *Handle[Req, Res]) Expect(t testing.TB, want Req) *Request[Req, Res] {
+	t.Helper()
+	r, err := h.Next(t.Context())
+	if err != nil {
+		t.Fatalf("waiting for request %v: %v", want, err)
+	}
+	if !reflect.DeepEqual(r.Value, want) {
+		t.Fatalf("got request %v, want %v", r.Value, want)
+	}
+	return r
+}
+
+// A Request is one request received by a [Mock], waiting for its answer.
+type Request[Req, Res any] struct {
+	// Value is the request as the Mock received it.
+	Value Req
+
+	ctx    context.Context
+	answer chan answer[Res]
+	once   sync.Once
+}
+
+type answer[Res any] struct {
+	res Res
+	err error
+}
+
+// Context returns the context the request was called with.
+func (r *Request[Req, Res]) Context() context.Context { return r.ctx }
+
+// Respond answers the request with res. A request is answered once; later
+// answers are ignored. Answering a request whose caller gave up does nothing.
+func (r *Request[Req, Res]) Respond(res Res) { r.reply(answer[Res]{res: res}) }
+
+// Fail answers the request with err.
+func (r *Request[Req, Res]) Fail(err error) { r.reply(answer[Res]{err: err}) }
+
+func (r *Request[Req, Res]) reply(a answer[Res]) {
+	r.once.Do(func() { r.answer <- a })
+}

@@ -1,0 +1,210 @@
+package towertest_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/towergo/tower"
+	"github.com/towergo/tower/towertest"
+)
+
+// tower-test's tests/mock.rs: single_request_ready.
+func TestMockRequestAndResponse(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mock, h := towertest.NewMock[string, string]()
+		p, err := mock.Ready(t.Context())
+		if err != nil {
+			t.Fatalf("Ready: %v", err)
+		}
+		if n := h.Outstanding(); n != 1 {
+			t.Errorf("got %d outstanding, want 1", n)
+		}
+		var got string
+		var wg sync.WaitGroup
+		wg.Go(func() { got, err = p.Call(t.Context(), "hello") })
+		h.Expect(t, "hello").Respond("world")
+		wg.Wait()
+		if got != "world" || err != nil {
+			t.Errorf("got %q, %v; want %q, nil", got, err, "world")
+		}
+		if n, c := h.Outstanding(), h.Calls(); n != 0 || c != 1 {
+			t.Errorf("got %d outstanding and %d calls, want 0 and 1", n, c)
+		}
+	})
+}
+
+// tower-test's tests/mock.rs: backpressure. Allow(0) makes Ready wait;
+// Allow wakes it.
+func TestMockAllow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mock, h := towertest.NewMock[string, string]()
+		h.Allow(0)
+		start := time.Now()
+		var wg sync.WaitGroup
+		var readyAt time.Duration
+		wg.Go(func() {
+			p, err := mock.Ready(t.Context())
+			if err != nil {
+				t.Errorf("Ready: %v", err)
+				return
+			}
+			readyAt = time.Since(start)
+			p.Release()
+		})
+		time.Sleep(100 * time.Millisecond) // virtual time
+		h.Allow(1)
+		wg.Wait()
+		if readyAt != 100*time.Millisecond {
+			t.Errorf("ready at %v, want 100ms", readyAt)
+		}
+		// The released reservation gave its allowance back.
+		if _, ok, _ := tower.ReadyNow(mock); !ok {
+			t.Error("a released reservation did not give its allowance back")
+		}
+	})
+}
+
+func TestMockAllowCounts(t *testing.T) {
+	mock, h := towertest.NewMock[string, string]()
+	h.Allow(2)
+	var held []tower.Permit[string, string]
+	for range 3 {
+		if p, ok, _ := tower.ReadyNow(mock); ok {
+			held = append(held, p)
+		}
+	}
+	if len(held) != 2 {
+		t.Errorf("Allow(2) granted %d reservations, want 2", len(held))
+	}
+	h.AllowAll()
+	if _, ok, _ := tower.ReadyNow(mock); !ok {
+		t.Error("AllowAll did not make the mock ready")
+	}
+}
+
+func TestMockFailReady(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mock, h := towertest.NewMock[string, string]()
+		h.Allow(0)
+		broken := errors.New("broken")
+		var err error
+		var wg sync.WaitGroup
+		wg.Go(func() { _, err = mock.Ready(t.Context()) })
+		synctest.Wait()
+		h.FailReady(broken) // wakes the waiter
+		wg.Wait()
+		if err != broken {
+			t.Errorf("got %v, want %v", err, broken)
+		}
+	})
+}
+
+func TestMockClose(t *testing.T) {
+	mock, h := towertest.NewMock[string, string]()
+	h.Close()
+	if _, err := mock.Ready(t.Context()); err != towertest.ErrClosed {
+		t.Errorf("got %v, want %v", err, towertest.ErrClosed)
+	}
+	if got := towertest.ErrClosed.Error(); got != "service closed" {
+		t.Errorf("got message %q, want %q", got, "service closed")
+	}
+}
+
+func TestMockReadyCancel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mock, h := towertest.NewMock[string, string]()
+		h.Allow(0)
+		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+		defer cancel()
+		if _, err := mock.Ready(ctx); err != context.DeadlineExceeded {
+			t.Errorf("got %v, want %v", err, context.DeadlineExceeded)
+		}
+		if n := h.Outstanding(); n != 0 {
+			t.Errorf("got %d outstanding, want 0", n)
+		}
+	})
+}
+
+func TestMockCallCancel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mock, h := towertest.NewMock[string, string]()
+		ctx, cancel := context.WithCancel(t.Context())
+		p, _ := mock.Ready(ctx)
+		var err error
+		var wg sync.WaitGroup
+		wg.Go(func() { _, err = p.Call(ctx, "hello") })
+		r := h.Expect(t, "hello")
+		cancel()
+		wg.Wait()
+		if err != context.Canceled {
+			t.Errorf("got %v, want %v", err, context.Canceled)
+		}
+		if r.Context().Err() == nil {
+			t.Error("the request's context is not done")
+		}
+		r.Respond("late") // ignored, does not block
+	})
+}
+
+func TestMockFail(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mock, h := towertest.NewMock[string, string]()
+		boom := errors.New("boom")
+		var err error
+		var wg sync.WaitGroup
+		wg.Go(func() { _, err = tower.Call(t.Context(), mock, "hello") })
+		r := h.Expect(t, "hello")
+		r.Fail(boom)
+		r.Respond("ignored") // a request is answered once
+		wg.Wait()
+		if err != boom {
+			t.Errorf("got %v, want %v", err, boom)
+		}
+	})
+}
+
+func TestMockTryNext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mock, h := towertest.NewMock[string, string]()
+		if _, ok := h.TryNext(); ok {
+			t.Fatal("TryNext returned a request before any was sent")
+		}
+		var wg sync.WaitGroup
+		for _, req := range []string{"one", "two"} {
+			wg.Go(func() { tower.Call(t.Context(), mock, req) })
+			synctest.Wait()
+		}
+		for _, want := range []string{"one", "two"} {
+			r, ok := h.TryNext()
+			if !ok || r.Value != want {
+				t.Fatalf("got %v, %v; want %q", r, ok, want)
+			}
+			r.Respond(want)
+		}
+		wg.Wait()
+	})
+}
+
+func TestMockAllowNegative(t *testing.T) {
+	_, h := towertest.NewMock[string, string]()
+	defer func() {
+		if got, want := recover(), "towertest: Allow(-1): n must not be negative"; got != want {
+			t.Errorf("panicked with %v, want %q", got, want)
+		}
+	}()
+	h.Allow(-1)
+}
+
+func TestMockConformance(t *testing.T) {
+	towertest.LayerSuite[string, string]{
+		NewLayer: func() tower.Layer[string, string] {
+			return tower.Stack[string, string]() // the mock alone
+		},
+		Request:  "hello",
+		Response: "world",
+	}.Run(t)
+}

@@ -1,0 +1,172 @@
+package tower_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/towergo/tower"
+)
+
+// counting is a middleware built on a WrapPool that counts what its permits
+// do.
+type counting struct {
+	inner             tower.Service[string, string]
+	wraps             tower.WrapPool[string, string]
+	calls, releases   atomic.Int64
+	lastInnerReleased atomic.Bool
+}
+
+func (c *counting) Ready(ctx context.Context) (tower.Permit[string, string], error) {
+	p, err := c.inner.Ready(ctx)
+	if err != nil {
+		return p, err
+	}
+	return c.wraps.Wrap(c, p), nil
+}
+
+func (c *counting) CallWrapped(ctx context.Context, inner tower.Permit[string, string], req string) (string, error) {
+	c.calls.Add(1)
+	return inner.Call(ctx, req+"!")
+}
+
+func (c *counting) ReleaseWrapped(inner tower.Permit[string, string]) {
+	c.releases.Add(1)
+	inner.Release()
+	c.lastInnerReleased.Store(!inner.Held())
+}
+
+func newCounting() *counting {
+	return &counting{inner: tower.ServiceFunc[string, string](echo)}
+}
+
+func TestWrapPoolCall(t *testing.T) {
+	c := newCounting()
+	p, _ := c.Ready(t.Context())
+	got, err := p.Call(t.Context(), "hello")
+	if got != "hello!" || err != nil {
+		t.Errorf("got %q, %v; want %q, nil", got, err, "hello!")
+	}
+	p.Release()
+	if n, m := c.calls.Load(), c.releases.Load(); n != 1 || m != 0 {
+		t.Errorf("got %d calls and %d releases, want 1 and 0", n, m)
+	}
+}
+
+func TestWrapPoolRelease(t *testing.T) {
+	c := newCounting()
+	p, _ := c.Ready(t.Context())
+	p.Release()
+	p.Release()
+	if n, m := c.calls.Load(), c.releases.Load(); n != 0 || m != 1 {
+		t.Errorf("got %d calls and %d releases, want 0 and 1", n, m)
+	}
+	if !c.lastInnerReleased.Load() {
+		t.Error("the inner permit was not released")
+	}
+}
+
+// A record goes back to the pool when its permit is used; a stale copy of
+// that permit must not reach the record's next owner.
+func TestWrapPoolStaleCopyAfterReuse(t *testing.T) {
+	c := newCounting()
+	p1, _ := c.Ready(t.Context())
+	stale := p1
+	p1.Release()
+	// The next permit may well reuse p1's record.
+	p2, _ := c.Ready(t.Context())
+	stale.Release() // must not release p2
+	if m := c.releases.Load(); m != 1 {
+		t.Errorf("got %d releases, want 1: a stale copy released the record's next owner", m)
+	}
+	mustPanic(t, func() { stale.Call(t.Context(), "hello") })
+	if got, err := p2.Call(t.Context(), "hello"); got != "hello!" || err != nil {
+		t.Errorf("p2: got %q, %v; want %q, nil", got, err, "hello!")
+	}
+	if n := c.calls.Load(); n != 1 {
+		t.Errorf("got %d calls, want 1", n)
+	}
+}
+
+func TestWrapPoolConcurrent(t *testing.T) {
+	c := newCounting()
+	const goroutines, rounds = 8, 1000
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			for i := range rounds {
+				p, _ := c.Ready(t.Context())
+				if (g+i)%2 == 0 {
+					p.Release()
+					continue
+				}
+				copy := p
+				if got, _ := p.Call(t.Context(), "x"); got != "x!" {
+					t.Errorf("got %q, want %q", got, "x!")
+				}
+				copy.Release() // stale: does nothing
+			}
+		})
+	}
+	wg.Wait()
+	if n, m := c.calls.Load(), c.releases.Load(); n+m != goroutines*rounds || n != m {
+		t.Errorf("got %d calls and %d releases, want %d of each", n, m, goroutines*rounds/2)
+	}
+}
+
+func TestWrapPoolDoesNotAllocate(t *testing.T) {
+	c := newCounting()
+	svc := tower.Service[string, string](c)
+	ctx := t.Context()
+	allocs := testing.AllocsPerRun(1000, func() {
+		p, _ := svc.Ready(ctx)
+		p.Call(ctx, "hello")
+	})
+	// "hello"+"!" allocates the response; the permit machinery must not.
+	if allocs > 1 {
+		t.Errorf("Ready + Call through a WrapPool: %v allocations, want at most the 1 of the handler", allocs)
+	}
+}
+
+func mustPanic(t *testing.T, f func()) {
+	t.Helper()
+	defer func() {
+		if recover() == nil {
+			t.Error("did not panic")
+		}
+	}()
+	f()
+}
+
+func BenchmarkWrapPool(b *testing.B) {
+	var w passThrough
+	w.inner = tower.ServiceFunc[string, string](echo)
+	svc := tower.Service[string, string](&w)
+	ctx := b.Context()
+	b.ReportAllocs()
+	for b.Loop() {
+		p, _ := svc.Ready(ctx)
+		sink, _ = p.Call(ctx, "hello")
+	}
+}
+
+// passThrough is the smallest WrapPool middleware, to measure the pool.
+type passThrough struct {
+	inner tower.Service[string, string]
+	wraps tower.WrapPool[string, string]
+}
+
+func (w *passThrough) Ready(ctx context.Context) (tower.Permit[string, string], error) {
+	p, err := w.inner.Ready(ctx)
+	if err != nil {
+		return p, err
+	}
+	return w.wraps.Wrap(w, p), nil
+}
+
+func (w *passThrough) CallWrapped(ctx context.Context, inner tower.Permit[string, string], req string) (string, error) {
+	return inner.Call(ctx, req)
+}
+
+func (w *passThrough) ReleaseWrapped(inner tower.Permit[string, string]) { inner.Release() }
