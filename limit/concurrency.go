@@ -1,0 +1,149 @@
+package limit
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/sema"
+)
+
+// A Semaphore holds the permits of one or more [Concurrency] limits.
+// Waiters are served first come, first served: a permit given back goes to
+// the goroutine that has waited longest, and wakes only that one.
+//
+// Share one among services with [NewConcurrencyWith] or
+// [NewSharedConcurrencyLayer] to put them under one limit. A Semaphore is
+// safe for concurrent use. The zero Semaphore is not usable; make one with
+// [NewSemaphore].
+type Semaphore struct {
+	s *sema.Sema
+}
+
+// NewSemaphore returns a Semaphore with max permits. It panics unless
+// 1 <= max <= 1<<32-1.
+func NewSemaphore(max int) *Semaphore {
+	validateMax("limit.NewSemaphore", max)
+	return &Semaphore{s: sema.New(max)}
+}
+
+func validateMax(fn string, max int) {
+	if max < 1 || max > sema.MaxUnits {
+		panic(fmt.Sprintf("%s: max must be between 1 and %d, got %d", fn, sema.MaxUnits, max))
+	}
+}
+
+// Available returns the number of permits free now. It is a snapshot: other
+// goroutines may take or give back permits at any time.
+func (s *Semaphore) Available() int { return s.s.Available() }
+
+// Waiting returns the number of goroutines waiting in Ready for a permit,
+// as a snapshot. A permit is free only when nobody waits for one.
+func (s *Semaphore) Waiting() int { return s.s.Waiting() }
+
+// Concurrency is middleware that limits how many requests are in flight in
+// the inner service: tower's ConcurrencyLimit. Ready takes a permit from the
+// semaphore, waiting in line if none is free, and only then asks the inner
+// service, so a caller waiting for a permit holds nothing of the inner
+// service's. If the inner service fails or ctx ends while Ready waits for
+// it, the permit is given back. A request is in flight from the moment Ready
+// reserves its permit until its call returns, with a response, an error or
+// a panic, or until the reservation is released unused.
+//
+// A caller waiting in Ready for a permit holds about 290 bytes of heap
+// beyond its own goroutine (measured on linux/amd64 with Go 1.26: its place
+// in the queue, the channel it is woken on, and the runtime's record of its
+// select); the request path allocates nothing when a permit is free.
+//
+// A Concurrency is safe for concurrent use; build one with [NewConcurrency]
+// or [NewConcurrencyWith]. Req and Res are the request and response types.
+type Concurrency[Req, Res any] struct {
+	inner tower.Service[Req, Res]
+	sem   *Semaphore
+	wraps tower.WrapPool[Req, Res]
+}
+
+// NewConcurrency returns inner wrapped in a limit of max requests in flight,
+// with a [Semaphore] of its own. It panics if inner is nil, or unless
+// 1 <= max <= 1<<32-1.
+func NewConcurrency[Req, Res any](inner tower.Service[Req, Res], max int) *Concurrency[Req, Res] {
+	if inner == nil {
+		panic("limit.NewConcurrency: inner is nil")
+	}
+	validateMax("limit.NewConcurrency", max)
+	return &Concurrency[Req, Res]{inner: inner, sem: NewSemaphore(max)}
+}
+
+// NewConcurrencyWith returns inner wrapped in a limit whose permits come
+// from sem, which other services may share. It panics if inner or sem is
+// nil.
+func NewConcurrencyWith[Req, Res any](inner tower.Service[Req, Res], sem *Semaphore) *Concurrency[Req, Res] {
+	if inner == nil {
+		panic("limit.NewConcurrencyWith: inner is nil")
+	}
+	if sem == nil {
+		panic("limit.NewConcurrencyWith: sem is nil")
+	}
+	return &Concurrency[Req, Res]{inner: inner, sem: sem}
+}
+
+// NewConcurrencyLayer returns a Layer that limits each service it wraps to
+// max requests in flight, each with a semaphore of its own. It panics unless
+// 1 <= max <= 1<<32-1.
+func NewConcurrencyLayer[Req, Res any](max int) tower.Layer[Req, Res] {
+	validateMax("limit.NewConcurrencyLayer", max) // now, not when the layer is used
+	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
+		return NewConcurrency(inner, max)
+	})
+}
+
+// NewSharedConcurrencyLayer returns a Layer that puts every service it wraps
+// under the one limit held by sem. It panics if sem is nil.
+func NewSharedConcurrencyLayer[Req, Res any](sem *Semaphore) tower.Layer[Req, Res] {
+	if sem == nil {
+		panic("limit.NewSharedConcurrencyLayer: sem is nil")
+	}
+	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
+		return NewConcurrencyWith(inner, sem)
+	})
+}
+
+// Semaphore returns the semaphore the limit takes its permits from.
+func (c *Concurrency[Req, Res]) Semaphore() *Semaphore { return c.sem }
+
+// Ready takes a permit, then waits for the inner service. A free permit is
+// taken even if ctx is already done. If ctx ends first, Ready returns
+// ctx.Err() unchanged; if the inner service fails or ctx ends while waiting
+// for it, the permit is given back and its error returned.
+func (c *Concurrency[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
+	if err := c.sem.s.Acquire(ctx); err != nil {
+		return tower.Permit[Req, Res]{}, err
+	}
+	held := true
+	defer func() {
+		// The inner service failed, or panicked: give the permit back.
+		if held {
+			c.sem.s.Release()
+		}
+	}()
+	p, err := c.inner.Ready(ctx)
+	if err != nil {
+		return p, err
+	}
+	held = false
+	return c.wraps.Wrap((*concurrencyWrapper[Req, Res])(c), p), nil
+}
+
+// concurrencyWrapper is Concurrency's tower.Wrapper, kept off its method set.
+type concurrencyWrapper[Req, Res any] Concurrency[Req, Res]
+
+func (w *concurrencyWrapper[Req, Res]) CallWrapped(ctx context.Context, inner tower.Permit[Req, Res], req Req) (Res, error) {
+	// Deferred so that a panicking inner service does not leak the permit.
+	defer w.sem.s.Release()
+	return inner.Call(ctx, req)
+}
+
+func (w *concurrencyWrapper[Req, Res]) ReleaseWrapped(inner tower.Permit[Req, Res]) {
+	inner.Release()
+	w.sem.s.Release()
+}

@@ -1,0 +1,242 @@
+package limit
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/waitq"
+)
+
+// Rate is middleware that lets at most num requests through per period,
+// with tower's fixed-window semantics (tower's RateLimit): the first Ready
+// after a window has ended opens a new window of length per with num places,
+// and each Ready reserves one place in the current window. When the window
+// is full, Ready waits, first come first served, until the window ends; if
+// anyone is waiting then, the next window opens at that instant and its
+// places go to the oldest waiters. The place count and the window's end are
+// reset together. Only a Ready or a waiter opens a window: not the
+// construction, and not the end of a window that nobody is waiting on.
+//
+// A place reserved and released unused goes back to its window if that
+// window is still open, and is lost otherwise. Ready takes its place before
+// it asks the inner service, and gives it back if the inner service fails or
+// ctx ends while waiting for it; a caller waiting for a window holds nothing
+// of the inner service's.
+//
+// A Rate is safe for concurrent use: unlike tower's RateLimit, which cannot
+// be cloned, one Rate is shared by all its callers and enforces one rate
+// for all of them. The request path allocates nothing when a place is free.
+// Build one with [NewRate]. Req and Res are the request and response types.
+type Rate[Req, Res any] struct {
+	inner tower.Service[Req, Res]
+	num   int
+	per   time.Duration
+	epoch time.Time // times below are durations since epoch
+	pool  sync.Pool // of *ratePermit
+
+	mu     sync.Mutex
+	window uint64        // counts windows opened; a place belongs to one
+	until  time.Duration // end of the current window
+	rem    int           // places left in the current window
+	q      waitq.Queue   // Value of a granted waiter: its place's window
+	timer  *time.Timer   // wakes the queue when the window ends
+	armed  bool          // timer is set and has not fired
+}
+
+// NewRate returns inner wrapped in a limit of num requests per period. It
+// panics if inner is nil, num is below 1, or per is not positive.
+func NewRate[Req, Res any](inner tower.Service[Req, Res], num int, per time.Duration) *Rate[Req, Res] {
+	if inner == nil {
+		panic("limit.NewRate: inner is nil")
+	}
+	validateRate("limit.NewRate", num, per)
+	return &Rate[Req, Res]{inner: inner, num: num, per: per, epoch: time.Now()}
+}
+
+// NewRateLayer returns a Layer that limits each service it wraps to num
+// requests per period, each with a window of its own. It panics if num is
+// below 1 or per is not positive.
+func NewRateLayer[Req, Res any](num int, per time.Duration) tower.Layer[Req, Res] {
+	validateRate("limit.NewRateLayer", num, per)
+	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
+		return NewRate(inner, num, per)
+	})
+}
+
+func validateRate(fn string, num int, per time.Duration) {
+	if num < 1 {
+		panic(fmt.Sprintf("%s: num must be at least 1, got %d", fn, num))
+	}
+	if per <= 0 {
+		panic(fmt.Sprintf("%s: per must be positive, got %v", fn, per))
+	}
+}
+
+// now returns the time since r.epoch. Reading only the monotonic clock, it
+// costs half as much as time.Now.
+func (r *Rate[Req, Res]) now() time.Duration { return time.Since(r.epoch) }
+
+// Ready reserves a place in the current window, waiting for the next window
+// if this one is full, then waits for the inner service. A free place is
+// taken even if ctx is already done. If ctx ends while Ready waits for a
+// window, it returns ctx.Err() unchanged and holds no place.
+func (r *Rate[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
+	window, err := r.reserve(ctx)
+	if err != nil {
+		return tower.Permit[Req, Res]{}, err
+	}
+	held := true
+	defer func() {
+		// The inner service failed, or panicked: give the place back.
+		if held {
+			r.giveBack(window)
+		}
+	}()
+	inner, err := r.inner.Ready(ctx)
+	if err != nil {
+		return inner, err
+	}
+	held = false
+	p, _ := r.pool.Get().(*ratePermit[Req, Res])
+	if p == nil {
+		p = &ratePermit[Req, Res]{r: r}
+	}
+	p.inner, p.window = inner, window
+	return tower.NewPermit(p, p.Token()), nil
+}
+
+// reserve takes a place and returns the window it belongs to.
+func (r *Rate[Req, Res]) reserve(ctx context.Context) (uint64, error) {
+	r.mu.Lock()
+	if r.q.Len() == 0 {
+		r.roll(r.now())
+		if r.rem > 0 {
+			r.rem--
+			w := r.window
+			r.mu.Unlock()
+			return w, nil
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		r.mu.Unlock()
+		return 0, err
+	}
+	w := waitq.New()
+	r.q.Push(w)
+	r.arm()
+	r.mu.Unlock()
+
+	select {
+	case <-w.Ready:
+		return w.Value, nil
+	case <-ctx.Done():
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.q.Remove(w) {
+		return w.Value, nil // granted as ctx ended: the grant stands
+	}
+	return 0, ctx.Err()
+}
+
+// roll opens a new window if the current one has ended. r.mu must be held.
+func (r *Rate[Req, Res]) roll(now time.Duration) {
+	if now < r.until {
+		return
+	}
+	r.window++
+	r.until = now + r.per
+	r.rem = r.num
+}
+
+// arm sets the timer for the end of the window, if it is not set.
+// r.mu must be held.
+func (r *Rate[Req, Res]) arm() {
+	if r.armed {
+		return
+	}
+	r.armed = true
+	d := r.until - r.now()
+	if r.timer == nil {
+		r.timer = time.AfterFunc(d, r.windowEnded)
+	} else {
+		r.timer.Reset(d)
+	}
+}
+
+// windowEnded runs on the timer: if anyone is waiting, it opens the next
+// window and grants its places to the oldest waiters. If everyone waiting
+// gave up, it opens nothing: the next window opens at the next Ready, as it
+// does whenever the limit was idle when a window ended.
+//
+// The timer may have been set for the end of an earlier window (it is not
+// moved when waiters leave and a Ready opens a new window); then roll finds
+// the window still open, nobody is granted, and the timer is set again.
+func (r *Rate[Req, Res]) windowEnded() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.armed = false
+	if r.q.Len() == 0 {
+		return
+	}
+	r.roll(r.now())
+	r.grant()
+	if r.q.Len() > 0 {
+		r.arm()
+	}
+}
+
+// grant hands free places of the current window to waiters, oldest first.
+// r.mu must be held.
+func (r *Rate[Req, Res]) grant() {
+	for r.rem > 0 && r.q.Wake(r.window, nil) {
+		r.rem--
+	}
+}
+
+// giveBack returns an unused place to its window, if that window is still
+// the current one.
+func (r *Rate[Req, Res]) giveBack(window uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if window != r.window || r.now() >= r.until {
+		return
+	}
+	r.rem++
+	r.grant()
+}
+
+// ratePermit is the record behind a permit of a Rate.
+type ratePermit[Req, Res any] struct {
+	tower.Ticket
+	r      *Rate[Req, Res]
+	inner  tower.Permit[Req, Res]
+	window uint64
+}
+
+// take moves the inner permit and window out and recycles the record.
+func (p *ratePermit[Req, Res]) take() (tower.Permit[Req, Res], uint64) {
+	inner, window := p.inner, p.window
+	p.inner = tower.Permit[Req, Res]{}
+	p.r.pool.Put(p)
+	return inner, window
+}
+
+func (p *ratePermit[Req, Res]) CallReserved(ctx context.Context, token uint64, req Req) (Res, error) {
+	p.MustRedeem(token)
+	inner, _ := p.take()
+	return inner.Call(ctx, req)
+}
+
+func (p *ratePermit[Req, Res]) ReleaseReserved(token uint64) {
+	if !p.Redeem(token) {
+		return
+	}
+	r := p.r
+	inner, window := p.take()
+	inner.Release()
+	r.giveBack(window)
+}
