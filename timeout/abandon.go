@@ -1,0 +1,75 @@
+package timeout
+
+import (
+	"context"
+	"runtime"
+	"sync/atomic"
+
+	"github.com/towergo/tower"
+)
+
+// The states of an abandoned call. It starts running; whichever of the
+// inner call's goroutine and the caller moves it on first decides whether
+// the caller reads the outcome (finished) or has gone (left).
+const (
+	running = iota
+	finished
+	left
+)
+
+// outcome is how the inner call ended.
+type outcome[Res any] struct {
+	res    Res
+	err    error
+	panic  any  // the value the inner call panicked with
+	goexit bool // the inner call ended its goroutine with runtime.Goexit
+}
+
+// abandon runs the inner call on a goroutine of its own, with callCtx, and
+// returns when the call does or when callCtx ends, whichever comes first.
+func abandon[Req, Res any](ctx, callCtx context.Context, c clock, inner tower.Permit[Req, Res], req Req) (Res, error) {
+	var state atomic.Int32
+	done := make(chan outcome[Res], 1)
+	go func() {
+		var o outcome[Res]
+		returned := false
+		defer func() {
+			if !state.CompareAndSwap(running, finished) {
+				// The caller has left and nobody reads the outcome. A panic
+				// is not recovered: it goes on, with its own stack, and
+				// crashes the program.
+				return
+			}
+			if !returned {
+				// recover returns nil only for runtime.Goexit: panic(nil)
+				// recovers as a *runtime.PanicNilError.
+				o.panic = recover()
+				o.goexit = o.panic == nil
+			}
+			done <- o
+		}()
+		o.res, o.err = inner.Call(callCtx, req)
+		returned = true
+	}()
+
+	var o outcome[Res]
+	select {
+	case o = <-done:
+	case <-callCtx.Done():
+		if state.CompareAndSwap(running, left) {
+			var zero Res
+			return zero, c.expired(ctx, callCtx)
+		}
+		o = <-done // the call finished as callCtx ended
+	}
+	switch {
+	case o.panic != nil:
+		panic(o.panic)
+	case o.goexit:
+		runtime.Goexit()
+	case c.late(o.err, false):
+		var zero Res
+		return zero, c.expired(ctx, callCtx)
+	}
+	return o.res, o.err
+}

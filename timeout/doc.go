@@ -1,0 +1,92 @@
+// Package timeout fails a call that the inner service has not answered
+// within a fixed duration, with [ErrElapsed] ("request timed out").
+//
+//	svc := tower.NewBuilder[string, string]().
+//		Layer(timeout.NewLayer[string, string](150 * time.Millisecond)).
+//		Layer(limit.NewConcurrencyLayer[string, string](10)).
+//		Service(handler)
+//
+//	rsp, err := tower.Call(ctx, svc, "hello")
+//	if errors.Is(err, timeout.ErrElapsed) {
+//		// the call took more than 150ms
+//	}
+//
+// # The clock starts in the call
+//
+// Ready is passed through untimed: the clock starts when the permit is
+// called, as tower's starts in call, never in poll_ready. A caller that
+// waits 500ms in Ready and whose call then takes 100ms is well within a
+// Timeout of 150ms. No layer can time Ready, because an error from Ready
+// means the service is broken for good (see package tower).
+//
+// # Placement decides what is timed
+//
+// The Timeout times whatever happens below it during the call, and nothing
+// that happens in Ready. So where it sits in a stack, the first layer
+// listed outermost, decides whether queueing counts:
+//
+//   - Timeout > ConcurrencyLimit: the wait for the limit's permit happens in
+//     Ready, before the clock starts, and does not count.
+//   - Timeout > Buffer > ...: Buffer's Ready only reserves a queue slot, and
+//     its Call waits in the queue, so the time spent queueing counts.
+//   - Buffer > Timeout > ...: the Buffer's worker calls the Timeout only once
+//     the service below is ready, so queueing does not count.
+//
+// With three callers at once, each request taking 100ms, a Timeout of 150ms
+// and a ConcurrencyLimit of 1, this is the book's table, printed by the
+// program in examples/placement of this module:
+//
+//	A: Timeout > ConcurrencyLimit(1)          no request times out (100, 200, 300ms)
+//	B: Timeout > Buffer > ConcurrencyLimit(1) requests 2 and 3 time out at 150ms
+//	C: Buffer > Timeout > ConcurrencyLimit(1) no request times out (100, 200, 300ms)
+//
+// To bound a caller's whole wait, readiness included, give the caller's
+// context a deadline: [tower.Call] with a ctx from context.WithTimeout covers
+// both Ready and the call. A caller whose wait for a permit outlasts its
+// deadline gets context.DeadlineExceeded from Ready (the book's seed 001;
+// examples/queueing prints it).
+//
+// # ErrElapsed and context.DeadlineExceeded
+//
+// ErrElapsed means this Timeout's deadline came first. At that deadline the
+// inner call's context ends, with context.DeadlineExceeded as its error and
+// ErrElapsed as its cause (see context.Cause), and the caller gets
+// ErrElapsed, which layers above may wrap with %w.
+//
+// A caller whose own context has a deadline at or before the Timeout's gets
+// context.DeadlineExceeded, never ErrElapsed: the earlier deadline governs,
+// the inner call gets the caller's context as it is, and its expiry reaches
+// the caller as that context's error. A caller whose context is cancelled
+// before the deadline gets context.Canceled. A later caller deadline leaves
+// the Timeout in charge.
+//
+// Whichever deadline governs, a response that comes back after it is
+// discarded and replaced by the error above: a Timeout never passes on a
+// late response.
+//
+// # Modes
+//
+// The inner call's context ends at the deadline, and a well-behaved Go
+// function then returns at once. What differs is what happens when it does
+// not, and keeps working past the deadline.
+//
+// [Cooperative], the default, runs the inner call on the caller's goroutine
+// and answers when it returns: against an inner call that ignores its
+// context and takes 300ms, a Timeout of 100ms answers ErrElapsed at 300ms.
+// It is the default because it starts no goroutine per request, nothing a
+// request started outlives it, and whatever the call held below the
+// Timeout (a concurrency permit, a connection) is given back before the
+// caller hears, so a caller that retries at once finds it free. It is also
+// the only mode in which a response at the very instant of the deadline
+// reliably wins, as in tower.
+//
+// [Abandon] answers ErrElapsed at the deadline, at 100ms in the example,
+// whatever the inner call does, like net/http's TimeoutHandler. It runs
+// each inner call on a goroutine of its own; the abandoned call keeps
+// running, and keeps what it holds, until it returns, so a caller that
+// retries at once may find the permit it wants still taken. Choose it to
+// put a hard bound on the caller's wait in front of code that does not
+// honour its context.
+//
+// Choose the mode with [WithMode].
+package timeout

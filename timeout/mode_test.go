@@ -1,0 +1,270 @@
+package timeout_test
+
+import (
+	"context"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/towergo/tower"
+	"github.com/towergo/tower/limit"
+	"github.com/towergo/tower/timeout"
+)
+
+var abandon = []timeout.Option{timeout.WithMode(timeout.Abandon)}
+
+// honouring is an inner service that takes a second, or gives up with its
+// context's error as soon as its context ends.
+func honouring(ctx context.Context, req string) (string, error) {
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return req, nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// The caller's own context against a Timeout of 150ms. A caller deadline
+// before the Timeout's, or at the same instant, governs: the caller gets
+// context.DeadlineExceeded, never ErrElapsed. A later one leaves ErrElapsed
+// in charge. A cancellation before the deadline reaches the caller as
+// context.Canceled. An inner that honours its context answers when the
+// first of them ends; against one that ignores it and takes 300ms,
+// Cooperative answers when the inner returns and Abandon when the first
+// one ends; the error is the same.
+func TestCallerContext(t *testing.T) {
+	withTimeout := func(d time.Duration) func(context.Context) (context.Context, context.CancelFunc) {
+		return func(ctx context.Context) (context.Context, context.CancelFunc) { return context.WithTimeout(ctx, d) }
+	}
+	cancelAfter := func(d time.Duration) func(context.Context) (context.Context, context.CancelFunc) {
+		return func(ctx context.Context) (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithCancel(ctx)
+			time.AfterFunc(d, cancel)
+			return ctx, cancel
+		}
+	}
+	callers := []struct {
+		name string
+		ctx  func(context.Context) (context.Context, context.CancelFunc)
+		want error
+		ends time.Duration // when the caller's context or the Timeout ends the wait
+	}{
+		{"DeadlineEarlier", withTimeout(100 * ms), context.DeadlineExceeded, 100 * ms},
+		{"DeadlineEqual", withTimeout(150 * ms), context.DeadlineExceeded, 150 * ms},
+		{"DeadlineLater", withTimeout(200 * ms), timeout.ErrElapsed, 150 * ms},
+		{"CancelBeforeDeadline", cancelAfter(50 * ms), context.Canceled, 50 * ms},
+	}
+	inners := []struct {
+		name  string
+		inner tower.ServiceFunc[string, string]
+		opts  []timeout.Option
+		at    func(ends time.Duration) time.Duration
+	}{
+		{"Cooperative/Honours", honouring, nil, func(ends time.Duration) time.Duration { return ends }},
+		{"Abandon/Honours", honouring, abandon, func(ends time.Duration) time.Duration { return ends }},
+		{"Cooperative/Ignores", sleeper(300 * ms), nil, func(time.Duration) time.Duration { return 300 * ms }},
+		{"Abandon/Ignores", sleeper(300 * ms), abandon, func(ends time.Duration) time.Duration { return ends }},
+	}
+	for _, in := range inners {
+		for _, c := range callers {
+			t.Run(in.name+"/"+c.name, func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					svc := timeout.New(in.inner, 150*ms, in.opts...)
+					ctx, cancel := c.ctx(t.Context())
+					defer cancel()
+					start := time.Now()
+					res, err := tower.Call(ctx, svc, "hello")
+					got := outcome{res, err, time.Since(start)}
+					if want := (outcome{err: c.want, at: in.at(c.ends)}); got != want {
+						t.Errorf("got %v, want %v", got, want)
+					}
+					time.Sleep(time.Second) // let an abandoned inner call finish
+				})
+			})
+		}
+	}
+}
+
+// An inner service that ignores its context and takes 300ms, under a
+// Timeout of 100ms, with a ConcurrencyLimit(1) between them. Cooperative
+// runs the call on the caller's goroutine and answers ErrElapsed when it
+// returns, at 300ms, with the permit already given back. Abandon answers
+// ErrElapsed at 100ms from a goroutine of its own, while the inner keeps
+// running, and holding its permit, until 300ms: a second caller waits in
+// Ready until then. Either way the late response is discarded.
+func TestInnerIgnoresContext(t *testing.T) {
+	tests := []struct {
+		name          string
+		opts          []timeout.Option
+		answered      time.Duration
+		freeAnswered  int // permits free when the caller hears
+		sameGoroutine bool
+	}{
+		{"Cooperative", nil, 300 * ms, 1, true},
+		{"Abandon", abandon, 100 * ms, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				var (
+					innerG   string
+					returned time.Duration
+				)
+				inner := tower.ServiceFunc[string, string](func(_ context.Context, req string) (string, error) {
+					innerG = goid()
+					time.Sleep(300 * ms)
+					returned = time.Since(start)
+					return "late", nil
+				})
+				lim := limit.NewConcurrency(inner, 1)
+				svc := timeout.New(lim, 100*ms, tt.opts...)
+
+				callerG := goid()
+				res, err := tower.Call(t.Context(), svc, "hello")
+				got := outcome{res, err, time.Since(start)}
+				if want := (outcome{err: timeout.ErrElapsed, at: tt.answered}); got != want {
+					t.Errorf("got %v, want %v", got, want)
+				}
+				if n := lim.Semaphore().Available(); n != tt.freeAnswered {
+					t.Errorf("got %d permits free when the caller heard, want %d", n, tt.freeAnswered)
+				}
+
+				// A second caller gets the permit when the first call's
+				// inner returns. Getting it orders the inner's writes
+				// before the reads below.
+				p, err := svc.Ready(t.Context())
+				if err != nil {
+					t.Fatalf("second Ready: %v", err)
+				}
+				if at := time.Since(start); at != 300*ms {
+					t.Errorf("second caller got its permit at %v, want 300ms", at)
+				}
+				p.Release()
+				if returned != 300*ms {
+					t.Errorf("inner returned at %v, want 300ms", returned)
+				}
+				if same := innerG == callerG; same != tt.sameGoroutine {
+					t.Errorf("inner ran on the caller's goroutine: got %t, want %t", same, tt.sameGoroutine)
+				}
+			})
+		})
+	}
+}
+
+// A response that arrives just before, at, or just after the deadline of
+// 150ms, from an inner that ignores its context. In Cooperative mode the
+// Timeout sees the response and the deadline together, on the caller's
+// goroutine, and a response at the very instant of the deadline wins, as in
+// tower. In Abandon mode the response must come before the deadline: one
+// that arrives at its very instant races the timer from another goroutine,
+// so it is always counted as late. Each case runs many times, to catch an
+// outcome that depends on the scheduler.
+func TestResponseAtDeadline(t *testing.T) {
+	tests := []struct {
+		name  string
+		opts  []timeout.Option
+		takes time.Duration
+		want  outcome
+	}{
+		{"Cooperative/Before", nil, 149 * ms, outcome{res: "hello", at: 149 * ms}},
+		{"Cooperative/At", nil, 150 * ms, outcome{res: "hello", at: 150 * ms}},
+		{"Cooperative/After", nil, 151 * ms, outcome{err: timeout.ErrElapsed, at: 151 * ms}},
+		{"Abandon/Before", abandon, 149 * ms, outcome{res: "hello", at: 149 * ms}},
+		{"Abandon/At", abandon, 150 * ms, outcome{err: timeout.ErrElapsed, at: 150 * ms}},
+		{"Abandon/After", abandon, 151 * ms, outcome{err: timeout.ErrElapsed, at: 150 * ms}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				svc := timeout.New(sleeper(tt.takes), 150*ms, tt.opts...)
+				for i := range 100 {
+					start := time.Now()
+					res, err := tower.Call(t.Context(), svc, "hello")
+					if got := (outcome{res, err, time.Since(start)}); got != tt.want {
+						t.Fatalf("run %d: got %v, want %v", i, got, tt.want)
+					}
+					time.Sleep(time.Second) // let an abandoned inner call finish
+				}
+			})
+		})
+	}
+}
+
+// A panic in the inner call reaches the caller, with its value, while the
+// caller waits.
+func TestInnerPanicReachesCaller(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				inner := tower.ServiceFunc[string, string](func(context.Context, string) (string, error) {
+					time.Sleep(50 * ms)
+					panic("boom")
+				})
+				svc := timeout.New(inner, 150*ms, m.opts...)
+				start := time.Now()
+				var got any
+				func() {
+					defer func() { got = recover() }()
+					tower.Call(t.Context(), svc, "hello")
+				}()
+				if got != "boom" {
+					t.Errorf("got panic %v, want %q", got, "boom")
+				}
+				if at := time.Since(start); at != 50*ms {
+					t.Errorf("got panic at %v, want 50ms", at)
+				}
+			})
+		})
+	}
+}
+
+// An inner call that ends its goroutine with runtime.Goexit (as t.FailNow
+// does) ends the caller's goroutine: in Cooperative mode it runs there, and
+// Abandon passes the exit on rather than hand back a response that was
+// never given.
+func TestInnerGoexitEndsCaller(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				inner := tower.ServiceFunc[string, string](func(context.Context, string) (string, error) {
+					time.Sleep(50 * ms)
+					runtime.Goexit()
+					return "unreachable", nil
+				})
+				svc := timeout.New(inner, 150*ms, m.opts...)
+				start := time.Now()
+				var (
+					returned bool
+					at       time.Duration
+					wg       sync.WaitGroup
+				)
+				wg.Go(func() {
+					defer func() { at = time.Since(start) }()
+					tower.Call(t.Context(), svc, "hello")
+					returned = true
+				})
+				wg.Wait()
+				if returned {
+					t.Error("Call returned, want the caller's goroutine to exit")
+				}
+				if at != 50*ms {
+					t.Errorf("caller's goroutine exited at %v, want 50ms", at)
+				}
+			})
+		})
+	}
+}
+
+// goid returns the id of the calling goroutine, from the first line of its
+// stack trace ("goroutine 18 [running]:").
+func goid() string {
+	var buf [64]byte
+	n := runtime.Stack(buf[:], false)
+	return strings.Fields(string(buf[:n]))[1]
+}

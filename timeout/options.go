@@ -1,0 +1,76 @@
+package timeout
+
+import (
+	"fmt"
+	"time"
+)
+
+// Mode says what a Timeout does when the inner call has not returned at the
+// deadline. The package doc compares the two.
+type Mode int
+
+const (
+	// Cooperative, the default, runs the inner call on the caller's
+	// goroutine, cancels its context at the deadline, and answers the
+	// caller with ErrElapsed once the call returns. It starts no goroutine,
+	// and nothing the request started outlives it: whatever the call holds
+	// (a concurrency permit below the Timeout, a connection) is given back
+	// before the caller hears. An inner call that ignores its context keeps
+	// the caller waiting as long as it takes, and its late response is
+	// still replaced by ErrElapsed. A response at the very instant of the
+	// deadline wins, as in tower.
+	Cooperative Mode = iota
+	// Abandon answers the caller at the deadline whatever the inner call
+	// does, as net/http's TimeoutHandler does. The inner call runs on a
+	// goroutine of its own, one per request; its context is cancelled at
+	// the deadline, and it keeps what it holds until it returns; its late
+	// response is discarded. The response must come before the deadline: one
+	// at its very instant races the timer from another goroutine, so it is
+	// counted as late. A panic in the inner call reaches the caller if the
+	// caller is still waiting, and otherwise crashes the program, like a
+	// panic on any goroutine.
+	Abandon
+)
+
+// String returns the mode's name.
+func (m Mode) String() string {
+	switch m {
+	case Cooperative:
+		return "Cooperative"
+	case Abandon:
+		return "Abandon"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// An Option configures a Timeout.
+type Option func(*options)
+
+type options struct {
+	mode Mode
+}
+
+// WithMode sets the Mode. The default is Cooperative. It panics if m is
+// neither Cooperative nor Abandon.
+func WithMode(m Mode) Option {
+	if m != Cooperative && m != Abandon {
+		panic(fmt.Sprintf("timeout.WithMode: unknown mode %v", m))
+	}
+	return func(o *options) { o.mode = m }
+}
+
+// newOptions validates the arguments of the function named fn and applies
+// opts.
+func newOptions(fn string, d time.Duration, opts []Option) options {
+	if d <= 0 {
+		panic(fmt.Sprintf("%s: duration d must be positive, got %v", fn, d))
+	}
+	var o options
+	for i, opt := range opts {
+		if opt == nil {
+			panic(fmt.Sprintf("%s: option %d is nil", fn, i))
+		}
+		opt(&o)
+	}
+	return o
+}
