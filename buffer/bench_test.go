@@ -1,0 +1,146 @@
+package buffer_test
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"testing"
+	"testing/synctest"
+
+	"github.com/towergo/tower"
+	"github.com/towergo/tower/buffer"
+	"github.com/towergo/tower/towertest"
+)
+
+var sink int
+
+// echo answers at once with its request: the benchmarks measure the
+// Buffer's own cost per request (Ready + Call + response) over it.
+var echo = tower.ServiceFunc[int, int](func(_ context.Context, req int) (int, error) { return req, nil })
+
+func oneRequest(b *testing.B, s tower.Service[int, int], req int) {
+	p, err := s.Ready(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	res, err := p.Call(context.Background(), req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sink += res
+}
+
+// One caller, one request at a time: every request waits for the worker to
+// hand it the inner permit.
+func BenchmarkBuffer1(b *testing.B) {
+	buf := buffer.New[int, int](echo, 1024)
+	defer buf.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		oneRequest(b, buf, 1)
+	}
+}
+
+// 16 concurrent callers share one Buffer; ns/op is per request, over all
+// callers.
+func BenchmarkBuffer16(b *testing.B) {
+	buf := buffer.New[int, int](echo, 1024)
+	defer buf.Close()
+	procs := runtime.GOMAXPROCS(0)
+	b.SetParallelism((16 + procs - 1) / procs) // 16 goroutines when 16 % GOMAXPROCS == 0
+	b.ReportAllocs()
+	var mu sync.Mutex
+	b.RunParallel(func(pb *testing.PB) {
+		n := 0
+		for pb.Next() {
+			p, err := buf.Ready(context.Background())
+			if err != nil {
+				panic(err)
+			}
+			res, err := p.Call(context.Background(), 1)
+			if err != nil {
+				panic(err)
+			}
+			n += res
+		}
+		mu.Lock()
+		sink += n
+		mu.Unlock()
+	})
+}
+
+// One caller per GOMAXPROCS; run with -cpu 1,2.
+func BenchmarkBufferParallel(b *testing.B) {
+	buf := buffer.New[int, int](echo, 1024)
+	defer buf.Close()
+	b.ReportAllocs()
+	var mu sync.Mutex
+	b.RunParallel(func(pb *testing.PB) {
+		n := 0
+		for pb.Next() {
+			res, err := tower.Call[int, int](context.Background(), buf, 1)
+			if err != nil {
+				panic(err)
+			}
+			n += res
+		}
+		mu.Lock()
+		sink += n
+		mu.Unlock()
+	})
+}
+
+// heapAndStack returns the bytes in use on the heap and on goroutine stacks
+// once garbage, and anything in sync.Pools, has been collected.
+func heapAndStack() (heap, stack int64) {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc), int64(ms.StackInuse)
+}
+
+// parked returns the heap and stack bytes held per goroutine while n
+// goroutines run park and block in it.
+func parked(n int, park func()) (heap, stack int64) {
+	h0, s0 := heapAndStack()
+	for range n {
+		go park()
+	}
+	synctest.Wait()
+	h1, s1 := heapAndStack()
+	return (h1 - h0) / int64(n), (s1 - s0) / int64(n)
+}
+
+// The memory a request holds while it is queued in a Buffer: its callers
+// are parked in Call while the inner service is not ready. The baseline is
+// the same number of goroutines parked on a channel, so the figure is what
+// the Buffer adds to the caller's own goroutine. The figure is logged (run
+// with -v) and stated in the Buffer's doc.
+func TestQueuedRequestMemory(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n = 2000
+		// The baseline goroutines stay parked until the end, so that both
+		// rounds start new goroutines rather than reuse exited ones.
+		block := make(chan struct{})
+		defer close(block)
+		baseHeap, baseStack := parked(n, func() { <-block })
+
+		m, h := towertest.NewMock[int, int]()
+		h.Allow(0)
+		buf := buffer.New[int, int](m, n)
+		defer buf.Close()
+		heap, stack := parked(n, func() {
+			p, err := buf.Ready(context.Background())
+			if err != nil {
+				panic(err)
+			}
+			p.Call(context.Background(), 1)
+		})
+		t.Logf("per queued request: %d B heap (the Buffer's), %d B of stack (the caller's goroutine; a goroutine parked on a channel holds %d B of heap and %d B of stack)",
+			heap-baseHeap, stack, baseHeap, baseStack)
+		if got := heap - baseHeap; got > 512 {
+			t.Errorf("a queued request holds %d B of heap, want at most 512", got)
+		}
+	})
+}

@@ -1,0 +1,21 @@
+package buffer
+
+import "errors"
+
+// ErrClosed is the error of every Ready and Call on a Buffer after Close,
+// and of requests still queued when it closed. Its message is tower's.
+var ErrClosed = errors.New("buffer's worker closed unexpectedly")
+
+// A ServiceError is the error every caller of a Buffer gets once its inner
+// service failed: the request being readied, every queued request, every
+// caller waiting in Ready and every later one. All of them share one
+// ServiceError. errors.Is and errors.As reach the inner service's error
+// through it.
+type ServiceError struct {
+	cause error
+}
+
+func (e *ServiceError) Error() string { return "buffered service failed: " + e.cause.Error() }
+
+// Unwrap returns the inner service's error.
+func (e *ServiceError) Unwrap() error { return e.cause }

@@ -1,0 +1,285 @@
+package buffer_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/towergo/tower"
+	"github.com/towergo/tower/buffer"
+	"github.com/towergo/tower/towertest"
+)
+
+// A caller that gives up while its request is queued behind another one is
+// skipped: the worker drops the request when it reaches it, and the inner
+// service never sees it.
+func TestCanceledWhileQueuedNeverReachesInner(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, h := newBuffer(t, 2)
+		h.Allow(0)
+		call1 := goCall(t.Context(), mustReady(t, b), "hello1") // in hand
+		ctx2, cancel2 := context.WithCancel(t.Context())
+		call2 := goCall(ctx2, mustReady(t, b), "hello2") // queued
+		call3 := goCall(t.Context(), mustReady(t, b), "hello3")
+
+		cancel2()
+		wantError(t, call2, context.Canceled)
+		h.Allow(1)
+		next(t, h, "hello1").Respond("world1")
+		wantResult(t, call1, "world1")
+		h.Allow(1)
+		next(t, h, "hello3").Respond("world3")
+		wantResult(t, call3, "world3")
+		if n := h.Calls(); n != 2 {
+			t.Errorf("the inner service got %d calls, want 2", n)
+		}
+	})
+}
+
+// grantHook runs onGrant, once, when the inner service grants a permit to a
+// Ready that had to wait.
+type grantHook struct {
+	svc
+	once    sync.Once
+	onGrant func()
+}
+
+func (s *grantHook) Ready(ctx context.Context) (permit, error) {
+	waited := ctx.Err() == nil
+	p, err := s.svc.Ready(ctx)
+	if err == nil && waited {
+		s.once.Do(s.onGrant)
+	}
+	return p, err
+}
+
+// The caller gives up at the very moment the inner service grants the
+// worker the permit it waited for on the caller's behalf: the caller gets
+// its ctx's error, and the worker, finding it gone, releases the inner
+// service's reservation and goes on to the next request.
+func TestCanceledAsInnerBecomesReady(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, h := towertest.NewMock[string, string]()
+		h.Allow(0)
+		ctx, cancel := context.WithCancel(t.Context())
+		gone := make(chan struct{})
+		inner := &grantHook{svc: m, onGrant: func() {
+			// The worker holds the permit; the caller leaves before it
+			// is handed over.
+			cancel()
+			<-gone
+		}}
+		b := buffer.New[string, string](inner, 1)
+		defer b.Close()
+
+		p := mustReady(t, b)
+		call := start(func() (string, error) {
+			defer close(gone)
+			return p.Call(ctx, "hello")
+		})
+		synctest.Wait()
+		h.Allow(1)
+		wantError(t, call, context.Canceled)
+		synctest.Wait()
+		if n := h.Outstanding(); n != 0 {
+			t.Errorf("the inner service has %d reservations outstanding, want 0: the worker must release the one nobody took", n)
+		}
+		nothingNext(t, h)
+
+		next2 := goCall(t.Context(), mustReady(t, b), "hello2")
+		next(t, h, "hello2").Respond("world2")
+		wantResult(t, next2, "world2")
+	})
+}
+
+// The ctx given to Call bounds the whole wait for the inner service: a
+// deadline on it fails the call at that deadline, with its error unchanged,
+// and the request never reaches the inner service.
+func TestCallDeadlineCoversTheWaitForInner(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, h := newBuffer(t, 1)
+		h.Allow(0)
+		ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+		defer cancel()
+		p := mustReady(t, b)
+		begin := time.Now()
+		_, err := p.Call(ctx, "hello")
+		if err != context.DeadlineExceeded {
+			t.Errorf("got error %v, want %v", err, context.DeadlineExceeded)
+		}
+		if got := time.Since(begin); got != 100*time.Millisecond {
+			t.Errorf("Call returned after %v, want 100ms", got)
+		}
+		h.AllowAll()
+		nothingNext(t, h)
+		if n := h.Outstanding(); n != 0 {
+			t.Errorf("the inner service has %d reservations outstanding, want 0", n)
+		}
+	})
+}
+
+// Ready waits for a free slot until its ctx ends, and then returns ctx.Err()
+// unchanged, holding nothing.
+func TestReadyWaitsForSlotUntilCtxEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, _ := newBuffer(t, 1)
+		held := mustReady(t, b)
+		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+		defer cancel()
+		begin := time.Now()
+		if _, err := b.Ready(ctx); err != ctx.Err() || err != context.DeadlineExceeded {
+			t.Errorf("got error %v, want ctx.Err() unchanged (%v)", err, context.DeadlineExceeded)
+		}
+		if got := time.Since(begin); got != 50*time.Millisecond {
+			t.Errorf("Ready returned after %v, want 50ms", got)
+		}
+		held.Release()
+		if p, ok, _ := tower.ReadyNow[string, string](b); !ok {
+			t.Error("no slot free after the only reservation was released")
+		} else {
+			p.Release()
+		}
+	})
+}
+
+// After Close, Ready fails with ErrClosed, and so does Call on a permit
+// reserved before Close; nothing reaches the inner service, Close can be
+// called again, and the worker is gone (the bubble fails if a goroutine is
+// left).
+func TestClose(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, h := towertest.NewMock[string, string]()
+		b := buffer.New[string, string](m, 2)
+		before := mustReady(t, b)
+		released := mustReady(t, b)
+		if err := b.Close(); err != nil {
+			t.Errorf("Close: got %v, want nil", err)
+		}
+		if err := b.Close(); err != nil {
+			t.Errorf("second Close: got %v, want nil", err)
+		}
+		if _, err := b.Ready(t.Context()); err != buffer.ErrClosed {
+			t.Errorf("Ready: got error %v, want %v", err, buffer.ErrClosed)
+		}
+		if _, ok, err := tower.ReadyNow[string, string](b); ok || err != buffer.ErrClosed {
+			t.Errorf("ReadyNow: got %v, %v; want false, %v", ok, err, buffer.ErrClosed)
+		}
+		if _, err := before.Call(t.Context(), "hello"); err != buffer.ErrClosed {
+			t.Errorf("Call on a permit reserved before Close: got error %v, want %v", err, buffer.ErrClosed)
+		}
+		released.Release()
+		synctest.Wait()
+		if n := h.Calls(); n != 0 {
+			t.Errorf("the inner service got %d calls, want 0", n)
+		}
+	})
+}
+
+// An inner failure is final: later Ready and Call, even on a permit reserved
+// before the failure, get the same *ServiceError, and Close afterwards
+// changes nothing. The worker exits by itself; the Buffer is not closed
+// here, and the bubble fails if the worker is left running.
+func TestFailureIsFinal(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, h := towertest.NewMock[string, string]()
+		b := buffer.New[string, string](m, 2)
+		before := mustReady(t, b)
+		h.FailReady(errFoobar)
+		_, err := tower.Call[string, string](t.Context(), b, "hello")
+		first := wantServiceError(t, err)
+		h.AllowAll()
+
+		_, err = before.Call(t.Context(), "hello")
+		if err != first {
+			t.Errorf("Call on a permit reserved before the failure: got %v, want the first %v", err, first)
+		}
+		if _, err := b.Ready(t.Context()); err != first {
+			t.Errorf("Ready: got %v, want the first %v", err, first)
+		}
+		synctest.Wait()
+		if n := h.Calls(); n != 0 {
+			t.Errorf("the inner service got %d calls, want 0", n)
+		}
+		if err := b.Close(); err != nil {
+			t.Errorf("Close: got %v, want nil", err)
+		}
+		if _, err := b.Ready(t.Context()); err != first {
+			t.Errorf("Ready after Close: got %v, want the failure %v, which stands", err, first)
+		}
+	})
+}
+
+// A Layer's Close closes every Buffer it made.
+func TestLayerCloseClosesEveryBuffer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := buffer.NewLayer[string, string](1)
+		var bufs []svc
+		echo := tower.ServiceFunc[string, string](func(_ context.Context, req string) (string, error) {
+			return req, nil
+		})
+		for range 3 {
+			bufs = append(bufs, l.Wrap(echo))
+		}
+		for i, s := range bufs {
+			if res, err := tower.Call(t.Context(), s, "hello"); res != "hello" || err != nil {
+				t.Fatalf("Buffer %d before Close: got %q, %v; want %q, nil", i, res, err, "hello")
+			}
+		}
+		if err := l.Close(); err != nil {
+			t.Errorf("Close: got %v, want nil", err)
+		}
+		if err := l.Close(); err != nil {
+			t.Errorf("second Close: got %v, want nil", err)
+		}
+		for i, s := range bufs {
+			if _, err := s.Ready(t.Context()); err != buffer.ErrClosed {
+				t.Errorf("Buffer %d: Ready got error %v, want %v", i, err, buffer.ErrClosed)
+			}
+		}
+	})
+}
+
+func TestNewPanics(t *testing.T) {
+	m, _ := towertest.NewMock[string, string]()
+	tests := []struct {
+		name string
+		f    func()
+		want string
+	}{
+		{"NilInner", func() { buffer.New[string, string](nil, 1) }, "buffer.New: nil inner service"},
+		{"ZeroBound", func() { buffer.New[string, string](m, 0) },
+			"buffer: bound must be between 1 and 4294967295, got 0"},
+		{"NegativeBound", func() { buffer.New[string, string](m, -1) },
+			"buffer: bound must be between 1 and 4294967295, got -1"},
+		{"BoundTooLarge", func() { buffer.New[string, string](m, 1<<32) },
+			"buffer: bound must be between 1 and 4294967295, got 4294967296"},
+		{"LayerZeroBound", func() { buffer.NewLayer[string, string](0) },
+			"buffer: bound must be between 1 and 4294967295, got 0"},
+		{"LayerNilInner", func() { buffer.NewLayer[string, string](1).Wrap(nil) }, "buffer.New: nil inner service"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			defer func() {
+				if got := fmt.Sprint(recover()); got != tt.want {
+					t.Errorf("got panic %q, want %q", got, tt.want)
+				}
+			}()
+			tt.f()
+		})
+	}
+}
+
+func TestConformance(t *testing.T) {
+	for _, bound := range []int{1, 8} {
+		t.Run(fmt.Sprintf("Bound%d", bound), func(t *testing.T) {
+			towertest.LayerSuite[string, string]{
+				NewLayer: func() tower.Layer[string, string] { return buffer.NewLayer[string, string](bound) },
+				Request:  "hello",
+				Response: "world",
+			}.Run(t)
+		})
+	}
+}

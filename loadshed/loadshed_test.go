@@ -1,0 +1,342 @@
+package loadshed_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/towergo/tower"
+	"github.com/towergo/tower/buffer"
+	"github.com/towergo/tower/limit"
+	"github.com/towergo/tower/loadshed"
+	"github.com/towergo/tower/towertest"
+)
+
+// An outcome is the result of a call made on a goroutine of its own.
+type outcome struct {
+	request string
+	done    chan struct{}
+	res     string
+	err     error
+	at      time.Duration // since the test's start, when the call returned
+}
+
+// goCall runs tower.Call on a goroutine of its own and waits until it is
+// blocked or done.
+func goCall(ctx context.Context, svc tower.Service[string, string], req string, start time.Time) *outcome {
+	o := &outcome{request: req, done: make(chan struct{})}
+	go func() {
+		defer close(o.done)
+		o.res, o.err = tower.Call(ctx, svc, req)
+		o.at = time.Since(start)
+	}()
+	synctest.Wait()
+	return o
+}
+
+func (o *outcome) returned() bool {
+	select {
+	case <-o.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// tower: when_ready. A ready inner service gets the request, and its answer
+// comes back.
+func TestWhenReady(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, h := towertest.NewMock[string, string]()
+		svc := loadshed.New[string, string](m)
+		p, err := svc.Ready(t.Context())
+		if err != nil {
+			t.Fatalf("Ready: got error %v, want a permit", err)
+		}
+		call := &outcome{done: make(chan struct{})}
+		go func() {
+			defer close(call.done)
+			call.res, call.err = p.Call(t.Context(), "hello")
+		}()
+		synctest.Wait()
+		r, ok := h.TryNext()
+		if !ok || r.Value != "hello" {
+			t.Fatalf("the inner service got %v, %v; want %q", r, ok, "hello")
+		}
+		r.Respond("world")
+		<-call.done
+		if call.res != "world" || call.err != nil {
+			t.Errorf("got %q, %v; want %q, nil", call.res, call.err, "world")
+		}
+	})
+}
+
+// tower: when_not_ready. Ready succeeds although the inner service is not
+// ready, and the permit's Call fails at once with ErrOverloaded. The inner
+// service never sees the request and reserved nothing for it.
+func TestWhenNotReady(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, h := towertest.NewMock[string, string]()
+		h.Allow(0)
+		svc := loadshed.New[string, string](m)
+		start := time.Now()
+		p, err := svc.Ready(t.Context())
+		if err != nil || !p.Held() {
+			t.Fatalf("Ready: got %v, held %t; want a permit", err, p.Held())
+		}
+		if n := h.Outstanding(); n != 0 {
+			t.Errorf("the inner service has %d reservations outstanding, want 0", n)
+		}
+		res, err := p.Call(t.Context(), "hello")
+		if res != "" || err != loadshed.ErrOverloaded {
+			t.Errorf("Call: got %q, %v; want \"\", %v", res, err, loadshed.ErrOverloaded)
+		}
+		if got, want := err.Error(), "service overloaded"; got != want {
+			t.Errorf("got message %q, want %q", got, want)
+		}
+		if got := time.Since(start); got != 0 {
+			t.Errorf("shedding took %v, want 0", got)
+		}
+		synctest.Wait()
+		if n := h.Calls(); n != 0 {
+			t.Errorf("the inner service got %d calls, want 0", n)
+		}
+		if n := h.Outstanding(); n != 0 {
+			t.Errorf("the inner service has %d reservations outstanding, want 0", n)
+		}
+	})
+}
+
+// Ready never waits, whatever its ctx: with a ctx that never ends and an
+// inner service that is not ready, it returns at once, in virtual time 0ms.
+func TestReadyNeverWaits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, h := towertest.NewMock[string, string]()
+		h.Allow(0)
+		svc := loadshed.New[string, string](m)
+		start := time.Now()
+		p, err := svc.Ready(context.Background())
+		if err != nil {
+			t.Fatalf("Ready: got error %v, want a permit", err)
+		}
+		if got := time.Since(start); got != 0 {
+			t.Errorf("Ready returned after %v, want 0", got)
+		}
+		p.Release()
+		if n := h.Outstanding(); n != 0 {
+			t.Errorf("the inner service has %d reservations outstanding, want 0", n)
+		}
+	})
+}
+
+// An inner service that is broken fails Ready with its error, unchanged: a
+// broken service is not an overloaded one.
+func TestInnerReadyFailure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, h := towertest.NewMock[string, string]()
+		broken := errors.New("broken")
+		h.FailReady(broken)
+		svc := loadshed.New[string, string](m)
+		p, err := svc.Ready(t.Context())
+		if err != broken {
+			t.Errorf("Ready: got error %v, want %v", err, broken)
+		}
+		if p.Held() {
+			t.Error("Ready failed and returned a permit that holds something, want the zero Permit")
+		}
+	})
+}
+
+// LoadShed > ConcurrencyLimit(1): with one call in flight, a second caller
+// is shed at once, at 0ms, instead of waiting for the permit; once the
+// first call completes, at 100ms, the next caller gets through.
+func TestLoadShedOutsideConcurrencyLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, h := towertest.NewMock[string, string]()
+		svc := loadshed.New[string, string](limit.NewConcurrency[string, string](m, 1))
+		start := time.Now()
+
+		first := goCall(t.Context(), svc, "first", start)
+		r1, ok := h.TryNext()
+		if !ok {
+			t.Fatal("the first request did not reach the inner service")
+		}
+		second := goCall(t.Context(), svc, "second", start)
+		if !second.returned() {
+			t.Fatal("the second caller waits, want it shed at once")
+		}
+		if second.err != loadshed.ErrOverloaded || second.at != 0 {
+			t.Errorf("second caller: got %v at %v, want %v at 0s", second.err, second.at, loadshed.ErrOverloaded)
+		}
+
+		time.Sleep(100 * time.Millisecond)
+		r1.Respond("one")
+		<-first.done
+		if first.res != "one" || first.err != nil || first.at != 100*time.Millisecond {
+			t.Errorf("first caller: got %q, %v at %v; want %q, nil at 100ms", first.res, first.err, first.at, "one")
+		}
+
+		third := goCall(t.Context(), svc, "third", start)
+		r3, ok := h.TryNext()
+		if !ok || r3.Value != "third" {
+			t.Fatalf("the inner service got %v, %v after the first call completed; want %q", r3, ok, "third")
+		}
+		r3.Respond("three")
+		<-third.done
+		if third.res != "three" || third.err != nil {
+			t.Errorf("third caller: got %q, %v; want %q, nil", third.res, third.err, "three")
+		}
+		if n := h.Calls(); n != 2 {
+			t.Errorf("the inner service got %d calls, want 2", n)
+		}
+	})
+}
+
+// LoadShed > Buffer(2) > ConcurrencyLimit(1): the Buffer takes requests
+// while it has a slot, so four are taken (one in flight, one in the
+// worker's hand, two queued) and the fifth is shed at once. Each of the
+// four is served in turn.
+func TestLoadShedOutsideBuffer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, h := towertest.NewMock[string, string]()
+		buf := buffer.New[string, string](limit.NewConcurrency[string, string](m, 1), 2)
+		defer buf.Close()
+		svc := loadshed.New[string, string](buf)
+		start := time.Now()
+
+		var taken []*outcome
+		for _, req := range []string{"r1", "r2", "r3", "r4"} {
+			taken = append(taken, goCall(t.Context(), svc, req, start))
+		}
+		shed := goCall(t.Context(), svc, "r5", start)
+		if !shed.returned() || shed.err != loadshed.ErrOverloaded || shed.at != 0 {
+			t.Fatalf("fifth caller: returned %t, %v at %v; want %v at 0s", shed.returned(), shed.err, shed.at, loadshed.ErrOverloaded)
+		}
+		for i, o := range taken {
+			if o.returned() {
+				t.Fatalf("caller %d returned %v, want it taken and waiting", i+1, o.err)
+			}
+			synctest.Wait()
+			r, ok := h.TryNext()
+			if !ok || r.Value != o.request {
+				t.Fatalf("the inner service got %v, %v; want %q", r, ok, o.request)
+			}
+			r.Respond("ok")
+			<-o.done
+			if o.res != "ok" || o.err != nil {
+				t.Errorf("caller %d: got %q, %v; want %q, nil", i+1, o.res, o.err, "ok")
+			}
+		}
+	})
+}
+
+func TestNewPanics(t *testing.T) {
+	tests := []struct {
+		name string
+		f    func()
+	}{
+		{"New", func() { loadshed.New[string, string](nil) }},
+		{"LayerWrap", func() { loadshed.NewLayer[string, string]().Wrap(nil) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			const want = "loadshed.New: nil inner service"
+			defer func() {
+				if got := fmt.Sprint(recover()); got != want {
+					t.Errorf("got panic %q, want %q", got, want)
+				}
+			}()
+			tt.f()
+		})
+	}
+}
+
+func TestConformance(t *testing.T) {
+	towertest.LayerSuite[string, string]{
+		NewLayer: loadshed.NewLayer[string, string],
+		Request:  "hello",
+		Response: "world",
+	}.Run(t)
+}
+
+var sink int
+
+// echo answers at once with its request.
+var echo = tower.ServiceFunc[int, int](func(_ context.Context, req int) (int, error) { return req, nil })
+
+// The inner service is always ready: the permit is the inner service's
+// own, and LoadShed adds one ReadyNow.
+func BenchmarkLoadShed(b *testing.B) {
+	svc := loadshed.New[int, int](echo)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		p, err := svc.Ready(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := p.Call(ctx, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sink += res
+	}
+}
+
+// neverReady is a service that is never ready.
+type neverReady struct{}
+
+func (neverReady) Ready(ctx context.Context) (tower.Permit[int, int], error) {
+	<-ctx.Done()
+	return tower.Permit[int, int]{}, ctx.Err()
+}
+
+// The inner service is never ready: every request is shed.
+func BenchmarkLoadShedShedding(b *testing.B) {
+	svc := loadshed.New[int, int](neverReady{})
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		p, err := svc.Ready(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := p.Call(ctx, 1)
+		if err != loadshed.ErrOverloaded {
+			b.Fatalf("got %v, want %v", err, loadshed.ErrOverloaded)
+		}
+		sink += res
+	}
+}
+
+// Neither a request that goes through nor one that is shed allocates.
+func TestDoesNotAllocate(t *testing.T) {
+	tests := []struct {
+		name    string
+		inner   tower.Service[int, int]
+		wantErr error
+	}{
+		{"Ready", echo, nil},
+		{"Shedding", neverReady{}, loadshed.ErrOverloaded},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			svc := loadshed.New(tt.inner)
+			ctx := context.Background()
+			allocs := testing.AllocsPerRun(100, func() {
+				p, _ := svc.Ready(ctx)
+				res, err := p.Call(ctx, 1)
+				if err != tt.wantErr {
+					panic(err)
+				}
+				sink += res
+			})
+			if allocs != 0 {
+				t.Errorf("got %v allocations per request, want 0", allocs)
+			}
+		})
+	}
+}
