@@ -1,0 +1,25 @@
+// Package book holds what the example programs share: running a program of
+// the book in real time the way the book runs it, and printing its times.
+package book
+
+import (
+	"runtime"
+	"time"
+)
+
+// RealTime sets the process up to run a program of the book in real time as
+// the book's tokio current_thread runtime does: on one thread, where a caller
+// that has just been started runs until it blocks before the next caller is
+// started. It returns the function to call after starting each caller. (A
+// test runs the same program under testing/synctest and passes
+// synctest.Wait instead.)
+func RealTime() (settle func()) {
+	runtime.GOMAXPROCS(1)
+	return runtime.Gosched
+}
+
+// Since returns the time since start in milliseconds, rounded to the nearest
+// 10ms, so that scheduling noise does not show in real time.
+func Since(start time.Time) int64 {
+	return time.Since(start).Round(10 * time.Millisecond).Milliseconds()
+}
