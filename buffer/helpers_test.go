@@ -86,23 +86,14 @@ func mustReady(t *testing.T, s svc) permit {
 func next(t *testing.T, h *mock, want string) *towertest.Request[string, string] {
 	t.Helper()
 	synctest.Wait()
-	r, ok := h.TryNext()
-	if !ok {
-		t.Fatalf("the inner service received no request, want %q", want)
-	}
-	if r.Value != want {
-		t.Fatalf("the inner service received %q, want %q", r.Value, want)
-	}
-	return r
+	return h.ExpectNow(t, want)
 }
 
 // nothingNext fails t if the mock has received a request.
 func nothingNext(t *testing.T, h *mock) {
 	t.Helper()
 	synctest.Wait()
-	if r, ok := h.TryNext(); ok {
-		t.Fatalf("the inner service received %q, want nothing", r.Value)
-	}
+	h.ExpectNone(t)
 }
 
 func wantResult(t *testing.T, o *outcome[string], want string) {

@@ -139,23 +139,14 @@ func readyNow(t *testing.T, s svc) (permit, bool) {
 func take(t *testing.T, h *handle, want string) *towertest.Request[string, string] {
 	t.Helper()
 	synctest.Wait()
-	r, ok := h.TryNext()
-	if !ok {
-		t.Fatalf("got no request, want %q", want)
-	}
-	if r.Value != want {
-		t.Fatalf("got request %q, want %q", r.Value, want)
-	}
-	return r
+	return h.ExpectNow(t, want)
 }
 
 // noRequest fails t if the inner service has a request waiting.
 func noRequest(t *testing.T, h *handle) {
 	t.Helper()
 	synctest.Wait()
-	if r, ok := h.TryNext(); ok {
-		t.Fatalf("got request %q, want none", r.Value)
-	}
+	h.ExpectNone(t)
 }
 
 // echo answers its request at once.

@@ -225,6 +225,31 @@ func (h *Handle[Req, Res]) Expect(t testing.TB, want Req) *Request[Req, Res] {
 	return r
 }
 
+// ExpectNow fails t unless the oldest request not yet taken is already
+// there and equals want (by reflect.DeepEqual), and returns it. It does not
+// wait: under testing/synctest, call synctest.Wait first, so that every
+// request the test's goroutines can send has arrived.
+func (h *Handle[Req, Res]) ExpectNow(t testing.TB, want Req) *Request[Req, Res] {
+	t.Helper()
+	r, ok := h.TryNext()
+	if !ok {
+		t.Fatalf("no request has arrived, want %v", want)
+	}
+	if !reflect.DeepEqual(r.Value, want) {
+		t.Fatalf("got request %v, want %v", r.Value, want)
+	}
+	return r
+}
+
+// ExpectNone fails t if a request not yet taken is there. Like ExpectNow,
+// it does not wait.
+func (h *Handle[Req, Res]) ExpectNone(t testing.TB) {
+	t.Helper()
+	if r, ok := h.TryNext(); ok {
+		t.Fatalf("got request %v, want none", r.Value)
+	}
+}
+
 // A Request is one request received by a [Mock], waiting for its answer.
 type Request[Req, Res any] struct {
 	// Value is the request as the Mock received it.

@@ -179,12 +179,9 @@ func TestMockTryNext(t *testing.T) {
 			synctest.Wait()
 		}
 		for _, want := range []string{"one", "two"} {
-			r, ok := h.TryNext()
-			if !ok || r.Value != want {
-				t.Fatalf("got %v, %v; want %q", r, ok, want)
-			}
-			r.Respond(want)
+			h.ExpectNow(t, want).Respond(want)
 		}
+		h.ExpectNone(t)
 		wg.Wait()
 	})
 }

@@ -32,14 +32,7 @@ func main() {
 
 // work takes 100ms per request, or gives up when its context ends.
 func work(ctx context.Context, id int) (int, error) {
-	t := time.NewTimer(100 * time.Millisecond)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return id, nil
-	case <-ctx.Done():
-		return 0, ctx.Err()
-	}
+	return id, book.Work(ctx, 100*time.Millisecond)
 }
 
 // run sends requests 1 to 5, each from its own caller, and prints when each

@@ -38,14 +38,7 @@ func main() {
 
 // work takes 100ms per request, or gives up when its context ends.
 func work(ctx context.Context, id int) (int, error) {
-	t := time.NewTimer(100 * time.Millisecond)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return id, nil
-	case <-ctx.Done():
-		return 0, ctx.Err()
-	}
+	return id, book.Work(ctx, 100*time.Millisecond)
 }
 
 // run prints the three placements. settle is called after each caller is

@@ -63,7 +63,7 @@ func queued(w io.Writer, settle func()) {
 		Layer(limit.NewConcurrencyLayer[int, int](1)).
 		Service(tower.ServiceFunc[int, int](func(ctx context.Context, id int) (int, error) {
 			fmt.Fprintf(w, "    inner: req %d starts at %dms\n", id, book.Since(start))
-			if err := work(ctx); err != nil {
+			if err := book.Work(ctx, 100*time.Millisecond); err != nil {
 				return 0, err // cancelled halfway: no "done" line
 			}
 			fmt.Fprintf(w, "    inner: req %d done   at %dms\n", id, book.Since(start))
@@ -91,7 +91,7 @@ func deadlined(w io.Writer, settle func()) {
 		Layer(timeout.NewLayer[int, int](150 * time.Millisecond)).
 		Layer(limit.NewConcurrencyLayer[int, int](1)).
 		Service(tower.ServiceFunc[int, int](func(ctx context.Context, id int) (int, error) {
-			return id, work(ctx)
+			return id, book.Work(ctx, 100*time.Millisecond)
 		}))
 
 	lines := callers(settle, func(id int) string {
@@ -115,18 +115,6 @@ func deadlined(w io.Writer, settle func()) {
 	})
 	for _, l := range lines {
 		fmt.Fprintln(w, l)
-	}
-}
-
-// work takes 100ms, or gives up with ctx's error when ctx ends first.
-func work(ctx context.Context) error {
-	t := time.NewTimer(100 * time.Millisecond)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 

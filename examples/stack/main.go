@@ -33,14 +33,7 @@ func main() {
 // sleep is the service: it takes ms milliseconds, or gives up when its
 // context ends, and answers ms.
 func sleep(ctx context.Context, ms int) (int, error) {
-	t := time.NewTimer(time.Duration(ms) * time.Millisecond)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return ms, nil
-	case <-ctx.Done():
-		return 0, ctx.Err()
-	}
+	return ms, book.Work(ctx, time.Duration(ms)*time.Millisecond)
 }
 
 // run prints when A and B got their answers. settle is called after B is

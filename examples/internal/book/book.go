@@ -3,6 +3,7 @@
 package book
 
 import (
+	"context"
 	"runtime"
 	"time"
 )
@@ -22,4 +23,17 @@ func RealTime() (settle func()) {
 // 10ms, so that scheduling noise does not show in real time.
 func Since(start time.Time) int64 {
 	return time.Since(start).Round(10 * time.Millisecond).Milliseconds()
+}
+
+// Work stands for a request that takes d to serve: it returns nil after d,
+// or ctx's error as soon as ctx ends, as well-behaved Go code does.
+func Work(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
