@@ -15,6 +15,7 @@ type ServiceError struct {
 	cause error
 }
 
+// Error returns "buffered service failed: " and the inner service's error.
 func (e *ServiceError) Error() string { return "buffered service failed: " + e.cause.Error() }
 
 // Unwrap returns the inner service's error.
