@@ -1,7 +1,6 @@
 package timeout
 
 import (
-	"context"
 	"runtime"
 	"sync/atomic"
 
@@ -25,15 +24,19 @@ type outcome[Res any] struct {
 	goexit bool // the inner call ended its goroutine with runtime.Goexit
 }
 
-// abandon runs the inner call on a goroutine of its own, with callCtx, and
-// returns when the call does or when callCtx ends, whichever comes first.
-func abandon[Req, Res any](ctx, callCtx context.Context, c clock, inner tower.Permit[Req, Res], req Req) (Res, error) {
+// abandon runs the inner call on a goroutine of its own, with c as its
+// context, and returns when the call does or when c ends, whichever comes
+// first.
+func abandon[Req, Res any](c *call[Req, Res], inner tower.Permit[Req, Res], req Req) (Res, error) {
 	var state atomic.Int32
 	done := make(chan outcome[Res], 1)
 	go func() {
 		var o outcome[Res]
 		returned := false
 		defer func() {
+			// Ending c cancels it: the caller must hear the outcome first,
+			// or it could take that cancellation for the deadline.
+			defer c.end(c.elapsed() >= c.limit)
 			if !state.CompareAndSwap(running, finished) {
 				// The caller has left and nobody reads the outcome. A panic
 				// is not recovered: it goes on, with its own stack, and
@@ -48,28 +51,30 @@ func abandon[Req, Res any](ctx, callCtx context.Context, c clock, inner tower.Pe
 			}
 			done <- o
 		}()
-		o.res, o.err = inner.Call(callCtx, req)
+		o.res, o.err = inner.Call(c, req)
 		returned = true
 	}()
 
 	var o outcome[Res]
 	select {
 	case o = <-done:
-	case <-callCtx.Done():
+	case <-c.Done():
 		if state.CompareAndSwap(running, left) {
 			var zero Res
-			return zero, c.expired(ctx, callCtx)
+			return zero, c.expired()
 		}
-		o = <-done // the call finished as callCtx ended
+		o = <-done // the call finished as c ended
 	}
 	switch {
 	case o.panic != nil:
 		panic(o.panic)
 	case o.goexit:
 		runtime.Goexit()
-	case c.late(o.err, false):
+	case c.elapsed() >= c.limit:
+		// A response at the very instant of the deadline raced the timer
+		// on another goroutine: it counts as late.
 		var zero Res
-		return zero, c.expired(ctx, callCtx)
+		return zero, c.expired()
 	}
 	return o.res, o.err
 }

@@ -51,77 +51,104 @@ func (t *Timeout[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], 
 	if err != nil {
 		return p, err
 	}
-	return t.wraps.Wrap((*wrapper[Req, Res])(t), p), nil
+	c := &call[Req, Res]{t: t, inner: p}
+	return tower.NewPermit(c, c.Token()), nil
 }
 
-// wrapper is Timeout's tower.Wrapper, kept off Timeout's method set.
-type wrapper[Req, Res any] Timeout[Req, Res]
+func (c *call[Req, Res]) ReleaseReserved(token uint64) {
+	if c.Redeem(token) {
+		c.inner.Release()
+	}
+}
 
-func (w *wrapper[Req, Res]) ReleaseWrapped(inner tower.Permit[Req, Res]) { inner.Release() }
-
-func (w *wrapper[Req, Res]) CallWrapped(ctx context.Context, inner tower.Permit[Req, Res], req Req) (Res, error) {
+func (c *call[Req, Res]) CallReserved(ctx context.Context, token uint64, req Req) (Res, error) {
+	c.MustRedeem(token)
+	inner := c.inner
+	c.inner = tower.Permit[Req, Res]{}
+	c.parent = ctx
 	// The clock starts here, in the call.
-	c := clock{deadline: time.Now().Add(w.d), own: true}
-	callCtx := ctx
-	if d, ok := ctx.Deadline(); ok && !c.deadline.Before(d) {
-		// The caller's deadline comes first, or at the same instant: it
-		// governs, and the inner call gets ctx as it is.
-		c = clock{deadline: d}
-	} else {
-		var cancel context.CancelFunc
-		callCtx, cancel = context.WithDeadlineCause(ctx, c.deadline, ErrElapsed)
-		// Deferred, so it runs after expired has read the context's cause.
-		// In Abandon mode a caller that left did so because callCtx ended,
-		// so this changes nothing for the inner call still running.
-		defer cancel()
+	c.start, c.limit = mono(), c.t.d
+	if d, ok := ctx.Deadline(); ok {
+		if left := time.Until(d); left <= c.limit {
+			// The caller's deadline comes first, or at the same instant: it
+			// governs, and expires as the caller's own. A response after it
+			// is discarded all the same.
+			c.limit = left
+			c.flags.Store(callers)
+			if c.t.mode == Cooperative {
+				// The caller's context says all the inner call needs to know.
+				res, err := inner.Call(ctx, req)
+				if late(c.elapsed(), c.limit, err) {
+					var zero Res
+					return zero, c.expired()
+				}
+				return res, err
+			}
+		}
 	}
-	if w.mode == Abandon {
-		return abandon(ctx, callCtx, c, inner, req)
+	if c.t.mode == Abandon {
+		return abandon(c, inner, req)
 	}
-	res, err := inner.Call(callCtx, req)
-	if c.late(err, true) {
+	return c.cooperate(inner, req)
+}
+
+// cooperate calls inner on the caller's goroutine with c as its context,
+// and waits for it to return.
+func (c *call[Req, Res]) cooperate(inner tower.Permit[Req, Res], req Req) (Res, error) {
+	returned := false
+	defer func() {
+		if !returned {
+			c.end(false) // the inner call panicked: cancel its context
+		}
+	}()
+	res, err := inner.Call(c, req)
+	returned = true
+	elapsed := c.elapsed()
+	c.end(elapsed >= c.limit)
+	if late(elapsed, c.limit, err) {
 		var zero Res
-		return zero, c.expired(ctx, callCtx)
+		return zero, c.expired()
 	}
 	return res, err
 }
 
-// clock is one call's deadline: the Timeout's own, or the caller's when that
-// comes first.
-type clock struct {
-	deadline time.Time
-	own      bool // the deadline is the Timeout's: callCtx was derived with it
-}
-
-// late reports whether a response that came back now, with err, missed the
-// deadline and must be discarded. A response before the deadline is in
-// time. One at the very instant of the deadline is in time if tieWins,
-// unless it is the inner call giving up because its context ended.
-func (c clock) late(err error, tieWins bool) bool {
-	now := time.Now()
+// late reports whether a response that came back elapsed after the call
+// started, with err, missed a deadline d after the start and must be
+// discarded. One at the very instant of the deadline is in time, as in
+// tower, unless it is the inner call giving up because its context ended.
+func late(elapsed, d time.Duration, err error) bool {
 	switch {
-	case now.Before(c.deadline):
+	case elapsed < d:
 		return false
-	case now.After(c.deadline) || !tieWins:
+	case elapsed > d:
 		return true
 	}
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
 }
 
-// expired returns the error for a call that missed its deadline: ErrElapsed
-// if the Timeout's deadline came first, and the caller's context's error if
-// that context ended first. callCtx's cause tells the two apart after the
-// fact, whenever the caller cancelled.
-func (c clock) expired(ctx, callCtx context.Context) error {
-	if c.own {
-		// A nil cause: the deadline has passed but its timer has not fired
-		// yet, and the caller's context has not ended either.
-		if cause := context.Cause(callCtx); cause == nil || cause == ErrElapsed {
-			return ErrElapsed
+// expired returns the error for a call that missed the Timeout's deadline:
+// ErrElapsed, unless the caller cancelled its context before the deadline,
+// which it then hears about as its own context.Canceled. (A caller deadline
+// came after the Timeout's, or it would have governed.) A call under the
+// caller's deadline gets the caller's context's error. If the inner call
+// never asked for its context's Done channel, nothing recorded which came
+// first, and a caller whose context is cancelled by the time the inner call
+// returns late is told context.Canceled.
+func (c *call[Req, Res]) expired() error {
+	if c.flags.Load()&callers != 0 {
+		// The caller's timer may not have set its context's error yet at
+		// the very instant of the deadline.
+		if err := c.parent.Err(); err != nil {
+			return err
 		}
+		return context.DeadlineExceeded
 	}
-	if err := ctx.Err(); err != nil {
+	// A built context knows exactly which came first.
+	if c.flags.Load()&built != 0 && context.Cause(c.std.Load().ctx) == ErrElapsed {
+		return ErrElapsed
+	}
+	if err := c.parent.Err(); errors.Is(err, context.Canceled) {
 		return err
 	}
-	return context.DeadlineExceeded // the caller's deadline passed; its timer has not fired yet
+	return ErrElapsed
 }

@@ -1,0 +1,164 @@
+package timeout
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/towergo/tower"
+)
+
+// callWith runs one call through a Timeout of d over inner and returns the
+// context the inner call got, with the call's outcome.
+func callWith(t *testing.T, ctx context.Context, d time.Duration, inner func(ctx context.Context) error) (*call[int, int], error) {
+	t.Helper()
+	var got *call[int, int]
+	svc := New(tower.ServiceFunc[int, int](func(ctx context.Context, req int) (int, error) {
+		got, _ = ctx.(*call[int, int])
+		return req, inner(ctx)
+	}), d)
+	_, err := tower.Call(ctx, svc, 1)
+	if got == nil {
+		t.Fatal("the inner call did not get the Timeout's own context")
+	}
+	return got, err
+}
+
+type key struct{}
+
+// An inner call that never waits on its context builds nothing: no standard
+// context, so no timer.
+func TestCallContextIsLazy(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.WithValue(t.Context(), key{}, "v")
+		c, err := callWith(t, ctx, time.Second, func(ctx context.Context) error {
+			if v := ctx.Value(key{}); v != "v" {
+				t.Errorf("Value: got %v, want %q", v, "v")
+			}
+			if err := ctx.Err(); err != nil {
+				t.Errorf("Err during the call: got %v, want nil", err)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("Call: %v", err)
+		}
+		if c.flags.Load()&built != 0 {
+			t.Error("the call built a standard context although nothing waited on it")
+		}
+		// Kept after the call, the context is cancelled, as a standard one
+		// would be once its cancel function ran.
+		if err := c.Err(); err != context.Canceled {
+			t.Errorf("Err after the call: got %v, want %v", err, context.Canceled)
+		}
+		select {
+		case <-c.Done():
+		default:
+			t.Error("Done after the call is not closed")
+		}
+	})
+}
+
+// The deadline is the call's start plus the timeout, the same every time it
+// is asked for.
+func TestCallContextDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		want := time.Now().Add(150 * time.Millisecond)
+		callWith(t, t.Context(), 150*time.Millisecond, func(ctx context.Context) error {
+			time.Sleep(40 * time.Millisecond)
+			for range 3 {
+				d, ok := ctx.Deadline()
+				if !ok || !d.Equal(want) {
+					t.Errorf("Deadline: got %v, %v; want %v, true", d, ok, want)
+				}
+			}
+			return nil
+		})
+	})
+}
+
+// At the deadline, with nothing built, Err reports it from the clock, and
+// context.Cause then finds ErrElapsed.
+func TestCallContextErrAtDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, err := callWith(t, t.Context(), 100*time.Millisecond, func(ctx context.Context) error {
+			time.Sleep(100 * time.Millisecond) // not looking at ctx
+			if err := ctx.Err(); err != context.DeadlineExceeded {
+				t.Errorf("Err at the deadline: got %v, want %v", err, context.DeadlineExceeded)
+			}
+			if cause := context.Cause(ctx); cause != ErrElapsed {
+				t.Errorf("Cause at the deadline: got %v, want %v", cause, ErrElapsed)
+			}
+			return ctx.Err()
+		})
+		if err != ErrElapsed {
+			t.Errorf("Call: got %v, want %v", err, ErrElapsed)
+		}
+	})
+}
+
+// A context derived inside the call is cancelled at the call's deadline,
+// and its own shorter deadline still applies.
+func TestCallContextDerived(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		_, err := callWith(t, t.Context(), 100*time.Millisecond, func(ctx context.Context) error {
+			short, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
+			<-short.Done()
+			cancel()
+			if d := time.Since(start); d != 30*time.Millisecond {
+				t.Errorf("the derived context ended at %v, want 30ms", d)
+			}
+			long, cancel := context.WithTimeout(ctx, time.Hour)
+			defer cancel()
+			<-long.Done()
+			if d := time.Since(start); d != 100*time.Millisecond {
+				t.Errorf("the call's deadline ended the derived context at %v, want 100ms", d)
+			}
+			return long.Err()
+		})
+		if err != ErrElapsed {
+			t.Errorf("Call: got %v, want %v", err, ErrElapsed)
+		}
+	})
+}
+
+// A caller's cancellation reaches the inner call's context, built or not.
+func TestCallContextParentCancel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		time.AfterFunc(20*time.Millisecond, cancel)
+		_, err := callWith(t, ctx, time.Second, func(ctx context.Context) error {
+			time.Sleep(30 * time.Millisecond)
+			if err := ctx.Err(); err != context.Canceled {
+				t.Errorf("Err after the caller cancelled: got %v, want %v", err, context.Canceled)
+			}
+			return ctx.Err()
+		})
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Call: got %v, want %v", err, context.Canceled)
+		}
+	})
+}
+
+// A context asked for Done after the call returned is built cancelled.
+func TestCallContextBuiltAfterTheCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, _ := callWith(t, t.Context(), time.Second, func(context.Context) error { return nil })
+		if c.flags.Load()&built != 0 {
+			t.Fatal("built during the call")
+		}
+		child, cancel := context.WithCancel(c)
+		defer cancel()
+		select {
+		case <-child.Done():
+		default:
+			t.Error("a context derived after the call is not cancelled")
+		}
+		if err := child.Err(); err != context.Canceled {
+			t.Errorf("got %v, want %v", err, context.Canceled)
+		}
+	})
+}
