@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
-	"sync/atomic"
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/sema"
@@ -21,6 +20,11 @@ import (
 // two that the inner service readies at once may still reach it in either
 // order, since each caller's goroutine makes its own call.
 //
+// When nothing is queued or in the worker's hand and the inner service is
+// ready now, a call skips the queue and asks the inner service itself, as
+// the worker would have at once; this keeps the order, and saves two
+// goroutine switches on the path that does not wait.
+//
 // The queue holds bound requests, plus one in the worker's hand while it
 // waits for the inner service: a slot is freed when the worker takes a
 // request in hand, as in tower 0.5. A request whose caller gives up while it
@@ -29,11 +33,11 @@ import (
 // inner service; a reservation the inner service made for it is released.
 //
 // The ctx given to Call bounds the whole wait in the queue and for the inner
-// service, and is the ctx the inner service's Call gets, values and all. The
-// inner service's Ready runs on the worker: it is first asked with
-// [tower.ReadyNow], whose context carries no values, and only if it is not
-// ready then does the worker wait under a context derived from the caller's
-// ctx (and ended by Close), which does carry the caller's values.
+// service, and is the ctx the inner service's Call gets, values and all.
+// The inner service is first asked with [tower.ReadyNow], whose context
+// carries no values; only if it is not ready then does the worker wait
+// under a context derived from the caller's ctx (and ended by Close), which
+// does carry the caller's values.
 //
 // If the inner service's Ready fails, the Buffer fails for good: the request
 // in hand, every queued request, every caller waiting in Ready and every
@@ -45,10 +49,14 @@ import (
 // Buffer that becomes unreachable, with no permit outstanding and no call
 // in flight, is closed by the garbage collector.
 //
-// Memory: the queue allocates bound pointers up front. Each request waiting
-// in Call holds about 190 bytes of heap (its message and reply channel;
-// measured on linux/amd64 by TestQueuedRequestMemory), besides the caller's
-// own goroutine, parked in Call (a 2 KiB stack or more).
+// Memory and allocation: the queue allocates 32 bytes per slot up front.
+// A request allocates nothing: its permit's record, which carries the
+// channel the worker answers on, comes from a pool and goes back to it, and
+// a round number in each answer keeps an answer owed to an earlier holder
+// from reaching a later one. While queued, a request holds about 250 bytes
+// of heap (that record and channel, and the runtime's record of its parked
+// select; measured on linux/amd64 by TestQueuedRequestMemory), besides its
+// caller's goroutine, parked in Call with a stack of 2 KiB or more.
 //
 // A Buffer is safe for concurrent use. Its zero value is not usable; call
 // [New]. Req and Res are the request and response types.
@@ -86,7 +94,7 @@ func (b *Buffer[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], e
 	}
 	p, _ := b.pool.Get().(*permit[Req, Res])
 	if p == nil {
-		p = &permit[Req, Res]{b: b}
+		p = &permit[Req, Res]{b: b, reply: make(chan reply[Req, Res])}
 	}
 	return tower.NewPermit(p, p.Token()), nil
 }
@@ -103,21 +111,23 @@ func (b *Buffer[Req, Res]) Close() error {
 	return nil
 }
 
-// permit is the record behind a Buffer's permit: it stands for one slot.
+// permit is the record behind a Buffer's permit: it stands for one slot,
+// and carries the channel on which the worker answers its holder.
 type permit[Req, Res any] struct {
 	tower.Ticket
-	b *Buffer[Req, Res]
+	b     *Buffer[Req, Res]
+	reply chan reply[Req, Res] // unbuffered: the worker hands over to a waiting caller
+	round uint64               // counts the record's calls; the current one's answer carries it
 }
 
 func (p *permit[Req, Res]) CallReserved(ctx context.Context, token uint64, req Req) (Res, error) {
 	p.MustRedeem(token)
 	b := p.b
+	inner, err := b.c.ready(ctx, p)
+	// Back to the pool only now that the wait is over. An answer the worker
+	// still owes an earlier holder of p carries an older round and is
+	// refused by whoever holds p next.
 	b.pool.Put(p)
-	inner, err := b.c.ready(ctx)
-	// The caller may hold nothing but this permit, which is back in the
-	// pool: keep the Buffer reachable until the worker has answered, or its
-	// cleanup would close it under the queued request.
-	runtime.KeepAlive(b)
 	if err != nil {
 		var zero Res
 		return zero, err
@@ -135,55 +145,71 @@ func (p *permit[Req, Res]) ReleaseReserved(token uint64) {
 }
 
 // message is a queued request's claim on the worker: it asks for the inner
-// service's readiness on behalf of a caller.
+// service's readiness on behalf of a caller. It travels by value.
 type message[Req, Res any] struct {
 	ctx   context.Context // the caller's: the worker waits for readiness under it
-	state atomic.Int32    // waiting, answered or abandoned
-	reply chan reply[Req, Res]
+	p     *permit[Req, Res]
+	round uint64
 }
 
-const (
-	waiting   = iota // queued, or in the worker's hand
-	answered         // the worker is sending the reply
-	abandoned        // the caller gave up; the worker must drop the message
-)
-
 type reply[Req, Res any] struct {
+	round  uint64
 	permit tower.Permit[Req, Res]
 	err    error
 }
 
-// ready queues a message for the worker and waits for it to hand back the
-// inner service's permit.
-func (c *core[Req, Res]) ready(ctx context.Context) (tower.Permit[Req, Res], error) {
-	m := &message[Req, Res]{ctx: ctx, reply: make(chan reply[Req, Res], 1)}
-	if err := c.enqueue(m); err != nil {
+// ready gets the inner service's permit for a caller holding p: at once if
+// nothing is ahead and the inner service is ready now, or from the worker.
+func (c *core[Req, Res]) ready(ctx context.Context, p *permit[Req, Res]) (tower.Permit[Req, Res], error) {
+	if err := c.shutErr(); err != nil {
+		c.slots.Release()
 		return tower.Permit[Req, Res]{}, err
 	}
-	select {
-	case r := <-m.reply:
-		if err := gone(ctx); r.err == nil && err != nil {
-			// The permit came at the instant the caller's deadline passed,
-			// before its context noticed: the caller has given up.
-			r.permit.Release()
-			return tower.Permit[Req, Res]{}, err
+	if c.pending.Load() == 0 {
+		// Nothing queued, nothing in the worker's hand: ask as the worker
+		// would. A call that queues meanwhile arrived after this one.
+		inner, ok, err := tower.ReadyNow(c.inner)
+		switch {
+		case ok:
+			c.slots.Release()
+			return inner, nil
+		case err != nil:
+			c.slots.Release()
+			return inner, c.fail(err)
 		}
-		return r.permit, r.err
-	case <-ctx.Done():
+		// Not ready now: queue behind whoever queued meanwhile.
 	}
-	if !m.state.CompareAndSwap(waiting, abandoned) {
-		// The worker answered as ctx ended; give back what it handed over.
-		r := <-m.reply
-		r.permit.Release()
+	c.pending.Add(1)
+	p.round++
+	select {
+	case c.queue <- message[Req, Res]{ctx: ctx, p: p, round: p.round}:
+	default:
+		panic("buffer: queue full although a slot was reserved")
 	}
-	return tower.Permit[Req, Res]{}, ctx.Err()
+	return c.await(ctx, p)
 }
 
-// answer sends r to m's caller, or releases r's permit if the caller left.
-func (m *message[Req, Res]) answer(r reply[Req, Res]) {
-	if m.state.CompareAndSwap(waiting, answered) {
-		m.reply <- r
-		return
+// await waits for the worker's answer to p's current round.
+func (c *core[Req, Res]) await(ctx context.Context, p *permit[Req, Res]) (tower.Permit[Req, Res], error) {
+	for {
+		select {
+		case r := <-p.reply:
+			if r.round != p.round {
+				r.permit.Release() // owed to an earlier holder of p, who left
+				continue
+			}
+			if err := gone(ctx); r.err == nil && err != nil {
+				// The permit came at the instant the caller's deadline
+				// passed, before its context noticed: the caller has given
+				// up.
+				r.permit.Release()
+				return tower.Permit[Req, Res]{}, err
+			}
+			return r.permit, r.err
+		case <-ctx.Done():
+			return tower.Permit[Req, Res]{}, ctx.Err()
+		case <-c.stopped:
+			return tower.Permit[Req, Res]{}, c.shutErr()
+		}
 	}
-	r.permit.Release()
 }

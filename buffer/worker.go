@@ -4,22 +4,28 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/sema"
 )
 
-// core is the part of a Buffer the worker uses.
+// core is the part of a Buffer the worker uses. It must not point back to
+// the Buffer, or the Buffer could never become unreachable.
 type core[Req, Res any] struct {
 	inner tower.Service[Req, Res]
-	slots *sema.Sema              // one unit per queue slot
-	queue chan *message[Req, Res] // never fuller than slots allow
+	slots *sema.Sema             // one unit per queue slot
+	queue chan message[Req, Res] // never fuller than slots allow
+	// pending counts the requests queued or in the worker's hand: a call
+	// may skip the queue only when it is zero.
+	pending atomic.Int64
 
-	mu  sync.Mutex
-	err error // once set (failure or Close), nothing more is queued
-
-	stop     context.Context // ended by close
+	mu       sync.Mutex
+	err      error         // once set (failure or Close), nothing more is served
+	isShut   atomic.Bool   // err is set; read without touching a channel
+	stopped  chan struct{} // closed when err is set: waiting callers leave
+	stop     context.Context
 	stopWork context.CancelFunc
 	done     chan struct{} // closed when the worker has exited
 }
@@ -29,27 +35,11 @@ func newCore[Req, Res any](inner tower.Service[Req, Res], bound int) *core[Req, 
 	return &core[Req, Res]{
 		inner:    inner,
 		slots:    sema.New(bound),
-		queue:    make(chan *message[Req, Res], bound),
+		queue:    make(chan message[Req, Res], bound),
+		stopped:  make(chan struct{}),
 		stop:     stop,
 		stopWork: cancel,
 		done:     make(chan struct{}),
-	}
-}
-
-// enqueue queues m, unless the buffer has failed or closed. m's slot is
-// given back by the worker when it takes m out of the queue.
-func (c *core[Req, Res]) enqueue(m *message[Req, Res]) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.err != nil {
-		c.slots.Release()
-		return c.err
-	}
-	select {
-	case c.queue <- m:
-		return nil
-	default:
-		panic("buffer: queue full although a slot was reserved")
 	}
 }
 
@@ -58,7 +48,7 @@ func (c *core[Req, Res]) enqueue(m *message[Req, Res]) error {
 func (c *core[Req, Res]) run() {
 	defer close(c.done)
 	for {
-		var m *message[Req, Res]
+		var m message[Req, Res]
 		select {
 		case m = <-c.queue:
 		case <-c.stop.Done():
@@ -66,37 +56,54 @@ func (c *core[Req, Res]) run() {
 		}
 		// m is in hand now: its queue slot can take another request.
 		c.slots.Release()
-		if m.state.Load() == abandoned || gone(m.ctx) != nil {
+		if gone(m.ctx) != nil {
+			c.pending.Add(-1)
 			continue
 		}
-		p, err := c.readyFor(m)
+		p, err := c.readyFor(m.ctx)
 		switch {
 		case err == nil:
-			m.answer(reply[Req, Res]{permit: p})
+			c.answer(m, reply[Req, Res]{permit: p})
 		case c.stop.Err() != nil:
-			m.answer(reply[Req, Res]{err: ErrClosed})
-			return
+			return // the caller hears of the Close from c.stopped
 		case m.ctx.Err() != nil && isCancel(err):
 			// The caller gave up while the worker waited on its behalf.
 		default:
-			m.answer(reply[Req, Res]{err: c.fail(err)})
+			c.fail(err) // the caller hears of it from c.stopped
 			return
 		}
+		// Only now may a call skip the queue: the answer is handed over.
+		c.pending.Add(-1)
 	}
 }
 
-// readyFor waits for the inner service on behalf of m's caller: until it is
-// ready, the caller gives up, or the buffer closes.
-func (c *core[Req, Res]) readyFor(m *message[Req, Res]) (tower.Permit[Req, Res], error) {
+// readyFor waits for the inner service on behalf of a caller with ctx:
+// until it is ready, the caller gives up, or the buffer closes.
+func (c *core[Req, Res]) readyFor(ctx context.Context) (tower.Permit[Req, Res], error) {
 	// Most of the time the inner service is ready now, and asking costs
 	// nothing; only a real wait needs a context tied to both ends.
 	if p, ok, err := tower.ReadyNow(c.inner); ok || err != nil {
 		return p, err
 	}
-	ctx, cancel := context.WithCancel(m.ctx)
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(c.stop, cancel)()
 	return c.inner.Ready(ctx)
+}
+
+// answer hands r to m's caller, or releases r's permit if the caller has
+// left. The caller of this round is gone once its ctx ends or the buffer
+// shuts; a later holder of the same record refuses an answer for an older
+// round.
+func (c *core[Req, Res]) answer(m message[Req, Res], r reply[Req, Res]) {
+	r.round = m.round
+	select {
+	case m.p.reply <- r:
+	case <-m.ctx.Done():
+		r.permit.Release()
+	case <-c.stopped:
+		r.permit.Release()
+	}
 }
 
 // gone returns the error of a caller that has given up: ctx's error, or
@@ -117,17 +124,16 @@ func isCancel(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
-// fail records the inner service's failure and fails everyone waiting with
-// it: callers in Ready are woken by closing the slots, queued messages are
-// answered. It returns the error to give the message in hand.
+// fail records the inner service's failure, fails everyone waiting with
+// it, stops the worker (it may have been found on a call that skipped the
+// queue), and returns that error.
 func (c *core[Req, Res]) fail(cause error) error {
-	err := &ServiceError{cause: cause}
-	c.shut(err)
+	err := c.shut(&ServiceError{cause: cause})
+	c.stopWork()
 	return err
 }
 
-// close stops the worker, waits for it to exit, and fails what is queued.
-// It is idempotent.
+// close stops the worker and waits for it to exit. It is idempotent.
 func (c *core[Req, Res]) close() {
 	c.shut(ErrClosed)
 	c.stopWork()
@@ -138,35 +144,41 @@ func (c *core[Req, Res]) close() {
 // unreachable: it stops the worker without waiting for it, as a cleanup
 // must not block. A Buffer that was closed, or whose inner service failed,
 // has nothing left to stop; its cleanup may run outside the synctest bubble
-// that made it, where touching the queue would be fatal, so it does nothing.
+// that made it, where touching its channels would be fatal, so it does
+// nothing.
 func (c *core[Req, Res]) collected() {
-	c.mu.Lock()
-	stopped := c.err != nil
-	c.mu.Unlock()
-	if stopped {
+	if c.shutErr() != nil {
 		return
 	}
 	c.shut(ErrClosed)
 	c.stopWork()
 }
 
-// shut stops new requests, with err unless an earlier error stands, and
-// answers every queued message with that error.
-func (c *core[Req, Res]) shut(err error) {
+// shut stops the buffer with err, unless an earlier error stands, and
+// returns the error that stands. Callers waiting in Ready are woken by
+// closing the slots; callers waiting in Call leave on c.stopped. What is
+// still queued is never answered.
+func (c *core[Req, Res]) shut(err error) error {
 	c.mu.Lock()
-	if c.err == nil {
-		c.err = err
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return c.err
 	}
-	err = c.err
-	c.mu.Unlock()
+	c.err = err
+	c.isShut.Store(true)
+	close(c.stopped)
 	c.slots.Close(err)
-	// Nothing is queued once c.err is set, so this drains the queue for good.
-	for {
-		select {
-		case m := <-c.queue:
-			m.answer(reply[Req, Res]{err: err})
-		default:
-			return
-		}
+	return err
+}
+
+// shutErr returns the error the buffer was stopped with, or nil. It
+// touches no channel, so a cleanup running outside the synctest bubble that
+// made the buffer may call it.
+func (c *core[Req, Res]) shutErr() error {
+	if !c.isShut.Load() {
+		return nil
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
 }
