@@ -1,0 +1,111 @@
+package callall
+
+import (
+	"context"
+	"fmt"
+	"iter"
+
+	"github.com/towergo/tower"
+)
+
+// Ordered sends each request of reqs through svc and yields the responses
+// in the order of the requests. At most limit requests are out at once: a
+// request counts from the moment it is taken from reqs until the loop body
+// is done with its response, so a loop that falls behind holds the
+// requests back.
+//
+// Ordered takes a request only when fewer than limit are out, and only then
+// waits for svc's readiness: while it waits for the next request it holds
+// no reservation of svc's. Each call runs on one of up to limit worker
+// goroutines, so calls overlap up to the limit. A response that is an
+// error is yielded like any other, and the sequence goes on. If svc's
+// Ready fails, or ctx ends, no more requests are taken: that error is
+// yielded once, as the next item, then the responses of the requests
+// already sent, and the sequence ends. A request that was taken and could
+// not be sent is dropped.
+//
+// reqs runs on a goroutine of its own. Breaking out of the range loop
+// early cancels the calls in flight (their ctx is derived from ctx) and
+// waits for them, and for reqs to return, before the loop ends: an
+// iterator that can block waiting for its next element must return when
+// yield returns false, or be a channel given to [OrderedChan]. Each range
+// over the result starts a new run, over reqs again.
+//
+// Ordered panics if svc or reqs is nil or limit is below 1.
+func Ordered[Req, Res any](ctx context.Context, svc tower.Service[Req, Res], reqs iter.Seq[Req], limit int) iter.Seq2[Res, error] {
+	validate("callall.Ordered", svc, reqs == nil, limit)
+	return all(ctx, svc, fromSeq(reqs), limit, true)
+}
+
+// Unordered is [Ordered], except that it yields each response as soon as
+// it comes, whatever the order of the requests.
+func Unordered[Req, Res any](ctx context.Context, svc tower.Service[Req, Res], reqs iter.Seq[Req], limit int) iter.Seq2[Res, error] {
+	validate("callall.Unordered", svc, reqs == nil, limit)
+	return all(ctx, svc, fromSeq(reqs), limit, false)
+}
+
+// OrderedChan is [Ordered] over the requests received from reqs, until it
+// is closed or ctx ends. A loop that ends early stops receiving; the
+// requests still in reqs stay there.
+func OrderedChan[Req, Res any](ctx context.Context, svc tower.Service[Req, Res], reqs <-chan Req, limit int) iter.Seq2[Res, error] {
+	validate("callall.OrderedChan", svc, reqs == nil, limit)
+	return all(ctx, svc, fromChan(reqs), limit, true)
+}
+
+// UnorderedChan is [Unordered] over the requests received from reqs, until
+// it is closed or ctx ends. A loop that ends early stops receiving; the
+// requests still in reqs stay there.
+func UnorderedChan[Req, Res any](ctx context.Context, svc tower.Service[Req, Res], reqs <-chan Req, limit int) iter.Seq2[Res, error] {
+	validate("callall.UnorderedChan", svc, reqs == nil, limit)
+	return all(ctx, svc, fromChan(reqs), limit, false)
+}
+
+func validate[Req, Res any](fn string, svc tower.Service[Req, Res], nilReqs bool, limit int) {
+	switch {
+	case svc == nil:
+		panic(fn + ": svc is nil")
+	case nilReqs:
+		panic(fn + ": reqs is nil")
+	case limit < 1:
+		panic(fmt.Sprintf("%s: limit must be at least 1, got %d", fn, limit))
+	}
+}
+
+// A source gives the requests of one run; ctx ends when the run does.
+type source[Req any] func(ctx context.Context) iter.Seq[Req]
+
+func fromSeq[Req any](reqs iter.Seq[Req]) source[Req] {
+	return func(context.Context) iter.Seq[Req] { return reqs }
+}
+
+func fromChan[Req any](reqs <-chan Req) source[Req] {
+	return func(ctx context.Context) iter.Seq[Req] {
+		return func(yield func(Req) bool) {
+			for ctx.Err() == nil {
+				select {
+				case req, ok := <-reqs:
+					if !ok || !yield(req) {
+						return
+					}
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}
+}
+
+// all returns the sequence of one of the four variants.
+func all[Req, Res any](ctx context.Context, svc tower.Service[Req, Res], src source[Req], limit int, ordered bool) iter.Seq2[Res, error] {
+	return func(yield func(Res, error) bool) {
+		ctx, cancel := context.WithCancel(ctx)
+		r := newRun(ctx, svc, limit, ordered)
+		go r.dispatch(src(ctx))
+		defer func() {
+			cancel()
+			<-r.stopped
+			r.calls.Wait()
+		}()
+		r.consume(yield)
+	}
+}

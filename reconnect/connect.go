@@ -1,0 +1,214 @@
+package reconnect
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+
+	"github.com/towergo/tower"
+)
+
+// core is the part of a Reconnect that a connect goroutine uses.
+type core[Target, Req, Res any] struct {
+	maker  MakeService[Target, Req, Res]
+	target Target
+
+	// conn is the current service, nil while there is none. It is read
+	// without the lock on the request path; it is set under mu, by a
+	// connect, and cleared without it, by drop and Close.
+	conn atomic.Pointer[conn[Req, Res]]
+
+	mu      sync.Mutex
+	attempt *attempt[Req, Res] // the connect in progress, if any
+	pending *ConnectError      // a failed connect nobody waited for; the next caller gets it
+	err     error              // set for good: ErrClosed, or the maker's Ready failed
+}
+
+// conn is one service the maker made. Its address tells one service from
+// the next, so that a failure of an old one cannot drop a new one.
+type conn[Req, Res any] struct {
+	svc tower.Service[Req, Res]
+}
+
+// attempt is one connect, and the callers waiting for it.
+type attempt[Req, Res any] struct {
+	done   chan struct{} // closed when the connect has finished
+	cancel context.CancelFunc
+
+	// Guarded by core.mu.
+	waiters  int           // callers waiting for the outcome
+	finished bool          // the outcome is in: waiters no longer changes
+	err      *ConnectError // the connect failed; nil if it succeeded
+}
+
+// ready is the slow path of Ready: there is no service, or the current one
+// has just failed. It connects, or waits for the connect in progress, and
+// asks the new service.
+func (c *core[Target, Req, Res]) ready(ctx context.Context) (tower.Permit[Req, Res], error) {
+	reconnected := false // this caller has waited for a connect
+	for {
+		if cn := c.conn.Load(); cn != nil {
+			p, err := cn.svc.Ready(ctx)
+			if err == nil || isCtxErr(ctx, err) {
+				return p, err
+			}
+			c.drop(cn)
+			if reconnected {
+				// A service made for this caller failed at once: report
+				// it rather than connect again, and again.
+				return failedPermit[Req, Res](&ConnectError{Err: err}), nil
+			}
+			continue
+		}
+		a, p, err := c.join(ctx)
+		if a == nil {
+			if err != nil || p.Held() {
+				return p, err
+			}
+			continue // a connect finished in the meantime
+		}
+		if err := c.wait(ctx, a); err != nil {
+			return tower.Permit[Req, Res]{}, err
+		}
+		reconnected = true
+		if a.err != nil {
+			return failedPermit[Req, Res](a.err), nil
+		}
+		// Connected, or closed or broken, which the next round reports.
+	}
+}
+
+// join returns the connect in progress, starting one if none is, with the
+// caller counted among its waiters. Instead, it returns the error of a
+// Reconnect that is closed or broken, the permit of a failed connect that
+// nobody was waiting for, or nothing at all if there is a service now.
+func (c *core[Target, Req, Res]) join(ctx context.Context) (*attempt[Req, Res], tower.Permit[Req, Res], error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.err != nil:
+		return nil, tower.Permit[Req, Res]{}, c.err
+	case c.conn.Load() != nil:
+		return nil, tower.Permit[Req, Res]{}, nil
+	case c.pending != nil:
+		err := c.pending
+		c.pending = nil
+		return nil, failedPermit[Req, Res](err), nil
+	}
+	a := c.attempt
+	if a == nil {
+		// The connect keeps the values of the ctx that started it, for
+		// tracing, but must outlive that caller's wait.
+		cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		a = &attempt[Req, Res]{done: make(chan struct{}), cancel: cancel}
+		c.attempt = a
+		go c.connect(cctx, a)
+	}
+	a.waiters++
+	return a, tower.Permit[Req, Res]{}, nil
+}
+
+// wait waits for a to finish, or for ctx to end. A connect that finished
+// as ctx ended still counts: its outcome is the caller's, who counted as
+// its waiter, and Ready with a done ctx then asks the new service.
+func (c *core[Target, Req, Res]) wait(ctx context.Context, a *attempt[Req, Res]) error {
+	select {
+	case <-a.done:
+		return nil
+	case <-ctx.Done():
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if a.finished {
+		return nil
+	}
+	a.waiters--
+	return ctx.Err()
+}
+
+// connect runs one connect on its own goroutine and records its outcome.
+func (c *core[Target, Req, Res]) connect(ctx context.Context, a *attempt[Req, Res]) {
+	svc, broken, err := c.make(ctx)
+	var discard tower.Service[Req, Res]
+	c.mu.Lock()
+	c.attempt = nil
+	a.finished = true
+	switch {
+	case c.err != nil:
+		discard = svc // closed while connecting
+	case broken:
+		c.err = err
+	case err != nil:
+		a.err = &ConnectError{Err: err}
+		if a.waiters == 0 {
+			c.pending = a.err
+		}
+	default:
+		c.conn.Store(&conn[Req, Res]{svc: svc})
+	}
+	c.mu.Unlock()
+	if discard != nil {
+		closeService(discard)
+	}
+	a.cancel()
+	close(a.done)
+}
+
+// make asks the maker for a new service. broken reports that the maker's
+// own Ready failed, which is final; ctx ends only when the Reconnect closes.
+func (c *core[Target, Req, Res]) make(ctx context.Context) (svc tower.Service[Req, Res], broken bool, err error) {
+	p, err := c.maker.Ready(ctx)
+	if err != nil {
+		return nil, ctx.Err() == nil, err
+	}
+	svc, err = p.Call(ctx, c.target)
+	if err == nil && svc == nil {
+		err = ErrNilService
+	}
+	return svc, false, err
+}
+
+// drop forgets cn, which failed its readiness check, and closes it; it
+// does nothing if cn was already dropped.
+func (c *core[Target, Req, Res]) drop(cn *conn[Req, Res]) {
+	if c.conn.CompareAndSwap(cn, nil) {
+		closeService(cn.svc)
+	}
+}
+
+func (c *core[Target, Req, Res]) close() error {
+	c.mu.Lock()
+	if c.err == nil {
+		c.err = ErrClosed
+	}
+	a := c.attempt
+	c.mu.Unlock()
+	// No connect starts once err is set, and one that finishes now
+	// discards its service.
+	if a != nil {
+		a.cancel()
+		<-a.done
+	}
+	if cn := c.conn.Swap(nil); cn != nil {
+		return closeService(cn.svc)
+	}
+	return nil
+}
+
+// collected is the cleanup of a Reconnect the garbage collector found
+// unreachable: it cancels a connect in progress, without waiting, as a
+// cleanup must not block. It does not close the current service, which
+// calls made with its permits may still be using. With no connect in
+// progress it touches no channel, so it is harmless after the synctest
+// bubble that made the Reconnect has ended.
+func (c *core[Target, Req, Res]) collected() {
+	c.mu.Lock()
+	if c.err == nil {
+		c.err = ErrClosed
+	}
+	a := c.attempt
+	c.mu.Unlock()
+	if a != nil {
+		a.cancel()
+	}
+}

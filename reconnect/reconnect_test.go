@@ -1,0 +1,389 @@
+package reconnect_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/towergo/tower"
+	"github.com/towergo/tower/reconnect"
+	"github.com/towergo/tower/towertest"
+)
+
+// The first Ready connects; Ready returns when the connect does, with a
+// permit of the new service; later requests use the same service.
+func TestConnectOnFirstReady(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r, mh := newReconnect(t)
+		inner, h := towertest.NewMock[string, string]()
+		start := time.Now()
+		rd := goReady(r, t.Context(), start)
+		checkConnects(t, mh, 1)
+		time.Sleep(30 * time.Millisecond)
+		connect(t, mh, inner)
+		callThrough(t, rd.permit(t, 30*time.Millisecond), h, "hello", "world")
+
+		p, ok := readyNow(t, r)
+		if !ok {
+			t.Fatal("ReadyNow: not ready once connected, want ready")
+		}
+		callThrough(t, p, h, "again", "world")
+		checkConnects(t, mh, 1)
+	})
+}
+
+// A failed connect does not fail Ready: the caller gets a permit whose
+// Call returns the error, and the request goes nowhere. The next Ready
+// connects again.
+func TestFailedConnectIsReportedByCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r, mh := newReconnect(t)
+		start := time.Now()
+		rd := goReady(r, t.Context(), start)
+		time.Sleep(10 * time.Millisecond)
+		refuse(t, mh, errRefused)
+		mustConnectError(t, rd.permit(t, 10*time.Millisecond), errRefused)
+
+		inner, h := towertest.NewMock[string, string]()
+		rd = goReady(r, t.Context(), start)
+		checkConnects(t, mh, 2)
+		connect(t, mh, inner)
+		callThrough(t, rd.permit(t, 10*time.Millisecond), h, "hello", "world")
+		if n := h.Calls(); n != 1 {
+			t.Errorf("inner service got %d calls, want 1: the failed connect's request went somewhere", n)
+		}
+	})
+}
+
+// A service that fails its readiness check is broken for good: Reconnect
+// drops it, closes it, and makes a new one within the same Ready; the
+// caller never sees the failure.
+func TestBrokenServiceIsRebuilt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		old, oldH := newClosable()
+		maker, mh := towertest.NewMock[string, svc]()
+		r := reconnect.NewConnected[string, string, string](maker, target, old)
+		defer r.Close()
+		callThrough(t, mustReady(t, r), oldH, "one", "1")
+
+		oldH.FailReady(errBroken)
+		start := time.Now()
+		rd := goReady(r, t.Context(), start)
+		if !old.isClosed() {
+			t.Error("the broken service was not closed")
+		}
+		time.Sleep(20 * time.Millisecond)
+		inner, h := towertest.NewMock[string, string]()
+		connect(t, mh, inner)
+		callThrough(t, rd.permit(t, 20*time.Millisecond), h, "two", "2")
+		if n := oldH.Calls(); n != 1 {
+			t.Errorf("the broken service got %d calls, want 1", n)
+		}
+		checkConnects(t, mh, 1)
+	})
+}
+
+// A maker that hands out a service that is broken from the start does not
+// make Ready loop: the failure of a service made for this caller is the
+// caller's, through Call, and each Ready makes one connect.
+func TestBrokenOnArrivalIsReportedByCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r, mh := newReconnect(t)
+		for i := range 3 {
+			dead, h := newClosable()
+			h.Close()
+			rd := goReady(r, t.Context(), time.Now())
+			connect(t, mh, dead)
+			mustConnectError(t, rd.permit(t, 0), towertest.ErrClosed)
+			if !dead.isClosed() {
+				t.Errorf("round %d: the broken service was not closed", i)
+			}
+			checkConnects(t, mh, i+1)
+		}
+	})
+}
+
+// A maker that returns neither a service nor an error fails the connect.
+func TestNilServiceIsAConnectError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r, mh := newReconnect(t)
+		rd := goReady(r, t.Context(), time.Now())
+		connect(t, mh, nil)
+		mustConnectError(t, rd.permit(t, 0), reconnect.ErrNilService)
+	})
+}
+
+// A slow connect: a caller whose ctx ends stops waiting and gets ctx's
+// error at its deadline; the connect goes on, and a later caller gets its
+// service without a second connect.
+func TestSlowConnectOutlivesCaller(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r, mh := newReconnect(t)
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+		defer cancel()
+		a := goReady(r, ctx, start)
+		time.Sleep(60 * time.Millisecond)
+		if !a.finished() || a.err != context.DeadlineExceeded || a.at != 50*time.Millisecond {
+			t.Fatalf("first caller: got %v at %v (finished %v), want %v at 50ms", a.err, a.at, a.finished(), context.DeadlineExceeded)
+		}
+		b := goReady(r, t.Context(), start)
+		time.Sleep(40 * time.Millisecond)
+		inner, h := towertest.NewMock[string, string]()
+		connect(t, mh, inner)
+		callThrough(t, b.permit(t, 100*time.Millisecond), h, "hello", "world")
+		checkConnects(t, mh, 1)
+		if n := h.Outstanding(); n != 0 {
+			t.Errorf("inner service has %d reservations outstanding, want 0: the caller that left holds one", n)
+		}
+	})
+}
+
+// Ready with a done ctx ("ready now?") never waits for a connect: it
+// starts one, and says not ready until the service is there.
+func TestReadyNowStartsConnectAndReturns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r, mh := newReconnect(t)
+		for i := range 2 {
+			if _, ok := readyNow(t, r); ok {
+				t.Fatalf("ReadyNow %d: ready before any service was made, want not ready", i)
+			}
+		}
+		checkConnects(t, mh, 1)
+		inner, h := towertest.NewMock[string, string]()
+		connect(t, mh, inner)
+		synctest.Wait()
+		p, ok := readyNow(t, r)
+		if !ok {
+			t.Fatal("ReadyNow: not ready once connected, want ready")
+		}
+		callThrough(t, p, h, "hello", "world")
+	})
+}
+
+// Many callers share one connect: it runs once, and they all get the
+// service when it finishes.
+func TestCallersShareOneConnect(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r, mh := newReconnect(t)
+		start := time.Now()
+		var rds []*readier
+		for range 3 {
+			rds = append(rds, goReady(r, t.Context(), start))
+		}
+		time.Sleep(100 * time.Millisecond)
+		inner, h := towertest.NewMock[string, string]()
+		connect(t, mh, inner)
+		for _, rd := range rds {
+			callThrough(t, rd.permit(t, 100*time.Millisecond), h, "hello", "world")
+		}
+		checkConnects(t, mh, 1)
+	})
+}
+
+// A failed connect reaches every caller waiting for it, each through its
+// own Call; it is not kept for the next caller, who connects again.
+func TestFailedConnectReachesEveryWaiter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r, mh := newReconnect(t)
+		start := time.Now()
+		var rds []*readier
+		for range 3 {
+			rds = append(rds, goReady(r, t.Context(), start))
+		}
+		refuse(t, mh, errRefused)
+		for _, rd := range rds {
+			mustConnectError(t, rd.permit(t, 0), errRefused)
+		}
+		if _, ok := readyNow(t, r); ok {
+			t.Fatal("ReadyNow: ready after a failed connect that everyone was told about, want a new connect")
+		}
+		checkConnects(t, mh, 2)
+	})
+}
+
+// A connect that fails while nobody waits for it (the caller that started
+// it asked "ready now?" and left) is reported to the next caller, through
+// its Call, as tower reports it to the next call; the caller after that
+// connects again.
+func TestFailedConnectNobodyWaitedFor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r, mh := newReconnect(t)
+		readyNow(t, r)
+		refuse(t, mh, errRefused)
+		synctest.Wait()
+		p, ok := readyNow(t, r)
+		if !ok {
+			t.Fatal("ReadyNow: not ready, want the failed connect's permit")
+		}
+		mustConnectError(t, p, errRefused)
+		if _, ok := readyNow(t, r); ok {
+			t.Fatal("ReadyNow: ready, want a new connect")
+		}
+		checkConnects(t, mh, 2)
+	})
+}
+
+// The maker's own Ready failing means the maker is broken for good, and so
+// is the Reconnect: Ready returns that error, now and later.
+func TestMakerFailureIsFinal(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r, mh := newReconnect(t)
+		mh.FailReady(errBroken)
+		for i := range 2 {
+			if _, err := r.Ready(t.Context()); err != errBroken {
+				t.Fatalf("Ready %d: got %v, want %v", i, err, errBroken)
+			}
+		}
+		checkConnects(t, mh, 0)
+	})
+}
+
+// Two callers waiting on the same service see it fail: the service is
+// dropped once and one connect serves both.
+func TestOneFailureOneReconnect(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		old, oldH := newClosable()
+		oldH.Allow(0)
+		maker, mh := towertest.NewMock[string, svc]()
+		r := reconnect.NewConnected[string, string, string](maker, target, old)
+		defer r.Close()
+		start := time.Now()
+		a := goReady(r, t.Context(), start)
+		b := goReady(r, t.Context(), start)
+		oldH.Close() // both Readies fail with ErrClosed
+		inner, h := towertest.NewMock[string, string]()
+		connect(t, mh, inner)
+		callThrough(t, a.permit(t, 0), h, "a", "1")
+		callThrough(t, b.permit(t, 0), h, "b", "2")
+		checkConnects(t, mh, 1)
+	})
+}
+
+// The connect runs with the values of the ctx of the caller who started
+// it, but not with its cancellation: the caller leaving does not cancel it.
+func TestConnectContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r, mh := newReconnect(t)
+		type key struct{}
+		ctx, cancel := context.WithCancel(context.WithValue(t.Context(), key{}, "trace-1"))
+		rd := goReady(r, ctx, time.Now())
+		cancel()
+		<-rd.done
+		synctest.Wait()
+		req := mh.ExpectNow(t, target)
+		if got := req.Context().Value(key{}); got != "trace-1" {
+			t.Errorf("connect ctx has value %v, want %q", got, "trace-1")
+		}
+		if err := req.Context().Err(); err != nil {
+			t.Errorf("connect ctx ended with %v when its caller left, want it to go on", err)
+		}
+		req.Respond(nil)
+	})
+}
+
+// Close cancels the connect in progress, waits for it, and fails its
+// waiters and every later Ready with ErrClosed.
+func TestCloseWhileConnecting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r, mh := newReconnect(t)
+		rd := goReady(r, t.Context(), time.Now())
+		synctest.Wait()
+		req := mh.ExpectNow(t, target)
+		if err := r.Close(); err != nil {
+			t.Errorf("Close: got %v, want nil", err)
+		}
+		if err := req.Context().Err(); err != context.Canceled {
+			t.Errorf("connect ctx: got %v after Close, want %v", err, context.Canceled)
+		}
+		<-rd.done
+		if rd.err != reconnect.ErrClosed {
+			t.Errorf("waiting caller: got %v, want %v", rd.err, reconnect.ErrClosed)
+		}
+		if _, err := r.Ready(t.Context()); err != reconnect.ErrClosed {
+			t.Errorf("Ready after Close: got %v, want %v", err, reconnect.ErrClosed)
+		}
+	})
+}
+
+// Close closes the current service; a permit handed out before still
+// calls it. Close is idempotent.
+func TestCloseWhileConnected(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		inner, h := newClosable()
+		maker, _ := towertest.NewMock[string, svc]()
+		r := reconnect.NewConnected[string, string, string](maker, target, inner)
+		p := mustReady(t, r)
+		for range 2 {
+			if err := r.Close(); err != nil {
+				t.Errorf("Close: got %v, want nil", err)
+			}
+		}
+		if !inner.isClosed() {
+			t.Error("Close did not close the current service")
+		}
+		callThrough(t, p, h, "hello", "world")
+		if _, err := r.Ready(t.Context()); err != reconnect.ErrClosed {
+			t.Errorf("Ready after Close: got %v, want %v", err, reconnect.ErrClosed)
+		}
+	})
+}
+
+// A service made after Close (the maker ignored the cancellation) is
+// closed at once and never used.
+func TestServiceMadeAfterCloseIsClosed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		late, _ := newClosable()
+		started := make(chan struct{})
+		maker := reconnect.MakeFunc[string, string, string](func(ctx context.Context, _ string) (tower.Service[string, string], error) {
+			close(started)
+			<-ctx.Done()
+			return late, nil
+		})
+		r := reconnect.New(maker, target)
+		readyNow(t, r)
+		<-started
+		r.Close()
+		if !late.isClosed() {
+			t.Error("a service made after Close was not closed by the time Close returned")
+		}
+	})
+}
+
+func TestBadInput(t *testing.T) {
+	maker, _ := towertest.NewMock[string, svc]()
+	inner, _ := towertest.NewMock[string, string]()
+	tests := []struct {
+		name, want string
+		f          func()
+	}{
+		{"NewNilMaker", "reconnect.New: maker is nil", func() { reconnect.New[string, string, string](nil, target) }},
+		{"NewConnectedNilMaker", "reconnect.NewConnected: maker is nil", func() { reconnect.NewConnected[string, string, string](nil, target, inner) }},
+		{"NewConnectedNilService", "reconnect.NewConnected: svc is nil", func() { reconnect.NewConnected[string, string, string](maker, target, nil) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { mustPanic(t, tt.want, tt.f) })
+	}
+}
+
+func TestConnectErrorMessage(t *testing.T) {
+	err := error(&reconnect.ConnectError{Err: errRefused})
+	if got, want := err.Error(), "reconnect: connect failed: connection refused"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if !errors.Is(err, errRefused) {
+		t.Errorf("errors.Is(%v, %v) = false, want true", err, errRefused)
+	}
+}
+
+// mustReady gets a permit from r or fails t.
+func mustReady(t *testing.T, r svc) permit {
+	t.Helper()
+	p, err := r.Ready(t.Context())
+	if err != nil {
+		t.Fatalf("Ready: got %v, want a permit", err)
+	}
+	return p
+}

@@ -1,0 +1,369 @@
+package spawnready_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/towergo/tower"
+	"github.com/towergo/tower/spawnready"
+	"github.com/towergo/tower/towertest"
+)
+
+type (
+	svc    = tower.Service[string, string]
+	permit = tower.Permit[string, string]
+	handle = towertest.Handle[string, string]
+)
+
+var errFoobar = errors.New("foobar")
+
+// newSpawnReady returns a SpawnReady over a mock, closed when the test
+// ends, and the mock's handle.
+func newSpawnReady(t *testing.T) (*spawnready.SpawnReady[string, string], *handle) {
+	mock, h := towertest.NewMock[string, string]()
+	s := spawnready.New[string, string](mock)
+	t.Cleanup(func() { s.Close() })
+	return s, h
+}
+
+// readier is a Ready running on its own goroutine.
+type readier struct {
+	done chan struct{}
+	p    permit
+	err  error
+	at   time.Duration // when Ready returned, since start
+}
+
+// goReady starts s.Ready(ctx) and waits until it has returned or blocked.
+func goReady(s svc, ctx context.Context, start time.Time) *readier {
+	rd := &readier{done: make(chan struct{})}
+	go func() {
+		rd.p, rd.err = s.Ready(ctx)
+		rd.at = time.Since(start)
+		close(rd.done)
+	}()
+	synctest.Wait()
+	return rd
+}
+
+func (rd *readier) finished() bool {
+	select {
+	case <-rd.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// permit waits for Ready and fails t unless it returned a permit at
+// exactly want since the start.
+func (rd *readier) permit(t *testing.T, want time.Duration) permit {
+	t.Helper()
+	<-rd.done
+	if rd.err != nil {
+		t.Fatalf("Ready: got %v, want a permit", rd.err)
+	}
+	if rd.at != want {
+		t.Errorf("Ready returned at %v, want %v", rd.at, want)
+	}
+	return rd.p
+}
+
+// callThrough calls p with req on its own goroutine, answers the request
+// the mock gets with res, and fails t unless the call returns res.
+func callThrough(t *testing.T, p permit, h *handle, req, res string) {
+	t.Helper()
+	var (
+		got string
+		err error
+		wg  sync.WaitGroup
+	)
+	wg.Go(func() { got, err = p.Call(t.Context(), req) })
+	synctest.Wait()
+	h.ExpectNow(t, req).Respond(res)
+	wg.Wait()
+	if got != res || err != nil {
+		t.Fatalf("Call: got %q, %v; want %q, nil", got, err, res)
+	}
+}
+
+// readyNow asks s whether it is ready now.
+func readyNow(s svc) (permit, bool, error) {
+	return tower.ReadyNow(s)
+}
+
+// checkOutstanding fails t unless the mock has want reservations out.
+func checkOutstanding(t *testing.T, h *handle, want int) {
+	t.Helper()
+	synctest.Wait()
+	if got := h.Outstanding(); got != want {
+		t.Errorf("inner service has %d reservations outstanding, want %d", got, want)
+	}
+}
+
+// tower: when_inner_is_not_ready. The inner service is not ready: "ready
+// now?" says no, and starts a drive. Once the inner service is ready, the
+// drive holds its permit (one reservation outstanding, and no request),
+// and the next "ready now?" takes it.
+func TestWhenInnerIsNotReady(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, h := newSpawnReady(t)
+		h.Allow(0)
+		if _, ok, err := readyNow(s); ok || err != nil {
+			t.Fatalf("ReadyNow: got %v, %v; want not ready", ok, err)
+		}
+		checkOutstanding(t, h, 0)
+		h.Allow(1)
+		time.Sleep(100 * time.Millisecond)
+		checkOutstanding(t, h, 1)
+		p, ok, err := readyNow(s)
+		if !ok || err != nil {
+			t.Fatalf("ReadyNow: got %v, %v; want the permit the drive held", ok, err)
+		}
+		callThrough(t, p, h, "hello", "world")
+		checkOutstanding(t, h, 0)
+	})
+}
+
+// A caller waiting in Ready gets the drive's permit the moment the inner
+// service becomes ready.
+func TestWaiterGetsDrivePermit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, h := newSpawnReady(t)
+		h.Allow(0)
+		start := time.Now()
+		rd := goReady(s, t.Context(), start)
+		time.Sleep(100 * time.Millisecond)
+		h.Allow(1)
+		callThrough(t, rd.permit(t, 100*time.Millisecond), h, "hello", "world")
+	})
+}
+
+// The drive outlives the caller that started it: the caller's ctx ends at
+// 50ms and Ready returns its error then; the inner service is ready at
+// 80ms, and a caller at 100ms gets the permit without waiting.
+func TestDriveOutlivesCaller(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, h := newSpawnReady(t)
+		h.Allow(0)
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+		defer cancel()
+		a := goReady(s, ctx, start)
+		time.Sleep(80 * time.Millisecond)
+		if !a.finished() || a.err != context.DeadlineExceeded || a.at != 50*time.Millisecond {
+			t.Fatalf("first caller: got %v at %v (finished %v), want %v at 50ms", a.err, a.at, a.finished(), context.DeadlineExceeded)
+		}
+		h.Allow(1)
+		time.Sleep(20 * time.Millisecond)
+		callThrough(t, goReady(s, t.Context(), start).permit(t, 100*time.Millisecond), h, "hello", "world")
+	})
+}
+
+// Several callers wait for one drive: the first gets its permit, and the
+// others, woken when the drive ends, take the capacity that is free then.
+func TestCallersShareDrive(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, h := newSpawnReady(t)
+		h.Allow(0)
+		start := time.Now()
+		var rds []*readier
+		for range 3 {
+			rds = append(rds, goReady(s, t.Context(), start))
+		}
+		time.Sleep(100 * time.Millisecond)
+		h.Allow(3)
+		for i, rd := range rds {
+			callThrough(t, rd.permit(t, 100*time.Millisecond), h, fmt.Sprint("req ", i), "ok")
+		}
+		checkOutstanding(t, h, 0)
+	})
+}
+
+// tower: when_inner_fails. The inner service fails its readiness check:
+// Ready returns its error, and keeps returning it, without asking the
+// inner service again.
+func TestWhenInnerFails(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, h := newSpawnReady(t)
+		h.Allow(0)
+		h.FailReady(errFoobar)
+		if _, err := s.Ready(t.Context()); err == nil || err.Error() != "foobar" {
+			t.Fatalf("Ready: got %v, want %q", err, "foobar")
+		}
+		h.AllowAll()
+		if _, err := s.Ready(t.Context()); err != errFoobar {
+			t.Errorf("Ready after the failure: got %v, want %v", err, errFoobar)
+		}
+		checkOutstanding(t, h, 0)
+	})
+}
+
+// The inner service fails while a drive waits for it: the caller waiting
+// gets the error, and so does every later Ready.
+func TestInnerFailsDuringDrive(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, h := newSpawnReady(t)
+		h.Allow(0)
+		start := time.Now()
+		rd := goReady(s, t.Context(), start)
+		time.Sleep(30 * time.Millisecond)
+		h.FailReady(errFoobar)
+		<-rd.done
+		if rd.err != errFoobar || rd.at != 30*time.Millisecond {
+			t.Errorf("waiting caller: got %v at %v, want %v at 30ms", rd.err, rd.at, errFoobar)
+		}
+		if _, _, err := readyNow(s); err != errFoobar {
+			t.Errorf("ReadyNow after the failure: got %v, want %v", err, errFoobar)
+		}
+	})
+}
+
+// tower: abort_on_drop, which drops the SpawnReady while a task waits for
+// it and checks that the spawned task was aborted. Here Close stops the
+// drive: the waiting caller gets ErrClosed, the drive's wait in the inner
+// service is cancelled, and synctest fails the test if its goroutine is
+// left behind.
+func TestCloseStopsDrive(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mock, h := towertest.NewMock[string, string]()
+		inner := &recorder{Service: mock}
+		s := spawnready.New[string, string](inner)
+		h.Allow(0)
+		rd := goReady(s, t.Context(), time.Now())
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: got %v, want nil", err)
+		}
+		<-rd.done
+		if rd.err != spawnready.ErrClosed {
+			t.Errorf("waiting caller: got %v, want %v", rd.err, spawnready.ErrClosed)
+		}
+		if err := inner.driveCtx().Err(); err != context.Canceled {
+			t.Errorf("the drive's ctx: got %v after Close, want %v", err, context.Canceled)
+		}
+		if _, _, err := readyNow(s); err != spawnready.ErrClosed {
+			t.Errorf("ReadyNow after Close: got %v, want %v", err, spawnready.ErrClosed)
+		}
+		s.Close() // idempotent
+	})
+}
+
+// Close releases the permit a drive holds for the next caller.
+func TestCloseReleasesHeldPermit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, h := newSpawnReady(t)
+		h.Allow(0)
+		readyNow(s)
+		h.Allow(1)
+		checkOutstanding(t, h, 1)
+		s.Close()
+		checkOutstanding(t, h, 0)
+		if n := h.Calls(); n != 0 {
+			t.Errorf("inner service got %d calls, want 0", n)
+		}
+	})
+}
+
+// tower: propagates_trace_spans. The drive waits with the values of the
+// ctx of the caller that started it (a trace, a span), but not with its
+// cancellation.
+func TestDriveCarriesValues(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mock, h := towertest.NewMock[string, string]()
+		inner := &recorder{Service: mock}
+		s := spawnready.New[string, string](inner)
+		defer s.Close()
+		h.Allow(0)
+		type key struct{}
+		ctx, cancel := context.WithCancel(context.WithValue(t.Context(), key{}, "span-1"))
+		rd := goReady(s, ctx, time.Now())
+		cancel()
+		<-rd.done
+		synctest.Wait()
+		dctx := inner.driveCtx()
+		if got := dctx.Value(key{}); got != "span-1" {
+			t.Errorf("the drive's ctx has value %v, want %q", got, "span-1")
+		}
+		if err := dctx.Err(); err != nil {
+			t.Errorf("the drive's ctx ended with %v when its caller left, want it to go on", err)
+		}
+	})
+}
+
+// A service that is ready now is used directly: no drive, no goroutine.
+func TestReadyInnerIsUsedDirectly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mock, h := towertest.NewMock[string, string]()
+		inner := &recorder{Service: mock}
+		s := spawnready.New[string, string](inner)
+		defer s.Close()
+		p, ok, err := readyNow(s)
+		if !ok || err != nil {
+			t.Fatalf("ReadyNow: got %v, %v; want ready", ok, err)
+		}
+		callThrough(t, p, h, "hello", "world")
+		if inner.driveCtx() != nil {
+			t.Error("a drive asked the inner service, want only the direct question")
+		}
+	})
+}
+
+func TestNewNilInner(t *testing.T) {
+	defer func() {
+		if got, want := fmt.Sprint(recover()), "spawnready.New: inner is nil"; got != want {
+			t.Errorf("got panic %q, want %q", got, want)
+		}
+	}()
+	spawnready.New[string, string](nil)
+}
+
+// Layer.Close stops the drives of every SpawnReady the layer made.
+func TestLayerClose(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := spawnready.NewLayer[string, string]()
+		var hs []*handle
+		for range 2 {
+			mock, h := towertest.NewMock[string, string]()
+			h.Allow(0)
+			s := l.Wrap(mock)
+			readyNow(s)
+			h.Allow(1)
+			hs = append(hs, h)
+		}
+		for _, h := range hs {
+			checkOutstanding(t, h, 1)
+		}
+		l.Close()
+		for _, h := range hs {
+			checkOutstanding(t, h, 0)
+		}
+	})
+}
+
+// recorder remembers the ctx of the last Ready that could wait: the
+// drive's.
+type recorder struct {
+	tower.Service[string, string]
+	mu  sync.Mutex
+	ctx context.Context
+}
+
+func (r *recorder) Ready(ctx context.Context) (permit, error) {
+	if ctx.Err() == nil {
+		r.mu.Lock()
+		r.ctx = ctx
+		r.mu.Unlock()
+	}
+	return r.Service.Ready(ctx)
+}
+
+func (r *recorder) driveCtx() context.Context {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ctx
+}
