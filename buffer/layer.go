@@ -1,10 +1,8 @@
 package buffer
 
 import (
-	"sync"
-	"weak"
-
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/weakset"
 )
 
 // A Layer puts each service it wraps behind a Buffer of its own, and closes
@@ -16,8 +14,7 @@ import (
 type Layer[Req, Res any] struct {
 	bound int
 
-	mu      sync.Mutex
-	buffers []weak.Pointer[Buffer[Req, Res]] // those a GC has not closed yet
+	made weakset.Set[Buffer[Req, Res]] // to close on Close, unless collected first
 }
 
 // NewLayer returns a Layer of Buffers with bound slots each. It panics if
@@ -30,30 +27,15 @@ func NewLayer[Req, Res any](bound int) *Layer[Req, Res] {
 // Wrap puts inner behind a new Buffer and starts its worker.
 func (l *Layer[Req, Res]) Wrap(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
 	b := New(inner, l.bound)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	// Forget the Buffers the garbage collector has already closed.
-	live := l.buffers[:0]
-	for _, w := range l.buffers {
-		if w.Value() != nil {
-			live = append(live, w)
-		}
-	}
-	l.buffers = append(live, weak.Make(b))
+	l.made.Add(b)
 	return b
 }
 
 // Close closes every Buffer the layer made, waiting for their workers to
 // exit. It always returns nil.
 func (l *Layer[Req, Res]) Close() error {
-	l.mu.Lock()
-	buffers := l.buffers
-	l.buffers = nil
-	l.mu.Unlock()
-	for _, w := range buffers {
-		if b := w.Value(); b != nil {
-			b.Close()
-		}
+	for _, v := range l.made.Take() {
+		v.Close()
 	}
 	return nil
 }
