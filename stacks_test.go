@@ -21,9 +21,9 @@ import (
 	"github.com/towergo/tower/towertest"
 )
 
-// tower's tests/builder.rs: builder_service, without the retry and map
-// layers, which are not part of this module yet. Buffer(5) > ConcurrencyLimit(5)
-// > RateLimit(5 per 5s) over a mock: one request goes all the way through.
+// tower's tests/builder.rs: builder_service, the middleware part of it:
+// Buffer(5) > ConcurrencyLimit(5) > RateLimit(5 per 5s) over a mock, one
+// request all the way through. TestBuilderWithMapSteps adds the map steps.
 func TestStackBufferConcurrencyRate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mock, h := towertest.NewMock[string, string]()

@@ -1,0 +1,109 @@
+package filter
+
+import (
+	"context"
+
+	"github.com/towergo/tower"
+)
+
+// A Predicate decides whether a request may go on to the inner service. It
+// returns the request to send, which may be the one it was given or a
+// changed one, or an error that rejects the request. It must be safe for
+// concurrent use.
+type Predicate[Req any] func(req Req) (Req, error)
+
+// An AsyncPredicate is a [Predicate] that gets the call's ctx: it may take
+// time and call other services, under the request's deadline. It must be
+// safe for concurrent use.
+type AsyncPredicate[Req any] func(ctx context.Context, req Req) (Req, error)
+
+// Filter is middleware that runs a predicate on each request before it
+// reaches the inner service: tower's Filter and AsyncFilter. Ready is the
+// inner service's Ready; the permit wraps the inner permit. Call runs the
+// predicate, while the inner reservation is held, and then either sends the
+// request it returned to the inner service or, if it returned an error,
+// gives the inner reservation back unused and returns that error as it is.
+//
+// A Filter is safe for concurrent use. Its zero value is not usable; build
+// one with [New] or [NewAsync]. Req and Res are the request and response
+// types.
+type Filter[Req, Res any] struct {
+	inner tower.Service[Req, Res]
+	pred  AsyncPredicate[Req]
+	wraps tower.WrapPool[Req, Res]
+}
+
+// New returns inner wrapped in a Filter that runs pred on each request. It
+// panics if inner or pred is nil.
+func New[Req, Res any](inner tower.Service[Req, Res], pred Predicate[Req]) *Filter[Req, Res] {
+	if pred == nil {
+		panic("filter.New: nil predicate")
+	}
+	return newFilter("filter.New", inner, func(_ context.Context, req Req) (Req, error) { return pred(req) })
+}
+
+// NewAsync returns inner wrapped in a Filter that runs pred, with the
+// call's ctx, on each request. It panics if inner or pred is nil.
+func NewAsync[Req, Res any](inner tower.Service[Req, Res], pred AsyncPredicate[Req]) *Filter[Req, Res] {
+	if pred == nil {
+		panic("filter.NewAsync: nil predicate")
+	}
+	return newFilter("filter.NewAsync", inner, pred)
+}
+
+func newFilter[Req, Res any](fn string, inner tower.Service[Req, Res], pred AsyncPredicate[Req]) *Filter[Req, Res] {
+	if inner == nil {
+		panic(fn + ": nil inner service")
+	}
+	return &Filter[Req, Res]{inner: inner, pred: pred}
+}
+
+// NewLayer returns a Layer that wraps each service in a Filter that runs
+// pred. It panics if pred is nil.
+func NewLayer[Req, Res any](pred Predicate[Req]) tower.Layer[Req, Res] {
+	if pred == nil {
+		panic("filter.NewLayer: nil predicate")
+	}
+	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
+		return New(inner, pred)
+	})
+}
+
+// NewAsyncLayer returns a Layer that wraps each service in a Filter that
+// runs pred with the call's ctx. It panics if pred is nil.
+func NewAsyncLayer[Req, Res any](pred AsyncPredicate[Req]) tower.Layer[Req, Res] {
+	if pred == nil {
+		panic("filter.NewAsyncLayer: nil predicate")
+	}
+	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
+		return NewAsync(inner, pred)
+	})
+}
+
+// Ready waits for the inner service and returns its permit wrapped so that
+// the call runs the predicate first. An error from the inner service's
+// Ready is returned unchanged.
+func (f *Filter[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
+	p, err := f.inner.Ready(ctx)
+	if err != nil {
+		return p, err
+	}
+	return f.wraps.Wrap((*wrapper[Req, Res])(f), p), nil
+}
+
+// wrapper is Filter's tower.Wrapper, kept off Filter's method set.
+type wrapper[Req, Res any] Filter[Req, Res]
+
+func (w *wrapper[Req, Res]) CallWrapped(ctx context.Context, inner tower.Permit[Req, Res], req Req) (Res, error) {
+	// A rejected request, or a predicate that panics, gives the inner
+	// reservation back; after the call this does nothing.
+	defer inner.Release()
+	req, err := w.pred(ctx, req)
+	if err != nil {
+		var zero Res
+		return zero, err
+	}
+	return inner.Call(ctx, req)
+}
+
+func (w *wrapper[Req, Res]) ReleaseWrapped(inner tower.Permit[Req, Res]) { inner.Release() }

@@ -1,0 +1,147 @@
+package tower
+
+import (
+	"context"
+	"fmt"
+)
+
+// MapRequest returns a service that applies f to each request and sends the
+// result to inner: tower's MapRequest. Ready is inner's Ready, and its
+// permit wraps inner's, so readiness, errors and responses pass through
+// unchanged. f runs in Call, on the caller's goroutine.
+//
+// Req is the request type of the returned service, InReq that of inner, and
+// Res the response type of both. The returned service is safe for
+// concurrent use if f is. It panics if inner or f is nil.
+func MapRequest[Req, InReq, Res any](inner Service[InReq, Res], f func(Req) InReq) Service[Req, Res] {
+	mustService("tower.MapRequest", inner)
+	mustFunc("tower.MapRequest", f == nil)
+	return &adapter[Req, Res, InReq, Res]{
+		inner: inner,
+		call: func(ctx context.Context, p Permit[InReq, Res], req Req) (Res, error) {
+			defer p.Release() // if f panics; does nothing after Call
+			return p.Call(ctx, f(req))
+		},
+	}
+}
+
+// MapRequestLayer returns a Layer that wraps each service in [MapRequest]
+// with f, for an f that keeps the request's type. It panics if f is nil.
+func MapRequestLayer[Req, Res any](f func(Req) Req) Layer[Req, Res] {
+	mustFunc("tower.MapRequestLayer", f == nil)
+	return LayerFunc[Req, Res](func(inner Service[Req, Res]) Service[Req, Res] {
+		return MapRequest(inner, f)
+	})
+}
+
+// MapResponse returns a service that applies f to each response of inner:
+// tower's MapResponse. f runs only when the call succeeds; an error from
+// the call is returned unchanged, with the zero Res2. Ready is inner's
+// Ready, and its permit wraps inner's.
+//
+// Req is the request type, Res the response type of inner, and Res2 that of
+// the returned service. The returned service is safe for concurrent use if
+// f is. It panics if inner or f is nil.
+func MapResponse[Req, Res, Res2 any](inner Service[Req, Res], f func(Res) Res2) Service[Req, Res2] {
+	mustService("tower.MapResponse", inner)
+	mustFunc("tower.MapResponse", f == nil)
+	return &adapter[Req, Res2, Req, Res]{
+		inner: inner,
+		call: func(ctx context.Context, p Permit[Req, Res], req Req) (Res2, error) {
+			res, err := p.Call(ctx, req)
+			if err != nil {
+				var zero Res2
+				return zero, err
+			}
+			return f(res), nil
+		},
+	}
+}
+
+// MapResponseLayer returns a Layer that wraps each service in [MapResponse]
+// with f, for an f that keeps the response's type. It panics if f is nil.
+func MapResponseLayer[Req, Res any](f func(Res) Res) Layer[Req, Res] {
+	mustFunc("tower.MapResponseLayer", f == nil)
+	return LayerFunc[Req, Res](func(inner Service[Req, Res]) Service[Req, Res] {
+		return MapResponse(inner, f)
+	})
+}
+
+// MapErr returns a service that applies f to every error of inner, from
+// Ready as well as from Call: tower's MapErr. f is called only with a
+// non-nil error and must return a non-nil one; MapErr panics in the
+// request's goroutine if f returns nil (use [MapResult] to turn an error
+// into a response). Responses pass through unchanged.
+//
+// One error is never passed to f: the ctx.Err() that Ready returns when its
+// ctx ends while it waits. The contract requires Ready to return that error
+// unchanged, and callers rely on it to tell a caller who gave up from a
+// service that is broken for good: [ReadyNow] does, and so do a load
+// shedder and a buffer's worker. Any other error from Ready, one that
+// means the inner service is broken, goes through f, even if ctx has ended
+// meanwhile. Errors from Call
+// all go through f, including the call's ctx error, which f may wrap or
+// replace; a wrapping f (fmt.Errorf with %w) keeps errors.Is working.
+//
+// Req and Res are the request and response types. The returned service is
+// safe for concurrent use if f is. It panics if inner or f is nil.
+func MapErr[Req, Res any](inner Service[Req, Res], f func(error) error) Service[Req, Res] {
+	mustService("tower.MapErr", inner)
+	mustFunc("tower.MapErr", f == nil)
+	mapped := func(err error) error {
+		if e := f(err); e != nil {
+			return e
+		}
+		panic(fmt.Sprintf("tower.MapErr: f returned nil for error %q; use MapResult to turn an error into a response", err))
+	}
+	return &adapter[Req, Res, Req, Res]{
+		inner: inner,
+		call: func(ctx context.Context, p Permit[Req, Res], req Req) (Res, error) {
+			res, err := p.Call(ctx, req)
+			if err != nil {
+				return res, mapped(err)
+			}
+			return res, nil
+		},
+		readyErr: mapped,
+	}
+}
+
+// MapErrLayer returns a Layer that wraps each service in [MapErr] with f.
+// It panics if f is nil.
+func MapErrLayer[Req, Res any](f func(error) error) Layer[Req, Res] {
+	mustFunc("tower.MapErrLayer", f == nil)
+	return LayerFunc[Req, Res](func(inner Service[Req, Res]) Service[Req, Res] {
+		return MapErr(inner, f)
+	})
+}
+
+// MapResult returns a service that applies f to the whole outcome of each
+// call of inner, response and error: tower's MapResult. f runs after every
+// call, failed or not, and may turn an error into a response or a response
+// into an error. An error from Ready is not passed to f: it means the inner
+// service is broken (or the caller gave up) and is returned unchanged, as
+// tower converts it without calling f. Use [MapErr] to map it.
+//
+// Req is the request type, Res the response type of inner, and Res2 that of
+// the returned service. The returned service is safe for concurrent use if
+// f is. It panics if inner or f is nil.
+func MapResult[Req, Res, Res2 any](inner Service[Req, Res], f func(Res, error) (Res2, error)) Service[Req, Res2] {
+	mustService("tower.MapResult", inner)
+	mustFunc("tower.MapResult", f == nil)
+	return &adapter[Req, Res2, Req, Res]{
+		inner: inner,
+		call: func(ctx context.Context, p Permit[Req, Res], req Req) (Res2, error) {
+			return f(p.Call(ctx, req))
+		},
+	}
+}
+
+// MapResultLayer returns a Layer that wraps each service in [MapResult]
+// with f, for an f that keeps the response's type. It panics if f is nil.
+func MapResultLayer[Req, Res any](f func(Res, error) (Res, error)) Layer[Req, Res] {
+	mustFunc("tower.MapResultLayer", f == nil)
+	return LayerFunc[Req, Res](func(inner Service[Req, Res]) Service[Req, Res] {
+		return MapResult(inner, f)
+	})
+}

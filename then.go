@@ -1,0 +1,74 @@
+package tower
+
+import "context"
+
+// AndThen returns a service that, when a call of inner succeeds, passes its
+// response to f and returns what f returns: tower's AndThen. f gets the
+// call's ctx, so it may do more work under the request's deadline, such as
+// a second request to another service. When the call fails, f does not run
+// and the error is returned unchanged, with the zero Res2. An error from
+// Ready is returned unchanged.
+//
+// Ready is inner's Ready, and its permit wraps inner's; the reservation on
+// inner is given back when inner's call returns, before f runs.
+//
+// Req is the request type, Res the response type of inner, and Res2 that of
+// the returned service. The returned service is safe for concurrent use if
+// f is. It panics if inner or f is nil.
+func AndThen[Req, Res, Res2 any](inner Service[Req, Res], f func(ctx context.Context, res Res) (Res2, error)) Service[Req, Res2] {
+	mustService("tower.AndThen", inner)
+	mustFunc("tower.AndThen", f == nil)
+	return &adapter[Req, Res2, Req, Res]{
+		inner: inner,
+		call: func(ctx context.Context, p Permit[Req, Res], req Req) (Res2, error) {
+			res, err := p.Call(ctx, req)
+			if err != nil {
+				var zero Res2
+				return zero, err
+			}
+			return f(ctx, res)
+		},
+	}
+}
+
+// AndThenLayer returns a Layer that wraps each service in [AndThen] with f,
+// for an f that keeps the response's type. It panics if f is nil.
+func AndThenLayer[Req, Res any](f func(ctx context.Context, res Res) (Res, error)) Layer[Req, Res] {
+	mustFunc("tower.AndThenLayer", f == nil)
+	return LayerFunc[Req, Res](func(inner Service[Req, Res]) Service[Req, Res] {
+		return AndThen(inner, f)
+	})
+}
+
+// Then returns a service that passes the whole outcome of each call of
+// inner, response and error, to f and returns what f returns: tower's Then.
+// It is [MapResult] with the call's ctx, for an f that may do more work,
+// such as a fallback request when the call failed. An error from Ready is
+// not passed to f and is returned unchanged.
+//
+// Ready is inner's Ready, and its permit wraps inner's; the reservation on
+// inner is given back when inner's call returns, before f runs.
+//
+// Req is the request type, Res the response type of inner, and Res2 that of
+// the returned service. The returned service is safe for concurrent use if
+// f is. It panics if inner or f is nil.
+func Then[Req, Res, Res2 any](inner Service[Req, Res], f func(ctx context.Context, res Res, err error) (Res2, error)) Service[Req, Res2] {
+	mustService("tower.Then", inner)
+	mustFunc("tower.Then", f == nil)
+	return &adapter[Req, Res2, Req, Res]{
+		inner: inner,
+		call: func(ctx context.Context, p Permit[Req, Res], req Req) (Res2, error) {
+			res, err := p.Call(ctx, req)
+			return f(ctx, res, err)
+		},
+	}
+}
+
+// ThenLayer returns a Layer that wraps each service in [Then] with f, for
+// an f that keeps the response's type. It panics if f is nil.
+func ThenLayer[Req, Res any](f func(ctx context.Context, res Res, err error) (Res, error)) Layer[Req, Res] {
+	mustFunc("tower.ThenLayer", f == nil)
+	return LayerFunc[Req, Res](func(inner Service[Req, Res]) Service[Req, Res] {
+		return Then(inner, f)
+	})
+}
