@@ -91,6 +91,16 @@
 // layers; in every list of layers in this module the first one is the
 // outermost: it sees the request first.
 //
+// # Combinators
+//
+// Small steps that change requests, responses or errors are functions of
+// this package: [MapRequest], [MapResponse], [MapErr], [MapResult],
+// [AndThen] and [Then], each with a Layer form for steps that keep the
+// types, and [Either] and [OptionalLayer] to choose a service or a layer
+// when the stack is built. A step that changes Req or Res is a generic
+// function rather than a method, because Go methods cannot have type
+// parameters.
+//
 // # Implementing a Service
 //
 // A leaf service that reserves nothing is a [ServiceFunc]. A middleware whose
