@@ -1,0 +1,85 @@
+package hedge_test
+
+import (
+	"fmt"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/towergo/tower/hedge"
+	"github.com/towergo/tower/retry"
+)
+
+// A budget that cannot pay for a hedge stops it; one that pays for one
+// hedge allows exactly one.
+func TestHedgeBudget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// Deposits earn nothing; the reserve pays for one hedge per second.
+		svc, h, _ := newHedge(hedge.WithBudget(retry.NewTPSBudget(time.Second, 1, 0)))
+		for i, wantHedge := range []bool{true, false} {
+			c := goCall(t.Context(), svc, "orig")
+			orig := take(t, h, "orig")
+			time.Sleep(10 * ms)
+			if wantHedge {
+				take(t, h, "orig")
+			} else {
+				noRequest(t, h)
+			}
+			orig.Respond("done")
+			<-c.done
+			if c.err != nil || c.res != "done" {
+				t.Errorf("call %d: got %q, %v; want %q", i+1, c.res, c.err, "done")
+			}
+		}
+		checkCalls(t, h, 3)
+	})
+}
+
+// By default, a Hedge's budget is retry.NewTPSBudget(10s, 10, 1-0.9): a
+// reserve of 10 per second over 10s, 100 hedges of 10 tokens each, and one
+// token per call. Call i (from 1) deposits, then its hedge withdraws 10 if
+// 1000 + i - 10·(hedges so far) >= 10: calls 1 to 111 are all hedged, then
+// one call in ten, when the deposits have paid for it (120, 130, ...).
+func TestHedgeDefaultBudget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		svc, h, _ := newHedge()
+		var hedged []int
+		for i := 1; i <= 200; i++ {
+			c := goCall(t.Context(), svc, "orig")
+			orig := take(t, h, "orig")
+			time.Sleep(10 * ms)
+			synctest.Wait()
+			if _, ok := h.TryNext(); ok {
+				hedged = append(hedged, i)
+			}
+			orig.Respond("done")
+			<-c.done
+		}
+		var want []int
+		for i := 1; i <= 111; i++ {
+			want = append(want, i)
+		}
+		for i := 120; i <= 200; i += 10 {
+			want = append(want, i)
+		}
+		if fmt.Sprint(hedged) != fmt.Sprint(want) {
+			t.Errorf("hedged calls %v, want %v", hedged, want)
+		}
+	})
+}
+
+// WithBudget(nil): hedges are not limited, as in tower.
+func TestHedgeNoBudget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		svc, h, _ := newHedge(hedge.WithBudget(nil))
+		for range 200 {
+			c := goCall(t.Context(), svc, "orig")
+			orig := take(t, h, "orig")
+			time.Sleep(10 * ms)
+			take(t, h, "orig")
+			orig.Respond("done")
+			<-c.done
+		}
+		checkCalls(t, h, 400)
+	})
+}

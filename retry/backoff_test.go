@@ -1,0 +1,196 @@
+package retry_test
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/towergo/tower/retry"
+)
+
+// cases returns n pairs of durations in whole milliseconds, from a fixed
+// seed, with the edge cases first: tower's quickcheck tests draw any u64
+// pair; these stay within what a Duration holds.
+func cases(n int) [][2]time.Duration {
+	edges := []int64{0, 1, 2, 50, 1000, 1 << 20, math.MaxInt64 / int64(time.Millisecond)}
+	var out [][2]time.Duration
+	for _, a := range edges {
+		for _, b := range edges {
+			out = append(out, [2]time.Duration{time.Duration(a) * time.Millisecond, time.Duration(b) * time.Millisecond})
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range n {
+		a := r.Int64N(1 << uint(r.IntN(40)+1))
+		b := r.Int64N(1 << uint(r.IntN(40)+1))
+		out = append(out, [2]time.Duration{time.Duration(a) * time.Millisecond, time.Duration(b) * time.Millisecond})
+	}
+	return out
+}
+
+// tower: backoff_base_first. The first base is min.
+func TestBackoffBaseFirst(t *testing.T) {
+	for _, c := range cases(1000) {
+		b, err := retry.NewExponentialBackoff(c[0], c[1], 0)
+		if err != nil {
+			continue // tower discards these cases
+		}
+		if got := b.Base(1); got != c[0] {
+			t.Fatalf("min %v, max %v: got first base %v, want %v", c[0], c[1], got, c[0])
+		}
+	}
+}
+
+// tower: backoff_base. Every base lies in [min, max], however many
+// attempts came before.
+func TestBackoffBaseBounds(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, c := range cases(1000) {
+		b, err := retry.NewExponentialBackoff(c[0], c[1], 0)
+		if err != nil {
+			continue
+		}
+		for _, n := range []int{1, 2, 31, 32, 33, 63, 64, 65, math.MaxInt, r.IntN(1 << 20)} {
+			if got := b.Base(n); got < c[0] || got > c[1] {
+				t.Fatalf("min %v, max %v, attempt %d: got base %v, want it within [min, max]", c[0], c[1], n, got)
+			}
+		}
+	}
+}
+
+// tower: backoff_jitter. No jitter when the ratio is 0, the base is 0 or
+// the base is max; some jitter otherwise.
+func TestBackoffJitter(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for i, c := range cases(1000) {
+		jitter := []float64{0, 1, 100, r.Float64() * 100}[i%4]
+		b, err := retry.NewExponentialBackoff(c[0], c[1], jitter)
+		if err != nil {
+			continue
+		}
+		j := b.Jitter(c[0])
+		if jitter == 0 || c[0] == 0 || c[0] == c[1] {
+			if j != 0 {
+				t.Fatalf("base %v, max %v, jitter %v: got %v, want 0", c[0], c[1], jitter, j)
+			}
+		} else if j <= 0 {
+			t.Fatalf("base %v, max %v, jitter %v: got %v, want more than 0", c[0], c[1], jitter, j)
+		}
+	}
+	// A base of whole seconds gets jitter too (tower's truncates the
+	// scaled seconds to whole seconds, and would give none here).
+	b, err := retry.NewExponentialBackoff(time.Second, 10*time.Second, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.SetRand(func() float64 { return 0.25 })
+	if got := b.Jitter(time.Second); got != 250*time.Millisecond {
+		t.Errorf("base 1s, jitter 1, random 0.25: got %v, want 250ms", got)
+	}
+}
+
+// The sequence of delays, exactly: doubling from min, capped at max; and
+// with jitter, the random part added and cut to max.
+func TestBackoffDelays(t *testing.T) {
+	ms := time.Millisecond
+	tests := []struct {
+		name     string
+		min, max time.Duration
+		jitter   float64
+		rand     float64
+		want     []time.Duration // after attempts 1, 2, ...
+	}{
+		{"NoJitter", 100 * ms, time.Second, 0, 0.5, []time.Duration{100 * ms, 200 * ms, 400 * ms, 800 * ms, time.Second, time.Second}},
+		{"HalfOfFullJitter", 100 * ms, time.Second, 1, 0.5, []time.Duration{150 * ms, 300 * ms, 600 * ms, time.Second, time.Second}},
+		{"JitterRatio2", 100 * ms, 10 * time.Second, 2, 0.25, []time.Duration{150 * ms, 300 * ms, 600 * ms}},
+		{"MinEqualsMax", time.Second, time.Second, 1, 0.99, []time.Duration{time.Second, time.Second}},
+		{"ZeroMin", 0, time.Second, 1, 0.99, []time.Duration{0, 0}},
+		{"SecondsAndNanos", 1500 * ms, time.Minute, 0.5, 0.5, []time.Duration{1875 * ms, 3750 * ms}},
+		{"HugeCappedWithoutOverflow", time.Hour, math.MaxInt64, 100, 0.999, []time.Duration{time.Hour + time.Duration(99.9*float64(time.Hour))}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := retry.NewExponentialBackoff(tt.min, tt.max, tt.jitter)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.SetRand(func() float64 { return tt.rand })
+			for i, want := range tt.want {
+				if got := b.Delay(i + 1); got != want {
+					t.Errorf("Delay(%d): got %v, want %v", i+1, got, want)
+				}
+			}
+		})
+	}
+	// A large attempt number and a large jitter stay within max.
+	b, err := retry.NewExponentialBackoff(time.Hour, math.MaxInt64, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.SetRand(func() float64 { return 0.999 })
+	if got := b.Delay(40); got != math.MaxInt64 {
+		t.Errorf("Delay(40): got %v, want the maximum Duration", got)
+	}
+}
+
+// tower: jitter_must_be_finite, with every other InvalidBackoff rule and
+// its message.
+func TestBackoffInvalid(t *testing.T) {
+	tests := []struct {
+		name     string
+		min, max time.Duration
+		jitter   float64
+		want     string
+	}{
+		{"MaxLessThanMin", 2 * time.Second, time.Second, 0, "invalid backoff: maximum must not be less than minimum"},
+		{"MaxZero", 0, 0, 0, "invalid backoff: maximum must be non-zero"},
+		{"MinNegative", -time.Second, time.Second, 0, "invalid backoff: minimum must not be negative"},
+		{"JitterNegative", 0, time.Second, -0.1, "invalid backoff: jitter must not be negative"},
+		{"JitterOver100", 0, time.Second, 100.5, "invalid backoff: jitter must not be greater than 100"},
+		{"JitterNaN", 0, time.Millisecond, math.NaN(), "invalid backoff: jitter must not be NaN"},
+		{"JitterPlusInf", 0, time.Millisecond, math.Inf(1), "invalid backoff: jitter must not be greater than 100"},
+		{"JitterMinusInf", 0, time.Millisecond, math.Inf(-1), "invalid backoff: jitter must not be negative"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := retry.NewExponentialBackoff(tt.min, tt.max, tt.jitter)
+			if b != nil || err == nil || err.Error() != tt.want {
+				t.Fatalf("got %v, %v; want nil, %q", b, err, tt.want)
+			}
+			if !errors.Is(err, retry.ErrInvalidBackoff) {
+				t.Errorf("errors.Is(%v, ErrInvalidBackoff) = false, want true", err)
+			}
+		})
+	}
+	// The valid edges.
+	for _, j := range []float64{0, 100} {
+		if _, err := retry.NewExponentialBackoff(0, time.Nanosecond, j); err != nil {
+			t.Errorf("jitter %v: got %v, want no error", j, err)
+		}
+	}
+}
+
+func TestFullJitterBackoff(t *testing.T) {
+	ms := time.Millisecond
+	b, err := retry.NewFullJitterBackoff(100*ms, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.SetRand(func() float64 { return 0.5 })
+	for i, want := range []time.Duration{50 * ms, 100 * ms, 200 * ms, 400 * ms, 500 * ms, 500 * ms} {
+		if got := b.Delay(i + 1); got != want {
+			t.Errorf("Delay(%d): got %v, want %v", i+1, got, want)
+		}
+	}
+	b.SetRand(func() float64 { return 0 })
+	if got := b.Delay(3); got != 0 {
+		t.Errorf("Delay(3) with a random 0: got %v, want 0", got)
+	}
+	for _, bad := range [][2]time.Duration{{2 * ms, ms}, {0, 0}, {-ms, ms}} {
+		if _, err := retry.NewFullJitterBackoff(bad[0], bad[1]); !errors.Is(err, retry.ErrInvalidBackoff) {
+			t.Errorf("NewFullJitterBackoff(%v, %v): got %v, want an ErrInvalidBackoff", bad[0], bad[1], err)
+		}
+	}
+}

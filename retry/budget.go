@@ -1,0 +1,196 @@
+package retry
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"time"
+)
+
+// A Budget limits retries across requests: tower's Budget. A policy
+// deposits as requests are made and withdraws for each retry, and does not
+// retry when a withdrawal fails. A maximum number of attempts per request
+// multiplies the load by that number when everything fails, and layers of
+// retries multiply it again; a budget caps the extra load at a share of the
+// traffic. One Budget may serve several policies, and package hedge's
+// hedges too, to cap their extra load together.
+//
+// Implementations must be safe for concurrent use.
+type Budget interface {
+	// Deposit records a request that can earn retries.
+	Deposit()
+	// Withdraw takes what one retry costs, and reports whether there was
+	// enough.
+	Withdraw() bool
+}
+
+// TPSBudget is tower's TpsBudget, itself Finagle's RetryBudget: it allows
+// retries for a share of the requests deposited over the last ttl, plus a
+// reserve of minPerSec retries per second for callers that send little.
+//
+// The arithmetic is tower's, integer for integer. A deposit adds
+// depositAmount and a retry costs withdrawAmount: (0, 1) for a retryPercent
+// of 0, (1, trunc(1/retryPercent)) up to 1, and (1000,
+// trunc(1000/retryPercent)) above, computed in float32 as tower does. So a
+// retryPercent of 0.2 costs 5 deposits per retry, and one of 0.6 costs 1,
+// allowing 100%, not 60% (tower issue #857). The reserve is
+// minPerSec·(ttl in whole seconds)·withdrawAmount, and never runs out: a
+// withdrawal succeeds while the sum of the recent deposits and withdrawals
+// and the reserve covers its cost.
+//
+// Deposits and withdrawals are kept in 10 slots of ttl/10 each, plus one
+// for the current slot, and expire lazily: at each deposit or withdrawal,
+// if a slot's time has passed since the last expiry, the current amount is
+// committed to the current slot, the following slots are cleared for each
+// further ttl/10 that has passed, and the slot after the last one cleared
+// becomes current, without being cleared itself. Its old amount keeps
+// counting until the next expiry overwrites it: a quirk of tower's that
+// this port keeps.
+//
+// Unlike tower's, which sums the slots outside its lock, a withdrawal here
+// checks the balance and takes its cost in one step, so concurrent
+// withdrawals cannot overdraw.
+//
+// A TPSBudget is safe for concurrent use. Its zero value is not usable;
+// build one with [NewTPSBudget].
+type TPSBudget struct {
+	mu       sync.Mutex
+	index    int       // the current slot
+	expired  time.Time // when the slots last expired
+	writer   int64     // the current slot's amount, committed at expiry
+	slots    [tpsSlots]int64
+	window   time.Duration // the time each slot stands for, ttl/10
+	reserve  int64
+	deposit  int64 // what a deposit adds
+	withdraw int64 // what a withdrawal takes
+}
+
+const tpsSlots = 10
+
+// NewTPSBudget returns a TPSBudget whose deposits count for ttl, which
+// allows minPerSec retries per second whatever the deposits, and
+// retryPercent retries per deposit on top: retryPercent is a ratio, 0.2
+// for one retry every five deposits, 2 for two per deposit. tower's default
+// is NewTPSBudget(10*time.Second, 10, 0.2).
+//
+// It panics, as tower's asserts do, unless 1s <= ttl <= 60s,
+// 0 <= retryPercent <= 1000, and 0 <= minPerSec < 1<<31-1.
+func NewTPSBudget(ttl time.Duration, minPerSec int, retryPercent float64) *TPSBudget {
+	if ttl < time.Second || ttl > time.Minute {
+		panic(fmt.Sprintf("retry.NewTPSBudget: ttl must be between 1s and 1m0s, got %v", ttl))
+	}
+	if !(retryPercent >= 0 && retryPercent <= 1000) {
+		panic(fmt.Sprintf("retry.NewTPSBudget: retryPercent must be between 0 and 1000, got %v", retryPercent))
+	}
+	if minPerSec < 0 || minPerSec >= math.MaxInt32 {
+		panic(fmt.Sprintf("retry.NewTPSBudget: minPerSec must be between 0 and %d, got %d", math.MaxInt32-1, minPerSec))
+	}
+	dep, wd := tpsAmounts(float32(retryPercent))
+	reserve := satMul(satMul(int64(minPerSec), int64(ttl/time.Second)), wd)
+	return &TPSBudget{
+		expired:  time.Now(),
+		window:   ttl / tpsSlots,
+		reserve:  reserve,
+		deposit:  dep,
+		withdraw: wd,
+	}
+}
+
+// tpsAmounts returns tower's deposit and withdrawal amounts for p, in
+// float32 arithmetic: each quotient is rounded to float32, then truncated
+// toward zero, saturating as Rust's `as isize` does.
+func tpsAmounts(p float32) (deposit, withdraw int64) {
+	switch {
+	case p == 0:
+		return 0, 1
+	case p <= 1:
+		return 1, truncSat(float32(1 / p))
+	default:
+		return 1000, truncSat(float32(1000 / p))
+	}
+}
+
+func truncSat(f float32) int64 {
+	if f >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(f)
+}
+
+// Deposit adds a deposit to the current slot.
+func (b *TPSBudget) Deposit() {
+	b.mu.Lock()
+	b.expire()
+	b.writer = satAdd(b.writer, b.deposit)
+	b.mu.Unlock()
+}
+
+// Withdraw takes a retry's cost if the recent deposits and withdrawals and
+// the reserve cover it, and reports whether they did.
+func (b *TPSBudget) Withdraw() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.expire()
+	if b.sum() < b.withdraw {
+		return false
+	}
+	b.writer = satAdd(b.writer, -b.withdraw)
+	return true
+}
+
+// String describes the budget as tower's Debug does, with the balance as of
+// the last deposit or withdrawal.
+func (b *TPSBudget) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return fmt.Sprintf("TPSBudget{deposit: %d, withdraw: %d, balance: %d}", b.deposit, b.withdraw, b.sum())
+}
+
+// expire is tower's TpsBudget::expire. b.mu must be held.
+func (b *TPSBudget) expire() {
+	now := time.Now()
+	diff := max(now.Sub(b.expired), 0)
+	if diff < b.window {
+		return
+	}
+	b.slots[b.index] = b.writer
+	b.writer = 0
+	// tower clears one slot for each window by which diff exceeds one
+	// window: while diff > window { clear; diff -= window }. That is
+	// (diff-1)/window slots, counted here rather than looped over, so a
+	// budget idle for hours expires in constant time.
+	n := int64((diff - 1) / b.window)
+	for i := range min(n, tpsSlots) {
+		b.slots[(int64(b.index)+1+i)%tpsSlots] = 0
+	}
+	b.index = int((int64(b.index) + 1 + n) % tpsSlots)
+	b.expired = now
+}
+
+// sum is tower's TpsBudget::sum. b.mu must be held.
+func (b *TPSBudget) sum() int64 {
+	var windowed int64
+	for _, v := range b.slots {
+		windowed = satAdd(windowed, v)
+	}
+	return satAdd(satAdd(b.writer, windowed), b.reserve)
+}
+
+func satAdd(a, b int64) int64 {
+	s := a + b
+	switch {
+	case a > 0 && b > 0 && s < 0:
+		return math.MaxInt64
+	case a < 0 && b < 0 && s >= 0:
+		return math.MinInt64
+	}
+	return s
+}
+
+// satMul multiplies two values that are not negative, saturating.
+func satMul(a, b int64) int64 {
+	if a != 0 && b > math.MaxInt64/a {
+		return math.MaxInt64
+	}
+	return a * b
+}

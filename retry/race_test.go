@@ -1,0 +1,5 @@
+//go:build race
+
+package retry_test
+
+func init() { raceEnabled = true }

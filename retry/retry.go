@@ -1,0 +1,162 @@
+package retry
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/towergo/tower"
+)
+
+// Retry is middleware that sends a request again while its [Policy] says
+// the result is worth another try: tower's Retry.
+//
+// Ready is the first attempt's readiness: it passes through to the inner
+// service and wraps the inner permit, so the first attempt is sent on the
+// capacity the caller reserved. Every later attempt waits for the policy's
+// backoff, then for the inner service to be ready, under the ctx given to
+// Call, and only then is sent. No attempt starts once ctx is done: ctx is
+// looked at before each attempt's Ready, and after each backoff. A ctx that
+// ends while the Retry waits (a backoff, or an attempt's Ready) ends the
+// call with ctx.Err(), and the last attempt's result is dropped. An inner
+// service whose Ready fails for another reason is broken: its error is
+// returned as it is.
+//
+// A first attempt that needs no retry allocates nothing of the Retry's
+// own: the permit's record and the [Attempt] the policy is shown come from
+// pools. A [SessionPolicy] allocates what NewSession does; a backoff
+// allocates its timer.
+//
+// A Retry is safe for concurrent use. The zero Retry is not usable; build
+// one with [New] or [NewLayer]. Req and Res are the request and response
+// types.
+type Retry[Req, Res any] struct {
+	inner    tower.Service[Req, Res]
+	policy   Policy[Req, Res]
+	sessions SessionPolicy[Req, Res] // policy, if it makes a policy per request
+	wraps    tower.WrapPool[Req, Res]
+	attempts sync.Pool // of *Attempt[Req, Res]
+}
+
+// New returns inner wrapped in a Retry that follows policy. If policy is a
+// [SessionPolicy], each call gets a policy of its own from NewSession. New
+// panics if inner or policy is nil.
+func New[Req, Res any](inner tower.Service[Req, Res], policy Policy[Req, Res]) *Retry[Req, Res] {
+	if inner == nil {
+		panic("retry.New: nil inner service")
+	}
+	if policy == nil {
+		panic("retry.New: nil policy")
+	}
+	r := &Retry[Req, Res]{inner: inner, policy: policy}
+	r.sessions, _ = policy.(SessionPolicy[Req, Res])
+	return r
+}
+
+// NewLayer returns a Layer that wraps each service in a Retry that follows
+// policy; the Retries it makes share policy, and so whatever policy shares
+// across requests, such as a budget. It panics if policy is nil.
+func NewLayer[Req, Res any](policy Policy[Req, Res]) tower.Layer[Req, Res] {
+	if policy == nil {
+		panic("retry.NewLayer: nil policy")
+	}
+	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
+		return New(inner, policy)
+	})
+}
+
+// Ready waits for the inner service to be ready for the first attempt, and
+// returns its permit wrapped. An error from the inner service's Ready is
+// returned unchanged.
+func (r *Retry[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
+	p, err := r.inner.Ready(ctx)
+	if err != nil {
+		return p, err
+	}
+	return r.wraps.Wrap((*wrapper[Req, Res])(r), p), nil
+}
+
+// wrapper is Retry's tower.Wrapper, kept off Retry's method set.
+type wrapper[Req, Res any] Retry[Req, Res]
+
+func (w *wrapper[Req, Res]) ReleaseWrapped(inner tower.Permit[Req, Res]) { inner.Release() }
+
+func (w *wrapper[Req, Res]) CallWrapped(ctx context.Context, inner tower.Permit[Req, Res], req Req) (Res, error) {
+	var zero Res
+	// Gives the permit back if ctx is done, or if the policy panics before
+	// the first attempt; after the first attempt it holds nothing.
+	defer inner.Release()
+	if err := ctx.Err(); err != nil {
+		return zero, err
+	}
+	policy := w.policy
+	if w.sessions != nil {
+		policy = w.sessions.NewSession()
+	}
+	keep, ok := policy.Clone(req)
+	res, err := inner.Call(ctx, req)
+	if !ok {
+		return res, err
+	}
+	a, _ := w.attempts.Get().(*Attempt[Req, Res])
+	if a == nil {
+		a = new(Attempt[Req, Res])
+	}
+	*a = Attempt[Req, Res]{N: 1, Req: keep, Res: res, Err: err}
+	defer w.putAttempt(a)
+	for {
+		wait, again := policy.Retry(ctx, a)
+		if !again {
+			return a.Res, a.Err
+		}
+		if err := sleep(ctx, wait); err != nil {
+			return zero, err
+		}
+		p, err := w.inner.Ready(ctx)
+		if err != nil {
+			return zero, err
+		}
+		req := a.Req
+		keep, ok := policy.Clone(req)
+		res, err := p.Call(ctx, req)
+		if !ok {
+			return res, err
+		}
+		a.N++
+		a.Req, a.Res, a.Err = keep, res, err
+	}
+}
+
+// putAttempt clears a, so that the pool holds no request or response, and
+// pools it.
+func (w *wrapper[Req, Res]) putAttempt(a *Attempt[Req, Res]) {
+	*a = Attempt[Req, Res]{}
+	w.attempts.Put(a)
+}
+
+// sleep waits for d, and returns an error if ctx is done before d has
+// passed, or once it has: the check before the next attempt.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+	}
+	return done(ctx)
+}
+
+// done returns ctx.Err(), or context.DeadlineExceeded if ctx's deadline has
+// passed and its timer has not fired yet: a backoff that ends at the very
+// instant of the deadline must not start another attempt.
+func done(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}

@@ -1,0 +1,238 @@
+package retry_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/towergo/tower/retry"
+)
+
+// countingBudget counts deposits and withdrawals, and grants the first
+// allow withdrawals.
+type countingBudget struct {
+	mu                    sync.Mutex
+	deposits, withdrawals int
+	allow                 int
+}
+
+func (b *countingBudget) Deposit() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.deposits++
+}
+
+func (b *countingBudget) Withdraw() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.withdrawals++
+	return b.withdrawals <= b.allow
+}
+
+func (b *countingBudget) check(t *testing.T, deposits, withdrawals int) {
+	t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.deposits != deposits || b.withdrawals != withdrawals {
+		t.Errorf("got %d deposits and %d withdrawals, want %d and %d", b.deposits, b.withdrawals, deposits, withdrawals)
+	}
+}
+
+// fails answers the next n requests, all "hello", with errors "fail 1",
+// "fail 2"..., then the next one with "world" if answer is set.
+func fails(t *testing.T, h *handle, n int, answer bool) {
+	t.Helper()
+	for i := range n {
+		take(t, h, "hello").Fail(fmt.Errorf("fail %d", i+1))
+	}
+	if answer {
+		take(t, h, "hello").Respond("world")
+	}
+}
+
+func TestStandardPolicyAttempts(t *testing.T) {
+	tests := []struct {
+		name    string
+		opts    []retry.PolicyOption
+		fails   int  // errors the inner service answers first
+		answer  bool // whether it then answers "world"
+		wantErr string
+		calls   int
+	}{
+		{"SuccessIsNotRetried", nil, 0, true, "", 1},
+		{"ErrorThenSuccess", nil, 1, true, "", 2},
+		{"DefaultThreeAttempts", nil, 3, false, "fail 3", 3},
+		{"MaxAttempts1", []retry.PolicyOption{retry.WithMaxAttempts(1)}, 1, false, "fail 1", 1},
+		{"MaxAttempts5", []retry.PolicyOption{retry.WithMaxAttempts(5)}, 4, true, "", 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				svc, h := newRetry(retry.NewPolicy[string, string](nil, tt.opts...))
+				c := goCall(t.Context(), svc, "hello")
+				fails(t, h, tt.fails, tt.answer)
+				if tt.wantErr != "" {
+					c.expectErr(t, tt.wantErr)
+				} else {
+					c.expect(t, "world")
+				}
+				checkCalls(t, h, tt.calls)
+			})
+		})
+	}
+}
+
+// The classifier decides what is retried: here a "busy" response, and not
+// an error.
+func TestStandardPolicyClassifier(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		busy := func(res string, err error) bool { return err == nil && res == "busy" }
+		svc, h := newRetry(retry.NewPolicy[string, string](busy))
+		c := goCall(t.Context(), svc, "hello")
+		take(t, h, "hello").Respond("busy")
+		take(t, h, "hello").Fail(errors.New("no"))
+		c.expectErr(t, "no")
+		checkCalls(t, h, 2)
+	})
+}
+
+// A budget that has run out returns the last result, error or response,
+// not an error of its own.
+func TestStandardPolicyBudgetExhaustedReturnsLastResult(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		empty := retry.NewTPSBudget(time.Second, 0, 0) // no reserve, deposits earn nothing
+		svc, h := newRetry(retry.NewPolicy[string, string](nil, retry.WithBudget(empty)))
+		c := goCall(t.Context(), svc, "hello")
+		take(t, h, "hello").Fail(errors.New("fail 1"))
+		c.expectErr(t, "fail 1")
+		checkCalls(t, h, 1)
+
+		busy := func(res string, err error) bool { return res == "busy" }
+		svc, h = newRetry(retry.NewPolicy[string, string](busy, retry.WithBudget(empty)))
+		c = goCall(t.Context(), svc, "hello")
+		take(t, h, "hello").Respond("busy")
+		c.expect(t, "busy")
+		checkCalls(t, h, 1)
+	})
+}
+
+// A request deposits once, at its first attempt, whatever its result, and
+// each retry withdraws; a refused withdrawal ends the retries.
+func TestStandardPolicyBudgetAccounting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := &countingBudget{allow: 1}
+		svc, h := newRetry(retry.NewPolicy[string, string](nil, retry.WithMaxAttempts(10), retry.WithBudget(b)))
+		c := goCall(t.Context(), svc, "hello")
+		fails(t, h, 2, false)
+		c.expectErr(t, "fail 2")
+		b.check(t, 1, 2)
+
+		c = goCall(t.Context(), svc, "hello")
+		fails(t, h, 0, true)
+		c.expect(t, "world")
+		b.check(t, 2, 2) // a success deposits and withdraws nothing
+	})
+}
+
+// Running out of attempts does not touch the budget.
+func TestStandardPolicyMaxAttemptsBeforeBudget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := &countingBudget{allow: 10}
+		svc, h := newRetry(retry.NewPolicy[string, string](nil, retry.WithMaxAttempts(2), retry.WithBudget(b)))
+		c := goCall(t.Context(), svc, "hello")
+		fails(t, h, 2, false)
+		c.expectErr(t, "fail 2")
+		b.check(t, 1, 1)
+	})
+}
+
+// The backoff's delays, exactly: 10ms after the first attempt, 20ms after
+// the second.
+func TestStandardPolicyBackoff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		bo, err := retry.NewExponentialBackoff(10*time.Millisecond, time.Second, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc, h := newRetry(retry.NewPolicy[string, string](nil, retry.WithBackoff(bo)))
+		start := time.Now()
+		c := goCall(t.Context(), svc, "hello")
+		for i, want := range []time.Duration{0, 10 * time.Millisecond, 30 * time.Millisecond} {
+			r, err := h.Next(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := time.Since(start); got != want {
+				t.Errorf("attempt %d sent at %v, want %v", i+1, got, want)
+			}
+			r.Fail(fmt.Errorf("fail %d", i+1))
+		}
+		c.expectErr(t, "fail 3")
+		if c.at != 30*time.Millisecond {
+			t.Errorf("Call returned at %v, want 30ms", c.at)
+		}
+	})
+}
+
+// A retry whose backoff would reach the caller's deadline is not made: the
+// caller gets the last error at once, not a context error at the deadline,
+// and the budget is not drawn on.
+func TestStandardPolicyDeadlineTooClose(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		bo, err := retry.NewExponentialBackoff(10*time.Millisecond, time.Second, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := &countingBudget{allow: 10}
+		svc, h := newRetry(retry.NewPolicy[string, string](nil, retry.WithBackoff(bo), retry.WithBudget(b)))
+		ctx, cancel := context.WithTimeout(t.Context(), 25*time.Millisecond)
+		defer cancel()
+		c := goCall(ctx, svc, "hello")
+		take(t, h, "hello").Fail(errors.New("fail 1")) // at 0ms; retry at 10ms
+		time.Sleep(10 * time.Millisecond)
+		take(t, h, "hello").Fail(errors.New("fail 2")) // at 10ms; a retry would be at 30ms
+		c.expectErr(t, "fail 2")
+		if c.at != 10*time.Millisecond {
+			t.Errorf("Call returned at %v, want 10ms", c.at)
+		}
+		b.check(t, 1, 1)
+	})
+}
+
+// A result that comes back after the caller's ctx ended is not retried,
+// and the budget is not drawn on.
+func TestStandardPolicyContextDone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := &countingBudget{allow: 10}
+		svc, h := newRetry(retry.NewPolicy[string, string](nil, retry.WithBudget(b)))
+		ctx, cancel := context.WithCancel(t.Context())
+		c := goCall(ctx, svc, "hello")
+		take(t, h, "hello")
+		cancel()
+		<-c.done
+		if c.err != context.Canceled {
+			t.Errorf("Call: got %v, want %v", c.err, context.Canceled)
+		}
+		checkCalls(t, h, 1)
+		b.check(t, 1, 0)
+	})
+}
+
+func TestStandardPolicyBadInputPanics(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		f    func()
+		want string
+	}{
+		{"MaxAttempts0", func() { retry.WithMaxAttempts(0) }, "retry.WithMaxAttempts: n must be at least 1, got 0"},
+		{"NilBackoff", func() { retry.WithBackoff(nil) }, "retry.WithBackoff: nil Backoff"},
+		{"NilBudget", func() { retry.WithBudget(nil) }, "retry.WithBudget: nil Budget"},
+		{"NilOption", func() { retry.NewPolicy[string, string](nil, retry.WithMaxAttempts(2), nil) }, "retry.NewPolicy: option 1 is nil"},
+	} {
+		t.Run(tt.name, func(t *testing.T) { mustPanic(t, tt.want, tt.f) })
+	}
+}
