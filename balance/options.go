@@ -1,0 +1,96 @@
+package balance
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+)
+
+// ErrNoEndpoints is the error of a request sent through a balancer built
+// with [WithFailFast] while it has no endpoints at all.
+var ErrNoEndpoints = errors.New("load balancer has no endpoints")
+
+// ErrClosed is the error of Ready on a closed balancer.
+var ErrClosed = errors.New("load balancer closed")
+
+// A DiscoverError reports an error from the balancer's Discover: a failed
+// lookup, say. The balancer carries on with the endpoints it has. Its
+// message is tower's, "load balancer discovery error: " and the
+// Discover's.
+type DiscoverError struct {
+	Err error
+}
+
+// Error returns "load balancer discovery error: " and the Discover's
+// message.
+func (e *DiscoverError) Error() string { return "load balancer discovery error: " + e.Err.Error() }
+
+// Unwrap returns the Discover's error.
+func (e *DiscoverError) Unwrap() error { return e.Err }
+
+// A Rand is the random source of a [P2C]: IntN returns a number in [0, n),
+// as *rand.Rand's of math/rand/v2 does.
+type Rand interface {
+	IntN(n int) int
+}
+
+// globalRand is math/rand/v2's top-level source, safe for concurrent use.
+type globalRand struct{}
+
+func (globalRand) IntN(n int) int { return rand.IntN(n) }
+
+// An Option configures a balancer.
+type Option func(*options)
+
+type options struct {
+	rand     Rand
+	failFast bool
+	onError  func(error)
+}
+
+// WithRand makes a P2C draw its endpoints with r instead of math/rand/v2's
+// global source: give a seeded one for results that repeat. The balancer
+// calls r with its lock held, so r need not be safe for concurrent use, but
+// it must not be shared with anything else. RoundRobin ignores it. It
+// panics if r is nil.
+func WithRand(r Rand) Option {
+	if r == nil {
+		panic("balance.WithRand: nil Rand")
+	}
+	return func(o *options) { o.rand = r }
+}
+
+// WithFailFast makes a balancer with no endpoints at all (none ready, none
+// pending) fail requests at once with ErrNoEndpoints, instead of making
+// them wait until an endpoint is ready. Until the Discover has answered
+// for the first time (a change, an error or its end), requests wait even
+// so: a balancer being built is not empty. The error comes from the
+// permit's Call: Ready succeeds, since an error from Ready would mean the
+// balancer is broken for good, and it is not.
+func WithFailFast() Option {
+	return func(o *options) { o.failFast = true }
+}
+
+// WithErrorHandler makes the balancer call f with what it drops: a
+// *readycache.Failed for each endpoint removed because its Ready failed,
+// and a *[DiscoverError] for each error from the Discover. f is called
+// from the balancer's goroutines and from callers of Ready, without any
+// lock, so it must be safe for concurrent use. By default these errors are
+// dropped, as tower's balancer does (it logs them).
+func WithErrorHandler(f func(error)) Option {
+	if f == nil {
+		panic("balance.WithErrorHandler: nil handler")
+	}
+	return func(o *options) { o.onError = f }
+}
+
+func newOptions(fn string, opts []Option) options {
+	o := options{rand: globalRand{}}
+	for i, opt := range opts {
+		if opt == nil {
+			panic(fmt.Sprintf("%s: option %d is nil", fn, i))
+		}
+		opt(&o)
+	}
+	return o
+}

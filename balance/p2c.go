@@ -1,0 +1,92 @@
+package balance
+
+import (
+	"context"
+
+	"github.com/towergo/tower"
+	"github.com/towergo/tower/discover"
+	"github.com/towergo/tower/load"
+)
+
+// P2C is a load balancer that sends each request to the less loaded of two
+// ready endpoints drawn at random: the "power of two choices", tower's
+// p2c::Balance. Its endpoints come from a Discover, and each reports its
+// load ([load.Service]): with [load.PeakEwma], a slow endpoint is avoided
+// from its first slow answer.
+//
+// Ready waits until an endpoint is ready, then picks among the ready ones:
+// with one, it is the one; with more, two distinct ones are drawn with
+// Floyd's sampling, as tower does, and the one with the lower load wins,
+// the first drawn on a tie. The loads are read with the balancer's lock
+// held: an endpoint's Load must be quick and must not call the balancer.
+// Ready returns the chosen endpoint's own permit,
+// which the balancer's ready cache held (package readycache): calling it
+// sends the request straight to the endpoint, and releasing it gives the
+// reservation back to the endpoint. Picking allocates nothing.
+//
+// An endpoint whose Ready fails is dropped, and reported to the error
+// handler ([WithErrorHandler]); it is never an error for the caller. With
+// no endpoint ready, Ready waits, even with none at all, unless the
+// balancer was built [WithFailFast]. Ready fails only with ctx's error, or
+// with ErrClosed once the balancer is closed.
+//
+// A P2C is safe for concurrent use. The zero P2C is not usable; make one
+// with [NewP2C], and Close it when done. K is the Discover's key type, Req
+// and Res the request and response types.
+type P2C[K comparable, Req, Res any] struct {
+	b    balancer[K, Req, Res, load.Service[Req, Res]]
+	rand Rand
+}
+
+// NewP2C returns a P2C over the endpoints d discovers. The changes d has
+// now (all of a discover.List) are applied before it returns; a goroutine
+// applies the rest. It panics if d or an option is nil.
+func NewP2C[K comparable, Req, Res any](d discover.Discover[K, load.Service[Req, Res]], opts ...Option) *P2C[K, Req, Res] {
+	p := &P2C[K, Req, Res]{}
+	p.b.init("balance.NewP2C", d, (*p2cPicker[K, Req, Res])(p), opts)
+	p.rand = p.b.o.rand
+	return p
+}
+
+// Ready waits until an endpoint is ready, picks one by the power of two
+// choices, and returns its permit. A ready endpoint is taken even if ctx is
+// already done; otherwise, if ctx ends first, Ready returns ctx.Err()
+// unchanged. Built WithFailFast, a balancer with no endpoints returns at
+// once a permit whose Call fails with ErrNoEndpoints.
+func (p *P2C[K, Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
+	return p.b.ready(ctx)
+}
+
+// Len returns the number of endpoints, ready or not.
+func (p *P2C[K, Req, Res]) Len() int { return p.b.cache.Len() }
+
+// ReadyLen returns the number of endpoints ready now.
+func (p *P2C[K, Req, Res]) ReadyLen() int { return p.b.cache.ReadyLen() }
+
+// Close stops the discovery, releases the reservations the ready endpoints
+// hold, and stops and waits for the balancer's goroutines. Ready fails with
+// ErrClosed from then on; permits already returned stay good. Close is
+// idempotent and returns nil.
+func (p *P2C[K, Req, Res]) Close() error { return p.b.close() }
+
+// p2cPicker is P2C's readycache.Picker, kept off its method set.
+type p2cPicker[K comparable, Req, Res any] P2C[K, Req, Res]
+
+// Pick draws two distinct indexes with Floyd's sampling (tower's
+// sample_floyd2) and returns the one with the lower load, the first on a
+// tie. It is called with the cache's lock held, which also guards rand.
+func (p *p2cPicker[K, Req, Res]) Pick(ready []load.Service[Req, Res]) int {
+	n := len(ready)
+	if n == 1 {
+		return 0
+	}
+	a := p.rand.IntN(n - 1)
+	b := p.rand.IntN(n)
+	if a == b {
+		a = n - 1
+	}
+	if ready[a].Load() <= ready[b].Load() {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,61 @@
+package balance
+
+import (
+	"context"
+
+	"github.com/towergo/tower"
+	"github.com/towergo/tower/discover"
+)
+
+// RoundRobin is a load balancer that sends requests to its ready endpoints
+// in turn: the baseline users know, which ignores how loaded or slow each
+// endpoint is. Everything else is as for [P2C]: endpoints come from a
+// Discover; Ready waits until one is ready and returns its own permit; an
+// endpoint whose Ready fails is dropped and reported; [WithFailFast] fails
+// requests at once while there are no endpoints.
+//
+// The turn goes round the ready endpoints in the ready cache's order
+// (package readycache). An endpoint that is not ready is skipped, and one
+// that becomes ready again joins at the end, so with endpoints that are not
+// always ready the rotation is approximate.
+//
+// A RoundRobin is safe for concurrent use. The zero RoundRobin is not
+// usable; make one with [NewRoundRobin], and Close it when done. K is the
+// Discover's key type, Req and Res the request and response types.
+type RoundRobin[K comparable, Req, Res any] struct {
+	b    balancer[K, Req, Res, tower.Service[Req, Res]]
+	next uint // guarded by the cache's lock
+}
+
+// NewRoundRobin returns a RoundRobin over the endpoints d discovers. The
+// changes d has now are applied before it returns; a goroutine applies the
+// rest. It panics if d or an option is nil.
+func NewRoundRobin[K comparable, Req, Res any](d discover.Discover[K, tower.Service[Req, Res]], opts ...Option) *RoundRobin[K, Req, Res] {
+	r := &RoundRobin[K, Req, Res]{}
+	r.b.init("balance.NewRoundRobin", d, (*rrPicker[K, Req, Res])(r), opts)
+	return r
+}
+
+// Ready waits until an endpoint is ready, and returns the permit of the
+// next one in turn, as P2C's Ready does.
+func (r *RoundRobin[K, Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
+	return r.b.ready(ctx)
+}
+
+// Len returns the number of endpoints, ready or not.
+func (r *RoundRobin[K, Req, Res]) Len() int { return r.b.cache.Len() }
+
+// ReadyLen returns the number of endpoints ready now.
+func (r *RoundRobin[K, Req, Res]) ReadyLen() int { return r.b.cache.ReadyLen() }
+
+// Close stops the balancer, as P2C's Close does.
+func (r *RoundRobin[K, Req, Res]) Close() error { return r.b.close() }
+
+// rrPicker is RoundRobin's readycache.Picker, kept off its method set.
+type rrPicker[K comparable, Req, Res any] RoundRobin[K, Req, Res]
+
+func (r *rrPicker[K, Req, Res]) Pick(ready []tower.Service[Req, Res]) int {
+	i := int(r.next % uint(len(ready)))
+	r.next++
+	return i
+}

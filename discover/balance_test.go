@@ -1,0 +1,79 @@
+package discover_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/towergo/tower"
+	"github.com/towergo/tower/balance"
+	"github.com/towergo/tower/discover"
+	"github.com/towergo/tower/load"
+)
+
+// DNS > P2C: the balancer follows the lookups on its own goroutine. A
+// failed lookup is reported to the balancer's handler and the endpoints
+// found before keep serving; a vanished address gets no more requests.
+func TestDNSFeedsP2C(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newFake(
+			ips("10.0.0.1", "10.0.0.2"),
+			fakeAnswer{err: errors.New("server misbehaving")},
+			ips("10.0.0.2", "10.0.0.3"),
+		)
+		d := discover.NewDNS(r, "backend.internal", 80, time.Second, func(addr string) (load.Service[string, string], error) {
+			svc := tower.ServiceFunc[string, string](func(context.Context, string) (string, error) { return addr, nil })
+			return load.NewConstant(svc, 0), nil
+		})
+		var (
+			mu      sync.Mutex
+			reports []string
+		)
+		bal := balance.NewP2C(d, balance.WithErrorHandler(func(err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			reports = append(reports, fmt.Sprintf("%v at %v", err, time.Duration(time.Now().UnixNano()-r.start.UnixNano())))
+		}))
+		defer bal.Close()
+
+		served := func() []string {
+			seen := map[string]bool{}
+			for range 50 {
+				rsp, err := tower.Call(t.Context(), bal, "x")
+				if err != nil {
+					t.Fatal(err)
+				}
+				seen[rsp] = true
+			}
+			var out []string
+			for a := range seen {
+				out = append(out, a)
+			}
+			slices.Sort(out)
+			return out
+		}
+		// Ready waits for the first lookup, which the balancer's goroutine
+		// starts as soon as it runs.
+		if got := served(); fmt.Sprint(got) != "[10.0.0.1:80 10.0.0.2:80]" {
+			t.Errorf("at 0s: served by %v", got)
+		}
+		time.Sleep(1500 * time.Millisecond)
+		if got := served(); fmt.Sprint(got) != "[10.0.0.1:80 10.0.0.2:80]" {
+			t.Errorf("after the failed lookup: served by %v, want the last good set", got)
+		}
+		time.Sleep(time.Second)
+		if got := served(); fmt.Sprint(got) != "[10.0.0.2:80 10.0.0.3:80]" {
+			t.Errorf("after the third lookup: served by %v", got)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if want := "[load balancer discovery error: discover: lookup backend.internal: server misbehaving at 1s]"; fmt.Sprint(reports) != want {
+			t.Errorf("got reports %v, want %s", reports, want)
+		}
+	})
+}

@@ -1,0 +1,264 @@
+package discover
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// A Resolver looks names up in the DNS. *net.Resolver satisfies it, and
+// tests give a fake one.
+type Resolver interface {
+	// LookupNetIP returns the addresses of host (A and AAAA records for
+	// network "ip").
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+	// LookupSRV returns the SRV records of _service._proto.name, or of
+	// name when service and proto are empty.
+	LookupSRV(ctx context.Context, service, proto, name string) (cname string, addrs []*net.SRV, err error)
+}
+
+// ErrNoAddresses is the error of a lookup that succeeded with no address at
+// all. It is reported like a failed lookup: the last set found is kept.
+var ErrNoAddresses = errors.New("no addresses")
+
+// A LookupError reports a failed lookup (or one with no address,
+// [ErrNoAddresses]). The set of endpoints is left as the last good lookup
+// found it.
+type LookupError struct {
+	Name string // the name looked up
+	Err  error
+}
+
+// Error returns "discover: lookup ", the name, and the resolver's message.
+func (e *LookupError) Error() string { return "discover: lookup " + e.Name + ": " + e.Err.Error() }
+
+// Unwrap returns the resolver's error.
+func (e *LookupError) Unwrap() error { return e.Err }
+
+// A ServiceError reports that the function making a service for a new
+// address failed. The address is left out of the set, and tried again at the
+// next refresh.
+type ServiceError struct {
+	Addr string
+	Err  error
+}
+
+// Error returns "discover: making a service for ", the address, and the
+// error's message.
+func (e *ServiceError) Error() string {
+	return "discover: making a service for " + e.Addr + ": " + e.Err.Error()
+}
+
+// Unwrap returns the error of the function that makes services.
+func (e *ServiceError) Unwrap() error { return e.Err }
+
+// DNS is a Discover of the addresses a DNS name resolves to, looked up
+// again on an interval. Each address ("10.0.0.1:8080", "[2001:db8::1]:8080",
+// or for SRV records "host.example.com:8080") is a key; the user's function
+// makes the endpoint for it.
+//
+// The first Next looks the name up at once; then a lookup starts every
+// interval, counted from the start of the previous one. Each lookup is
+// compared with the set the previous ones built, by key: new addresses are
+// inserted first, in sorted order, then vanished ones removed, in sorted
+// order, so that a set that is replaced whole never goes through empty.
+// Next returns these changes one by one, and waits for the next lookup only
+// when it has returned them all.
+//
+// A lookup that fails, or that succeeds with no address, is reported by
+// Next as a *[LookupError] and changes nothing: the endpoints of the last
+// good lookup stay, and the next lookup is an interval later. If the
+// function that makes a service fails for an address, Next reports a
+// *[ServiceError], and the address is tried again at the next lookup.
+//
+// SRV records give host names, not addresses: the keys are "target:port",
+// and the function that makes the service resolves the target when it
+// connects. Priorities and weights are not used.
+//
+// A removed endpoint is dropped by the consumer; DNS does not close it.
+//
+// A DNS is not safe for concurrent use (a Discover has one consumer). The
+// zero DNS is not usable; make one with [NewDNS] or [NewDNSSRV]. S is the
+// endpoint type.
+type DNS[S any] struct {
+	resolver   Resolver
+	name       string
+	lookup     func(ctx context.Context) ([]string, error)
+	interval   time.Duration
+	newService func(addr string) (S, error)
+
+	current map[string]bool // addresses inserted and not removed since
+	queue   []dnsItem[S]    // changes and reports not returned yet
+	due     time.Time       // when the next lookup starts; zero: at once
+}
+
+type dnsItem[S any] struct {
+	change Change[string, S]
+	err    error
+}
+
+// NewDNS returns a Discover of the addresses host resolves to (A and AAAA
+// records), each with port, looked up every interval. newService makes the
+// endpoint for an address ("10.0.0.1:8080", "[2001:db8::1]:8080"). A nil r
+// means net.DefaultResolver. It panics if host is empty, port is not
+// between 1 and 65535, interval is not positive, or newService is nil.
+func NewDNS[S any](r Resolver, host string, port int, interval time.Duration, newService func(addr string) (S, error)) *DNS[S] {
+	const fn = "discover.NewDNS"
+	if host == "" {
+		panic(fn + ": host is empty")
+	}
+	if port < 1 || port > 65535 {
+		panic(fmt.Sprintf("%s: port must be between 1 and 65535, got %d", fn, port))
+	}
+	r = validate(fn, r, interval, newService)
+	return &DNS[S]{
+		resolver: r,
+		name:     host,
+		interval: interval,
+		lookup: func(ctx context.Context) ([]string, error) {
+			ips, err := r.LookupNetIP(ctx, "ip", host)
+			addrs := make([]string, len(ips))
+			for i, ip := range ips {
+				addrs[i] = netip.AddrPortFrom(ip.Unmap(), uint16(port)).String()
+			}
+			return addrs, err
+		},
+		newService: newService,
+		current:    make(map[string]bool),
+	}
+}
+
+// NewDNSSRV returns a Discover of the targets of the SRV records of
+// _service._proto.name (or of name, if service and proto are empty), looked
+// up every interval. newService makes the endpoint for a "target:port" key,
+// the target without its final dot. A nil r means net.DefaultResolver. It
+// panics if name is empty, interval is not positive, or newService is nil.
+func NewDNSSRV[S any](r Resolver, service, proto, name string, interval time.Duration, newService func(addr string) (S, error)) *DNS[S] {
+	const fn = "discover.NewDNSSRV"
+	if name == "" {
+		panic(fn + ": name is empty")
+	}
+	r = validate(fn, r, interval, newService)
+	full := name
+	if service != "" || proto != "" {
+		full = "_" + service + "._" + proto + "." + name
+	}
+	return &DNS[S]{
+		resolver: r,
+		name:     full,
+		interval: interval,
+		lookup: func(ctx context.Context) ([]string, error) {
+			_, srvs, err := r.LookupSRV(ctx, service, proto, name)
+			addrs := make([]string, len(srvs))
+			for i, s := range srvs {
+				addrs[i] = net.JoinHostPort(strings.TrimSuffix(s.Target, "."), strconv.Itoa(int(s.Port)))
+			}
+			return addrs, err
+		},
+		newService: newService,
+		current:    make(map[string]bool),
+	}
+}
+
+func validate[S any](fn string, r Resolver, interval time.Duration, newService func(string) (S, error)) Resolver {
+	if interval <= 0 {
+		panic(fmt.Sprintf("%s: interval must be positive, got %v", fn, interval))
+	}
+	if newService == nil {
+		panic(fn + ": newService is nil")
+	}
+	if r == nil {
+		return net.DefaultResolver
+	}
+	return r
+}
+
+// Next returns the next change, looking the name up again when the last
+// lookup's changes have all been returned and the interval has passed. It
+// returns a *LookupError or a *ServiceError as a report (the set is
+// unchanged by it), and ctx.Err() if ctx ends first. With a done ctx, it
+// returns a change only if one is queued: it does not look up.
+func (d *DNS[S]) Next(ctx context.Context) (Change[string, S], error) {
+	for len(d.queue) == 0 {
+		if err := d.wait(ctx); err != nil {
+			return Change[string, S]{}, err
+		}
+		if err := d.refresh(ctx); err != nil {
+			return Change[string, S]{}, err
+		}
+	}
+	it := d.queue[0]
+	d.queue[0] = dnsItem[S]{}
+	d.queue = d.queue[1:]
+	return it.change, it.err
+}
+
+// wait waits until the next lookup is due, or ctx ends.
+func (d *DNS[S]) wait(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	wait := time.Until(d.due)
+	if d.due.IsZero() || wait <= 0 {
+		return nil
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// refresh looks the name up and queues the changes from the current set to
+// the one found.
+func (d *DNS[S]) refresh(ctx context.Context) error {
+	start := time.Now()
+	addrs, err := d.lookup(ctx)
+	if err != nil && ctx.Err() != nil {
+		return ctx.Err() // cut short: the lookup is still due
+	}
+	d.due = start.Add(d.interval)
+	if err == nil && len(addrs) == 0 {
+		err = ErrNoAddresses
+	}
+	if err != nil {
+		return &LookupError{Name: d.name, Err: err}
+	}
+	slices.Sort(addrs)
+	addrs = slices.Compact(addrs)
+	found := make(map[string]bool, len(addrs))
+	for _, a := range addrs {
+		found[a] = true
+		if d.current[a] {
+			continue
+		}
+		s, err := d.newService(a)
+		if err != nil {
+			d.queue = append(d.queue, dnsItem[S]{err: &ServiceError{Addr: a, Err: err}})
+			continue
+		}
+		d.current[a] = true
+		d.queue = append(d.queue, dnsItem[S]{change: Change[string, S]{Kind: Insert, Key: a, Service: s}})
+	}
+	var gone []string
+	for a := range d.current {
+		if !found[a] {
+			gone = append(gone, a)
+		}
+	}
+	slices.Sort(gone)
+	for _, a := range gone {
+		delete(d.current, a)
+		d.queue = append(d.queue, dnsItem[S]{change: Change[string, S]{Kind: Remove, Key: a}})
+	}
+	return nil
+}

@@ -1,0 +1,101 @@
+package load
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/towergo/tower"
+)
+
+// A Completion decides when a request stops counting in its endpoint's
+// load: tower's TrackCompletion. Without one, a request counts from the
+// moment it is called until its Call returns (tower's CompleteOnResponse).
+// A response whose real end comes later, such as a body streamed after the
+// headers, can give a Completion that moves the request's [Handle] into the
+// response and marks it done when the body has been read.
+//
+// A Completion is used by every call of the services it is given to, at
+// once: it must be safe for concurrent use. Res is the response type.
+type Completion[Res any] interface {
+	// Track is called with each response that comes back without an
+	// error, and the request's Handle, and returns the response the caller
+	// gets. It must see that h.Done is called, now or later; until then the
+	// request counts as pending. A call that fails is done when it returns,
+	// without Track.
+	Track(h *Handle, res Res) Res
+}
+
+// A Handle is one request counted in its endpoint's load, from the moment it
+// was called until Done. A [Completion] receives it with the response.
+//
+// A Handle is safe for concurrent use.
+type Handle struct {
+	done atomic.Bool
+	c    completer
+	sent time.Time
+}
+
+// Done marks the request complete: it stops counting as pending, and for a
+// [PeakEwma] its round trip ends now. Calls after the first do nothing.
+func (h *Handle) Done() {
+	if h.done.CompareAndSwap(false, true) {
+		h.c.complete(h.sent)
+	}
+}
+
+// completer is the load metric a Handle reports to.
+type completer interface {
+	complete(sent time.Time)
+}
+
+// callTracked calls inner with req and hands a successful response to comp
+// with a Handle that reports to c. The request is complete when comp says
+// so, or at once if the call fails or panics.
+func callTracked[Req, Res any](ctx context.Context, inner tower.Permit[Req, Res], req Req, comp Completion[Res], c completer, sent time.Time) (Res, error) {
+	// This Handle is the one allocation a request makes with a Completion:
+	// it outlives the call.
+	h := &Handle{c: c, sent: sent}
+	handed := false
+	defer func() {
+		if !handed {
+			h.Done()
+		}
+	}()
+	res, err := inner.Call(ctx, req)
+	if err != nil {
+		return res, err
+	}
+	res = comp.Track(h, res)
+	handed = true
+	return res, nil
+}
+
+// An Option configures a [PendingRequests] or a [PeakEwma]. Res is the
+// response type.
+type Option[Res any] func(*options[Res])
+
+type options[Res any] struct {
+	completion Completion[Res]
+}
+
+// WithCompletion makes a request count as pending until c says it is done,
+// instead of until its Call returns. It panics if c is nil.
+func WithCompletion[Res any](c Completion[Res]) Option[Res] {
+	if c == nil {
+		panic("load.WithCompletion: nil Completion")
+	}
+	return func(o *options[Res]) { o.completion = c }
+}
+
+func newOptions[Res any](fn string, opts []Option[Res]) options[Res] {
+	var o options[Res]
+	for i, opt := range opts {
+		if opt == nil {
+			panic(fmt.Sprintf("%s: option %d is nil", fn, i))
+		}
+		opt(&o)
+	}
+	return o
+}

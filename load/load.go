@@ -1,0 +1,64 @@
+package load
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/towergo/tower"
+)
+
+// A Service is a [tower.Service] that reports its load, so that a balancer
+// can prefer the least loaded of its endpoints: tower's Load.
+type Service[Req, Res any] interface {
+	tower.Service[Req, Res]
+	// Load returns the service's load now: the smaller, the less loaded.
+	// It is safe for concurrent use, and may update the service's state
+	// ([PeakEwma]'s estimate decays each time it is read).
+	Load() float64
+}
+
+// Constant is a service whose load never changes: tower's Constant. Its
+// Ready and permits are the inner service's own; it adds nothing to a
+// request.
+//
+// A Constant is safe for concurrent use. The zero Constant is not usable;
+// make one with [NewConstant]. Req and Res are the request and response
+// types.
+type Constant[Req, Res any] struct {
+	inner tower.Service[Req, Res]
+	load  float64
+}
+
+// NewConstant returns inner with a load of load. It panics if inner is nil
+// or load is NaN.
+func NewConstant[Req, Res any](inner tower.Service[Req, Res], load float64) *Constant[Req, Res] {
+	if inner == nil {
+		panic("load.NewConstant: inner is nil")
+	}
+	validateConstant("load.NewConstant", load)
+	return &Constant[Req, Res]{inner: inner, load: load}
+}
+
+// NewConstantLayer returns a Layer that gives each service it wraps a
+// constant load. It panics if load is NaN.
+func NewConstantLayer[Req, Res any](load float64) tower.Layer[Req, Res] {
+	validateConstant("load.NewConstantLayer", load)
+	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
+		return NewConstant(inner, load)
+	})
+}
+
+func validateConstant(fn string, load float64) {
+	if math.IsNaN(load) {
+		panic(fmt.Sprintf("%s: load is NaN", fn))
+	}
+}
+
+// Ready is the inner service's Ready.
+func (c *Constant[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
+	return c.inner.Ready(ctx)
+}
+
+// Load returns the constant load.
+func (c *Constant[Req, Res]) Load() float64 { return c.load }

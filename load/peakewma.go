@@ -1,0 +1,163 @@
+package load
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/towergo/tower"
+)
+
+// PeakEwma is a service whose load is its expected latency times its
+// requests in flight: tower's PeakEwma, a port of Finagle's. It keeps an
+// estimate of the round-trip time (RTT), and its load is
+//
+//	estimate × (pending + 1)
+//
+// in nanoseconds, where pending is the number of requests in flight. The
+// estimate starts at a default RTT, so that an endpoint without history is
+// neither avoided nor flooded. When a request completes, its RTT (from the
+// call to the completion) updates the estimate:
+//
+//   - an RTT above the estimate replaces it: the estimate jumps to a peak
+//     at once, so a backend that turns slow is avoided from its first slow
+//     answer;
+//   - otherwise the estimate moves towards the RTT as an exponentially
+//     weighted moving average whose weight depends on the time since the
+//     last update: estimate = estimate×w + rtt×(1−w), w = exp(−Δt/decay).
+//
+// Reading the load is itself an update with an RTT of zero, so the estimate
+// of an endpoint that gets no requests decays towards zero, and it is tried
+// again in time. Errors count like any response: their RTT is measured too.
+//
+// A request counts as pending, and its RTT runs, from the moment its permit
+// is called until its Call returns, or, with [WithCompletion], until its
+// [Handle] is done. A permit reserved and not yet called does not count.
+//
+// A PeakEwma is safe for concurrent use. The zero PeakEwma is not usable;
+// make one with [NewPeakEwma]. Req and Res are the request and response
+// types.
+type PeakEwma[Req, Res any] struct {
+	inner      tower.Service[Req, Res]
+	decay      float64 // ns
+	completion Completion[Res]
+	pending    atomic.Int64
+	wraps      tower.WrapPool[Req, Res]
+
+	mu      sync.Mutex
+	rtt     float64   // the estimate, ns
+	updated time.Time // when rtt was last updated
+}
+
+// NewPeakEwma returns inner with its load estimated by Peak-EWMA, starting
+// from an RTT of defaultRTT and decaying with a time constant of decay
+// (Linkerd uses 30ms and 10s). It panics if inner or an option is nil, or
+// if defaultRTT or decay is not positive.
+func NewPeakEwma[Req, Res any](inner tower.Service[Req, Res], defaultRTT, decay time.Duration, opts ...Option[Res]) *PeakEwma[Req, Res] {
+	const fn = "load.NewPeakEwma"
+	if inner == nil {
+		panic(fn + ": inner is nil")
+	}
+	validatePeakEwma(fn, defaultRTT, decay)
+	o := newOptions(fn, opts)
+	return &PeakEwma[Req, Res]{
+		inner:      inner,
+		decay:      float64(decay),
+		completion: o.completion,
+		rtt:        float64(defaultRTT),
+		updated:    time.Now(),
+	}
+}
+
+// NewPeakEwmaLayer returns a Layer that gives each service it wraps a
+// PeakEwma load of its own, with the arguments of [NewPeakEwma]. It panics
+// if defaultRTT or decay is not positive or an option is nil.
+func NewPeakEwmaLayer[Req, Res any](defaultRTT, decay time.Duration, opts ...Option[Res]) tower.Layer[Req, Res] {
+	const fn = "load.NewPeakEwmaLayer"
+	validatePeakEwma(fn, defaultRTT, decay) // now, not when the layer is used
+	newOptions(fn, opts)
+	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
+		return NewPeakEwma(inner, defaultRTT, decay, opts...)
+	})
+}
+
+func validatePeakEwma(fn string, defaultRTT, decay time.Duration) {
+	if defaultRTT <= 0 {
+		panic(fmt.Sprintf("%s: defaultRTT must be positive, got %v", fn, defaultRTT))
+	}
+	if decay <= 0 {
+		panic(fmt.Sprintf("%s: decay must be positive, got %v", fn, decay))
+	}
+}
+
+// Ready waits for the inner service and returns its permit wrapped, so that
+// the call is measured. An error from the inner service is returned
+// unchanged.
+func (p *PeakEwma[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
+	q, err := p.inner.Ready(ctx)
+	if err != nil {
+		return q, err
+	}
+	return p.wraps.Wrap((*ewmaWrapper[Req, Res])(p), q), nil
+}
+
+// Load returns the cost, estimate × (pending + 1), in nanoseconds, after
+// decaying the estimate for the time since its last update.
+func (p *PeakEwma[Req, Res]) Load() float64 {
+	pending := p.pending.Load()
+	now := time.Now()
+	p.mu.Lock()
+	estimate := p.update(now, now, now)
+	p.mu.Unlock()
+	return estimate * float64(pending+1)
+}
+
+// update folds an RTT from sent to recv into the estimate at now, and
+// returns the estimate. p.mu must be held.
+func (p *PeakEwma[Req, Res]) update(sent, recv, now time.Time) float64 {
+	rtt := nanos(recv.Sub(sent))
+	if p.rtt < rtt {
+		// A peak: the worst case is the estimate from now on.
+		p.rtt = rtt
+	} else {
+		w := math.Exp(-nanos(now.Sub(p.updated)) / p.decay)
+		// The conversions round each product, so that the compiler does
+		// not fuse them into one FMA and the result is tower's to the bit.
+		p.rtt = float64(p.rtt*w) + float64(rtt*(1-w))
+	}
+	p.updated = now
+	return p.rtt
+}
+
+// nanos returns d in nanoseconds, or 0 if d is negative.
+func nanos(d time.Duration) float64 { return float64(max(d, 0)) }
+
+// ewmaWrapper is PeakEwma's tower.Wrapper and completer, kept off its
+// method set.
+type ewmaWrapper[Req, Res any] PeakEwma[Req, Res]
+
+func (w *ewmaWrapper[Req, Res]) CallWrapped(ctx context.Context, inner tower.Permit[Req, Res], req Req) (Res, error) {
+	sent := time.Now()
+	w.pending.Add(1)
+	if w.completion == nil {
+		// Deferred, so that a panicking inner call completes too.
+		defer w.complete(sent)
+		return inner.Call(ctx, req)
+	}
+	return callTracked(ctx, inner, req, w.completion, w, sent)
+}
+
+func (w *ewmaWrapper[Req, Res]) ReleaseWrapped(inner tower.Permit[Req, Res]) { inner.Release() }
+
+// complete ends a request sent at sent: its RTT updates the estimate, and
+// then it stops counting as pending, as tower's Handle does when dropped.
+func (w *ewmaWrapper[Req, Res]) complete(sent time.Time) {
+	now := time.Now()
+	w.mu.Lock()
+	(*PeakEwma[Req, Res])(w).update(sent, now, now)
+	w.mu.Unlock()
+	w.pending.Add(-1)
+}

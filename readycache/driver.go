@@ -1,0 +1,139 @@
+package readycache
+
+import (
+	"context"
+
+	"github.com/towergo/tower"
+)
+
+// takeLocked moves e's permit out to the caller, and asks e for its next
+// reservation at once. It returns a *Failed if e turned out broken: e is
+// gone then, and the permit taken is still the caller's (it was granted
+// before e broke). c.mu must be held.
+func (c *Cache[K, Req, Res, S]) takeLocked(e *entry[K, Req, Res, S]) (tower.Permit[Req, Res], *Failed[K]) {
+	p := e.permit
+	e.permit = tower.Permit[Req, Res]{}
+	return p, c.refillLocked(e)
+}
+
+// refillLocked asks e, which holds no permit, whether it is ready now. If it
+// is, e is ready (in place, if it was already in the ready set); if it is
+// not, e is pending and a driver waits for it; if it is broken, e is
+// removed and the failure returned. c.mu must be held.
+func (c *Cache[K, Req, Res, S]) refillLocked(e *entry[K, Req, Res, S]) *Failed[K] {
+	asked := false
+	defer func() {
+		if !asked {
+			// Ready panicked: drop the endpoint before the panic goes on,
+			// so that the cache stays consistent.
+			c.removeLocked(e)
+		}
+	}()
+	p, ok, err := tower.ReadyNow[Req, Res](e.svc)
+	asked = true
+	switch {
+	case ok:
+		e.permit = p
+		if e.index < 0 {
+			c.readyLocked(e)
+		}
+		return nil
+	case err != nil:
+		c.removeLocked(e)
+		return &Failed[K]{Key: e.key, Err: err}
+	}
+	if e.index >= 0 {
+		c.unreadyLocked(e)
+	}
+	c.driveLocked(e)
+	return nil
+}
+
+// driveLocked starts the goroutine that waits for e to be ready. c.mu must
+// be held.
+func (c *Cache[K, Req, Res, S]) driveLocked(e *entry[K, Req, Res, S]) {
+	if e.ctx == nil {
+		e.ctx, e.cancel = context.WithCancel(c.root)
+	}
+	c.drivers.Add(1)
+	go c.drive(e)
+}
+
+// drive waits in e's Ready. The permit makes e ready, unless e has left the
+// cache meanwhile; an error other than e's context ending removes e and is
+// reported.
+func (c *Cache[K, Req, Res, S]) drive(e *entry[K, Req, Res, S]) {
+	defer c.drivers.Done()
+	p, err := e.svc.Ready(e.ctx)
+	c.mu.Lock()
+	if e.gone {
+		c.mu.Unlock()
+		p.Release() // e left while its Ready returned: the reservation is nobody's
+		return
+	}
+	if err != nil {
+		c.removeLocked(e)
+		c.mu.Unlock()
+		c.report(&Failed[K]{Key: e.key, Err: err})
+		return
+	}
+	e.permit = p
+	c.readyLocked(e)
+	c.mu.Unlock()
+}
+
+// readyLocked adds e, which holds a permit, to the ready set. c.mu must be
+// held.
+func (c *Cache[K, Req, Res, S]) readyLocked(e *entry[K, Req, Res, S]) {
+	e.index = len(c.ready)
+	c.ready = append(c.ready, e)
+	c.readySvc = append(c.readySvc, e.svc)
+	c.notifyLocked()
+}
+
+// unreadyLocked takes e out of the ready set, moving the last ready entry
+// into its place. c.mu must be held.
+func (c *Cache[K, Req, Res, S]) unreadyLocked(e *entry[K, Req, Res, S]) {
+	i, last := e.index, len(c.ready)-1
+	if i != last {
+		moved := c.ready[last]
+		c.ready[i], c.readySvc[i] = moved, moved.svc
+		moved.index = i
+	}
+	var zero S
+	c.ready[last], c.readySvc[last] = nil, zero
+	c.ready, c.readySvc = c.ready[:last], c.readySvc[:last]
+	e.index = -1
+}
+
+// removeLocked takes e out of the cache for good, stops its driver if it
+// has one, and returns the permit it held, for the caller to release
+// without the lock. c.mu must be held.
+func (c *Cache[K, Req, Res, S]) removeLocked(e *entry[K, Req, Res, S]) tower.Permit[Req, Res] {
+	if e.gone {
+		return tower.Permit[Req, Res]{}
+	}
+	e.gone = true
+	if e.index >= 0 {
+		c.unreadyLocked(e)
+	}
+	if c.entries[e.key] == e {
+		delete(c.entries, e.key)
+	}
+	if e.cancel != nil {
+		e.cancel()
+	}
+	p := e.permit
+	e.permit = tower.Permit[Req, Res]{}
+	c.notifyLocked()
+	return p
+}
+
+// notifyLocked wakes those waiting for a change. c.mu must be held.
+func (c *Cache[K, Req, Res, S]) notifyLocked() {
+	if c.watched && !c.closed {
+		close(c.changed)
+		c.changed = make(chan struct{})
+		c.watched = false
+	}
+}
