@@ -69,7 +69,7 @@ func BenchmarkConcurrencyParallel(b *testing.B) {
 
 // BenchmarkRate is the uncontended path of a rate it never reaches.
 func BenchmarkRate(b *testing.B) {
-	svc := limit.NewRate[int, int](echoInt, 1<<62, time.Second)
+	svc := limit.NewRate[int, int](echoInt, limit.MaxRate, time.Second)
 	ctx := b.Context()
 	b.ReportAllocs()
 	n := 0

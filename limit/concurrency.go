@@ -116,8 +116,10 @@ func (c *Concurrency[Req, Res]) Semaphore() *Semaphore { return c.sem }
 // ctx.Err() unchanged; if the inner service fails or ctx ends while waiting
 // for it, the permit is given back and its error returned.
 func (c *Concurrency[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
-	if err := c.sem.s.Acquire(ctx); err != nil {
-		return tower.Permit[Req, Res]{}, err
+	if !c.sem.s.TryAcquire() { // the common case, without a call through Acquire
+		if err := c.sem.s.Acquire(ctx); err != nil {
+			return tower.Permit[Req, Res]{}, err
+		}
 	}
 	held := true
 	defer func() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/towergo/tower"
@@ -37,17 +38,41 @@ type Rate[Req, Res any] struct {
 	epoch time.Time // times below are durations since epoch
 	pool  sync.Pool // of *ratePermit
 
-	mu     sync.Mutex
-	window uint64        // counts windows opened; a place belongs to one
-	until  time.Duration // end of the current window
-	rem    int           // places left in the current window
-	q      waitq.Queue   // Value of a granted waiter: its place's window
-	timer  *time.Timer   // wakes the queue when the window ends
-	armed  bool          // timer is set and has not fired
+	// The current window, and its places left, tagged with its number so
+	// that a place is only ever taken from the window the taker looked at.
+	// A Ready that finds a place in an open window, with nobody waiting,
+	// takes it without the lock.
+	cur    atomic.Pointer[window]
+	places atomic.Uint64 // tag(window) | places left
+	queued atomic.Int32  // len(q), for the lock-free path
+
+	mu    sync.Mutex
+	q     waitq.Queue // Value of a granted waiter: its place's window
+	timer *time.Timer // wakes the queue when the window ends
+	armed bool        // timer is set and has not fired
 }
 
+// A window is immutable once published.
+type window struct {
+	n     uint64        // counts windows opened; a place belongs to one
+	until time.Duration // its end
+}
+
+// Places are counted in the low 40 bits of Rate.places, and the high 24
+// bits hold the low bits of the window's number.
+const (
+	placeBits = 40
+	placeMask = 1<<placeBits - 1
+	// MaxRate is the largest number of requests a Rate lets through per
+	// period.
+	MaxRate = placeMask
+)
+
+func tag(n uint64) uint64 { return n << placeBits }
+
 // NewRate returns inner wrapped in a limit of num requests per period. It
-// panics if inner is nil, num is below 1, or per is not positive.
+// panics if inner is nil, num is below 1 or above MaxRate, or per is not
+// positive.
 func NewRate[Req, Res any](inner tower.Service[Req, Res], num int, per time.Duration) *Rate[Req, Res] {
 	if inner == nil {
 		panic("limit.NewRate: inner is nil")
@@ -58,7 +83,7 @@ func NewRate[Req, Res any](inner tower.Service[Req, Res], num int, per time.Dura
 
 // NewRateLayer returns a Layer that limits each service it wraps to num
 // requests per period, each with a window of its own. It panics if num is
-// below 1 or per is not positive.
+// below 1 or above MaxRate, or per is not positive.
 func NewRateLayer[Req, Res any](num int, per time.Duration) tower.Layer[Req, Res] {
 	validateRate("limit.NewRateLayer", num, per)
 	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
@@ -67,8 +92,8 @@ func NewRateLayer[Req, Res any](num int, per time.Duration) tower.Layer[Req, Res
 }
 
 func validateRate(fn string, num int, per time.Duration) {
-	if num < 1 {
-		panic(fmt.Sprintf("%s: num must be at least 1, got %d", fn, num))
+	if num < 1 || num > MaxRate {
+		panic(fmt.Sprintf("%s: num must be between 1 and %d, got %d", fn, MaxRate, num))
 	}
 	if per <= 0 {
 		panic(fmt.Sprintf("%s: per must be positive, got %v", fn, per))
@@ -110,14 +135,36 @@ func (r *Rate[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], err
 
 // reserve takes a place and returns the window it belongs to.
 func (r *Rate[Req, Res]) reserve(ctx context.Context) (uint64, error) {
+	if r.queued.Load() == 0 {
+		if w := r.cur.Load(); w != nil && r.now() < w.until {
+			if r.takePlace(w.n) {
+				return w.n, nil
+			}
+		}
+	}
+	return r.reserveSlow(ctx)
+}
+
+// takePlace takes a place in window n, if it is still the current one and
+// has one left.
+func (r *Rate[Req, Res]) takePlace(n uint64) bool {
+	for s := r.places.Load(); s&^placeMask == tag(n) && s&placeMask > 0; s = r.places.Load() {
+		if r.places.CompareAndSwap(s, s-1) {
+			return true
+		}
+	}
+	return false
+}
+
+// reserveSlow takes a place under the lock, opening a new window if the
+// current one has ended and nobody waits, or waits in line for one.
+func (r *Rate[Req, Res]) reserveSlow(ctx context.Context) (uint64, error) {
 	r.mu.Lock()
 	if r.q.Len() == 0 {
-		r.roll(r.now())
-		if r.rem > 0 {
-			r.rem--
-			w := r.window
+		w := r.roll(r.now())
+		if r.takePlace(w.n) {
 			r.mu.Unlock()
-			return w, nil
+			return w.n, nil
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -126,6 +173,7 @@ func (r *Rate[Req, Res]) reserve(ctx context.Context) (uint64, error) {
 	}
 	w := waitq.New()
 	r.q.Push(w)
+	r.queued.Add(1)
 	r.arm()
 	r.mu.Unlock()
 
@@ -139,17 +187,27 @@ func (r *Rate[Req, Res]) reserve(ctx context.Context) (uint64, error) {
 	if !r.q.Remove(w) {
 		return w.Value, nil // granted as ctx ended: the grant stands
 	}
+	r.queued.Add(-1)
 	return 0, ctx.Err()
 }
 
-// roll opens a new window if the current one has ended. r.mu must be held.
-func (r *Rate[Req, Res]) roll(now time.Duration) {
-	if now < r.until {
-		return
+// roll opens a new window if the current one has ended, and returns the
+// current window. r.mu must be held.
+func (r *Rate[Req, Res]) roll(now time.Duration) *window {
+	w := r.cur.Load()
+	if w != nil && now < w.until {
+		return w
 	}
-	r.window++
-	r.until = now + r.per
-	r.rem = r.num
+	n := uint64(1)
+	if w != nil {
+		n = w.n + 1
+	}
+	w = &window{n: n, until: now + r.per}
+	// Published before its places, so that a taker that sees the places
+	// tagged with n finds window n current.
+	r.cur.Store(w)
+	r.places.Store(tag(n) | uint64(r.num))
+	return w
 }
 
 // arm sets the timer for the end of the window, if it is not set.
@@ -159,7 +217,7 @@ func (r *Rate[Req, Res]) arm() {
 		return
 	}
 	r.armed = true
-	d := r.until - r.now()
+	d := r.cur.Load().until - r.now()
 	if r.timer == nil {
 		r.timer = time.AfterFunc(d, r.windowEnded)
 	} else {
@@ -182,31 +240,35 @@ func (r *Rate[Req, Res]) windowEnded() {
 	if r.q.Len() == 0 {
 		return
 	}
-	r.roll(r.now())
-	r.grant()
+	r.grant(r.roll(r.now()))
 	if r.q.Len() > 0 {
 		r.arm()
 	}
 }
 
-// grant hands free places of the current window to waiters, oldest first.
-// r.mu must be held.
-func (r *Rate[Req, Res]) grant() {
-	for r.rem > 0 && r.q.Wake(r.window, nil) {
-		r.rem--
+// grant hands free places of window w to waiters, oldest first. r.mu must
+// be held.
+func (r *Rate[Req, Res]) grant(w *window) {
+	for r.q.Len() > 0 && r.takePlace(w.n) {
+		r.q.Wake(w.n, nil)
+		r.queued.Add(-1)
 	}
 }
 
-// giveBack returns an unused place to its window, if that window is still
-// the current one.
-func (r *Rate[Req, Res]) giveBack(window uint64) {
+// giveBack returns an unused place to window n, if that window is still
+// the current one: to the oldest waiter, or to the window's count.
+func (r *Rate[Req, Res]) giveBack(n uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if window != r.window || r.now() >= r.until {
+	w := r.cur.Load()
+	if w == nil || w.n != n || r.now() >= w.until {
 		return
 	}
-	r.rem++
-	r.grant()
+	if r.q.Wake(n, nil) {
+		r.queued.Add(-1)
+		return
+	}
+	r.places.Add(1) // the tag is n's: only this lock opens windows
 }
 
 // ratePermit is the record behind a permit of a Rate.

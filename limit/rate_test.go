@@ -360,10 +360,11 @@ func TestRateBadInputPanics(t *testing.T) {
 		want string
 	}{
 		{"NilInner", func() { limit.NewRate[string, string](nil, 1, time.Second) }, "limit.NewRate: inner is nil"},
-		{"NumZero", func() { limit.NewRate[string, string](echo, 0, time.Second) }, "limit.NewRate: num must be at least 1, got 0"},
+		{"NumZero", func() { limit.NewRate[string, string](echo, 0, time.Second) }, "limit.NewRate: num must be between 1 and 1099511627775, got 0"},
+		{"NumAboveMaxRate", func() { limit.NewRate[string, string](echo, limit.MaxRate+1, time.Second) }, "limit.NewRate: num must be between 1 and 1099511627775, got 1099511627776"},
 		{"PerZero", func() { limit.NewRate[string, string](echo, 1, 0) }, "limit.NewRate: per must be positive, got 0s"},
 		{"PerNegative", func() { limit.NewRate[string, string](echo, 1, -time.Second) }, "limit.NewRate: per must be positive, got -1s"},
-		{"LayerNumNegative", func() { limit.NewRateLayer[string, string](-1, time.Second) }, "limit.NewRateLayer: num must be at least 1, got -1"},
+		{"LayerNumNegative", func() { limit.NewRateLayer[string, string](-1, time.Second) }, "limit.NewRateLayer: num must be between 1 and 1099511627775, got -1"},
 		{"LayerPerZero", func() { limit.NewRateLayer[string, string](1, 0) }, "limit.NewRateLayer: per must be positive, got 0s"},
 	} {
 		t.Run(tt.name, func(t *testing.T) { mustPanic(t, tt.want, tt.f) })

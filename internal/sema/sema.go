@@ -1,6 +1,7 @@
 // Package sema is the counting semaphore behind ConcurrencyLimit and
 // Buffer's slots: first come, first served, context-aware, closable with an
-// error, and allocation-free when it does not have to wait.
+// error, allocation-free when it does not have to wait, and striped so that
+// goroutines on different CPUs do not fight over one cache line.
 //
 // Waiters park on channels, not on sync.Cond, so that under testing/synctest
 // a goroutine waiting for a unit is durably blocked.
@@ -11,40 +12,56 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/towergo/tower/internal/waitq"
 )
 
-// The state word packs what the fast paths need into one atomic:
+// The free units are spread over stripes, each on a cache line of its own.
+// A goroutine takes from and gives back to the stripe its stack address
+// picks, so that goroutines running on different CPUs mostly touch
+// different lines: with one shared counter, every acquire and every release
+// would move that line from one CPU to the other, and two CPUs would serve
+// fewer requests than one. A goroutine whose stripe is empty takes from the
+// others before it waits.
 //
-//	bits  0..31  units available
-//	bits 32..62  goroutines queued for a unit
-//	bit  63      closed
-//
-// A unit can be taken without the lock only when nobody is queued, and
-// given back without the lock only when nobody is queued; otherwise the lock
-// holder hands it to the oldest waiter directly, so a newcomer never
-// overtakes the queue and a release wakes exactly one waiter.
+// ctl, on a line of its own, counts the waiters and holds the closed bit.
+// The fast paths only read it: a unit is taken without the lock only when
+// nobody waits, so a newcomer never overtakes the queue. A waiter counts
+// itself in ctl, under the lock, before it looks for a unit in the stripes
+// one last time; a release adds its unit to a stripe before it reads ctl.
+// So either the waiter finds the unit, or the release sees the waiter and
+// hands a unit over under the lock, oldest waiter first.
 const (
-	availMask  = 1<<32 - 1
-	oneWaiter  = 1 << 32
-	waiterMask = (1<<31 - 1) << 32
+	waiterMask = 1<<32 - 1
 	closedBit  = 1 << 63
 
-	minusOneWaiter = ^uint64(oneWaiter - 1) // adding it subtracts oneWaiter
+	maxStripes     = 16
+	unitsPerStripe = 16 // a semaphore is striped only when it has this many units per stripe
 )
 
 // MaxUnits is the largest number of units a Sema can hold.
-const MaxUnits = availMask
+const MaxUnits = 1<<32 - 1
 
-// A Sema is a FIFO counting semaphore. The zero Sema has no units.
+const overRelease = "sema: Release of a unit that is not held"
+
+// A Sema is a FIFO counting semaphore. The zero Sema has no units; build
+// one with New.
 type Sema struct {
-	state atomic.Uint64
-	max   uint64 // units the Sema was made with; never changes
+	ctl   atomic.Uint64 // waiters (bits 0..31) and closedBit
+	_     [56]byte
+	lines []stripe // a power of two of them
+	mask  uintptr
+	max   int64 // units the Sema was made with; never changes
 
 	mu  sync.Mutex // guards q and err
 	q   waitq.Queue
 	err error // set by Close
+}
+
+type stripe struct {
+	free atomic.Int64
+	_    [56]byte
 }
 
 // New returns a Sema holding n units. It panics unless 0 <= n <= MaxUnits.
@@ -52,22 +69,44 @@ func New(n int) *Sema {
 	if n < 0 || n > MaxUnits {
 		panic(fmt.Sprintf("sema.New: n must be between 0 and %d, got %d", MaxUnits, n))
 	}
-	s := &Sema{max: uint64(n)}
-	s.state.Store(uint64(n))
+	stripes := 1
+	for stripes < maxStripes && n/(2*stripes) >= unitsPerStripe {
+		stripes *= 2
+	}
+	s := &Sema{lines: make([]stripe, stripes), mask: uintptr(stripes - 1), max: int64(n)}
+	for i := range s.lines {
+		s.lines[i].free.Store(int64(n / stripes))
+	}
+	for i := range n % stripes {
+		s.lines[i].free.Add(1)
+	}
 	return s
+}
+
+// hint picks the caller's stripe from its stack's address: stable for a
+// goroutine, and different for goroutines running at the same time, whose
+// stacks are at least 2 KiB apart.
+func (s *Sema) hint() uintptr {
+	var b byte
+	return uintptr(unsafe.Pointer(&b)) >> 11
+}
+
+// take takes a free unit from any stripe, starting with stripe h.
+func (s *Sema) take(h uintptr) bool {
+	for k := range uintptr(len(s.lines)) {
+		l := &s.lines[(h+k)&s.mask]
+		for v := l.free.Load(); v > 0; v = l.free.Load() {
+			if l.free.CompareAndSwap(v, v-1) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // TryAcquire takes a unit if one is free and nobody is queued.
 func (s *Sema) TryAcquire() bool {
-	for {
-		st := s.state.Load()
-		if st&(closedBit|waiterMask) != 0 || st&availMask == 0 {
-			return false
-		}
-		if s.state.CompareAndSwap(st, st-1) {
-			return true
-		}
-	}
+	return s.ctl.Load() == 0 && s.take(s.hint())
 }
 
 // Acquire takes a unit, waiting in line for one if none is free. A free unit
@@ -89,30 +128,29 @@ func (s *Sema) Acquire(ctx context.Context) error {
 	}
 }
 
-// enqueue takes a unit under the lock if one came free, or queues a waiter.
-// It returns a nil waiter when the outcome is already known.
+// enqueue takes a unit under the lock if nobody is ahead and one is free,
+// or queues a waiter. It returns a nil waiter when the outcome is already
+// known.
 func (s *Sema) enqueue(ctx context.Context) (*waitq.Waiter, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for {
-		st := s.state.Load()
-		switch {
-		case st&closedBit != 0:
-			return nil, s.err
-		case st&waiterMask == 0 && st&availMask != 0:
-			if s.state.CompareAndSwap(st, st-1) {
-				return nil, nil
-			}
-		case ctx.Err() != nil:
-			return nil, ctx.Err()
-		default:
-			if s.state.CompareAndSwap(st, st+oneWaiter) {
-				w := waitq.New()
-				s.q.Push(w)
-				return w, nil
-			}
-		}
+	if s.ctl.Load()&closedBit != 0 {
+		return nil, s.err
 	}
+	// Counted first, so that a unit released from now on is handed over
+	// under the lock rather than left in a stripe.
+	s.ctl.Add(1)
+	if s.q.Len() == 0 && s.take(s.hint()) {
+		s.ctl.Add(^uint64(0))
+		return nil, nil
+	}
+	if err := ctx.Err(); err != nil {
+		s.ctl.Add(^uint64(0))
+		return nil, err
+	}
+	w := waitq.New()
+	s.q.Push(w)
+	return w, nil
 }
 
 // cancel withdraws w after its ctx ended. If w was woken in the meantime,
@@ -125,71 +163,64 @@ func (s *Sema) cancel(w *waitq.Waiter, ctxErr error) error {
 	if !s.q.Remove(w) {
 		return w.Err
 	}
-	s.state.Add(minusOneWaiter)
+	s.ctl.Add(^uint64(0))
 	return ctxErr
 }
 
-// overRelease is the panic message for a Release without a unit held.
-const overRelease = "sema: Release of a unit that is not held"
-
 // Release gives a unit back, to the oldest waiter if there is one. It panics
-// if no unit is held: every unit is already free.
+// if the Sema would hold more units than it was made with: always when it
+// has a single stripe, and when the caller's stripe shows it otherwise.
 func (s *Sema) Release() {
-	for {
-		st := s.state.Load()
-		if st&availMask >= s.max {
-			panic(overRelease)
-		}
-		if st&waiterMask != 0 {
-			break
-		}
-		if s.state.CompareAndSwap(st, st+1) {
-			return
-		}
+	if len(s.lines) == 0 {
+		panic(overRelease) // the zero Sema holds nothing
 	}
+	l := &s.lines[s.hint()&s.mask]
+	if l.free.Add(1) > s.max {
+		l.free.Add(-1)
+		panic(overRelease)
+	}
+	if s.ctl.Load()&waiterMask != 0 {
+		s.handOff()
+	}
+}
+
+// handOff gives free units to the waiters, oldest first.
+func (s *Sema) handOff() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	// The waiter count only changes under the lock, so it is exact here.
-	if s.q.Wake(0, nil) {
-		// The unit went straight to the oldest waiter.
-		s.state.Add(minusOneWaiter)
-		return
-	}
-	// The last waiter left between the load and the lock. Units can still be
-	// freed without the lock, so count this one in with a CAS that checks it.
-	for {
-		st := s.state.Load()
-		if st&availMask >= s.max {
-			panic(overRelease)
-		}
-		if s.state.CompareAndSwap(st, st+1) {
-			return
-		}
+	for s.q.Len() > 0 && s.take(0) {
+		s.q.Wake(0, nil)
+		s.ctl.Add(^uint64(0))
 	}
 }
 
 // Close fails every queued waiter and every later Acquire with err, which
-// must not be nil: a waiter woken with a nil error would take it for a unit.
-// Units already held can still be released. Close is idempotent; the first
-// err stays.
+// must not be nil. Units already held can still be released. Close is
+// idempotent; the first err stays.
 func (s *Sema) Close(err error) {
 	if err == nil {
 		panic("sema.Close: err is nil")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.state.Load()&closedBit != 0 {
+	if s.ctl.Load()&closedBit != 0 {
 		return
 	}
 	s.err = err
-	s.state.Or(closedBit)
+	s.ctl.Or(closedBit)
 	for s.q.Wake(0, err) {
-		s.state.Add(minusOneWaiter)
+		s.ctl.Add(^uint64(0))
 	}
 }
 
 // Available returns the number of free units.
-func (s *Sema) Available() int { return int(s.state.Load() & availMask) }
+func (s *Sema) Available() int {
+	n := int64(0)
+	for i := range s.lines {
+		n += s.lines[i].free.Load()
+	}
+	return int(n)
+}
 
 // Waiting returns the number of goroutines queued for a unit.
-func (s *Sema) Waiting() int { return int(s.state.Load() & waiterMask >> 32) }
+func (s *Sema) Waiting() int { return int(s.ctl.Load() & waiterMask) }

@@ -101,7 +101,7 @@ func TestOverReleasePanics(t *testing.T) {
 		{"ZeroSema", 0, 0},
 		{"NoneTaken", 1, 0},
 		{"AllGivenBack", 3, 2},
-		{"MaxUnits", MaxUnits, 1},
+		{"OneStripeFull", 2*unitsPerStripe - 1, 5},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := New(tt.n)
@@ -121,6 +121,23 @@ func TestOverReleasePanics(t *testing.T) {
 
 // A Sema with no units can have waiters; a Release then is still one too
 // many, and must not hand a unit that never existed to a waiter.
+// A striped Sema cannot tell, from one stripe, that units were released
+// twice elsewhere; it panics once a stripe alone would hold more than the
+// whole Sema. The permits above it are what keep a reservation from being
+// given back twice.
+func TestStripedOverReleasePanics(t *testing.T) {
+	s := New(MaxUnits)
+	if len(s.lines) < 2 {
+		t.Fatalf("New(MaxUnits) has %d stripes, want several", len(s.lines))
+	}
+	l := &s.lines[s.hint()&s.mask]
+	l.free.Store(MaxUnits) // every unit in the caller's stripe
+	mustPanic(t, overRelease, s.Release)
+	if got := l.free.Load(); got != MaxUnits {
+		t.Errorf("the stripe holds %d after the panic, want %d", got, MaxUnits)
+	}
+}
+
 func TestOverReleaseWithWaiterPanics(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var s Sema
