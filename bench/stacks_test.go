@@ -105,6 +105,14 @@ func BenchmarkTower(b *testing.B) {
 		defer buf.Close()
 		serveParallel(b, buf, callers)
 	})
+	b.Run("buffer_16_worker", func(b *testing.B) {
+		// Not a stack of tower-rs: Buffer over a ConcurrencyLimit of 1, so
+		// that requests queue and every one goes through the worker, which
+		// buffer_16's always-ready handler lets them skip.
+		buf := buffer.New[int, int](limit.NewConcurrency(handler, 1), bufferBound)
+		defer buf.Close()
+		serveParallel(b, buf, callers)
+	})
 }
 
 // failsafeServe runs b.N executions of a constant function through exec.

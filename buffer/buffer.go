@@ -35,9 +35,11 @@ import (
 // The ctx given to Call bounds the whole wait in the queue and for the inner
 // service, and is the ctx the inner service's Call gets, values and all.
 // The inner service is first asked with [tower.ReadyNow], whose context
-// carries no values; only if it is not ready then does the worker wait
-// under a context derived from the caller's ctx (and ended by Close), which
-// does carry the caller's values.
+// carries no values; only if it is not ready then does the worker wait,
+// under a context that carries the caller's values and ends when the
+// Buffer closes. As in tower, a caller that gives up does not end that
+// wait: when the inner service is ready, its request is skipped and the
+// reservation released.
 //
 // If the inner service's Ready fails, the Buffer fails for good: the request
 // in hand, every queued request, every caller waiting in Ready and every

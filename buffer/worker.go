@@ -2,7 +2,6 @@ package buffer
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -66,8 +65,6 @@ func (c *core[Req, Res]) run() {
 			c.answer(m, reply[Req, Res]{permit: p})
 		case c.stop.Err() != nil:
 			return // the caller hears of the Close from c.stopped
-		case m.ctx.Err() != nil && isCancel(err):
-			// The caller gave up while the worker waited on its behalf.
 		default:
 			c.fail(err) // the caller hears of it from c.stopped
 			return
@@ -77,19 +74,29 @@ func (c *core[Req, Res]) run() {
 	}
 }
 
-// readyFor waits for the inner service on behalf of a caller with ctx:
-// until it is ready, the caller gives up, or the buffer closes.
+// readyFor waits for the inner service on behalf of a caller with ctx,
+// until it is ready or the buffer closes. Most of the time the inner
+// service is ready now, and asking costs nothing. Otherwise the worker
+// waits under a context that carries the caller's values and ends when the
+// buffer closes, but not when the caller gives up, as tower's worker does:
+// a context that ended on either would cost a registration with each, for
+// every wait of the one goroutine every queued request goes through. The
+// request of a caller that gave up meanwhile is skipped when the inner
+// service is ready, and the reservation made for it released.
 func (c *core[Req, Res]) readyFor(ctx context.Context) (tower.Permit[Req, Res], error) {
-	// Most of the time the inner service is ready now, and asking costs
-	// nothing; only a real wait needs a context tied to both ends.
 	if p, ok, err := tower.ReadyNow(c.inner); ok || err != nil {
 		return p, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	defer context.AfterFunc(c.stop, cancel)()
-	return c.inner.Ready(ctx)
+	return c.inner.Ready(&workerContext{Context: c.stop, values: ctx})
 }
+
+// workerContext is the buffer's stop context with the values of a caller's.
+type workerContext struct {
+	context.Context // the buffer's stop: ends on Close
+	values          context.Context
+}
+
+func (w *workerContext) Value(key any) any { return w.values.Value(key) }
 
 // answer hands r to m's caller, or releases r's permit if the caller has
 // left. The caller of this round is gone once its ctx ends or the buffer
@@ -118,10 +125,6 @@ func gone(ctx context.Context) error {
 		return context.DeadlineExceeded
 	}
 	return nil
-}
-
-func isCancel(err error) bool {
-	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // fail records the inner service's failure, fails everyone waiting with
