@@ -31,3 +31,14 @@ func ExampleNewMock() {
 	// mock received: hello
 	// caller got: world
 }
+
+// Bench measures what a stack adds per request, over a handler that answers
+// at once.
+func ExampleBench() {
+	// In a _test.go file:
+	//
+	//	func BenchmarkStack(b *testing.B) {
+	//		svc := limit.NewConcurrency(tower.ServiceFunc[int, int](echo), 100)
+	//		towertest.Bench(b, svc, 1)
+	//	}
+}
