@@ -1,23 +1,29 @@
 #!/usr/bin/env bash
-# Our stacks, failsafe-go's and go-kit's, and Rust tower's, measured in one
-# go on this machine, then compared line by line (see README.md).
+# Our stacks, failsafe-go's and go-kit's, and Rust tower's, measured on this
+# machine in one go, then compared line by line (see README.md).
 #
-#   ./bench/compare.sh            # about 3 minutes on a 2-core machine
-#   TOWER_RS=path/to/run.sh ./bench/compare.sh
+#   ./bench/compare.sh            # about 4 minutes on a 2-core machine
+#   TOWER_RS=path/to/run.sh ROUNDS=5 ./bench/compare.sh
 #
-# Go figures are medians of 5 runs (go test -count 5); tower's run.sh prints
-# medians of 5 repetitions itself. Exits 1 if a target is missed.
+# The Go benchmarks and tower's run.sh take turns, ROUNDS times, so that a
+# machine that slows down for a while slows both sides alike; each figure is
+# the median over the rounds (each of tower's is itself a median of 5
+# repetitions). Exits 1 if a target is missed.
 set -euo pipefail
 cd "$(dirname "$0")"
 tower_rs=${TOWER_RS:-../../shared/bench/tower-rs/run.sh}
+rounds=${ROUNDS:-5}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-echo "# go: $(go version), $(nproc) CPUs" >&2
-go test -run '^$' -bench . -benchmem -count 5 >"$out/go.txt"
+echo "# go: $(go version), $(nproc) CPUs; tower: $tower_rs; $rounds rounds" >&2
+go test -c -o "$out/bench.test" .
+for i in $(seq "$rounds"); do
+	echo "# round $i" >&2
+	"$out/bench.test" -test.run '^$' -test.bench . -test.benchmem >>"$out/go.txt"
+	"$tower_rs" >>"$out/tower.txt"
+done
 echo "# scaling: -cpu 1,2" >&2
 go test -run '^$' -bench 'Parallel$' -cpu 1,2 -count 5 ../limit ../buffer >"$out/scaling.txt"
-echo "# tower: $tower_rs" >&2
-"$tower_rs" >"$out/tower.txt"
 
 go run ./cmd/compare -go "$out/go.txt" -tower "$out/tower.txt" -scaling "$out/scaling.txt"

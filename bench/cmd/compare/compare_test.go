@@ -22,6 +22,8 @@ PASS
 `
 
 const towerOut = `# rustc 1.95.0
+tower_timeout_ns 150.0
+tower_timeout_ns 120.0
 tower_timeout_ns 133.0
 # tower_concurrency_limit_ns: n=2000000 reps=5 min=45.76 max=47.56
 tower_concurrency_limit_ns 34.3

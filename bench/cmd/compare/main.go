@@ -4,8 +4,9 @@
 //
 //	go run ./cmd/compare -go go.txt -tower tower.txt [-scaling scaling.txt]
 //
-// Each figure is the median of the runs in its file (go test -count N; run.sh
-// already prints medians of 5).
+// Each figure is the median of the runs in its file: go test -count N or
+// several runs appended, and several runs of run.sh appended (each of which
+// prints medians of 5 repetitions).
 package main
 
 import (
@@ -113,9 +114,10 @@ func splitProcs(s string) (string, int) {
 	return s[:i], n
 }
 
-// parseTower reads run.sh's "<name> <ns>" lines, skipping comments.
-func parseTower(r io.Reader) (map[string]float64, error) {
-	res := map[string]float64{}
+// parseTower reads run.sh's "<name> <ns>" lines, skipping comments, from
+// one or more runs.
+func parseTower(r io.Reader) (map[string][]float64, error) {
+	res := map[string][]float64{}
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
@@ -126,7 +128,7 @@ func parseTower(r io.Reader) (map[string]float64, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%q: %v", sc.Text(), err)
 		}
-		res[f[0]] = v
+		res[f[0]] = append(res[f[0]], v)
 	}
 	return res, sc.Err()
 }
@@ -137,6 +139,11 @@ func median(runs []run, field func(run) float64) float64 {
 	for i, r := range runs {
 		v[i] = field(r)
 	}
+	return medianOf(v)
+}
+
+// medianOf returns the median of v, which it sorts.
+func medianOf(v []float64) float64 {
 	slices.Sort(v)
 	n := len(v)
 	if n%2 == 1 {

@@ -31,18 +31,19 @@ const (
 
 // report prints one line per stack, then the summary, and reports whether
 // every target is met.
-func report(w io.Writer, goRuns goResults, tower map[string]float64, scaling goResults) bool {
+func report(w io.Writer, goRuns goResults, tower map[string][]float64, scaling goResults) bool {
 	var misses []string
 	miss := func(format string, args ...any) { misses = append(misses, fmt.Sprintf(format, args...)) }
 	gain := 0.0
 	for _, s := range stacks {
 		ours := best(goRuns["BenchmarkTower/"+s.name])
-		t, ok := tower[s.tower]
+		towerRuns, ok := tower[s.tower]
 		if ours == nil || !ok {
 			miss("%s: no figure (ours %v, tower %v)", s.name, ours != nil, ok)
 			continue
 		}
 		goNs, goAllocs := median(ours, ns), median(ours, allocs)
+		t := medianOf(towerRuns)
 		ratio := goNs / t
 		line := fmt.Sprintf("%s go=%.1fns tower=%.1fns ratio=%.2f allocs=%.0f", s.name, goNs, t, ratio, goAllocs)
 		if s.failsafe {
