@@ -1,0 +1,127 @@
+package towerhttp
+
+import (
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/towergo/tower"
+	"github.com/towergo/tower/balance"
+	"github.com/towergo/tower/discover"
+	"github.com/towergo/tower/load"
+)
+
+// A BalancedTransport is an http.RoundTripper that spreads requests over
+// several backends with a power-of-two-choices balancer (balance.P2C):
+// each request goes through the transport's stack, then to the less
+// loaded of two ready endpoints, each one a stack of its own in front of
+// one backend ([NewEndpoint]). The request's URL says what to ask for;
+// the endpoint chosen says where it goes.
+//
+// Layers for the whole client (a retry, so that another attempt may go
+// to another backend; a timeout on the whole exchange) go in the
+// transport's stack; layers per backend (a concurrency limit, which makes
+// a full backend not ready, so that the balancer passes it over) go in
+// each endpoint's.
+//
+// A BalancedTransport is safe for concurrent use. Build one with
+// [NewBalancedTransport] and Close it when done; the zero value is not
+// usable.
+type BalancedTransport struct {
+	svc tower.Service[*http.Request, *http.Response]
+	bal interface{ Close() error }
+}
+
+// NewBalancedTransport returns a BalancedTransport over the endpoints
+// discovered by d, built with [NewEndpoint] (or any load.Service of the
+// same types whose leaf is a transport's), under stack, whose layers, the
+// first one outermost, wrap the balancer. opts configure the balancer:
+// balance.WithFailFast makes a request fail with balance.ErrNoEndpoints
+// rather than wait when there are no endpoints at all. It panics if d,
+// stack or an option is nil.
+func NewBalancedTransport[K comparable](d discover.Discover[K, load.Service[*http.Request, *http.Response]], stack tower.Layer[*http.Request, *http.Response], opts ...balance.Option) *BalancedTransport {
+	if stack == nil {
+		panic("towerhttp.NewBalancedTransport: nil stack")
+	}
+	if d == nil {
+		panic("towerhttp.NewBalancedTransport: nil Discover")
+	}
+	p2c := balance.NewP2C(d, opts...)
+	svc := stack.Wrap(p2c)
+	if svc == nil {
+		p2c.Close()
+		panic("towerhttp.NewBalancedTransport: stack.Wrap returned nil")
+	}
+	return &BalancedTransport{svc: svc, bal: p2c}
+}
+
+// RoundTrip sends req through the stack and the balancer to one of the
+// backends. An error from the stack or the backend is returned as it is.
+func (b *BalancedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL == nil {
+		closeBody(req)
+		return nil, errNoURL
+	}
+	return roundTrip(b.svc, req)
+}
+
+// Close stops the balancer and gives back the reservations its ready
+// endpoints hold; requests sent after it fail with balance.ErrClosed.
+// It returns nil.
+func (b *BalancedTransport) Close() error { return b.bal.Close() }
+
+// The load estimate of an endpoint starts at EndpointRTT, and its memory
+// of a slow answer fades over EndpointDecay: Linkerd's values.
+const (
+	EndpointRTT   = 30 * time.Millisecond
+	EndpointDecay = 10 * time.Second
+)
+
+// NewEndpoint returns the endpoint of a [BalancedTransport] for the
+// backend at target: a request sent to it goes through stack, whose
+// layers, the first one outermost, wrap a leaf that sends the request with
+// base to target's scheme and host, keeping the request's path and query,
+// and its Host header (the request's Host, or its URL's host). Its load
+// is load.PeakEwma's, starting at [EndpointRTT] and decaying over
+// [EndpointDecay], and a request counts as pending until its response
+// body is closed or read to the end ([BodyCompletion]), so that a
+// backend slow to send its bodies is seen as loaded.
+//
+// It panics if base or stack is nil, or if target is nil or lacks a
+// scheme or a host.
+func NewEndpoint(base http.RoundTripper, target *url.URL, stack tower.Layer[*http.Request, *http.Response]) load.Service[*http.Request, *http.Response] {
+	switch {
+	case base == nil:
+		panic("towerhttp.NewEndpoint: nil base RoundTripper")
+	case target == nil:
+		panic("towerhttp.NewEndpoint: nil target")
+	case target.Scheme == "" || target.Host == "":
+		panic("towerhttp.NewEndpoint: target " + target.String() + " lacks a scheme or a host")
+	case stack == nil:
+		panic("towerhttp.NewEndpoint: nil stack")
+	}
+	u := *target
+	svc := stack.Wrap(newLeaf(base, &u))
+	if svc == nil {
+		panic("towerhttp.NewEndpoint: stack.Wrap returned nil")
+	}
+	return load.NewPeakEwma(svc, EndpointRTT, EndpointDecay, load.WithCompletion[*http.Response](BodyCompletion{}))
+}
+
+// BodyCompletion is a load.Completion for HTTP responses: a request counts
+// in its endpoint's load until its response body is closed or read to the
+// end, rather than until the response's headers are in. Give it to
+// load.NewPendingRequests or load.NewPeakEwma with load.WithCompletion.
+// Its zero value is ready to use.
+type BodyCompletion struct{}
+
+// Track wraps res's body so that h.Done is called when it is closed or
+// read to the end, and returns res.
+func (BodyCompletion) Track(h *load.Handle, res *http.Response) *http.Response {
+	if res == nil || res.Body == nil {
+		h.Done()
+		return res
+	}
+	res.Body = wrapBody(res.Body, true, h.Done)
+	return res
+}

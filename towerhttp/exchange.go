@@ -1,0 +1,201 @@
+package towerhttp
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+)
+
+// exchange is one request being served by a Handler. It is the context the
+// Handler passes to the stack's Call, which is how the leaf finds it, and
+// the ResponseWriter the handler writes to: it passes everything through
+// to net/http's, and tracks whether the status has been sent, so that the
+// Handler knows whether it can still answer with an error.
+//
+// Once the Handler has the stack's answer it finishes the exchange: from
+// then on a handler still running (one a Timeout in Abandon mode left
+// behind) writes nowhere, and gets http.ErrHandlerTimeout, as under
+// http.TimeoutHandler. So the writer takes a lock around each write.
+//
+// An exchange is never reused: a context derived from it may outlive the
+// request.
+type exchange struct {
+	context.Context // the request's own
+	w               http.ResponseWriter
+	body            limitedBody // r.Body, when the Handler limits bodies
+
+	// mu orders the handler's writes with finish: no write reaches
+	// net/http's writer once finish has returned.
+	mu       sync.Mutex
+	finished bool // the Handler has the stack's answer
+
+	status   atomic.Int32 // the status sent, or 0; set under mu
+	running  atomic.Int32 // calls of the leaf that have not returned
+	tooLarge atomic.Pointer[http.MaxBytesError]
+}
+
+// exchangeKey is the context key under which an exchange finds itself.
+type exchangeKey struct{}
+
+// Value returns the exchange itself for exchangeKey, so that the leaf finds
+// it through contexts that layers derived from it.
+func (ex *exchange) Value(key any) any {
+	if key == (exchangeKey{}) {
+		return ex
+	}
+	return ex.Context.Value(key)
+}
+
+// exchangeFrom returns the exchange ctx is, or derives from, or nil.
+func exchangeFrom(ctx context.Context) *exchange {
+	if ex, ok := ctx.(*exchange); ok {
+		return ex
+	}
+	ex, _ := ctx.Value(exchangeKey{}).(*exchange)
+	return ex
+}
+
+func (ex *exchange) enter() { ex.running.Add(1) }
+
+func (ex *exchange) leave() { ex.running.Add(-1) }
+
+// finish closes the writer to the handler, and reports whether the status
+// was sent and whether a call of the handler is still running. It may be
+// called more than once.
+func (ex *exchange) finish() (wrote, running bool) {
+	ex.mu.Lock()
+	ex.finished = true
+	ex.mu.Unlock()
+	return ex.status.Load() != 0, ex.running.Load() > 0
+}
+
+// result is what the leaf returns once the handler has, with ctx the
+// handler's context: the status sent; or, if the handler sent nothing, the
+// context's error if it has ended (the handler gave up), or the limit's
+// error if its body hit the limit, for the Handler to answer 413.
+func (ex *exchange) result(ctx context.Context) (Response, error) {
+	if status := ex.status.Load(); status != 0 {
+		return Response{StatusCode: int(status)}, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return Response{}, err
+	}
+	if tooLarge := ex.tooLarge.Load(); tooLarge != nil {
+		return Response{}, tooLarge
+	}
+	return Response{StatusCode: http.StatusOK}, nil
+}
+
+// sent records that the status has gone out, as code if it is the first.
+// ex.mu must be held.
+func (ex *exchange) sent(code int) {
+	if ex.status.Load() == 0 {
+		ex.status.Store(int32(code))
+	}
+}
+
+// Header returns the response's header map; once the exchange is
+// finished, a map of its own that goes nowhere.
+func (ex *exchange) Header() http.Header {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	if ex.finished {
+		return http.Header{}
+	}
+	return ex.w.Header()
+}
+
+func (ex *exchange) WriteHeader(code int) {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	if ex.finished {
+		return
+	}
+	if code >= 200 { // 1xx are not the response's status
+		ex.sent(code)
+	}
+	ex.w.WriteHeader(code)
+}
+
+func (ex *exchange) Write(p []byte) (int, error) {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	if ex.finished {
+		return 0, http.ErrHandlerTimeout
+	}
+	ex.sent(http.StatusOK)
+	return ex.w.Write(p)
+}
+
+// ReadFrom keeps net/http's sendfile path for handlers that io.Copy a file.
+func (ex *exchange) ReadFrom(src io.Reader) (int64, error) {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	if ex.finished {
+		return 0, http.ErrHandlerTimeout
+	}
+	ex.sent(http.StatusOK)
+	if rf, ok := ex.w.(io.ReaderFrom); ok {
+		return rf.ReadFrom(src)
+	}
+	return io.Copy(writerOnly{ex.w}, src)
+}
+
+// writerOnly hides a ReadFrom method, so that io.Copy does not call it
+// back.
+type writerOnly struct{ io.Writer }
+
+// Flush sends what the handler wrote so far, the status included.
+func (ex *exchange) Flush() {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	if ex.finished {
+		return
+	}
+	ex.sent(http.StatusOK)
+	if f, ok := ex.w.(http.Flusher); ok {
+		f.Flush()
+		return
+	}
+	http.NewResponseController(ex.w).Flush()
+}
+
+// Hijack hands the connection to the handler; the Handler then writes
+// nothing more on it.
+func (ex *exchange) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	if ex.finished {
+		return nil, nil, http.ErrHandlerTimeout
+	}
+	conn, rw, err := http.NewResponseController(ex.w).Hijack()
+	if err == nil {
+		ex.sent(http.StatusSwitchingProtocols)
+	}
+	return conn, rw, err
+}
+
+// Unwrap returns net/http's ResponseWriter, for http.ResponseController
+// (deadlines, full duplex).
+func (ex *exchange) Unwrap() http.ResponseWriter { return ex.w }
+
+// limitedBody is a request body under http.MaxBytesReader that records,
+// in its exchange, that the limit was hit.
+type limitedBody struct {
+	io.ReadCloser
+	ex *exchange
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	var tooLarge *http.MaxBytesError
+	if err != nil && errors.As(err, &tooLarge) {
+		b.ex.tooLarge.Store(tooLarge)
+	}
+	return n, err
+}

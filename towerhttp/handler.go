@@ -1,0 +1,233 @@
+package towerhttp
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/towergo/tower"
+)
+
+// A Response is what a server stack's Call returns for a request that its
+// handler answered: the handler has written the response itself, to the
+// ResponseWriter, and the Response reports what it sent, for layers that
+// look at results (a load metric, a MapResult that counts errors).
+type Response struct {
+	// StatusCode is the status the handler sent: 200 if it wrote a body
+	// or nothing at all, as net/http does.
+	StatusCode int
+}
+
+// A Handler is an http.Handler that serves each request through a tower
+// stack. For each request it checks the declared body size, waits for the
+// stack's Ready under the request's context, and calls the permit, whose
+// leaf runs the wrapped http.Handler. A stack that fails answers through
+// the error handler; see the package doc for what it answers and when.
+//
+// A Handler is safe for concurrent use. Build one with [NewHandler] or
+// [NewServiceHandler]; the zero Handler is not usable.
+type Handler struct {
+	svc        tower.Service[*http.Request, Response]
+	retryAfter string // the Retry-After value, or "" for none
+	maxBody    int64  // -1: no limit
+	onError    func(http.ResponseWriter, *http.Request, error)
+}
+
+// NewHandler returns a Handler that serves each request through stack
+// around h: stack's layers, the first one outermost, wrap
+// [HandlerService](h). Give several layers with tower.Stack or a
+// tower.Builder. It panics if h, stack or an option is nil.
+func NewHandler(h http.Handler, stack tower.Layer[*http.Request, Response], opts ...HandlerOption) *Handler {
+	if h == nil {
+		panic("towerhttp.NewHandler: nil http.Handler")
+	}
+	if stack == nil {
+		panic("towerhttp.NewHandler: nil stack")
+	}
+	o := newHandlerOptions("towerhttp.NewHandler", opts)
+	svc := stack.Wrap(HandlerService(h))
+	if svc == nil {
+		panic("towerhttp.NewHandler: stack.Wrap returned nil")
+	}
+	return o.handler(svc)
+}
+
+// NewServiceHandler returns a Handler that serves each request through
+// svc, a stack whose leaves are [HandlerService]s: one built with
+// tower.Builder, or a steer.Steer that picks a stack per path. It panics
+// if svc or an option is nil.
+func NewServiceHandler(svc tower.Service[*http.Request, Response], opts ...HandlerOption) *Handler {
+	if svc == nil {
+		panic("towerhttp.NewServiceHandler: nil Service")
+	}
+	return newHandlerOptions("towerhttp.NewServiceHandler", opts).handler(svc)
+}
+
+// A HandlerOption configures a [Handler].
+type HandlerOption func(*handlerOptions)
+
+type handlerOptions struct {
+	retryAfter time.Duration
+	maxBody    int64
+	onError    func(http.ResponseWriter, *http.Request, error)
+}
+
+// DefaultRetryAfter is the Retry-After a Handler sends with a 503 that
+// says the server cannot take the request now, unless [WithRetryAfter]
+// says otherwise: one second, long enough for the requests in flight to
+// finish (they are meant to take milliseconds), short enough that a
+// client does not stay away long once the burst has passed.
+const DefaultRetryAfter = time.Second
+
+// WithRetryAfter sets the delay a Handler asks for, in a Retry-After
+// header, when it answers 503 because the stack shed the request or is
+// not ready (see [StatusCode]). The header carries whole seconds, d
+// rounded up. The default is [DefaultRetryAfter]; 0 sends no Retry-After.
+// It panics if d is negative.
+func WithRetryAfter(d time.Duration) HandlerOption {
+	if d < 0 {
+		panic(fmt.Sprintf("towerhttp.WithRetryAfter: d must not be negative, got %v", d))
+	}
+	return func(o *handlerOptions) { o.retryAfter = d }
+}
+
+// WithMaxBodyBytes limits request bodies to n bytes. A request that
+// declares a longer body (Content-Length) is answered 413 before the stack
+// is asked for anything; a longer body sent without a length is cut at n
+// bytes by http.MaxBytesReader, and if the handler returns without writing
+// anything after its read failed, the request is answered 413. A handler
+// that answers the read error itself keeps its answer. The default is no
+// limit, as in net/http. It panics if n is not positive.
+func WithMaxBodyBytes(n int64) HandlerOption {
+	if n <= 0 {
+		panic(fmt.Sprintf("towerhttp.WithMaxBodyBytes: n must be positive, got %d", n))
+	}
+	return func(o *handlerOptions) { o.maxBody = n }
+}
+
+// WithErrorHandler sets the function that answers a request the stack
+// failed, while nothing has been written yet: it gets the request and the
+// error, and the ResponseWriter with Retry-After already set when the
+// error calls for it (see [StatusCode]). The default is [WriteError]. It
+// panics if f is nil.
+func WithErrorHandler(f func(w http.ResponseWriter, r *http.Request, err error)) HandlerOption {
+	if f == nil {
+		panic("towerhttp.WithErrorHandler: nil function")
+	}
+	return func(o *handlerOptions) { o.onError = f }
+}
+
+func newHandlerOptions(fn string, opts []HandlerOption) handlerOptions {
+	o := handlerOptions{retryAfter: DefaultRetryAfter, maxBody: -1, onError: WriteError}
+	for i, opt := range opts {
+		if opt == nil {
+			panic(fmt.Sprintf("%s: option %d is nil", fn, i))
+		}
+		opt(&o)
+	}
+	return o
+}
+
+func (o handlerOptions) handler(svc tower.Service[*http.Request, Response]) *Handler {
+	h := &Handler{svc: svc, maxBody: o.maxBody, onError: o.onError}
+	if o.retryAfter > 0 {
+		secs := (o.retryAfter + time.Second - 1) / time.Second
+		h.retryAfter = strconv.FormatInt(int64(secs), 10)
+	}
+	return h
+}
+
+// ServeHTTP serves r through the stack: Ready, under r's context, before
+// anything of the request is read, then the call, whose leaf runs the
+// handler. A panic in the handler, or in a layer, goes on up to net/http
+// once the stack has given back what it held.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.maxBody >= 0 && r.ContentLength > h.maxBody {
+		h.fail(w, r, &http.MaxBytesError{Limit: h.maxBody})
+		return
+	}
+	ctx := r.Context()
+	p, err := h.svc.Ready(ctx)
+	if err != nil {
+		if err != ctx.Err() {
+			err = &ReadyError{Err: err}
+		}
+		h.fail(w, r, err)
+		return
+	}
+	ex := &exchange{Context: ctx, w: w}
+	if h.maxBody >= 0 && r.Body != nil && r.Body != http.NoBody {
+		ex.body = limitedBody{ReadCloser: http.MaxBytesReader(w, r.Body, h.maxBody), ex: ex}
+		r.Body = &ex.body
+	}
+	returned := false
+	defer func() {
+		if !returned {
+			// A panic going up to net/http: leave a writer that a handler
+			// still running elsewhere can no longer use.
+			ex.finish()
+		}
+	}()
+	_, err = p.Call(ex, r)
+	returned = true
+	wrote, running := ex.finish()
+	switch {
+	case err == nil:
+	case !wrote:
+		h.fail(w, r, err)
+	case running:
+		// The handler is still writing (its call was abandoned) and the
+		// client has part of a response: abort it, so that the client sees
+		// a broken response and not a short one that looks complete.
+		panic(http.ErrAbortHandler)
+	}
+	// Otherwise the handler wrote its whole response before the stack
+	// failed (a Timeout that found it late): the response stands.
+}
+
+// fail answers r with the error handler, with Retry-After set when err
+// says the server cannot take the request now.
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	if h.retryAfter != "" && unavailable(err) {
+		w.Header().Set("Retry-After", h.retryAfter)
+	}
+	h.onError(w, r, err)
+}
+
+// HandlerService returns h as the leaf of a server stack: a Service,
+// always ready, that runs h for each request it is called with. It works
+// only under a [Handler], which gives it the ResponseWriter through the
+// call's context; called any other way, it panics. The request h sees
+// carries the call's context, so a Timeout above it cancels it.
+//
+// The call returns a [Response] with the status h sent, and no error,
+// except in two cases where h wrote nothing: if its context had ended, h
+// gave up, and the call returns the context's error (so that a Timeout
+// above tells its deadline from an answer); if its body hit the limit of
+// [WithMaxBodyBytes], the call returns the *http.MaxBytesError.
+func HandlerService(h http.Handler) tower.Service[*http.Request, Response] {
+	if h == nil {
+		panic("towerhttp.HandlerService: nil http.Handler")
+	}
+	return tower.ServiceFunc[*http.Request, Response](func(ctx context.Context, r *http.Request) (Response, error) {
+		ex := exchangeFrom(ctx)
+		if ex == nil {
+			panic("towerhttp: a HandlerService was called outside a towerhttp.Handler")
+		}
+		// The context passed down governs the call: a layer may have
+		// derived one (a Timeout's), and the handler must see it.
+		gov := ctx
+		if ctx == context.Context(ex) {
+			gov = ex.Context
+		}
+		if r.Context() != gov {
+			r = r.WithContext(gov)
+		}
+		ex.enter()
+		defer ex.leave()
+		h.ServeHTTP(ex, r)
+		return ex.result(gov)
+	})
+}

@@ -1,0 +1,208 @@
+package towerhttp
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+
+	"github.com/towergo/tower"
+)
+
+// A Transport is an http.RoundTripper that sends each request through a
+// tower stack of its host: the stack's layers, the first one outermost,
+// wrap a leaf that sends the request with the base RoundTripper. Each host
+// (a URL's scheme and host, as written) gets a stack of its own, built the
+// first time a request goes there, so that a concurrency limit or a rate
+// limit in the stack applies per host; a layer made to share its state
+// (limit.NewSharedConcurrencyLayer) puts every host under one limit.
+//
+// The stacks kept are bounded ([WithMaxHosts]): once there are that many,
+// a request to a new host drops the stack least recently used that has no
+// request in flight, closing it if it has a Close method (a Buffer); if
+// every stack has requests in flight, the request fails with
+// [ErrTooManyHosts]. A host whose stack was dropped gets a new one, with
+// its limits and windows starting afresh.
+//
+// The package doc says how bodies are kept replayable for retries, which
+// responses are discarded and how, and how long a permit is held.
+//
+// A Transport is safe for concurrent use. Build one with [NewTransport];
+// the zero Transport is not usable.
+type Transport struct {
+	base  http.RoundTripper
+	stack tower.Layer[*http.Request, *http.Response]
+	leaf  tower.Service[*http.Request, *http.Response]
+	max   int
+
+	mu    sync.Mutex
+	hosts map[hostKey]*host
+	clock uint64 // counts requests, to find the stack least recently used
+}
+
+type hostKey struct{ scheme, host string }
+
+// host is the stack of one host.
+type host struct {
+	svc      tower.Service[*http.Request, *http.Response]
+	inFlight int    // round trips under way
+	used     uint64 // the Transport's clock at the last one
+}
+
+// DefaultMaxHosts is the number of host stacks a Transport keeps unless
+// [WithMaxHosts] says otherwise.
+const DefaultMaxHosts = 1024
+
+// A TransportOption configures a [Transport].
+type TransportOption func(*transportOptions)
+
+type transportOptions struct {
+	maxHosts int
+}
+
+// WithMaxHosts sets how many host stacks a Transport keeps at most. The
+// default is [DefaultMaxHosts]. It panics if n is less than 1.
+func WithMaxHosts(n int) TransportOption {
+	if n < 1 {
+		panic(fmt.Sprintf("towerhttp.WithMaxHosts: n must be at least 1, got %d", n))
+	}
+	return func(o *transportOptions) { o.maxHosts = n }
+}
+
+// NewTransport returns a Transport that sends each request through its
+// host's stack over base: stack's layers, the first one outermost, wrap a
+// leaf that calls base.RoundTrip. Give several layers with tower.Stack or a
+// tower.Builder. It panics if base, stack or an option is nil.
+func NewTransport(base http.RoundTripper, stack tower.Layer[*http.Request, *http.Response], opts ...TransportOption) *Transport {
+	if base == nil {
+		panic("towerhttp.NewTransport: nil base RoundTripper")
+	}
+	if stack == nil {
+		panic("towerhttp.NewTransport: nil stack")
+	}
+	o := transportOptions{maxHosts: DefaultMaxHosts}
+	for i, opt := range opts {
+		if opt == nil {
+			panic(fmt.Sprintf("towerhttp.NewTransport: option %d is nil", i))
+		}
+		opt(&o)
+	}
+	return &Transport{
+		base:  base,
+		stack: stack,
+		leaf:  newLeaf(base, nil),
+		max:   o.maxHosts,
+		hosts: make(map[hostKey]*host),
+	}
+}
+
+// errNoURL is the error of a request without a URL.
+var errNoURL = errors.New("towerhttp: nil Request.URL")
+
+// RoundTrip sends req through its host's stack: Ready, under req's
+// context, then Call. An error from either is returned as it is (an
+// http.Client wraps it in a *url.Error, which errors.Is sees through).
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL == nil {
+		closeBody(req)
+		return nil, errNoURL
+	}
+	h, err := t.acquire(hostKey{req.URL.Scheme, req.URL.Host})
+	if err != nil {
+		closeBody(req)
+		return nil, err
+	}
+	defer t.release(h)
+	return roundTrip(h.svc, req)
+}
+
+// acquire returns the stack of host k, building it if need be, and counts
+// a round trip on it.
+func (t *Transport) acquire(k hostKey) (*host, error) {
+	var dropped tower.Service[*http.Request, *http.Response]
+	defer func() { closeService(dropped) }() // outside the lock
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.clock++
+	h := t.hosts[k]
+	if h == nil {
+		if len(t.hosts) >= t.max {
+			if dropped = t.dropLocked(); dropped == nil {
+				return nil, ErrTooManyHosts
+			}
+		}
+		svc := t.stack.Wrap(t.leaf)
+		if svc == nil {
+			panic("towerhttp.Transport: stack.Wrap returned nil")
+		}
+		h = &host{svc: svc}
+		t.hosts[k] = h
+	}
+	h.inFlight++
+	h.used = t.clock
+	return h, nil
+}
+
+func (t *Transport) release(h *host) {
+	t.mu.Lock()
+	h.inFlight--
+	t.mu.Unlock()
+}
+
+// dropLocked forgets the stack least recently used among those with no
+// round trip under way, and returns it, or nil if there is none.
+func (t *Transport) dropLocked() tower.Service[*http.Request, *http.Response] {
+	var (
+		oldest hostKey
+		found  *host
+	)
+	for k, h := range t.hosts {
+		if h.inFlight == 0 && (found == nil || h.used < found.used) {
+			oldest, found = k, h
+		}
+	}
+	if found == nil {
+		return nil
+	}
+	delete(t.hosts, oldest)
+	return found.svc
+}
+
+// closeService closes svc if it has a Close method.
+func closeService(svc tower.Service[*http.Request, *http.Response]) {
+	if c, ok := svc.(io.Closer); ok {
+		c.Close()
+	}
+}
+
+// Hosts returns the number of host stacks the Transport keeps now.
+func (t *Transport) Hosts() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.hosts)
+}
+
+// CloseIdleConnections closes the base's idle connections, if it can;
+// http.Client.CloseIdleConnections calls it.
+func (t *Transport) CloseIdleConnections() {
+	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// Close drops every host stack, closing those that have a Close method,
+// and closes the base's idle connections. Round trips under way finish on
+// the stacks they started on (a closed Buffer fails them); later ones get
+// new stacks. It returns nil.
+func (t *Transport) Close() error {
+	t.mu.Lock()
+	hosts := t.hosts
+	t.hosts = make(map[hostKey]*host)
+	t.mu.Unlock()
+	for _, h := range hosts {
+		closeService(h.svc)
+	}
+	t.CloseIdleConnections()
+	return nil
+}

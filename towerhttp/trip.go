@@ -1,0 +1,265 @@
+package towerhttp
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/towergo/tower"
+)
+
+// trip is one request going through a client stack. It is the context the
+// transport passes to the stack's Ready and Call, which is how the leaf
+// finds it, and the record of every response the leaf got for the request
+// (several, with retries or hedges): when the stack answers, the ones the
+// caller does not get are drained and closed, so that no body is left
+// open. A trip is never reused: a context derived from it may outlive the
+// request.
+type trip struct {
+	context.Context               // the request's own
+	req             *http.Request // the request given to RoundTrip
+	sent            atomic.Bool   // req reached the base, which closes its body
+
+	mu    sync.Mutex
+	ended bool // the stack has answered: later responses are discarded at once
+	first *http.Response
+	more  []*http.Response
+}
+
+// tripKey is the context key under which a trip finds itself.
+type tripKey struct{}
+
+// Value returns the trip itself for tripKey, so that the leaf finds it
+// through contexts that layers derived from it.
+func (t *trip) Value(key any) any {
+	if key == (tripKey{}) {
+		return t
+	}
+	return t.Context.Value(key)
+}
+
+func tripFrom(ctx context.Context) *trip {
+	if t, ok := ctx.(*trip); ok {
+		return t
+	}
+	t, _ := ctx.Value(tripKey{}).(*trip)
+	return t
+}
+
+// errNoResponse is the error of a stack that answered with neither a
+// response nor an error.
+var errNoResponse = errors.New("towerhttp: the stack returned no response and no error")
+
+// errLate is the error of a response the leaf got after the stack had
+// answered: an attempt abandoned by a layer above. Nobody reads it.
+var errLate = errors.New("towerhttp: response after the round trip ended")
+
+// roundTrip sends req through svc.
+func roundTrip(svc tower.Service[*http.Request, *http.Response], req *http.Request) (resp *http.Response, err error) {
+	t := &trip{Context: req.Context(), req: req}
+	// Deferred, so that a panic in the stack still closes every body.
+	defer func() { resp, err = t.end(resp, err) }()
+	p, err := svc.Ready(t)
+	if err != nil {
+		return nil, err
+	}
+	return p.Call(t, req)
+}
+
+// add records resp, which the leaf got, and returns it; once the trip has
+// ended, it discards resp instead.
+func (t *trip) add(resp *http.Response) (*http.Response, error) {
+	t.mu.Lock()
+	if t.ended {
+		t.mu.Unlock()
+		discard(resp)
+		return nil, errLate
+	}
+	if t.first == nil {
+		t.first = resp
+	} else {
+		t.more = append(t.more, resp)
+	}
+	t.mu.Unlock()
+	return resp, nil
+}
+
+// end takes the stack's answer and discards every response the leaf got
+// that is not the one returned: attempts retried, hedges that lost,
+// responses a layer replaced with an error. If a layer returned a response
+// the leaf never produced (it built a new one), end cannot tell which body
+// that response reads, and closes none. It closes the request's body if no
+// attempt sent it, as a RoundTripper must.
+func (t *trip) end(resp *http.Response, err error) (*http.Response, error) {
+	if err == nil && resp == nil {
+		err = errNoResponse
+	}
+	if err != nil {
+		resp = nil
+	}
+	t.mu.Lock()
+	t.ended = true
+	first, more := t.first, t.more
+	t.first, t.more = nil, nil
+	t.mu.Unlock()
+	if resp == nil || resp == first || slices.Contains(more, resp) {
+		if first != nil && first != resp {
+			discard(first)
+		}
+		for _, r := range more {
+			if r != resp {
+				discard(r)
+			}
+		}
+	}
+	if !t.sent.Load() {
+		closeBody(t.req)
+	}
+	return resp, err
+}
+
+// maxDrain is the most of a discarded response's body that is read, so
+// that its connection can be used again: only a body that says it is no
+// longer, which has most likely arrived with the headers. Any other is
+// closed unread, which closes its connection, rather than keep the caller
+// waiting for a body nobody wants.
+const maxDrain = 4 << 10
+
+// discard drains and closes the body of a response nobody will read.
+func discard(resp *http.Response) {
+	if resp.Body == nil {
+		return
+	}
+	if resp.ContentLength >= 0 && resp.ContentLength <= maxDrain {
+		io.CopyN(io.Discard, resp.Body, maxDrain)
+	}
+	resp.Body.Close()
+}
+
+// closeBody closes req's body, if it has one.
+func closeBody(req *http.Request) {
+	if req.Body != nil && req.Body != http.NoBody {
+		req.Body.Close()
+	}
+}
+
+// leaf is the innermost service of a client stack: it sends the request
+// with the base RoundTripper, to target if it has one.
+type leaf struct {
+	base   http.RoundTripper
+	target *url.URL // nil: the request's own URL
+}
+
+func newLeaf(base http.RoundTripper, target *url.URL) tower.Service[*http.Request, *http.Response] {
+	return tower.ServiceFunc[*http.Request, *http.Response]((&leaf{base: base, target: target}).call)
+}
+
+func (l *leaf) call(ctx context.Context, req *http.Request) (*http.Response, error) {
+	t := tripFrom(ctx)
+	if t == nil {
+		panic("towerhttp: a transport's stack was called outside its RoundTrip")
+	}
+	if req == t.req {
+		t.sent.Store(true)
+	}
+	out := req
+	if l.target != nil {
+		out = retarget(req, l.target)
+	}
+	if ctx == context.Context(t) && req.Context() == t.Context {
+		// No layer derived a context: the request's own governs the call
+		// and the body, as without a stack.
+		resp, err := l.base.RoundTrip(out)
+		if err != nil {
+			return nil, err
+		}
+		return t.add(resp)
+	}
+	return l.detached(ctx, t, out)
+}
+
+// detached sends req under a context that follows ctx, the call's, until
+// the response's headers are in, and then the request's own context until
+// the body is closed. A layer's context ends when its call returns (a
+// Timeout's, a hedge's): were the body read under it, it would fail as
+// soon as the stack answered.
+func (l *leaf) detached(ctx context.Context, t *trip, req *http.Request) (*http.Response, error) {
+	actx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	resp, err := l.base.RoundTrip(req.WithContext(actx))
+	stop()
+	if err != nil {
+		cancel(nil)
+		return nil, err
+	}
+	user := t.Context
+	stopBody := context.AfterFunc(user, func() { cancel(context.Cause(user)) })
+	resp.Body = wrapBody(resp.Body, false, func() {
+		stopBody()
+		cancel(nil)
+	})
+	return t.add(resp)
+}
+
+// retarget returns a copy of req sent to target's scheme and host. The Host
+// header stays the request's: req.Host, or its URL's host.
+func retarget(req *http.Request, target *url.URL) *http.Request {
+	out := new(http.Request)
+	*out = *req
+	u := *req.URL
+	u.Scheme, u.Host = target.Scheme, target.Host
+	out.URL = &u
+	if out.Host == "" {
+		out.Host = req.URL.Host
+	}
+	return out
+}
+
+// body is a response body that calls done once, when it is closed or, if
+// atEOF, read to its end.
+type body struct {
+	rc    io.ReadCloser
+	atEOF bool
+	done  func()
+	once  atomic.Bool
+}
+
+// rwBody is a body that can be written to: that of a 101 Switching
+// Protocols response.
+type rwBody struct{ *body }
+
+func (b rwBody) Write(p []byte) (int, error) { return b.rc.(io.Writer).Write(p) }
+
+// wrapBody returns rc wrapped in a body; a writable rc stays writable.
+func wrapBody(rc io.ReadCloser, atEOF bool, done func()) io.ReadCloser {
+	b := &body{rc: rc, atEOF: atEOF, done: done}
+	if _, ok := rc.(io.Writer); ok {
+		return rwBody{b}
+	}
+	return b
+}
+
+func (b *body) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if err == io.EOF && b.atEOF {
+		b.finish()
+	}
+	return n, err
+}
+
+func (b *body) Close() error {
+	err := b.rc.Close()
+	b.finish()
+	return err
+}
+
+func (b *body) finish() {
+	if b.once.CompareAndSwap(false, true) {
+		b.done()
+	}
+}
