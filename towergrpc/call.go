@@ -1,0 +1,118 @@
+package towergrpc
+
+import (
+	"context"
+	"fmt"
+
+	"google.golang.org/grpc"
+
+	"github.com/towergo/tower"
+)
+
+// A UnaryServerCall is one unary RPC on its way through a server's stack.
+// The stack's innermost step calls the RPC's handler with the call's
+// context and Req; a layer may read the fields, or change Req before
+// passing the call on.
+type UnaryServerCall struct {
+	// Method is the full name of the RPC's method,
+	// "/package.Service/Method"; it is Info.FullMethod.
+	Method string
+	// Info is what grpc tells interceptors about the method.
+	Info *grpc.UnaryServerInfo
+	// Req is the request message, already decoded.
+	Req any
+
+	handler grpc.UnaryHandler
+}
+
+// A StreamServerCall is one streaming RPC on its way through a server's
+// stack. The stack's innermost step calls the RPC's handler, which runs for
+// the stream's whole life, with Stream wrapped so that its Context method
+// returns the call's context.
+type StreamServerCall struct {
+	// Method is the full name of the RPC's method; it is Info.FullMethod.
+	Method string
+	// Info is what grpc tells interceptors about the method.
+	Info *grpc.StreamServerInfo
+	// Srv is the service implementation the handler is called on.
+	Srv any
+	// Stream is the server side of the stream.
+	Stream grpc.ServerStream
+
+	handler grpc.StreamHandler
+}
+
+// A UnaryClientCall is one unary RPC on its way through a client's stack.
+// The stack's innermost step calls the invoker grpc gave the interceptor
+// (the next interceptor, or the RPC itself), which decodes the response
+// into Reply.
+type UnaryClientCall struct {
+	// Method is the full name of the RPC's method.
+	Method string
+	// Req is the request message.
+	Req any
+	// Reply is the message the response is decoded into.
+	Reply any
+	// Conn is the connection the RPC is made on.
+	Conn *grpc.ClientConn
+	// Opts are the RPC's call options.
+	Opts []grpc.CallOption
+
+	invoker grpc.UnaryInvoker
+}
+
+// A StreamClientCall is the opening of one client stream on its way
+// through a client's stack. The stack's innermost step opens the stream
+// with the streamer grpc gave the interceptor, hands it to the caller, and
+// returns only when the stream has ended, so that whatever the stack
+// reserved is held for the stream's whole life.
+type StreamClientCall struct {
+	// Method is the full name of the RPC's method.
+	Method string
+	// Desc describes the stream: whether client, server or both stream.
+	Desc *grpc.StreamDesc
+	// Conn is the connection the stream is opened on.
+	Conn *grpc.ClientConn
+	// Opts are the stream's call options.
+	Opts []grpc.CallOption
+
+	streamer grpc.Streamer
+	stream   *clientStream
+}
+
+// build returns the service each RPC of an interceptor goes through: leaf
+// wrapped in layers, the first outermost. It panics, naming fn, if a layer
+// is nil.
+func build[Req, Res any](fn string, leaf tower.ServiceFunc[Req, Res], layers []tower.Layer[Req, Res]) tower.Service[Req, Res] {
+	for i, l := range layers {
+		if l == nil {
+			panic(fmt.Sprintf("%s: layer %d is nil", fn, i))
+		}
+	}
+	return tower.Stack(layers...).Wrap(leaf)
+}
+
+func serveUnary(ctx context.Context, c UnaryServerCall) (any, error) {
+	return c.handler(ctx, c.Req)
+}
+
+func serveStream(ctx context.Context, c StreamServerCall) (struct{}, error) {
+	// A layer may have given the call a context of its own, a Timeout's
+	// for instance, and the handler must see it. The stream is wrapped
+	// whatever the context: comparing two contexts could panic, and one
+	// small allocation is little next to what grpc spends on a stream.
+	return struct{}{}, c.handler(c.Srv, &serverStream{ServerStream: c.Stream, ctx: ctx})
+}
+
+func invokeUnary(ctx context.Context, c UnaryClientCall) (struct{}, error) {
+	return struct{}{}, c.invoker(ctx, c.Method, c.Req, c.Reply, c.Conn, c.Opts...)
+}
+
+// serverStream is a grpc.ServerStream whose context is the stack's.
+type serverStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+// Context returns the context the stack called the handler with.
+func (s *serverStream) Context() context.Context { return s.ctx }
