@@ -2,7 +2,6 @@ package timeout
 
 import (
 	"context"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -47,10 +46,6 @@ type stdContext struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 }
-
-// buildMu serialises building standard contexts, which is rare enough for
-// one lock to serve every call.
-var buildMu sync.Mutex
 
 // monoBase anchors mono.
 var monoBase = time.Now()
@@ -122,15 +117,17 @@ func (c *call[Req, Res]) build() context.Context {
 	if s := c.std.Load(); s != nil {
 		return s.ctx
 	}
-	buildMu.Lock()
-	defer buildMu.Unlock()
-	if s := c.std.Load(); s != nil {
-		return s.ctx
-	}
+	// Built without a lock: WithDeadlineCause asks the parent for Done,
+	// and the parent may be another call's lazy context, which builds its
+	// own. Of two goroutines building at once, one wins; the other's
+	// context is cancelled unused.
 	d, _ := c.Deadline()
 	s := new(stdContext)
 	s.ctx, s.cancel = context.WithDeadlineCause(c.parent, d, ErrElapsed)
-	c.std.Store(s)
+	if !c.std.CompareAndSwap(nil, s) {
+		s.cancel()
+		return c.std.Load().ctx
+	}
 	if c.flags.Or(built)&ended != 0 {
 		s.cancel()
 	}

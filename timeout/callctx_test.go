@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/retry"
 )
 
 // callWith runs one call through a Timeout of d over inner and returns the
@@ -161,4 +162,60 @@ func TestCallContextBuiltAfterTheCall(t *testing.T) {
 			t.Errorf("got %v, want %v", err, context.Canceled)
 		}
 	})
+}
+
+// Nested Timeouts whose inner service waits on its context: building the
+// inner call's standard context asks the outer call's lazy context for
+// Done, which builds that one too. Neither may wait for the other.
+func TestCallContextNested(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		layers func() []tower.Layer[int, int]
+		stuck  time.Duration // when a call that waits for good ends
+	}{
+		{"Timeout > Timeout", func() []tower.Layer[int, int] {
+			return []tower.Layer[int, int]{NewLayer[int, int](time.Second), NewLayer[int, int](500 * time.Millisecond)}
+		}, 500 * time.Millisecond},
+		{"Timeout > Retry > Timeout", func() []tower.Layer[int, int] {
+			return []tower.Layer[int, int]{
+				NewLayer[int, int](time.Second),
+				retry.NewLayer(retry.NewPolicy[int, int](nil)),
+				NewLayer[int, int](500 * time.Millisecond),
+			}
+		}, time.Second}, // the first attempt times out at 500ms, the retry at the outer deadline
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				inner := tower.ServiceFunc[int, int](func(ctx context.Context, req int) (int, error) {
+					select {
+					case <-ctx.Done():
+						return 0, ctx.Err()
+					case <-time.After(10 * time.Millisecond):
+						return req, nil
+					}
+				})
+				start := time.Now()
+				svc := tower.Stack(tt.layers()...).Wrap(inner)
+				if got, err := tower.Call(t.Context(), svc, 7); got != 7 || err != nil {
+					t.Errorf("got %d, %v; want 7, nil", got, err)
+				}
+				if d := time.Since(start); d != 10*time.Millisecond {
+					t.Errorf("answered after %v, want 10ms", d)
+				}
+
+				// And a call that waits for good ends at the deadlines.
+				stuck := tower.Stack(tt.layers()...).Wrap(tower.ServiceFunc[int, int](func(ctx context.Context, _ int) (int, error) {
+					<-ctx.Done()
+					return 0, ctx.Err()
+				}))
+				start = time.Now()
+				if _, err := tower.Call(t.Context(), stuck, 7); err != ErrElapsed {
+					t.Errorf("got %v, want %v", err, ErrElapsed)
+				}
+				if d := time.Since(start); d != tt.stuck {
+					t.Errorf("timed out after %v, want %v", d, tt.stuck)
+				}
+			})
+		})
+	}
 }
