@@ -9,6 +9,8 @@ import (
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/buffer"
+	"github.com/towergo/tower/limit"
+	"github.com/towergo/tower/metrics"
 	"github.com/towergo/tower/towertest"
 )
 
@@ -142,5 +144,58 @@ func TestQueuedRequestMemory(t *testing.T) {
 		if got := heap - baseHeap; got > 512 {
 			t.Errorf("a queued request holds %d B of heap, want at most 512", got)
 		}
+	})
+}
+
+// BenchmarkBuffer1Metrics is BenchmarkBuffer1 reporting to a
+// metrics.Counts. Its requests skip the queue, as the inner service is
+// always ready, and report nothing.
+func BenchmarkBuffer1Metrics(b *testing.B) {
+	buf := buffer.New(echo, 1024, buffer.WithMetrics(new(metrics.Counts)))
+	defer buf.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		oneRequest(b, buf, 1)
+	}
+}
+
+// BenchmarkBuffer16Metrics is BenchmarkBuffer16 reporting to a
+// metrics.Counts.
+func BenchmarkBuffer16Metrics(b *testing.B) {
+	benchmarkQueued(b, echo, buffer.WithMetrics(new(metrics.Counts)))
+}
+
+// BenchmarkBufferQueued16 is 16 callers of a Buffer over a
+// ConcurrencyLimit(1): most requests queue and wait for the worker.
+func BenchmarkBufferQueued16(b *testing.B) {
+	benchmarkQueued(b, limit.NewConcurrency(echo, 1))
+}
+
+// BenchmarkBufferQueued16Metrics is BenchmarkBufferQueued16 reporting to
+// a metrics.Counts: Queued and Waiting on most requests.
+func BenchmarkBufferQueued16Metrics(b *testing.B) {
+	benchmarkQueued(b, limit.NewConcurrency(echo, 1), buffer.WithMetrics(new(metrics.Counts)))
+}
+
+// benchmarkQueued is BenchmarkBuffer16's load over inner.
+func benchmarkQueued(b *testing.B, inner tower.Service[int, int], opts ...buffer.Option) {
+	buf := buffer.New(inner, 1024, opts...)
+	defer buf.Close()
+	procs := runtime.GOMAXPROCS(0)
+	b.SetParallelism((16 + procs - 1) / procs)
+	b.ReportAllocs()
+	var mu sync.Mutex
+	b.RunParallel(func(pb *testing.PB) {
+		n := 0
+		for pb.Next() {
+			res, err := tower.Call[int, int](context.Background(), buf, 1)
+			if err != nil {
+				panic(err)
+			}
+			n += res
+		}
+		mu.Lock()
+		sink += n
+		mu.Unlock()
 	})
 }

@@ -67,14 +67,16 @@ type Buffer[Req, Res any] struct {
 	pool sync.Pool       // of *permit, which point here and keep the Buffer alive
 }
 
-// New returns inner behind a Buffer of bound slots and starts its worker. It
-// panics if inner is nil, or if bound is below 1 or above 1<<32-1.
-func New[Req, Res any](inner tower.Service[Req, Res], bound int) *Buffer[Req, Res] {
+// New returns inner behind a Buffer of bound slots, with opts, and starts
+// its worker. It panics if inner is nil, if bound is below 1 or above
+// 1<<32-1, or if an option is nil.
+func New[Req, Res any](inner tower.Service[Req, Res], bound int, opts ...Option) *Buffer[Req, Res] {
 	if inner == nil {
 		panic("buffer.New: nil inner service")
 	}
 	validateBound(bound)
-	c := newCore(inner, bound)
+	o := newOptions("buffer.New", opts)
+	c := newCore(inner, bound, o.sink)
 	b := &Buffer[Req, Res]{c: c}
 	runtime.AddCleanup(b, (*core[Req, Res]).collected, c)
 	go c.run()
@@ -91,7 +93,7 @@ func validateBound(bound int) {
 // returns ErrClosed after Close, and the *ServiceError after the inner
 // service failed.
 func (b *Buffer[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
-	if err := b.c.slots.Acquire(ctx); err != nil {
+	if err := b.c.acquire(ctx); err != nil {
 		return tower.Permit[Req, Res]{}, err
 	}
 	p, _ := b.pool.Get().(*permit[Req, Res])
@@ -182,6 +184,9 @@ func (c *core[Req, Res]) ready(ctx context.Context, p *permit[Req, Res]) (tower.
 		// Not ready now: queue behind whoever queued meanwhile.
 	}
 	c.pending.Add(1)
+	if c.sink != nil {
+		c.queuedIn() // before the worker can see the request
+	}
 	p.round++
 	select {
 	case c.queue <- message[Req, Res]{ctx: ctx, p: p, round: p.round}:

@@ -13,20 +13,22 @@ import (
 // [NewLayer]. Req and Res are the request and response types.
 type Layer[Req, Res any] struct {
 	bound int
+	opts  []Option
 
 	made weakset.Set[Buffer[Req, Res]] // to close on Close, unless collected first
 }
 
-// NewLayer returns a Layer of Buffers with bound slots each. It panics if
-// bound is below 1 or above 1<<32-1.
-func NewLayer[Req, Res any](bound int) *Layer[Req, Res] {
+// NewLayer returns a Layer of Buffers with bound slots each, and opts. It
+// panics if bound is below 1 or above 1<<32-1, or if an option is nil.
+func NewLayer[Req, Res any](bound int, opts ...Option) *Layer[Req, Res] {
 	validateBound(bound)
-	return &Layer[Req, Res]{bound: bound}
+	newOptions("buffer.NewLayer", opts)
+	return &Layer[Req, Res]{bound: bound, opts: append([]Option(nil), opts...)}
 }
 
 // Wrap puts inner behind a new Buffer and starts its worker.
 func (l *Layer[Req, Res]) Wrap(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
-	b := New(inner, l.bound)
+	b := New(inner, l.bound, l.opts...)
 	l.made.Add(b)
 	return b
 }

@@ -2,12 +2,14 @@ package buffer
 
 import (
 	"context"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/sema"
+	"github.com/towergo/tower/metrics"
 )
 
 // core is the part of a Buffer the worker uses. It must not point back to
@@ -20,6 +22,11 @@ type core[Req, Res any] struct {
 	// may skip the queue only when it is zero.
 	pending atomic.Int64
 
+	sink metrics.Sink // nil: no metrics
+	// queued counts what sink has been told is Queued, while the worker
+	// runs; the worker's exit swaps it for workerGone (see queuedIn).
+	queued atomic.Int64
+
 	mu       sync.Mutex
 	err      error         // once set (failure or Close), nothing more is served
 	isShut   atomic.Bool   // err is set; read without touching a channel
@@ -29,10 +36,11 @@ type core[Req, Res any] struct {
 	done     chan struct{} // closed when the worker has exited
 }
 
-func newCore[Req, Res any](inner tower.Service[Req, Res], bound int) *core[Req, Res] {
+func newCore[Req, Res any](inner tower.Service[Req, Res], bound int, sink metrics.Sink) *core[Req, Res] {
 	stop, cancel := context.WithCancel(context.Background())
 	return &core[Req, Res]{
 		inner:    inner,
+		sink:     sink,
 		slots:    sema.New(bound),
 		queue:    make(chan message[Req, Res], bound),
 		stopped:  make(chan struct{}),
@@ -46,6 +54,9 @@ func newCore[Req, Res any](inner tower.Service[Req, Res], bound int) *core[Req, 
 // wanted, waits for the inner service's readiness and hands the permit over.
 func (c *core[Req, Res]) run() {
 	defer close(c.done)
+	if c.sink != nil {
+		defer c.queuedOut() // before done is closed: Close returns with Queued settled
+	}
 	for {
 		var m message[Req, Res]
 		select {
@@ -56,7 +67,7 @@ func (c *core[Req, Res]) run() {
 		// m is in hand now: its queue slot can take another request.
 		c.slots.Release()
 		if gone(m.ctx) != nil {
-			c.pending.Add(-1)
+			c.finished()
 			continue
 		}
 		p, err := c.readyFor(m.ctx)
@@ -70,8 +81,53 @@ func (c *core[Req, Res]) run() {
 			return
 		}
 		// Only now may a call skip the queue: the answer is handed over.
-		c.pending.Add(-1)
+		c.finished()
 	}
+}
+
+// finished marks the request in the worker's hand as done with.
+func (c *core[Req, Res]) finished() {
+	c.pending.Add(-1)
+	if c.sink != nil {
+		c.queued.Add(-1)
+		c.sink.Add(metrics.Queued, -1)
+	}
+}
+
+// workerGone is what queued holds once the worker has exited: far below any
+// count, so that a request queued afterwards sees it and counts itself
+// out, since no worker will.
+const workerGone = math.MinInt64 / 2
+
+// queuedIn reports a request about to be queued, unless the worker has
+// exited already: then it will never take the request, and the request is
+// not counted. Every +1 is matched by one -1: the worker's when it is done
+// with the request, or the one its exit reports for every request it
+// leaves behind. Counting on one atomic, which the exit swaps, leaves no
+// gap between the two.
+func (c *core[Req, Res]) queuedIn() {
+	for n := c.queued.Load(); n >= 0; n = c.queued.Load() {
+		if c.queued.CompareAndSwap(n, n+1) {
+			c.sink.Add(metrics.Queued, 1)
+			return
+		}
+	}
+}
+
+// queuedOut runs as the worker exits: the requests still queued, and the
+// one in its hand, leave Queued.
+func (c *core[Req, Res]) queuedOut() {
+	if n := c.queued.Swap(workerGone); n > 0 {
+		c.sink.Add(metrics.Queued, -n)
+	}
+}
+
+// acquire reserves a slot, waiting in line for one if none is free.
+func (c *core[Req, Res]) acquire(ctx context.Context) error {
+	if c.sink == nil {
+		return c.slots.Acquire(ctx)
+	}
+	return c.slots.AcquireWatched(ctx, c.sink)
 }
 
 // readyFor waits for the inner service on behalf of a caller with ctx,

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/metrics"
 	"github.com/towergo/tower/retry"
 )
 
@@ -57,6 +58,7 @@ type Hedge[Req, Res any] struct {
 	minPoints uint64
 	histo     *rotating
 	budget    retry.Budget // nil: hedges are not limited
+	sink      metrics.Sink // nil: no metrics
 	wraps     tower.WrapPool[Req, Res]
 }
 
@@ -66,7 +68,18 @@ type Option func(*options)
 type options struct {
 	budget    retry.Budget
 	budgetSet bool
+	sink      metrics.Sink
 	preload   []uint64 // latencies in ms for the read histogram, for tests
+}
+
+// WithMetrics makes the Hedge report to sink: Hedged +1 for each hedge it
+// sends, once the hedge's Ready has succeeded and just before its Call.
+// Originals are not counted, nor a hedge that the policy, the budget, a
+// failed Ready or the original's answer stopped before it was sent. The
+// default, and a nil sink, is no metrics: then the only cost is a nil check
+// per hedge.
+func WithMetrics(sink metrics.Sink) Option {
+	return func(o *options) { o.sink = sink }
 }
 
 // WithBudget makes hedges draw on b, which may be shared with other Hedges
@@ -115,6 +128,7 @@ func New[Req, Res any](inner tower.Service[Req, Res], policy Policy[Req], minDat
 		minPoints: uint64(minDataPoints),
 		histo:     newRotating(period, percentile),
 		budget:    o.budget,
+		sink:      o.sink,
 	}
 	if !o.budgetSet {
 		h.budget = retry.NewTPSBudget(10*time.Second, 10, 1-percentile)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/metrics"
 )
 
 // race is one hedged call: the original on the caller's goroutine, the
@@ -124,6 +125,9 @@ func (r *race[Req, Res]) hedge() {
 	)
 	called := err == nil
 	if called {
+		if h.sink != nil {
+			h.sink.Add(metrics.Hedged, 1)
+		}
 		start = time.Now()
 		res, err = p.Call(ctx, r.clone)
 		end = time.Now()

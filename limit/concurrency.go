@@ -6,6 +6,7 @@ import (
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/sema"
+	"github.com/towergo/tower/metrics"
 )
 
 // A Semaphore holds the permits of one or more [Concurrency] limits.
@@ -60,51 +61,58 @@ func (s *Semaphore) Waiting() int { return s.s.Waiting() }
 type Concurrency[Req, Res any] struct {
 	inner tower.Service[Req, Res]
 	sem   *Semaphore
+	sink  metrics.Sink // nil: no metrics
 	wraps tower.WrapPool[Req, Res]
 }
 
 // NewConcurrency returns inner wrapped in a limit of max requests in flight,
-// with a [Semaphore] of its own. It panics if inner is nil, or unless
-// 1 <= max <= 1<<32-1.
-func NewConcurrency[Req, Res any](inner tower.Service[Req, Res], max int) *Concurrency[Req, Res] {
+// with a [Semaphore] of its own. It panics if inner is nil, unless
+// 1 <= max <= 1<<32-1, or if an option is nil.
+func NewConcurrency[Req, Res any](inner tower.Service[Req, Res], max int, opts ...Option) *Concurrency[Req, Res] {
 	if inner == nil {
 		panic("limit.NewConcurrency: inner is nil")
 	}
 	validateMax("limit.NewConcurrency", max)
-	return &Concurrency[Req, Res]{inner: inner, sem: NewSemaphore(max)}
+	o := newOptions("limit.NewConcurrency", opts)
+	return &Concurrency[Req, Res]{inner: inner, sem: NewSemaphore(max), sink: o.sink}
 }
 
 // NewConcurrencyWith returns inner wrapped in a limit whose permits come
-// from sem, which other services may share. It panics if inner or sem is
-// nil.
-func NewConcurrencyWith[Req, Res any](inner tower.Service[Req, Res], sem *Semaphore) *Concurrency[Req, Res] {
+// from sem, which other services may share. It panics if inner, sem or an
+// option is nil. Each service reports its own requests to the sink of its
+// [WithMetrics], whatever the others sharing sem do.
+func NewConcurrencyWith[Req, Res any](inner tower.Service[Req, Res], sem *Semaphore, opts ...Option) *Concurrency[Req, Res] {
 	if inner == nil {
 		panic("limit.NewConcurrencyWith: inner is nil")
 	}
 	if sem == nil {
 		panic("limit.NewConcurrencyWith: sem is nil")
 	}
-	return &Concurrency[Req, Res]{inner: inner, sem: sem}
+	o := newOptions("limit.NewConcurrencyWith", opts)
+	return &Concurrency[Req, Res]{inner: inner, sem: sem, sink: o.sink}
 }
 
 // NewConcurrencyLayer returns a Layer that limits each service it wraps to
-// max requests in flight, each with a semaphore of its own. It panics unless
-// 1 <= max <= 1<<32-1.
-func NewConcurrencyLayer[Req, Res any](max int) tower.Layer[Req, Res] {
+// max requests in flight, each with a semaphore of its own, and opts. It
+// panics unless 1 <= max <= 1<<32-1, or if an option is nil.
+func NewConcurrencyLayer[Req, Res any](max int, opts ...Option) tower.Layer[Req, Res] {
 	validateMax("limit.NewConcurrencyLayer", max) // now, not when the layer is used
+	newOptions("limit.NewConcurrencyLayer", opts)
 	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
-		return NewConcurrency(inner, max)
+		return NewConcurrency(inner, max, opts...)
 	})
 }
 
 // NewSharedConcurrencyLayer returns a Layer that puts every service it wraps
-// under the one limit held by sem. It panics if sem is nil.
-func NewSharedConcurrencyLayer[Req, Res any](sem *Semaphore) tower.Layer[Req, Res] {
+// under the one limit held by sem, with opts. It panics if sem or an
+// option is nil.
+func NewSharedConcurrencyLayer[Req, Res any](sem *Semaphore, opts ...Option) tower.Layer[Req, Res] {
 	if sem == nil {
 		panic("limit.NewSharedConcurrencyLayer: sem is nil")
 	}
+	newOptions("limit.NewSharedConcurrencyLayer", opts)
 	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
-		return NewConcurrencyWith(inner, sem)
+		return NewConcurrencyWith(inner, sem, opts...)
 	})
 }
 
@@ -117,15 +125,18 @@ func (c *Concurrency[Req, Res]) Semaphore() *Semaphore { return c.sem }
 // for it, the permit is given back and its error returned.
 func (c *Concurrency[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	if !c.sem.s.TryAcquire() { // the common case, without a call through Acquire
-		if err := c.sem.s.Acquire(ctx); err != nil {
+		if err := c.acquire(ctx); err != nil {
 			return tower.Permit[Req, Res]{}, err
 		}
+	}
+	if c.sink != nil {
+		c.sink.Add(metrics.InFlight, 1)
 	}
 	held := true
 	defer func() {
 		// The inner service failed, or panicked: give the permit back.
 		if held {
-			c.sem.s.Release()
+			c.release()
 		}
 	}()
 	p, err := c.inner.Ready(ctx)
@@ -136,16 +147,33 @@ func (c *Concurrency[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Re
 	return c.wraps.Wrap((*concurrencyWrapper[Req, Res])(c), p), nil
 }
 
+// acquire waits in line for a permit.
+func (c *Concurrency[Req, Res]) acquire(ctx context.Context) error {
+	if c.sink == nil {
+		return c.sem.s.Acquire(ctx)
+	}
+	return c.sem.s.AcquireWatched(ctx, c.sink)
+}
+
+// release gives a permit back. The request leaves InFlight first, so that
+// the count never shows more requests than the limit allows.
+func (c *Concurrency[Req, Res]) release() {
+	if c.sink != nil {
+		c.sink.Add(metrics.InFlight, -1)
+	}
+	c.sem.s.Release()
+}
+
 // concurrencyWrapper is Concurrency's tower.Wrapper, kept off its method set.
 type concurrencyWrapper[Req, Res any] Concurrency[Req, Res]
 
 func (w *concurrencyWrapper[Req, Res]) CallWrapped(ctx context.Context, inner tower.Permit[Req, Res], req Req) (Res, error) {
 	// Deferred so that a panicking inner service does not leak the permit.
-	defer w.sem.s.Release()
+	defer (*Concurrency[Req, Res])(w).release()
 	return inner.Call(ctx, req)
 }
 
 func (w *concurrencyWrapper[Req, Res]) ReleaseWrapped(inner tower.Permit[Req, Res]) {
 	inner.Release()
-	w.sem.s.Release()
+	(*Concurrency[Req, Res])(w).release()
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/waitq"
+	"github.com/towergo/tower/metrics"
 )
 
 // Rate is middleware that lets at most num requests through per period,
@@ -35,8 +36,9 @@ type Rate[Req, Res any] struct {
 	inner tower.Service[Req, Res]
 	num   int
 	per   time.Duration
-	epoch time.Time // times below are durations since epoch
-	pool  sync.Pool // of *ratePermit
+	sink  metrics.Sink // nil: no metrics
+	epoch time.Time    // times below are durations since epoch
+	pool  sync.Pool    // of *ratePermit
 
 	// The current window, and its places left, tagged with its number so
 	// that a place is only ever taken from the window the taker looked at.
@@ -71,23 +73,26 @@ const (
 func tag(n uint64) uint64 { return n << placeBits }
 
 // NewRate returns inner wrapped in a limit of num requests per period. It
-// panics if inner is nil, num is below 1 or above MaxRate, or per is not
-// positive.
-func NewRate[Req, Res any](inner tower.Service[Req, Res], num int, per time.Duration) *Rate[Req, Res] {
+// panics if inner is nil, num is below 1 or above MaxRate, per is not
+// positive, or an option is nil.
+func NewRate[Req, Res any](inner tower.Service[Req, Res], num int, per time.Duration, opts ...Option) *Rate[Req, Res] {
 	if inner == nil {
 		panic("limit.NewRate: inner is nil")
 	}
 	validateRate("limit.NewRate", num, per)
-	return &Rate[Req, Res]{inner: inner, num: num, per: per, epoch: time.Now()}
+	o := newOptions("limit.NewRate", opts)
+	return &Rate[Req, Res]{inner: inner, num: num, per: per, sink: o.sink, epoch: time.Now()}
 }
 
 // NewRateLayer returns a Layer that limits each service it wraps to num
-// requests per period, each with a window of its own. It panics if num is
-// below 1 or above MaxRate, or per is not positive.
-func NewRateLayer[Req, Res any](num int, per time.Duration) tower.Layer[Req, Res] {
+// requests per period, each with a window of its own, and opts. It panics
+// if num is below 1 or above MaxRate, per is not positive, or an option is
+// nil.
+func NewRateLayer[Req, Res any](num int, per time.Duration, opts ...Option) tower.Layer[Req, Res] {
 	validateRate("limit.NewRateLayer", num, per)
+	newOptions("limit.NewRateLayer", opts)
 	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
-		return NewRate(inner, num, per)
+		return NewRate(inner, num, per, opts...)
 	})
 }
 
@@ -176,6 +181,10 @@ func (r *Rate[Req, Res]) reserveSlow(ctx context.Context) (uint64, error) {
 	r.queued.Add(1)
 	r.arm()
 	r.mu.Unlock()
+	if r.sink != nil {
+		r.sink.Add(metrics.Waiting, 1)
+		defer r.sink.Add(metrics.Waiting, -1) // after the lock below is given up
+	}
 
 	select {
 	case <-w.Ready:

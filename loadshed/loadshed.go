@@ -3,8 +3,10 @@ package loadshed
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/metrics"
 )
 
 // ErrOverloaded is the error of a request shed because the inner service was
@@ -26,21 +28,53 @@ var ErrOverloaded = errors.New("service overloaded")
 // [New]. Req and Res are the request and response types.
 type LoadShed[Req, Res any] struct {
 	inner tower.Service[Req, Res]
+	sink  metrics.Sink // nil: no metrics
 }
 
-// New returns inner wrapped in a LoadShed. It panics if inner is nil.
-func New[Req, Res any](inner tower.Service[Req, Res]) *LoadShed[Req, Res] {
+// An Option configures a LoadShed.
+type Option func(*options)
+
+type options struct {
+	sink metrics.Sink
+}
+
+// WithMetrics makes the LoadShed report to sink: Shed +1 for each request
+// it turns away, when the permit that sheds it is called (a shedding permit
+// released unused turned nobody away). The default, and a nil sink, is no
+// metrics: then the only cost is a nil check on the shedding path.
+func WithMetrics(sink metrics.Sink) Option {
+	return func(o *options) { o.sink = sink }
+}
+
+// newOptions applies opts for the function named fn.
+func newOptions(fn string, opts []Option) options {
+	var o options
+	for i, opt := range opts {
+		if opt == nil {
+			panic(fmt.Sprintf("%s: option %d is nil", fn, i))
+		}
+		opt(&o)
+	}
+	return o
+}
+
+// New returns inner wrapped in a LoadShed, with opts. It panics if inner
+// or an option is nil.
+func New[Req, Res any](inner tower.Service[Req, Res], opts ...Option) *LoadShed[Req, Res] {
 	if inner == nil {
 		panic("loadshed.New: nil inner service")
 	}
-	return &LoadShed[Req, Res]{inner: inner}
+	o := newOptions("loadshed.New", opts)
+	return &LoadShed[Req, Res]{inner: inner, sink: o.sink}
 }
 
-// NewLayer returns a Layer that wraps each service in a LoadShed. Its Wrap
-// panics if the service is nil.
-func NewLayer[Req, Res any]() tower.Layer[Req, Res] {
+// NewLayer returns a Layer that wraps each service in a LoadShed with
+// opts. It panics if an option is nil; its Wrap panics if the service is
+// nil.
+func NewLayer[Req, Res any](opts ...Option) tower.Layer[Req, Res] {
+	newOptions("loadshed.NewLayer", opts) // now, not when the layer is used
 	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
-		return New(inner)
+		return New(inner, opts...)
 	})
 }
 
@@ -51,15 +85,19 @@ func (l *LoadShed[Req, Res]) Ready(context.Context) (tower.Permit[Req, Res], err
 	if err != nil || ok {
 		return p, err
 	}
-	return tower.NewPermit[Req, Res](shed[Req, Res]{}, 0), nil
+	return tower.NewPermit[Req, Res]((*shed[Req, Res])(l), 0), nil
 }
 
-// shed serves the permits of requests that are shed. It holds nothing.
-type shed[Req, Res any] struct{}
+// shed serves the permits of requests that are shed. It holds nothing, and
+// is a LoadShed only to reach its sink.
+type shed[Req, Res any] LoadShed[Req, Res]
 
-func (shed[Req, Res]) CallReserved(context.Context, uint64, Req) (Res, error) {
+func (s *shed[Req, Res]) CallReserved(context.Context, uint64, Req) (Res, error) {
+	if s.sink != nil {
+		s.sink.Add(metrics.Shed, 1)
+	}
 	var zero Res
 	return zero, ErrOverloaded
 }
 
-func (shed[Req, Res]) ReleaseReserved(uint64) {}
+func (*shed[Req, Res]) ReleaseReserved(uint64) {}

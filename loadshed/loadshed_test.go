@@ -256,7 +256,7 @@ func TestNewPanics(t *testing.T) {
 
 func TestConformance(t *testing.T) {
 	towertest.LayerSuite[string, string]{
-		NewLayer: loadshed.NewLayer[string, string],
+		NewLayer: func() tower.Layer[string, string] { return loadshed.NewLayer[string, string]() },
 		Request:  "hello",
 		Response: "world",
 	}.Run(t)

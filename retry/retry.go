@@ -2,10 +2,12 @@ package retry
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/metrics"
 )
 
 // Retry is middleware that sends a request again while its [Policy] says
@@ -34,34 +36,67 @@ type Retry[Req, Res any] struct {
 	inner    tower.Service[Req, Res]
 	policy   Policy[Req, Res]
 	sessions SessionPolicy[Req, Res] // policy, if it makes a policy per request
+	sink     metrics.Sink            // nil: no metrics
 	wraps    tower.WrapPool[Req, Res]
 	attempts sync.Pool // of *Attempt[Req, Res]
 }
 
-// New returns inner wrapped in a Retry that follows policy. If policy is a
-// [SessionPolicy], each call gets a policy of its own from NewSession. New
-// panics if inner or policy is nil.
-func New[Req, Res any](inner tower.Service[Req, Res], policy Policy[Req, Res]) *Retry[Req, Res] {
+// An Option configures a Retry. (A [PolicyOption] configures a
+// [StandardPolicy].)
+type Option func(*options)
+
+type options struct {
+	sink metrics.Sink
+}
+
+// WithMetrics makes the Retry report to sink: Retried +1 for each retry
+// it sends, once the retry's Ready has succeeded and just before its Call;
+// first attempts are not counted, nor a retry that ctx or a failed Ready
+// stopped before it was sent. The default, and a nil sink, is no metrics:
+// then the only cost is a nil check per retry.
+func WithMetrics(sink metrics.Sink) Option {
+	return func(o *options) { o.sink = sink }
+}
+
+// newOptions applies opts for the function named fn.
+func newOptions(fn string, opts []Option) options {
+	var o options
+	for i, opt := range opts {
+		if opt == nil {
+			panic(fmt.Sprintf("%s: option %d is nil", fn, i))
+		}
+		opt(&o)
+	}
+	return o
+}
+
+// New returns inner wrapped in a Retry that follows policy, with opts. If
+// policy is a [SessionPolicy], each call gets a policy of its own from
+// NewSession. New panics if inner, policy or an option is nil.
+func New[Req, Res any](inner tower.Service[Req, Res], policy Policy[Req, Res], opts ...Option) *Retry[Req, Res] {
 	if inner == nil {
 		panic("retry.New: nil inner service")
 	}
 	if policy == nil {
 		panic("retry.New: nil policy")
 	}
-	r := &Retry[Req, Res]{inner: inner, policy: policy}
+	o := newOptions("retry.New", opts)
+	r := &Retry[Req, Res]{inner: inner, policy: policy, sink: o.sink}
 	r.sessions, _ = policy.(SessionPolicy[Req, Res])
 	return r
 }
 
 // NewLayer returns a Layer that wraps each service in a Retry that follows
-// policy; the Retries it makes share policy, and so whatever policy shares
-// across requests, such as a budget. It panics if policy is nil.
-func NewLayer[Req, Res any](policy Policy[Req, Res]) tower.Layer[Req, Res] {
+// policy, with opts; the Retries it makes share policy, and so whatever
+// policy shares across requests, such as a budget. It panics if policy or
+// an option is nil.
+func NewLayer[Req, Res any](policy Policy[Req, Res], opts ...Option) tower.Layer[Req, Res] {
 	if policy == nil {
 		panic("retry.NewLayer: nil policy")
 	}
+	newOptions("retry.NewLayer", opts) // now, not when the layer is used
 	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
-		return New(inner, policy)
+		return New(inner, policy, opts...)
 	})
 }
 
@@ -118,6 +153,9 @@ func (w *wrapper[Req, Res]) CallWrapped(ctx context.Context, inner tower.Permit[
 		}
 		req := a.Req
 		keep, ok := policy.Clone(req)
+		if w.sink != nil {
+			w.sink.Add(metrics.Retried, 1)
+		}
 		res, err := p.Call(ctx, req)
 		if !ok {
 			return res, err

@@ -3,6 +3,8 @@ package timeout
 import (
 	"fmt"
 	"time"
+
+	"github.com/towergo/tower/metrics"
 )
 
 // Mode says what a Timeout does when the inner call has not returned at the
@@ -48,6 +50,7 @@ type Option func(*options)
 
 type options struct {
 	mode Mode
+	sink metrics.Sink
 }
 
 // WithMode sets the Mode. The default is Cooperative. It panics if m is
@@ -57,6 +60,16 @@ func WithMode(m Mode) Option {
 		panic(fmt.Sprintf("timeout.WithMode: unknown mode %v", m))
 	}
 	return func(o *options) { o.mode = m }
+}
+
+// WithMetrics makes the Timeout report to sink: TimedOut +1 for each call
+// it ends with ErrElapsed because its own duration passed. A call that
+// ends with the caller's deadline or cancellation, or with an ErrElapsed
+// that came from a Timeout further in, is not counted. The default, and a
+// nil sink, is no metrics: then the only cost is a nil check on the path of
+// a call that timed out.
+func WithMetrics(sink metrics.Sink) Option {
+	return func(o *options) { o.sink = sink }
 }
 
 // newOptions validates the arguments of the function named fn and applies

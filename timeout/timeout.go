@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/metrics"
 )
 
 // Timeout is middleware that fails a call with ErrElapsed if the inner
@@ -20,6 +21,7 @@ type Timeout[Req, Res any] struct {
 	inner tower.Service[Req, Res]
 	d     time.Duration
 	mode  Mode
+	sink  metrics.Sink // nil: no metrics
 	wraps tower.WrapPool[Req, Res]
 }
 
@@ -31,7 +33,7 @@ func New[Req, Res any](inner tower.Service[Req, Res], d time.Duration, opts ...O
 		panic("timeout.New: nil inner service")
 	}
 	o := newOptions("timeout.New", d, opts)
-	return &Timeout[Req, Res]{inner: inner, d: d, mode: o.mode}
+	return &Timeout[Req, Res]{inner: inner, d: d, mode: o.mode, sink: o.sink}
 }
 
 // NewLayer returns a Layer that wraps each service in a Timeout of d, with
@@ -135,6 +137,15 @@ func late(elapsed, d time.Duration, err error) bool {
 // first, and a caller whose context is cancelled by the time the inner call
 // returns late is told context.Canceled.
 func (c *call[Req, Res]) expired() error {
+	err := c.expiredErr()
+	if err == ErrElapsed && c.t.sink != nil {
+		c.t.sink.Add(metrics.TimedOut, 1)
+	}
+	return err
+}
+
+// expiredErr is expired's error.
+func (c *call[Req, Res]) expiredErr() error {
 	if c.flags.Load()&callers != 0 {
 		// The caller's timer may not have set its context's error yet at
 		// the very instant of the deadline.

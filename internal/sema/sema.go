@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/towergo/tower/internal/waitq"
+	"github.com/towergo/tower/metrics"
 )
 
 // The free units are spread over stripes, each on a cache line of its own.
@@ -120,6 +121,29 @@ func (s *Sema) Acquire(ctx context.Context) error {
 	if w == nil {
 		return err
 	}
+	select {
+	case <-w.Ready:
+		return w.Err
+	case <-ctx.Done():
+		return s.cancel(w, ctx.Err())
+	}
+}
+
+// AcquireWatched is Acquire that tells sink while the caller waits in
+// line: Waiting +1 once it is queued, and -1 when it leaves the queue,
+// granted a unit or not. A caller that gets a unit without queueing, or
+// gives up without queueing because ctx is already done, is not counted.
+// The calls to sink are made without the lock.
+func (s *Sema) AcquireWatched(ctx context.Context, sink metrics.Sink) error {
+	if s.TryAcquire() {
+		return nil
+	}
+	w, err := s.enqueue(ctx)
+	if w == nil {
+		return err
+	}
+	sink.Add(metrics.Waiting, 1)
+	defer sink.Add(metrics.Waiting, -1)
 	select {
 	case <-w.Ready:
 		return w.Err

@@ -1,0 +1,188 @@
+package buffer_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/towergo/tower"
+	"github.com/towergo/tower/buffer"
+	"github.com/towergo/tower/limit"
+	"github.com/towergo/tower/metrics"
+	"github.com/towergo/tower/towertest"
+)
+
+// countsAt sleeps until at after start, lets the bubble settle, and fails t
+// unless c holds want.
+func countsAt(t *testing.T, start time.Time, at time.Duration, c *metrics.Counts, want metrics.Snapshot) {
+	t.Helper()
+	time.Sleep(at - time.Since(start))
+	synctest.Wait()
+	if got := c.Snapshot(); got != want {
+		t.Errorf("at %v: got %v, want %v", time.Since(start), got, want)
+	}
+}
+
+// wantCounts lets the bubble settle and fails t unless c holds want.
+func wantCounts(t *testing.T, what string, c *metrics.Counts, want metrics.Snapshot) {
+	t.Helper()
+	synctest.Wait()
+	if got := c.Snapshot(); got != want {
+		t.Errorf("%s: got %v, want %v", what, got, want)
+	}
+}
+
+// Buffer(1) > ConcurrencyLimit(1) > 100ms per call, five callers at 0ms.
+// The first skips the queue; the second is in the worker's hand, the third
+// queued, and the last two wait in Ready for the one slot. Every 100ms the
+// worker hands a permit over and takes the next request, whose slot goes to
+// the next caller waiting in Ready.
+func TestMetricsQueuedAndWaiting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var c metrics.Counts
+		handler := tower.ServiceFunc[string, string](func(_ context.Context, req string) (string, error) {
+			time.Sleep(100 * time.Millisecond)
+			return req, nil
+		})
+		b := buffer.New[string, string](limit.NewConcurrency[string, string](handler, 1), 1, buffer.WithMetrics(&c))
+		defer b.Close()
+		start := time.Now()
+		var wg sync.WaitGroup
+		at := make([]time.Duration, 5)
+		for i, req := range []string{"a", "b", "c", "d", "e"} {
+			wg.Go(func() {
+				if _, err := tower.Call(t.Context(), svc(b), req); err != nil {
+					t.Errorf("%s: got error %v, want none", req, err)
+				}
+				at[i] = time.Since(start)
+			})
+			synctest.Wait()
+		}
+		countsAt(t, start, 0, &c, metrics.Snapshot{Queued: 2, Waiting: 2})
+		countsAt(t, start, 100*time.Millisecond, &c, metrics.Snapshot{Queued: 2, Waiting: 1})
+		countsAt(t, start, 200*time.Millisecond, &c, metrics.Snapshot{Queued: 2})
+		countsAt(t, start, 300*time.Millisecond, &c, metrics.Snapshot{Queued: 1})
+		countsAt(t, start, 400*time.Millisecond, &c, metrics.Snapshot{})
+		wg.Wait()
+		if got, want := fmt.Sprint(at), "[100ms 200ms 300ms 400ms 500ms]"; got != want {
+			t.Errorf("answered at %s, want %s", got, want)
+		}
+	})
+}
+
+// A request whose caller gave up stays Queued until the worker skips it;
+// Close counts out what is still queued or in hand, and the callers
+// waiting in Ready.
+func TestMetricsSkipAndClose(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var c metrics.Counts
+		m, h := towertest.NewMock[string, string]()
+		h.Allow(0)
+		b := buffer.NewLayer[string, string](2, buffer.WithMetrics(&c))
+		s := b.Wrap(m)
+		ctx, cancel := context.WithCancel(t.Context())
+		a := goCall(t.Context(), mustReady(t, s), "a") // in the worker's hand
+		bb := goCall(ctx, mustReady(t, s), "b")
+		cc := goCall(t.Context(), mustReady(t, s), "c")
+		wantCounts(t, "three queued", &c, metrics.Snapshot{Queued: 3})
+		cancel()
+		wantError(t, bb, context.Canceled)
+		wantCounts(t, "b gave up", &c, metrics.Snapshot{Queued: 3})
+
+		h.Allow(1)
+		next(t, h, "a").Respond("A")
+		wantResult(t, a, "A")
+		wantCounts(t, "a answered, b skipped, c in hand", &c, metrics.Snapshot{Queued: 1})
+
+		d := goCall(t.Context(), mustReady(t, s), "d")
+		e := goCall(t.Context(), mustReady(t, s), "e")
+		f := goReady(t.Context(), s)
+		wantCounts(t, "c in hand, d and e queued, f waiting", &c, metrics.Snapshot{Queued: 3, Waiting: 1})
+		b.Close()
+		wantCounts(t, "closed", &c, metrics.Snapshot{})
+		for _, o := range []*outcome[string]{cc, d, e} {
+			wantError(t, o, buffer.ErrClosed)
+		}
+		wantError(t, f, buffer.ErrClosed)
+	})
+}
+
+// When the inner service fails, what was queued leaves Queued.
+func TestMetricsInnerFailure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var c metrics.Counts
+		m, h := towertest.NewMock[string, string]()
+		h.Allow(0)
+		b := buffer.New[string, string](m, 2, buffer.WithMetrics(&c))
+		defer b.Close()
+		a := goCall(t.Context(), mustReady(t, b), "a")
+		bb := goCall(t.Context(), mustReady(t, b), "b")
+		wantCounts(t, "two queued", &c, metrics.Snapshot{Queued: 2})
+		h.FailReady(errFoobar)
+		for _, o := range []*outcome[string]{a, bb} {
+			_, err := o.wait()
+			wantServiceError(t, err)
+		}
+		wantCounts(t, "failed", &c, metrics.Snapshot{})
+	})
+}
+
+// A request that skips the queue is never Queued; a caller that finds a
+// slot, or asks with a done ctx and finds none, never Waiting.
+func TestMetricsNoWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var c metrics.Counts
+		m, h := towertest.NewMock[string, string]()
+		b := buffer.New[string, string](m, 1, buffer.WithMetrics(&c))
+		defer b.Close()
+		p := mustReady(t, b)
+		if _, ok, _ := tower.ReadyNow[string, string](b); ok {
+			t.Fatal("ReadyNow with the only slot taken: got ready, want not ready")
+		}
+		wantCounts(t, "slot taken", &c, metrics.Snapshot{})
+		o := goCall(t.Context(), p, "a")
+		next(t, h, "a").Respond("A")
+		wantResult(t, o, "A")
+		wantCounts(t, "skipped the queue", &c, metrics.Snapshot{})
+	})
+}
+
+// With a sink, a request that skips the queue allocates nothing.
+func TestMetricsDoNotAllocate(t *testing.T) {
+	var c metrics.Counts
+	b := buffer.New(echo, 1, buffer.WithMetrics(&c))
+	defer b.Close()
+	ctx := t.Context()
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := tower.Call[int, int](ctx, b, 1); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("got %v allocations per request, want 0", allocs)
+	}
+}
+
+func TestOptionPanics(t *testing.T) {
+	m, _ := towertest.NewMock[string, string]()
+	tests := []struct {
+		name, want string
+		f          func()
+	}{
+		{"New", "buffer.New: option 0 is nil", func() { buffer.New[string, string](m, 1, nil) }},
+		{"NewLayer", "buffer.NewLayer: option 1 is nil", func() { buffer.NewLayer[string, string](1, buffer.WithMetrics(nil), nil) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			defer func() {
+				if got := fmt.Sprint(recover()); got != tt.want {
+					t.Errorf("got panic %q, want %q", got, tt.want)
+				}
+			}()
+			tt.f()
+		})
+	}
+}

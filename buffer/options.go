@@ -1,0 +1,42 @@
+package buffer
+
+import (
+	"fmt"
+
+	"github.com/towergo/tower/metrics"
+)
+
+// An Option configures a [Buffer] or a [Layer].
+type Option func(*options)
+
+type options struct {
+	sink metrics.Sink
+}
+
+// WithMetrics makes the Buffer report to sink. Queued: +1 when a request
+// is queued for the worker, and -1 when the worker is done with it (it has
+// handed the inner permit over, or released it because the caller had
+// left) or skips it because its caller gave up; the requests still queued
+// or in the worker's hand when the Buffer stops are counted out as the
+// worker exits. A request that skips the queue because nothing is ahead of
+// it and the inner service is ready now is never Queued. Waiting: +1 when
+// a caller starts waiting in Ready for a slot, and -1 when it stops, with a
+// slot or not; a caller that finds a slot free is not counted.
+//
+// The default, and a nil sink, is no metrics: then the only cost is a nil
+// check on the request path.
+func WithMetrics(sink metrics.Sink) Option {
+	return func(o *options) { o.sink = sink }
+}
+
+// newOptions applies opts for the function named fn.
+func newOptions(fn string, opts []Option) options {
+	var o options
+	for i, opt := range opts {
+		if opt == nil {
+			panic(fmt.Sprintf("%s: option %d is nil", fn, i))
+		}
+		opt(&o)
+	}
+	return o
+}

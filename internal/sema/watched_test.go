@@ -1,0 +1,70 @@
+package sema
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"testing/synctest"
+
+	"github.com/towergo/tower/metrics"
+)
+
+// goAcquireWatched is goAcquire for AcquireWatched.
+func goAcquireWatched(s *Sema, ctx context.Context, sink metrics.Sink) *acquirer {
+	a := &acquirer{done: make(chan struct{})}
+	go func() {
+		a.err = s.AcquireWatched(ctx, sink)
+		close(a.done)
+	}()
+	synctest.Wait()
+	return a
+}
+
+// AcquireWatched counts a caller in Waiting from the moment it queues
+// until it leaves the queue, granted, cancelled or closed out; a caller
+// that finds a unit, or asks with a done ctx and finds none, never waits.
+func TestAcquireWatched(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var c metrics.Counts
+		waiting := func(what string, want int64) {
+			t.Helper()
+			synctest.Wait()
+			if got := c.Snapshot(); got != (metrics.Snapshot{Waiting: want}) {
+				t.Errorf("%s: got %v, want Waiting=%d", what, got, want)
+			}
+		}
+		s := New(1)
+		if err := s.AcquireWatched(t.Context(), &c); err != nil {
+			t.Fatalf("AcquireWatched of a free unit: got %v, want nil", err)
+		}
+		waiting("a free unit", 0)
+		done, cancel := context.WithCancel(t.Context())
+		cancel()
+		if err := s.AcquireWatched(done, &c); err != context.Canceled {
+			t.Fatalf("AcquireWatched with a done ctx: got %v, want %v", err, context.Canceled)
+		}
+		waiting("a done ctx", 0)
+
+		ctx, cancel := context.WithCancel(t.Context())
+		a1 := goAcquireWatched(s, t.Context(), &c)
+		a2 := goAcquireWatched(s, ctx, &c)
+		a3 := goAcquireWatched(s, t.Context(), &c)
+		waiting("three waiters", 3)
+		cancel()
+		if err := a2.result(); err != context.Canceled {
+			t.Fatalf("cancelled waiter: got %v, want %v", err, context.Canceled)
+		}
+		waiting("one cancelled", 2)
+		s.Release()
+		if err := a1.result(); err != nil {
+			t.Fatalf("granted waiter: got %v, want nil", err)
+		}
+		waiting("one granted", 1)
+		closed := errors.New("closed")
+		s.Close(closed)
+		if err := a3.result(); err != closed {
+			t.Fatalf("closed-out waiter: got %v, want %v", err, closed)
+		}
+		waiting("closed", 0)
+	})
+}

@@ -1,0 +1,266 @@
+package limit_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/towergo/tower"
+	"github.com/towergo/tower/limit"
+	"github.com/towergo/tower/metrics"
+	"github.com/towergo/tower/towertest"
+)
+
+// countsAt sleeps until at after start, lets the bubble settle, and fails t
+// unless c holds want.
+func countsAt(t *testing.T, start time.Time, at time.Duration, c *metrics.Counts, want metrics.Snapshot) {
+	t.Helper()
+	time.Sleep(at - time.Since(start))
+	synctest.Wait()
+	if got := c.Snapshot(); got != want {
+		t.Errorf("at %v: got %v, want %v", time.Since(start), got, want)
+	}
+}
+
+// sleeper answers its request after d.
+func sleeper(d time.Duration) tower.ServiceFunc[string, string] {
+	return func(_ context.Context, req string) (string, error) {
+		time.Sleep(d)
+		return req, nil
+	}
+}
+
+// callAll sends each request through s, Ready and Call, on goroutines of
+// their own started in order, and returns a function that waits for all of
+// them and returns the times they were answered, since start.
+func callAll(t *testing.T, s svc, start time.Time, reqs ...string) func() []time.Duration {
+	var wg sync.WaitGroup
+	at := make([]time.Duration, len(reqs))
+	errs := make([]error, len(reqs))
+	for i, req := range reqs {
+		wg.Go(func() {
+			_, errs[i] = tower.Call(t.Context(), s, req)
+			at[i] = time.Since(start)
+		})
+		synctest.Wait()
+	}
+	return func() []time.Duration {
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Errorf("call %d: got error %v, want none", i, err)
+			}
+		}
+		return at
+	}
+}
+
+// A limit of 1, three callers, 100ms per call: one in flight and the others
+// waiting in line, one fewer every 100ms.
+func TestConcurrencyMetricsThreeCallers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var c metrics.Counts
+		cl := limit.NewConcurrency[string, string](sleeper(100*time.Millisecond), 1, limit.WithMetrics(&c))
+		start := time.Now()
+		wait := callAll(t, cl, start, "a", "b", "c")
+		countsAt(t, start, 0, &c, metrics.Snapshot{InFlight: 1, Waiting: 2})
+		countsAt(t, start, 99*time.Millisecond, &c, metrics.Snapshot{InFlight: 1, Waiting: 2})
+		countsAt(t, start, 100*time.Millisecond, &c, metrics.Snapshot{InFlight: 1, Waiting: 1})
+		countsAt(t, start, 200*time.Millisecond, &c, metrics.Snapshot{InFlight: 1})
+		countsAt(t, start, 300*time.Millisecond, &c, metrics.Snapshot{})
+		if got, want := fmt.Sprint(wait()), "[100ms 200ms 300ms]"; got != want {
+			t.Errorf("answered at %s, want %s", got, want)
+		}
+	})
+}
+
+// Every way out of Waiting and InFlight counts the request out: a waiter
+// whose ctx ends, a permit released unused, a call that fails, an inner
+// Ready that fails, a call that panics. Asking with a done ctx never waits.
+func TestConcurrencyMetricsEveryWayOut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var c metrics.Counts
+		mock, h := towertest.NewMock[string, string]()
+		cl := limit.NewConcurrency[string, string](mock, 1, limit.WithMetrics(&c))
+		want := func(what string, s metrics.Snapshot) {
+			t.Helper()
+			synctest.Wait()
+			if got := c.Snapshot(); got != s {
+				t.Errorf("%s: got %v, want %v", what, got, s)
+			}
+		}
+		p := mustReady(t, cl)
+		want("one permit", metrics.Snapshot{InFlight: 1})
+		if _, ok := readyNow(t, cl); ok {
+			t.Fatal("ReadyNow with the only permit taken: got ready, want not ready")
+		}
+		want("after ReadyNow", metrics.Snapshot{InFlight: 1})
+
+		ctx, cancel := context.WithCancel(t.Context())
+		r := goReady(cl, ctx, time.Now())
+		want("a waiter", metrics.Snapshot{InFlight: 1, Waiting: 1})
+		cancel()
+		<-r.done
+		want("waiter cancelled", metrics.Snapshot{InFlight: 1})
+
+		r = goReady(cl, t.Context(), time.Now())
+		p.Release()
+		p = r.permit(t)
+		want("released to the waiter", metrics.Snapshot{InFlight: 1})
+		call := goCall(t.Context(), p, "x")
+		take(t, h, "x").Fail(errors.New("boom"))
+		<-call.done
+		want("call failed", metrics.Snapshot{})
+
+		h.FailReady(errors.New("broken"))
+		if _, err := cl.Ready(t.Context()); err == nil {
+			t.Fatal("Ready: got a permit, want the inner service's error")
+		}
+		want("inner Ready failed", metrics.Snapshot{})
+	})
+}
+
+// A call that panics leaves InFlight.
+func TestConcurrencyMetricsPanickingCall(t *testing.T) {
+	var c metrics.Counts
+	inner := tower.ServiceFunc[string, string](func(context.Context, string) (string, error) { panic("boom") })
+	cl := limit.NewConcurrency[string, string](inner, 1, limit.WithMetrics(&c))
+	p := mustReady(t, cl)
+	mustPanic(t, "boom", func() { p.Call(t.Context(), "x") })
+	if got := c.Snapshot(); got != (metrics.Snapshot{}) {
+		t.Errorf("got %v, want {}", got)
+	}
+}
+
+// Services sharing a semaphore each count their own requests.
+func TestConcurrencyMetricsShared(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var c1, c2 metrics.Counts
+		sem := limit.NewSemaphore(1)
+		s1 := limit.NewConcurrencyWith[string, string](echo, sem, limit.WithMetrics(&c1))
+		s2 := limit.NewSharedConcurrencyLayer[string, string](sem, limit.WithMetrics(&c2)).Wrap(echo)
+		p := mustReady(t, s1)
+		r := goReady(s2, t.Context(), time.Now())
+		if got, want := c1.Snapshot(), (metrics.Snapshot{InFlight: 1}); got != want {
+			t.Errorf("first service: got %v, want %v", got, want)
+		}
+		if got, want := c2.Snapshot(), (metrics.Snapshot{Waiting: 1}); got != want {
+			t.Errorf("second service: got %v, want %v", got, want)
+		}
+		p.Release()
+		r.call(t, "x")
+		if got, want := c1.Snapshot(), (metrics.Snapshot{}); got != want {
+			t.Errorf("first service after: got %v, want %v", got, want)
+		}
+		if got, want := c2.Snapshot(), (metrics.Snapshot{}); got != want {
+			t.Errorf("second service after: got %v, want %v", got, want)
+		}
+	})
+}
+
+// The layer passes its options to every limit it makes.
+func TestConcurrencyLayerMetrics(t *testing.T) {
+	var c metrics.Counts
+	svc := limit.NewConcurrencyLayer[string, string](2, limit.WithMetrics(&c)).Wrap(echo)
+	p1, p2 := mustReady(t, svc), mustReady(t, svc)
+	if got, want := c.Get(metrics.InFlight), int64(2); got != want {
+		t.Errorf("got InFlight %d, want %d", got, want)
+	}
+	p1.Release()
+	p2.Release()
+	if got := c.Get(metrics.InFlight); got != 0 {
+		t.Errorf("got InFlight %d, want 0", got)
+	}
+}
+
+// A rate of 1 per 100ms, three callers at 0ms: the first goes through, the
+// others wait for a window each.
+func TestRateMetricsThreeCallers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var c metrics.Counts
+		rl := limit.NewRate[string, string](echo, 1, 100*time.Millisecond, limit.WithMetrics(&c))
+		start := time.Now()
+		wait := callAll(t, rl, start, "a", "b", "c")
+		countsAt(t, start, 0, &c, metrics.Snapshot{Waiting: 2})
+		countsAt(t, start, 99*time.Millisecond, &c, metrics.Snapshot{Waiting: 2})
+		countsAt(t, start, 100*time.Millisecond, &c, metrics.Snapshot{Waiting: 1})
+		countsAt(t, start, 200*time.Millisecond, &c, metrics.Snapshot{})
+		if got, want := fmt.Sprint(wait()), "[0s 100ms 200ms]"; got != want {
+			t.Errorf("answered at %s, want %s", got, want)
+		}
+	})
+}
+
+// A waiter whose ctx ends leaves Waiting; asking with a done ctx never
+// waits; the layer passes its options on.
+func TestRateMetricsWaiterLeaves(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var c metrics.Counts
+		rl := limit.NewRateLayer[string, string](1, time.Second, limit.WithMetrics(&c)).Wrap(echo)
+		callNow(t, rl, "a")
+		if _, ok := readyNow(t, rl); ok {
+			t.Fatal("ReadyNow in a full window: got ready, want not ready")
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		r := goReady(rl, ctx, start)
+		countsAt(t, start, 299*time.Millisecond, &c, metrics.Snapshot{Waiting: 1})
+		<-r.done
+		if r.err != context.DeadlineExceeded || r.at != 300*time.Millisecond {
+			t.Fatalf("Ready: got %v at %v, want %v at 300ms", r.err, r.at, context.DeadlineExceeded)
+		}
+		countsAt(t, start, 300*time.Millisecond, &c, metrics.Snapshot{})
+	})
+}
+
+// With a sink, the request path still allocates nothing.
+func TestMetricsDoNotAllocate(t *testing.T) {
+	var c metrics.Counts
+	tests := []struct {
+		name string
+		svc  tower.Service[int, int]
+	}{
+		{"Concurrency", limit.NewConcurrency(echoInt, 1, limit.WithMetrics(&c))},
+		{"Rate", limit.NewRate(echoInt, limit.MaxRate, time.Hour, limit.WithMetrics(&c))},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := t.Context()
+			allocs := testing.AllocsPerRun(100, func() {
+				if _, err := tower.Call(ctx, tt.svc, 1); err != nil {
+					t.Fatal(err)
+				}
+			})
+			if allocs != 0 {
+				t.Errorf("got %v allocations per request, want 0", allocs)
+			}
+		})
+	}
+}
+
+func TestOptionPanics(t *testing.T) {
+	sem := limit.NewSemaphore(1)
+	tests := []struct {
+		name, want string
+		f          func()
+	}{
+		{"NewConcurrency", "limit.NewConcurrency: option 0 is nil", func() { limit.NewConcurrency[string, string](echo, 1, nil) }},
+		{"NewConcurrencyWith", "limit.NewConcurrencyWith: option 1 is nil", func() {
+			limit.NewConcurrencyWith[string, string](echo, sem, limit.WithMetrics(nil), nil)
+		}},
+		{"NewConcurrencyLayer", "limit.NewConcurrencyLayer: option 0 is nil", func() { limit.NewConcurrencyLayer[string, string](1, nil) }},
+		{"NewSharedConcurrencyLayer", "limit.NewSharedConcurrencyLayer: option 0 is nil", func() {
+			limit.NewSharedConcurrencyLayer[string, string](sem, nil)
+		}},
+		{"NewRate", "limit.NewRate: option 0 is nil", func() { limit.NewRate[string, string](echo, 1, time.Second, nil) }},
+		{"NewRateLayer", "limit.NewRateLayer: option 0 is nil", func() { limit.NewRateLayer[string, string](1, time.Second, nil) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { mustPanic(t, tt.want, tt.f) })
+	}
+}

@@ -1,0 +1,41 @@
+package limit
+
+import (
+	"fmt"
+
+	"github.com/towergo/tower/metrics"
+)
+
+// An Option configures a [Concurrency] or a [Rate].
+type Option func(*options)
+
+type options struct {
+	sink metrics.Sink
+}
+
+// WithMetrics makes the limit report to sink. A [Concurrency] reports
+// InFlight, +1 when Ready takes a permit and -1 when the call returns or
+// the permit is given back unused (or given back because the inner
+// service's Ready failed), and Waiting, +1 when a caller starts waiting in
+// line for a permit and -1 when it stops, granted or not. A [Rate] reports
+// Waiting, for callers waiting in line for a window. A caller that finds
+// capacity free, or asks with a done ctx and finds none, never counts as
+// Waiting.
+//
+// The default, and a nil sink, is no metrics: then the only cost is a nil
+// check on the request path.
+func WithMetrics(sink metrics.Sink) Option {
+	return func(o *options) { o.sink = sink }
+}
+
+// newOptions applies opts for the function named fn.
+func newOptions(fn string, opts []Option) options {
+	var o options
+	for i, opt := range opts {
+		if opt == nil {
+			panic(fmt.Sprintf("%s: option %d is nil", fn, i))
+		}
+		opt(&o)
+	}
+	return o
+}

@@ -1,0 +1,162 @@
+package loadshed_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/towergo/tower"
+	"github.com/towergo/tower/limit"
+	"github.com/towergo/tower/loadshed"
+	"github.com/towergo/tower/metrics"
+)
+
+// LoadShed > ConcurrencyLimit(1) > 100ms per call: while a call is in
+// flight every other request is shed, each counted once, when its permit
+// is called. A shedding permit released unused turned nobody away.
+func TestMetricsShed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var c metrics.Counts
+		handler := tower.ServiceFunc[string, string](func(_ context.Context, req string) (string, error) {
+			time.Sleep(100 * time.Millisecond)
+			return req, nil
+		})
+		svc := loadshed.New[string, string](limit.NewConcurrency[string, string](handler, 1), loadshed.WithMetrics(&c))
+		start := time.Now()
+		shedAt := func(at time.Duration, want int64) {
+			t.Helper()
+			time.Sleep(at - time.Since(start))
+			synctest.Wait()
+			if got := c.Get(metrics.Shed); got != want {
+				t.Errorf("at %v: got Shed %d, want %d", time.Since(start), got, want)
+			}
+		}
+		a := goCall(t.Context(), svc, "a", start)
+		b := goCall(t.Context(), svc, "b", start)
+		cc := goCall(t.Context(), svc, "c", start)
+		shedAt(0, 2)
+		p, err := svc.Ready(t.Context())
+		if err != nil {
+			t.Fatalf("Ready: got error %v, want a permit", err)
+		}
+		p.Release()
+		shedAt(50*time.Millisecond, 2)
+
+		shedAt(100*time.Millisecond, 2)
+		d := goCall(t.Context(), svc, "d", start)
+		e := goCall(t.Context(), svc, "e", start)
+		shedAt(100*time.Millisecond, 3)
+		for _, tt := range []struct {
+			o  *outcome
+			at time.Duration
+		}{{b, 0}, {cc, 0}, {e, 100 * time.Millisecond}} {
+			if tt.o.err != loadshed.ErrOverloaded || tt.o.at != tt.at {
+				t.Errorf("%s: got %v at %v, want %v at %v", tt.o.request, tt.o.err, tt.o.at, loadshed.ErrOverloaded, tt.at)
+			}
+		}
+		for _, o := range []*outcome{a, d} {
+			<-o.done
+			if o.err != nil {
+				t.Errorf("%s: got error %v, want none", o.request, o.err)
+			}
+		}
+		if got, want := fmt.Sprint(a.at, d.at), "100ms 200ms"; got != want {
+			t.Errorf("answered at %s, want %s", got, want)
+		}
+		if got, want := c.Snapshot(), (metrics.Snapshot{Shed: 3}); got != want {
+			t.Errorf("got %v, want %v", got, want)
+		}
+	})
+}
+
+// The layer passes its options to every LoadShed it makes; with a sink,
+// neither a request that goes through nor one that is shed allocates.
+func TestMetricsLayerDoesNotAllocate(t *testing.T) {
+	tests := []struct {
+		name  string
+		inner tower.Service[int, int]
+		shed  int64
+	}{
+		{"Ready", echo, 0},
+		{"Shedding", neverReady{}, 101}, // AllocsPerRun runs once more
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var c metrics.Counts
+			svc := loadshed.NewLayer[int, int](loadshed.WithMetrics(&c)).Wrap(tt.inner)
+			ctx := context.Background()
+			allocs := testing.AllocsPerRun(100, func() {
+				p, _ := svc.Ready(ctx)
+				p.Call(ctx, 1)
+			})
+			if allocs != 0 {
+				t.Errorf("got %v allocations per request, want 0", allocs)
+			}
+			if got := c.Get(metrics.Shed); got != tt.shed {
+				t.Errorf("got Shed %d, want %d", got, tt.shed)
+			}
+		})
+	}
+}
+
+func TestOptionPanics(t *testing.T) {
+	tests := []struct {
+		name, want string
+		f          func()
+	}{
+		{"New", "loadshed.New: option 0 is nil", func() { loadshed.New[string, string](echoString, nil) }},
+		{"NewLayer", "loadshed.NewLayer: option 1 is nil", func() { loadshed.NewLayer[string, string](loadshed.WithMetrics(nil), nil) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			defer func() {
+				if got := fmt.Sprint(recover()); got != tt.want {
+					t.Errorf("got panic %q, want %q", got, tt.want)
+				}
+			}()
+			tt.f()
+		})
+	}
+}
+
+var echoString = tower.ServiceFunc[string, string](func(_ context.Context, req string) (string, error) { return req, nil })
+
+// BenchmarkLoadShedSheddingMetrics is BenchmarkLoadShedShedding reporting
+// to a metrics.Counts.
+func BenchmarkLoadShedSheddingMetrics(b *testing.B) {
+	svc := loadshed.New[int, int](neverReady{}, loadshed.WithMetrics(new(metrics.Counts)))
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		p, err := svc.Ready(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := p.Call(ctx, 1)
+		if err != loadshed.ErrOverloaded {
+			b.Fatalf("got %v, want %v", err, loadshed.ErrOverloaded)
+		}
+		sink += res
+	}
+}
+
+// BenchmarkLoadShedMetrics is BenchmarkLoadShed with a sink, which a
+// request that goes through does not touch.
+func BenchmarkLoadShedMetrics(b *testing.B) {
+	svc := loadshed.New[int, int](echo, loadshed.WithMetrics(new(metrics.Counts)))
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		p, err := svc.Ready(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := p.Call(ctx, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sink += res
+	}
+}

@@ -1,0 +1,75 @@
+package metrics
+
+import (
+	"fmt"
+	"time"
+)
+
+// Kind says what a measurement counts. Up-down kinds go up and down by one
+// as requests enter and leave a state, and read as the number in that state
+// now; counters only go up.
+type Kind uint8
+
+const (
+	// InFlight is up-down: requests from the grant of their reservation to
+	// the end of their call, or to the release of the reservation unused.
+	// A ConcurrencyLimit and the metrics layer report it.
+	InFlight Kind = iota + 1
+	// Waiting is up-down: callers waiting in Ready for capacity, a
+	// ConcurrencyLimit's permit, a RateLimit's window or a Buffer's slot.
+	Waiting
+	// Queued is up-down: requests queued in a Buffer or in its worker's
+	// hand, waiting for the inner service to be ready.
+	Queued
+	// Shed is a counter: requests a LoadShed turned away with
+	// ErrOverloaded.
+	Shed
+	// TimedOut is a counter: calls a Timeout ended with its ErrElapsed.
+	TimedOut
+	// Retried is a counter: retries a Retry sent, not counting first
+	// attempts.
+	Retried
+	// Hedged is a counter: hedges a Hedge sent, not counting originals.
+	Hedged
+)
+
+// NumKinds is one more than the largest Kind: a Sink that keeps a value per
+// Kind can index an array of NumKinds by Kind.
+const NumKinds = int(Hedged) + 1
+
+var kindNames = [NumKinds]string{
+	InFlight: "InFlight",
+	Waiting:  "Waiting",
+	Queued:   "Queued",
+	Shed:     "Shed",
+	TimedOut: "TimedOut",
+	Retried:  "Retried",
+	Hedged:   "Hedged",
+}
+
+// String returns the Kind's name, such as "InFlight", or "Kind(n)" for a
+// value that is not one of the constants.
+func (k Kind) String() string {
+	if k > 0 && int(k) < NumKinds {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("Kind(%d)", uint8(k))
+}
+
+// UpDown reports whether k goes up and down (InFlight, Waiting, Queued)
+// rather than only up.
+func (k Kind) UpDown() bool { return k == InFlight || k == Waiting || k == Queued }
+
+// A Sink receives the measurements of one or more middleware. It must be
+// safe for concurrent use, and cheap: it runs on the request path, on the
+// caller's goroutine (a Buffer's worker reports the end of a request's
+// Queued on its own), never under a lock of the middleware's. A Sink
+// should ignore a Kind it does not know, so that kinds can be added.
+type Sink interface {
+	// Add adds delta to the kind's count: +1 or -1 for an up-down kind, +1
+	// for a counter.
+	Add(k Kind, delta int64)
+	// Observe records the latency of one call, as the metrics layer
+	// measured it (see [New]).
+	Observe(latency time.Duration)
+}

@@ -1,0 +1,81 @@
+package metrics
+
+import (
+	"context"
+	"time"
+
+	"github.com/towergo/tower"
+)
+
+// New returns inner wrapped in a layer that reports to sink: InFlight, +1
+// when inner's Ready grants a permit and -1 when the call returns (with a
+// response, an error or a panic) or the permit is released unused; and,
+// through Observe, the latency of every call, from the start of Call to its
+// return, whatever the outcome. Ready is not timed: where the layer sits
+// decides what a latency includes, as it does for a Timeout.
+//
+// The layer adds nothing else: its permits wrap inner's and allocate
+// nothing once warm. New panics if inner or sink is nil.
+func New[Req, Res any](inner tower.Service[Req, Res], sink Sink) tower.Service[Req, Res] {
+	if inner == nil {
+		panic("metrics.New: nil inner service")
+	}
+	if sink == nil {
+		panic("metrics.New: nil sink")
+	}
+	return &service[Req, Res]{inner: inner, sink: sink}
+}
+
+// NewLayer returns a Layer that wraps each service in the metrics layer of
+// [New], all of them reporting to sink. It panics if sink is nil.
+func NewLayer[Req, Res any](sink Sink) tower.Layer[Req, Res] {
+	if sink == nil {
+		panic("metrics.NewLayer: nil sink")
+	}
+	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
+		return New(inner, sink)
+	})
+}
+
+// service is the metrics layer.
+type service[Req, Res any] struct {
+	inner tower.Service[Req, Res]
+	sink  Sink
+	wraps tower.WrapPool[Req, Res]
+}
+
+func (s *service[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
+	p, err := s.inner.Ready(ctx)
+	if err != nil {
+		return p, err
+	}
+	s.sink.Add(InFlight, 1)
+	return s.wraps.Wrap((*wrapper[Req, Res])(s), p), nil
+}
+
+// wrapper is the layer's tower.Wrapper, kept off its method set.
+type wrapper[Req, Res any] service[Req, Res]
+
+func (w *wrapper[Req, Res]) CallWrapped(ctx context.Context, inner tower.Permit[Req, Res], req Req) (Res, error) {
+	defer w.done(mono()) // deferred, so that a panicking call is counted out too
+	return inner.Call(ctx, req)
+}
+
+// done reports the end of a call that started at start.
+func (w *wrapper[Req, Res]) done(start time.Duration) {
+	w.sink.Observe(mono() - start)
+	w.sink.Add(InFlight, -1)
+}
+
+func (w *wrapper[Req, Res]) ReleaseWrapped(inner tower.Permit[Req, Res]) {
+	inner.Release()
+	w.sink.Add(InFlight, -1)
+}
+
+// monoBase anchors mono.
+var monoBase = time.Now()
+
+// mono reads the monotonic clock, at half the cost of time.Now, which also
+// reads the wall clock. Only differences are used, so a base taken outside
+// a testing/synctest bubble cancels out of readings taken inside one.
+func mono() time.Duration { return time.Since(monoBase) }
