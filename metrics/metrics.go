@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/mono"
 )
 
 // New returns inner wrapped in a layer that reports to sink: InFlight, +1
@@ -57,13 +58,13 @@ func (s *service[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], 
 type wrapper[Req, Res any] service[Req, Res]
 
 func (w *wrapper[Req, Res]) CallWrapped(ctx context.Context, inner tower.Permit[Req, Res], req Req) (Res, error) {
-	defer w.done(mono()) // deferred, so that a panicking call is counted out too
+	defer w.done(mono.Now()) // deferred, so that a panicking call is counted out too
 	return inner.Call(ctx, req)
 }
 
 // done reports the end of a call that started at start.
 func (w *wrapper[Req, Res]) done(start time.Duration) {
-	w.sink.Observe(mono() - start)
+	w.sink.Observe(mono.Now() - start)
 	w.sink.Add(InFlight, -1)
 }
 
@@ -71,11 +72,3 @@ func (w *wrapper[Req, Res]) ReleaseWrapped(inner tower.Permit[Req, Res]) {
 	inner.Release()
 	w.sink.Add(InFlight, -1)
 }
-
-// monoBase anchors mono.
-var monoBase = time.Now()
-
-// mono reads the monotonic clock, at half the cost of time.Now, which also
-// reads the wall clock. Only differences are used, so a base taken outside
-// a testing/synctest bubble cancels out of readings taken inside one.
-func mono() time.Duration { return time.Since(monoBase) }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/mono"
 )
 
 // call is the record behind a Timeout's permit, and then the context of the
@@ -26,7 +27,7 @@ type call[Req, Res any] struct {
 	inner tower.Permit[Req, Res] // until the call starts
 
 	parent context.Context
-	start  time.Duration // mono() when the call started
+	start  time.Duration // mono.Now() when the call started
 	limit  time.Duration // the deadline, as a time after start
 	wall   atomic.Int64  // the deadline on the wall clock, in Unix ns, once asked for
 	flags  atomic.Uint32 // ended, expiredLate, built, expiredSeen, callers
@@ -47,17 +48,8 @@ type stdContext struct {
 	cancel context.CancelFunc
 }
 
-// monoBase anchors mono.
-var monoBase = time.Now()
-
-// mono returns a reading of the monotonic clock, which costs half as much as
-// time.Now here because it leaves the wall clock alone. Only differences of
-// readings are used, so a base taken outside a testing/synctest bubble
-// cancels out of readings taken inside one.
-func mono() time.Duration { return time.Since(monoBase) }
-
 // elapsed returns the time since the call started.
-func (c *call[Req, Res]) elapsed() time.Duration { return mono() - c.start }
+func (c *call[Req, Res]) elapsed() time.Duration { return mono.Now() - c.start }
 
 func (c *call[Req, Res]) Deadline() (time.Time, bool) {
 	if c.flags.Load()&callers != 0 {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/mono"
 	"github.com/towergo/tower/metrics"
 )
 
@@ -69,7 +70,7 @@ func (c *call[Req, Res]) CallReserved(ctx context.Context, token uint64, req Req
 	c.inner = tower.Permit[Req, Res]{}
 	c.parent = ctx
 	// The clock starts here, in the call.
-	c.start, c.limit = mono(), c.t.d
+	c.start, c.limit = mono.Now(), c.t.d
 	if d, ok := ctx.Deadline(); ok {
 		if left := time.Until(d); left <= c.limit {
 			// The caller's deadline comes first, or at the same instant: it
