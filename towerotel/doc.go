@@ -15,14 +15,14 @@
 // given to [WithAttributes] (a Prometheus exporter turns the names into
 // the ones on the right, and the attributes into labels):
 //
-//	tower.inflight   Int64UpDownCounter  {request}  tower_inflight
-//	tower.waiting    Int64UpDownCounter  {request}  tower_waiting
-//	tower.queued     Int64UpDownCounter  {request}  tower_queued
-//	tower.shed       Int64Counter        {request}  tower_shed_total
-//	tower.timed_out  Int64Counter        {request}  tower_timed_out_total
-//	tower.retried    Int64Counter        {request}  tower_retried_total
-//	tower.hedged     Int64Counter        {request}  tower_hedged_total
-//	tower.latency    Float64Histogram    s          tower_latency_seconds
+//	tower.inflight   Int64ObservableUpDownCounter  {request}  tower_inflight
+//	tower.waiting    Int64ObservableUpDownCounter  {request}  tower_waiting
+//	tower.queued     Int64ObservableUpDownCounter  {request}  tower_queued
+//	tower.shed       Int64ObservableCounter        {request}  tower_shed_total
+//	tower.timed_out  Int64ObservableCounter        {request}  tower_timed_out_total
+//	tower.retried    Int64ObservableCounter        {request}  tower_retried_total
+//	tower.hedged     Int64ObservableCounter        {request}  tower_hedged_total
+//	tower.latency    Float64Histogram              s          tower_latency_seconds
 //
 // Package metrics says what each one counts and which middleware reports
 // it. Sinks made from one meter share its instruments: give each layer of a
@@ -53,8 +53,14 @@
 //
 // # Cost
 //
-// The attributes are made into one attribute.Set when the Sink is made, and
-// passed with metric.WithAttributeSet, so recording a measurement allocates
-// nothing; with the SDK, an Add costs about what the SDK's lookup of that
-// set and its atomic add cost (see the benchmarks).
+// Counts are kept in the Sink, one atomic counter per kind on a cache line
+// of its own, and reported by one callback per Sink when the reader
+// collects: an Add on the request path is an atomic addition, about 7 ns
+// with nothing allocated, where a synchronous instrument's Add looks its
+// attribute set up first, about 110 ns with the SDK. A latency is recorded
+// at once in the histogram (histograms have no observable form), with the
+// attributes made into one attribute.Set when the Sink is made, so it
+// allocates nothing either; it costs what the SDK's histogram does, about
+// 130 ns. Close a Sink that is no longer used, so that its callback stops
+// reporting it.
 package towerotel

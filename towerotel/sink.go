@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -46,28 +47,40 @@ var instruments = [metrics.NumKinds]instrument{
 	metrics.Hedged:   {HedgedName, "{request}", "Hedges a Hedge sent."},
 }
 
-// adder is what Int64Counter and Int64UpDownCounter have in common.
-type adder interface {
-	Add(ctx context.Context, incr int64, options ...metric.AddOption)
-}
-
-// Sink is a [metrics.Sink] that records to OpenTelemetry instruments: an
-// Int64UpDownCounter each for InFlight, Waiting and Queued, an Int64Counter
-// each for Shed, TimedOut, Retried and Hedged, and a Float64Histogram of
-// latencies in seconds. Every measurement carries the attributes given
-// with [WithAttributes], fixed when the Sink is made, so that recording one
-// allocates nothing.
+// Sink is a [metrics.Sink] that reports to OpenTelemetry instruments: an
+// Int64ObservableUpDownCounter each for InFlight, Waiting and Queued, an
+// Int64ObservableCounter each for Shed, TimedOut, Retried and Hedged, and
+// a Float64Histogram of latencies in seconds. Every measurement carries
+// the attributes given with [WithAttributes], fixed when the Sink is made.
 //
-// Measurements are recorded with context.Background(): a Sink is not told
-// which request they belong to, so they carry no exemplars.
+// Counts are kept in the Sink, one atomic counter per Kind, and reported
+// by a callback when the meter's reader collects: so an Add on the
+// request path is one atomic addition, where a synchronous instrument's
+// would look its attribute set up first (about 110 ns against 7 here). A
+// latency goes to the histogram at once, as histograms have no
+// observable form; it allocates nothing either.
 //
-// A Sink is safe for concurrent use. Its zero value is not usable; call
+// Measurements carry no request context, so no exemplars. Two Sinks of
+// one meter should have different attributes: both report their own
+// counts for their attribute set.
+//
+// A Sink is safe for concurrent use. Close it when it is no longer used,
+// so that its callback stops reporting. Its zero value is not usable; call
 // [NewSink].
 type Sink struct {
-	adders  [metrics.NumKinds]adder
+	counts  [metrics.NumKinds]paddedCount
 	latency metric.Float64Histogram
-	add     []metric.AddOption
 	record  []metric.RecordOption
+	observe []metric.ObserveOption
+	reg     metric.Registration
+}
+
+// paddedCount keeps each Kind's count on a cache line of its own, so that
+// layers counting different kinds on different CPUs do not contend.
+type paddedCount struct {
+	n    atomic.Int64
+	used atomic.Bool // reported only once used, as a synchronous instrument would be
+	_    [52]byte
 }
 
 var _ metrics.Sink = (*Sink)(nil)
@@ -94,11 +107,12 @@ func WithLatencyBuckets(bounds ...float64) Option {
 	return func(o *options) { o.buckets = append([]float64(nil), bounds...) }
 }
 
-// NewSink makes the Sink's instruments with meter, and returns it. Making
-// the same instruments again, for the Sink of another layer, returns the
-// ones already made, as the SDK does for instruments of one name, kind and
-// unit. NewSink returns an error if meter fails to make one, or if an
-// option is nil. It panics if meter is nil.
+// NewSink makes the Sink's instruments with meter, registers the callback
+// that reports its counts, and returns it. Making the same instruments
+// again, for the Sink of another layer, returns the ones already made, as
+// the SDK does for instruments of one name, kind and unit. NewSink returns
+// an error if meter fails to make one or to register the callback, or if
+// an option is nil. It panics if meter is nil.
 func NewSink(meter metric.Meter, opts ...Option) (*Sink, error) {
 	if meter == nil {
 		panic("towerotel.NewSink: nil meter")
@@ -111,23 +125,30 @@ func NewSink(meter metric.Meter, opts ...Option) (*Sink, error) {
 		opt(&o)
 	}
 	s := &Sink{}
-	var errs []error
+	var (
+		errs       []error
+		observable [metrics.NumKinds]metric.Int64Observable
+		all        []metric.Observable
+	)
 	for k, in := range instruments {
 		if in.name == "" {
 			continue
 		}
 		var (
-			a   adder
+			obs metric.Int64Observable
 			err error
 		)
 		desc, unit := metric.WithDescription(in.description), metric.WithUnit(in.unit)
 		if metrics.Kind(k).UpDown() {
-			a, err = meter.Int64UpDownCounter(in.name, desc, unit)
+			obs, err = meter.Int64ObservableUpDownCounter(in.name, desc, unit)
 		} else {
-			a, err = meter.Int64Counter(in.name, desc, unit)
+			obs, err = meter.Int64ObservableCounter(in.name, desc, unit)
 		}
 		errs = append(errs, err)
-		s.adders[k] = a
+		observable[k] = obs
+		if obs != nil {
+			all = append(all, obs)
+		}
 	}
 	var err error
 	s.latency, err = meter.Float64Histogram(LatencyName,
@@ -139,17 +160,29 @@ func NewSink(meter metric.Meter, opts ...Option) (*Sink, error) {
 		return nil, fmt.Errorf("towerotel.NewSink: %w", err)
 	}
 	set := attribute.NewSet(o.attrs...)
-	s.add = []metric.AddOption{metric.WithAttributeSet(set)}
 	s.record = []metric.RecordOption{metric.WithAttributeSet(set)}
+	s.observe = []metric.ObserveOption{metric.WithAttributeSet(set)}
+	s.reg, err = meter.RegisterCallback(func(_ context.Context, ob metric.Observer) error {
+		for k, obs := range observable {
+			if c := &s.counts[k]; obs != nil && c.used.Load() {
+				ob.ObserveInt64(obs, c.n.Load(), s.observe...)
+			}
+		}
+		return nil
+	}, all...)
+	if err != nil {
+		return nil, fmt.Errorf("towerotel.NewSink: %w", err)
+	}
 	return s, nil
 }
 
-// Add adds delta to the instrument of k. It ignores a Kind it does not
-// know.
+// Add adds delta to the count of k. It ignores a Kind it does not know.
 func (s *Sink) Add(k metrics.Kind, delta int64) {
-	if int(k) < len(s.adders) {
-		if a := s.adders[k]; a != nil {
-			a.Add(context.Background(), delta, s.add...)
+	if int(k) < len(s.counts) {
+		c := &s.counts[k]
+		c.n.Add(delta)
+		if !c.used.Load() {
+			c.used.Store(true)
 		}
 	}
 }
@@ -157,4 +190,16 @@ func (s *Sink) Add(k metrics.Kind, delta int64) {
 // Observe records latency, in seconds, in the latency histogram.
 func (s *Sink) Observe(latency time.Duration) {
 	s.latency.Record(context.Background(), latency.Seconds(), s.record...)
+}
+
+// Close unregisters the callback that reports the Sink's counts. The
+// Sink's counts are no longer reported after it; its latencies still are,
+// if it goes on being used. Close is idempotent.
+func (s *Sink) Close() error {
+	if s.reg == nil {
+		return nil
+	}
+	err := s.reg.Unregister()
+	s.reg = nil
+	return err
 }

@@ -260,3 +260,28 @@ func TestNewSinkBadInput(t *testing.T) {
 	}()
 	towerotel.NewSink(nil)
 }
+
+// Two Sinks of one meter report their own counts under their own
+// attributes; a kind never added to is not reported; a closed Sink's
+// counts are no longer reported.
+func TestSinksReportTheirOwnCounts(t *testing.T) {
+	meter, reader := newReader()
+	a := mustSink(t, meter, towerotel.WithAttributes(attribute.String("layer", "a")))
+	b := mustSink(t, meter, towerotel.WithAttributes(attribute.String("layer", "b")))
+	a.Add(metrics.InFlight, 2)
+	a.Add(metrics.InFlight, -2) // used, back to 0: still reported
+	b.Add(metrics.Shed, 3)
+	want := "tower.inflight{layer=a} 0\ntower.shed{layer=b} 3"
+	if got := collect(t, reader); got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if got, want := collect(t, reader), "tower.inflight{layer=a} 0"; !strings.HasPrefix(got, want) || strings.Contains(got, "layer=b") {
+		t.Errorf("after Close, got:\n%s\nwant no layer=b", got)
+	}
+}
