@@ -206,22 +206,6 @@ func BenchmarkCombinators(b *testing.B) {
 		"MapErr", "MapResult", "AndThen", "Then", "Either", "OptionalLayer(nil)",
 	} {
 		svc := services[name]
-		b.Run(name, func(b *testing.B) {
-			ctx := b.Context()
-			b.ReportAllocs()
-			n := 0
-			for b.Loop() {
-				p, err := svc.Ready(ctx)
-				if err != nil {
-					b.Fatal(err)
-				}
-				res, err := p.Call(ctx, 1)
-				if err != nil {
-					b.Fatal(err)
-				}
-				n += res
-			}
-			intSink += n
-		})
+		b.Run(name, func(b *testing.B) { towertest.Bench(b, svc, 1) })
 	}
 }

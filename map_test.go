@@ -19,16 +19,7 @@ import (
 // callAsync runs tower.Call(ctx, svc, req) on its own goroutine and returns
 // a function that waits for its outcome.
 func callAsync[Req, Res any](ctx context.Context, svc tower.Service[Req, Res], req Req) func() (Res, error) {
-	var (
-		res Res
-		err error
-		wg  sync.WaitGroup
-	)
-	wg.Go(func() { res, err = tower.Call(ctx, svc, req) })
-	return func() (Res, error) {
-		wg.Wait()
-		return res, err
-	}
+	return towertest.Go(func() (Res, error) { return tower.Call(ctx, svc, req) }).Wait
 }
 
 // The inner service receives f(request), of its own type; the response
@@ -128,11 +119,10 @@ func TestMapErrReadyError(t *testing.T) {
 		}
 
 		h.Allow(0)
-		var wg sync.WaitGroup
-		wg.Go(func() { _, err = svc.Ready(t.Context()) })
+		waiting := towertest.Go(func() (tower.Permit[string, string], error) { return svc.Ready(t.Context()) })
 		synctest.Wait()
 		h.FailReady(broken)
-		wg.Wait()
+		_, err = waiting.Wait()
 		if got, want := fmt.Sprint(err), "mapped: broken"; got != want {
 			t.Errorf("failing while waiting: got %q, want %q", got, want)
 		}

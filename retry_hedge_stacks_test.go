@@ -26,21 +26,19 @@ const rhMs = time.Millisecond
 
 // rhCall is one tower.Call running on its own goroutine.
 type rhCall struct {
-	done chan struct{}
-	res  string
-	err  error
-	at   time.Duration // when it returned, since start
+	*towertest.Outcome[string]
+	at time.Duration // when it returned, since start; read it after Wait
 }
 
 // rhGo starts tower.Call(ctx, svc, req) on its own goroutine and waits
 // until it has returned or blocked. It must run inside a synctest bubble.
 func rhGo(ctx context.Context, svc tower.Service[string, string], req string, start time.Time) *rhCall {
-	c := &rhCall{done: make(chan struct{})}
-	go func() {
-		c.res, c.err = tower.Call(ctx, svc, req)
+	c := new(rhCall)
+	c.Outcome = towertest.Go(func() (string, error) {
+		res, err := tower.Call(ctx, svc, req)
 		c.at = time.Since(start)
-		close(c.done)
-	}()
+		return res, err
+	})
 	synctest.Wait()
 	return c
 }
@@ -148,13 +146,11 @@ func TestStackRetryTimeoutConcurrencyLimit(t *testing.T) {
 		a3 := rhTake(t, h, "a", start, 230*rhMs)
 		time.Sleep(90 * rhMs)
 		a3.Respond("a ok")
-		<-a.done
-		if a.err != nil || a.res != "a ok" || a.at != 320*rhMs {
-			t.Errorf("A: got %q, %v at %v; want %q, nil at 320ms", a.res, a.err, a.at, "a ok")
+		if res, err := a.Wait(); err != nil || res != "a ok" || a.at != 320*rhMs {
+			t.Errorf("A: got %q, %v at %v; want %q, nil at 320ms", res, err, a.at, "a ok")
 		}
-		<-b.done
-		if b.err != nil || b.res != "b ok" || b.at != 130*rhMs {
-			t.Errorf("B: got %q, %v at %v; want %q, nil at 130ms", b.res, b.err, b.at, "b ok")
+		if res, err := b.Wait(); err != nil || res != "b ok" || b.at != 130*rhMs {
+			t.Errorf("B: got %q, %v at %v; want %q, nil at 130ms", res, err, b.at, "b ok")
 		}
 		if n := h.Calls(); n != 4 {
 			t.Errorf("inner service got %d calls, want 4", n)
@@ -213,9 +209,8 @@ func TestStackTimeoutRetry(t *testing.T) {
 						last.Fail(failed)
 					}
 				}
-				<-c.done
-				if c.err != tt.wantErr || c.at != tt.at {
-					t.Errorf("got %q, %v at %v; want error %v at %v", c.res, c.err, c.at, tt.wantErr, tt.at)
+				if res, err := c.Wait(); err != tt.wantErr || c.at != tt.at {
+					t.Errorf("got %q, %v at %v; want error %v at %v", res, err, c.at, tt.wantErr, tt.at)
 				}
 				if tt.answers[len(tt.answers)-1] == 0 && context.Cause(last.Context()) != timeout.ErrElapsed {
 					t.Errorf("the last attempt's context ended with cause %v, want %v", context.Cause(last.Context()), timeout.ErrElapsed)
@@ -254,7 +249,7 @@ func TestStackHedgeBuffer(t *testing.T) {
 		warm := rhTake(t, h, "warm", start, 0)
 		time.Sleep(10 * rhMs)
 		warm.Respond("warm")
-		<-w.done
+		w.Wait()
 		time.Sleep(990 * rhMs)
 
 		a := rhGo(t.Context(), svc, "a", start)
@@ -272,9 +267,8 @@ func TestStackHedgeBuffer(t *testing.T) {
 		hedged := rhTake(t, h, "a", start, 1020*rhMs)
 		time.Sleep(5 * rhMs)
 		hedged.Respond("from the hedge")
-		<-a.done
-		if a.err != nil || a.res != "from the hedge" || a.at != 1025*rhMs {
-			t.Errorf("A: got %q, %v at %v; want %q, nil at 1025ms", a.res, a.err, a.at, "from the hedge")
+		if res, err := a.Wait(); err != nil || res != "from the hedge" || a.at != 1025*rhMs {
+			t.Errorf("A: got %q, %v at %v; want %q, nil at 1025ms", res, err, a.at, "from the hedge")
 		}
 		if err := orig.Context().Err(); err != context.Canceled {
 			t.Errorf("A's original's context: got %v, want %v", err, context.Canceled)
@@ -325,9 +319,8 @@ func TestStackRetryLoadShed(t *testing.T) {
 			Service(mock)
 		check := func(name string, c *rhCall, res string, err error, at time.Duration, attempts ...time.Duration) {
 			t.Helper()
-			<-c.done
-			if c.res != res || c.err != err || c.at != at {
-				t.Errorf("%s: got %q, %v at %v; want %q, %v at %v", name, c.res, c.err, c.at, res, err, at)
+			if got, gotErr := c.Wait(); got != res || gotErr != err || c.at != at {
+				t.Errorf("%s: got %q, %v at %v; want %q, %v at %v", name, got, gotErr, c.at, res, err, at)
 			}
 			if got := counter.take(); !rhSame(got, attempts) {
 				t.Errorf("%s: attempts at %v, want %v", name, got, attempts)
@@ -340,9 +333,8 @@ func TestStackRetryLoadShed(t *testing.T) {
 		a := rhGo(t.Context(), svc, "a", start)
 		time.Sleep(15 * rhMs)
 		rx.Respond("x ok")
-		<-x.done
-		if x.res != "x ok" || x.err != nil {
-			t.Errorf("X: got %q, %v; want %q, nil", x.res, x.err, "x ok")
+		if res, err := x.Wait(); res != "x ok" || err != nil {
+			t.Errorf("X: got %q, %v; want %q, nil", res, err, "x ok")
 		}
 		time.Sleep(5 * rhMs)
 		rhTake(t, h, "a", start, 20*rhMs).Respond("a ok")
@@ -361,6 +353,6 @@ func TestStackRetryLoadShed(t *testing.T) {
 		time.Sleep(20 * rhMs)
 		check("C", c, "", loadshed.ErrOverloaded, 1120*rhMs, 1100*rhMs, 1110*rhMs, 1120*rhMs)
 		cancel()
-		<-y.done
+		y.Wait()
 	})
 }

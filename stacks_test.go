@@ -35,15 +35,9 @@ func TestStackBufferConcurrencyRate(t *testing.T) {
 			Layer(limit.NewRateLayer[string, string](5, 5*time.Second)).
 			Service(mock)
 		h.Allow(1)
-		var (
-			got string
-			err error
-			wg  sync.WaitGroup
-		)
-		wg.Go(func() { got, err = tower.Call(t.Context(), svc, "hello") })
+		call := towertest.Go(func() (string, error) { return tower.Call(t.Context(), svc, "hello") })
 		h.Expect(t, "hello").Respond("world")
-		wg.Wait()
-		if got != "world" || err != nil {
+		if got, err := call.Wait(); got != "world" || err != nil {
 			t.Errorf("got %q, %v; want %q, nil", got, err, "world")
 		}
 	})

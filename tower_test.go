@@ -39,20 +39,14 @@ func TestCallWaitsForReadiness(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mock, h := towertest.NewMock[string, string]()
 		h.Allow(0)
-		var (
-			got string
-			err error
-			wg  sync.WaitGroup
-		)
-		wg.Go(func() { got, err = tower.Call(t.Context(), mock, "hello") })
+		call := towertest.Go(func() (string, error) { return tower.Call(t.Context(), mock, "hello") })
 		synctest.Wait()
 		if n := h.Calls(); n != 0 {
 			t.Fatalf("got %d calls before the service was ready, want 0", n)
 		}
 		h.Allow(1)
 		h.Expect(t, "hello").Respond("world")
-		wg.Wait()
-		if got != "world" || err != nil {
+		if got, err := call.Wait(); got != "world" || err != nil {
 			t.Errorf("got %q, %v; want %q, nil", got, err, "world")
 		}
 	})
@@ -187,14 +181,6 @@ func TestServiceFuncDoesNotAllocate(t *testing.T) {
 	}
 }
 
-var sink string
-
 func BenchmarkServiceFunc(b *testing.B) {
-	svc := tower.Service[string, string](tower.ServiceFunc[string, string](echo))
-	ctx := b.Context()
-	b.ReportAllocs()
-	for b.Loop() {
-		p, _ := svc.Ready(ctx)
-		sink, _ = p.Call(ctx, "hello")
-	}
+	towertest.Bench(b, tower.Service[string, string](tower.ServiceFunc[string, string](echo)), "hello")
 }

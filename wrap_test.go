@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/towertest"
 )
 
 // counting is a middleware built on a WrapPool that counts what its permits
@@ -142,13 +143,7 @@ func mustPanic(t *testing.T, f func()) {
 func BenchmarkWrapPool(b *testing.B) {
 	var w passThrough
 	w.inner = tower.ServiceFunc[string, string](echo)
-	svc := tower.Service[string, string](&w)
-	ctx := b.Context()
-	b.ReportAllocs()
-	for b.Loop() {
-		p, _ := svc.Ready(ctx)
-		sink, _ = p.Call(ctx, "hello")
-	}
+	towertest.Bench(b, tower.Service[string, string](&w), "hello")
 }
 
 // passThrough is the smallest WrapPool middleware, to measure the pool.

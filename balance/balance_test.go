@@ -104,28 +104,21 @@ func TestFailFastFollowsDiscovery(t *testing.T) {
 		bal := balance.NewP2C(d, balance.WithFailFast())
 		defer bal.Close()
 		start := time.Now()
-		errc := make(chan error, 1)
-		call := func() {
-			go func() {
-				_, err := tower.Call(t.Context(), bal, "x")
-				errc <- err
-			}()
-		}
-		call()
+		call := towertest.Go(func() (string, error) { return tower.Call(t.Context(), bal, "x") })
 		synctest.Wait()
-		if len(errc) != 0 {
+		if call.Done() {
 			t.Fatal("a request failed before the Discover answered")
 		}
 		time.Sleep(10 * time.Millisecond)
 		ep, _ := constMock(0, 0) // never ready
 		d <- insert(1, ep)
 		synctest.Wait()
-		if len(errc) != 0 {
+		if call.Done() {
 			t.Fatal("a request failed with an endpoint pending")
 		}
 		time.Sleep(10 * time.Millisecond)
 		d <- remove(1)
-		if err := <-errc; err != balance.ErrNoEndpoints {
+		if _, err := call.Wait(); err != balance.ErrNoEndpoints {
 			t.Errorf("waiting request: got %v, want %v", err, balance.ErrNoEndpoints)
 		}
 		if got := time.Since(start); got != 20*time.Millisecond {
@@ -256,16 +249,12 @@ func TestClose(t *testing.T) {
 		d <- insert(2, p)
 		synctest.Wait()
 		taken := mustReady(t, bal) // a's one reservation; a goes pending
-		errc := make(chan error, 1)
-		go func() {
-			_, err := bal.Ready(t.Context())
-			errc <- err
-		}()
+		waiting := towertest.Go(func() (permit, error) { return bal.Ready(t.Context()) })
 		time.Sleep(5 * time.Millisecond)
 		if err := bal.Close(); err != nil {
 			t.Fatalf("Close: %v", err)
 		}
-		if err := <-errc; err != balance.ErrClosed {
+		if _, err := waiting.Wait(); err != balance.ErrClosed {
 			t.Errorf("waiting Ready: got %v, want %v", err, balance.ErrClosed)
 		}
 		if _, err := bal.Ready(t.Context()); err != balance.ErrClosed {
@@ -340,18 +329,20 @@ func TestLimitedEndpoints(t *testing.T) {
 		q.Release()
 
 		start := time.Now()
-		done := make(chan time.Duration, 4)
+		var calls []*towertest.Outcome[time.Duration]
 		for range 4 {
-			go func() {
-				if _, err := tower.Call(t.Context(), bal, "x"); err != nil {
-					t.Error(err)
-				}
-				done <- time.Since(start)
-			}()
+			calls = append(calls, towertest.Go(func() (time.Duration, error) {
+				_, err := tower.Call(t.Context(), bal, "x")
+				return time.Since(start), err
+			}))
 		}
 		var at []time.Duration
-		for range 4 {
-			at = append(at, <-done)
+		for _, c := range calls {
+			d, err := c.Wait()
+			if err != nil {
+				t.Error(err)
+			}
+			at = append(at, d)
 		}
 		slices.Sort(at)
 		if want := []time.Duration{10 * time.Millisecond, 10 * time.Millisecond, 20 * time.Millisecond, 20 * time.Millisecond}; !slices.Equal(at, want) {

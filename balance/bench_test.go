@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,38 +11,13 @@ import (
 	"github.com/towergo/tower/balance"
 	"github.com/towergo/tower/discover"
 	"github.com/towergo/tower/load"
-)
-
-// sink and psink keep the benchmarks' results alive.
-var (
-	sink  int
-	psink atomic.Int64
+	"github.com/towergo/tower/towertest"
 )
 
 // echoInt answers its request at once.
 var echoInt = tower.ServiceFunc[int, int](func(_ context.Context, req int) (int, error) { return req, nil })
 
 var sizes = []int{2, 10, 100}
-
-// benchmarkCall measures one request through svc: Ready (the pick), Call,
-// and the response.
-func benchmarkCall(b *testing.B, svc tower.Service[int, int]) {
-	ctx := b.Context()
-	b.ReportAllocs()
-	n := 0
-	for b.Loop() {
-		p, err := svc.Ready(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		res, err := p.Call(ctx, 1)
-		if err != nil {
-			b.Fatal(err)
-		}
-		n += res
-	}
-	sink += n
-}
 
 type maker func() load.Service[int, int]
 
@@ -67,7 +41,7 @@ func p2c(n int, mk maker) *balance.P2C[int, int, int] {
 }
 
 // BenchmarkBaseline is the endpoint alone, for comparison.
-func BenchmarkBaseline(b *testing.B) { benchmarkCall(b, echoInt) }
+func BenchmarkBaseline(b *testing.B) { towertest.Bench(b, echoInt, 1) }
 
 // BenchmarkP2C is the per-request overhead of P2C over 2, 10 and 100
 // endpoints, each wrapped in a load metric: the pick reads two loads, takes
@@ -79,7 +53,7 @@ func BenchmarkP2C(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/%d", m.name, n), func(b *testing.B) {
 				bal := p2c(n, m.make)
 				defer bal.Close()
-				benchmarkCall(b, bal)
+				towertest.Bench(b, bal, 1)
 			})
 		}
 	}
@@ -96,7 +70,7 @@ func BenchmarkRoundRobin(b *testing.B) {
 			}
 			bal := balance.NewRoundRobin(discover.NewList(eps...))
 			defer bal.Close()
-			benchmarkCall(b, bal)
+			towertest.Bench(b, bal, 1)
 		})
 	}
 }
@@ -106,21 +80,5 @@ func BenchmarkRoundRobin(b *testing.B) {
 func BenchmarkP2CParallel(b *testing.B) {
 	bal := p2c(10, metrics[2].make)
 	defer bal.Close()
-	ctx := b.Context()
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		n := 0
-		for pb.Next() {
-			p, err := bal.Ready(ctx)
-			if err != nil {
-				panic(err)
-			}
-			res, err := p.Call(ctx, 1)
-			if err != nil {
-				panic(err)
-			}
-			n += res
-		}
-		psink.Add(int64(n))
-	})
+	towertest.BenchParallel(b, bal, 1)
 }

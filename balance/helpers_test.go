@@ -82,14 +82,7 @@ func mustReady(t *testing.T, svc tower.Service[string, string]) permit {
 // fails t unless exactly one did and the call returned its answer.
 func callWhich(t *testing.T, p permit, req string, handles map[string]*handle) string {
 	t.Helper()
-	done := make(chan string, 1)
-	go func() {
-		res, err := p.Call(t.Context(), req)
-		if err != nil {
-			res = "error: " + err.Error()
-		}
-		done <- res
-	}()
+	call := towertest.Go(func() (string, error) { return p.Call(t.Context(), req) })
 	synctest.Wait()
 	got := ""
 	for name, h := range handles {
@@ -107,8 +100,8 @@ func callWhich(t *testing.T, p permit, req string, handles map[string]*handle) s
 	if got == "" {
 		t.Fatal("no endpoint received the request")
 	}
-	if res := <-done; res != got {
-		t.Errorf("Call: got %q, want %q", res, got)
+	if res, err := call.Wait(); err != nil || res != got {
+		t.Errorf("Call: got %q, %v; want %q, nil", res, err, got)
 	}
 	return got
 }

@@ -20,76 +20,25 @@ var sink int
 // Buffer's own cost per request (Ready + Call + response) over it.
 var echo = tower.ServiceFunc[int, int](func(_ context.Context, req int) (int, error) { return req, nil })
 
-func oneRequest(b *testing.B, s tower.Service[int, int], req int) {
-	p, err := s.Ready(context.Background())
-	if err != nil {
-		b.Fatal(err)
-	}
-	res, err := p.Call(context.Background(), req)
-	if err != nil {
-		b.Fatal(err)
-	}
-	sink += res
-}
-
 // One caller, one request at a time: every request waits for the worker to
 // hand it the inner permit.
 func BenchmarkBuffer1(b *testing.B) {
 	buf := buffer.New[int, int](echo, 1024)
 	defer buf.Close()
-	b.ReportAllocs()
-	for b.Loop() {
-		oneRequest(b, buf, 1)
-	}
+	towertest.Bench(b, buf, 1)
 }
 
 // 16 concurrent callers share one Buffer; ns/op is per request, over all
 // callers.
 func BenchmarkBuffer16(b *testing.B) {
-	buf := buffer.New[int, int](echo, 1024)
-	defer buf.Close()
-	procs := runtime.GOMAXPROCS(0)
-	b.SetParallelism((16 + procs - 1) / procs) // 16 goroutines when 16 % GOMAXPROCS == 0
-	b.ReportAllocs()
-	var mu sync.Mutex
-	b.RunParallel(func(pb *testing.PB) {
-		n := 0
-		for pb.Next() {
-			p, err := buf.Ready(context.Background())
-			if err != nil {
-				panic(err)
-			}
-			res, err := p.Call(context.Background(), 1)
-			if err != nil {
-				panic(err)
-			}
-			n += res
-		}
-		mu.Lock()
-		sink += n
-		mu.Unlock()
-	})
+	benchmarkQueued(b, echo)
 }
 
 // One caller per GOMAXPROCS; run with -cpu 1,2.
 func BenchmarkBufferParallel(b *testing.B) {
 	buf := buffer.New[int, int](echo, 1024)
 	defer buf.Close()
-	b.ReportAllocs()
-	var mu sync.Mutex
-	b.RunParallel(func(pb *testing.PB) {
-		n := 0
-		for pb.Next() {
-			res, err := tower.Call[int, int](context.Background(), buf, 1)
-			if err != nil {
-				panic(err)
-			}
-			n += res
-		}
-		mu.Lock()
-		sink += n
-		mu.Unlock()
-	})
+	towertest.BenchParallel(b, buf, 1)
 }
 
 // heapAndStack returns the bytes in use on the heap and on goroutine stacks
@@ -153,10 +102,7 @@ func TestQueuedRequestMemory(t *testing.T) {
 func BenchmarkBuffer1Metrics(b *testing.B) {
 	buf := buffer.New(echo, 1024, buffer.WithMetrics(new(metrics.Counts)))
 	defer buf.Close()
-	b.ReportAllocs()
-	for b.Loop() {
-		oneRequest(b, buf, 1)
-	}
+	towertest.Bench(b, buf, 1)
 }
 
 // BenchmarkBuffer16Metrics is BenchmarkBuffer16 reporting to a
@@ -177,7 +123,8 @@ func BenchmarkBufferQueued16Metrics(b *testing.B) {
 	benchmarkQueued(b, limit.NewConcurrency(echo, 1), buffer.WithMetrics(new(metrics.Counts)))
 }
 
-// benchmarkQueued is BenchmarkBuffer16's load over inner.
+// benchmarkQueued is 16 callers of a Buffer over inner; ns/op is per
+// request, over all callers.
 func benchmarkQueued(b *testing.B, inner tower.Service[int, int], opts ...buffer.Option) {
 	buf := buffer.New(inner, 1024, opts...)
 	defer buf.Close()

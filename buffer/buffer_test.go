@@ -64,7 +64,7 @@ func TestWhenInnerIsNotReady(t *testing.T) {
 		h.Allow(0)
 		call := goCall(t.Context(), mustReady(t, b), "hello")
 		nothingNext(t, h)
-		if call.returned() {
+		if call.Done() {
 			t.Fatal("Call returned although the inner service is not ready")
 		}
 		h.Allow(1)
@@ -133,7 +133,7 @@ func TestWaitsForChannelCapacity(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b, h := newBuffer(t, 2)
 		h.Allow(0)
-		var calls [4]*outcome[string]
+		var calls [4]*towertest.Outcome[string]
 		for i, req := range []string{"hello1", "hello2", "hello3"} {
 			p, ok, err := tower.ReadyNow[string, string](b)
 			if !ok || err != nil {
@@ -146,7 +146,7 @@ func TestWaitsForChannelCapacity(t *testing.T) {
 			t.Fatal("a fourth Ready got a slot, want none: 1 in hand + 2 queued")
 		}
 		ready4 := goReady(t.Context(), b)
-		if ready4.returned() {
+		if ready4.Done() {
 			t.Fatal("the fourth Ready returned, want it to wait for capacity")
 		}
 		nothingNext(t, h)
@@ -155,10 +155,10 @@ func TestWaitsForChannelCapacity(t *testing.T) {
 		next(t, h, "hello1").Respond("world1")
 		wantResult(t, calls[0], "world1")
 		synctest.Wait()
-		if !ready4.returned() {
+		if !ready4.Done() {
 			t.Fatal("the fourth Ready still waits after the worker took request 2 in hand")
 		}
-		p4, err := ready4.wait()
+		p4, err := ready4.Wait()
 		if err != nil {
 			t.Fatalf("the fourth Ready: %v", err)
 		}
@@ -203,20 +203,20 @@ func TestWakesPendingWaiters(t *testing.T) {
 				world := goCall(t.Context(), mustReady(t, b), "world")
 				w1 := goReady(t.Context(), b)
 				w2 := goReady(t.Context(), b)
-				for i, o := range []*outcome[permit]{w1, w2} {
-					if o.returned() {
+				for i, o := range []*towertest.Outcome[permit]{w1, w2} {
+					if o.Done() {
 						t.Fatalf("waiter %d returned, want it to wait: no capacity", i+1)
 					}
 				}
 
 				tt.stop(b, h)
 				var errs []error
-				for _, o := range []*outcome[string]{hello, world} {
-					_, err := o.wait()
+				for _, o := range []*towertest.Outcome[string]{hello, world} {
+					_, err := o.Wait()
 					errs = append(errs, err)
 				}
-				for _, o := range []*outcome[permit]{w1, w2} {
-					_, err := o.wait()
+				for _, o := range []*towertest.Outcome[permit]{w1, w2} {
+					_, err := o.Wait()
 					errs = append(errs, err)
 				}
 				for _, err := range errs {
@@ -321,21 +321,21 @@ func TestEachReadyIsItsOwnReservation(t *testing.T) {
 
 		p2.Release()
 		synctest.Wait()
-		if !wA.returned() {
+		if !wA.Done() {
 			t.Fatal("the first waiter still waits after a reservation was released")
 		}
-		if wB.returned() {
+		if wB.Done() {
 			t.Fatal("the second waiter returned, want only the first woken")
 		}
 
 		call := goCall(t.Context(), p1, "hello")
 		next(t, h, "hello").Respond("world")
 		wantResult(t, call, "world")
-		if !wB.returned() {
+		if !wB.Done() {
 			t.Fatal("the second waiter still waits after the first request was taken in hand")
 		}
-		for _, w := range []*outcome[permit]{wA, wB} {
-			p, err := w.wait()
+		for _, w := range []*towertest.Outcome[permit]{wA, wB} {
+			p, err := w.Wait()
 			if err != nil {
 				t.Fatalf("waiter: %v", err)
 			}

@@ -17,50 +17,18 @@ type (
 	mock   = towertest.Handle[string, string]
 )
 
-// An outcome is the result of a call made on a goroutine of its own.
-type outcome[T any] struct {
-	done chan struct{}
-	val  T
-	err  error
-}
-
-func start[T any](f func() (T, error)) *outcome[T] {
-	o := &outcome[T]{done: make(chan struct{})}
-	go func() {
-		defer close(o.done)
-		o.val, o.err = f()
-	}()
-	return o
-}
-
-// returned reports whether the call has returned; after synctest.Wait the
-// answer is exact.
-func (o *outcome[T]) returned() bool {
-	select {
-	case <-o.done:
-		return true
-	default:
-		return false
-	}
-}
-
-func (o *outcome[T]) wait() (T, error) {
-	<-o.done
-	return o.val, o.err
-}
-
 // goCall calls p on a goroutine of its own and waits until that goroutine
 // is blocked, so that requests are queued in the order they are started.
-func goCall(ctx context.Context, p permit, req string) *outcome[string] {
-	o := start(func() (string, error) { return p.Call(ctx, req) })
+func goCall(ctx context.Context, p permit, req string) *towertest.Outcome[string] {
+	o := towertest.Go(func() (string, error) { return p.Call(ctx, req) })
 	synctest.Wait()
 	return o
 }
 
 // goReady runs Ready on a goroutine of its own and waits until that
 // goroutine is blocked or done.
-func goReady(ctx context.Context, s svc) *outcome[permit] {
-	o := start(func() (permit, error) { return s.Ready(ctx) })
+func goReady(ctx context.Context, s svc) *towertest.Outcome[permit] {
+	o := towertest.Go(func() (permit, error) { return s.Ready(ctx) })
 	synctest.Wait()
 	return o
 }
@@ -96,16 +64,16 @@ func nothingNext(t *testing.T, h *mock) {
 	h.ExpectNone(t)
 }
 
-func wantResult(t *testing.T, o *outcome[string], want string) {
+func wantResult(t *testing.T, o *towertest.Outcome[string], want string) {
 	t.Helper()
-	if res, err := o.wait(); res != want || err != nil {
+	if res, err := o.Wait(); res != want || err != nil {
 		t.Errorf("got %q, %v; want %q, nil", res, err, want)
 	}
 }
 
-func wantError[T any](t *testing.T, o *outcome[T], want error) {
+func wantError[T any](t *testing.T, o *towertest.Outcome[T], want error) {
 	t.Helper()
-	if _, err := o.wait(); err != want {
+	if _, err := o.Wait(); err != want {
 		t.Errorf("got error %v, want %v", err, want)
 	}
 }

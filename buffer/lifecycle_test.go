@@ -76,7 +76,7 @@ func TestCanceledAsInnerBecomesReady(t *testing.T) {
 		defer b.Close()
 
 		p := mustReady(t, b)
-		call := start(func() (string, error) {
+		call := towertest.Go(func() (string, error) {
 			defer close(gone)
 			return p.Call(ctx, "hello")
 		})

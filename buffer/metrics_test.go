@@ -103,7 +103,7 @@ func TestMetricsSkipAndClose(t *testing.T) {
 		wantCounts(t, "c in hand, d and e queued, f waiting", &c, metrics.Snapshot{Queued: 3, Waiting: 1})
 		b.Close()
 		wantCounts(t, "closed", &c, metrics.Snapshot{})
-		for _, o := range []*outcome[string]{cc, d, e} {
+		for _, o := range []*towertest.Outcome[string]{cc, d, e} {
 			wantError(t, o, buffer.ErrClosed)
 		}
 		wantError(t, f, buffer.ErrClosed)
@@ -122,8 +122,8 @@ func TestMetricsInnerFailure(t *testing.T) {
 		bb := goCall(t.Context(), mustReady(t, b), "b")
 		wantCounts(t, "two queued", &c, metrics.Snapshot{Queued: 2})
 		h.FailReady(errFoobar)
-		for _, o := range []*outcome[string]{a, bb} {
-			_, err := o.wait()
+		for _, o := range []*towertest.Outcome[string]{a, bb} {
+			_, err := o.Wait()
 			wantServiceError(t, err)
 		}
 		wantCounts(t, "failed", &c, metrics.Snapshot{})

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"iter"
 	"slices"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -215,15 +214,9 @@ func TestStreamDoesNotBlockService(t *testing.T) {
 		c := collect(v.all(t.Context(), buf, never, 1), time.Now())
 		c.none(t)
 
-		var (
-			res string
-			err error
-			wg  sync.WaitGroup
-		)
-		wg.Go(func() { res, err = tower.Call[string, string](t.Context(), buf, "req") })
+		call := towertest.Go(func() (string, error) { return tower.Call[string, string](t.Context(), buf, "req") })
 		answer(t, h, "req", "res")
-		wg.Wait()
-		if res != "res" || err != nil {
+		if res, err := call.Wait(); res != "res" || err != nil {
 			t.Errorf("the other caller got %q, %v; want %q, nil", res, err, "res")
 		}
 		close(never)
@@ -306,19 +299,16 @@ func TestBreakCancelsCallsInFlight(t *testing.T) {
 		for _, r := range []string{"a", "b", "c", "d", "e"} {
 			reqs <- r
 		}
-		var first string
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
+		loop := towertest.Go(func() (first string, _ error) {
 			for res := range v.all(t.Context(), mock, reqs, 3) {
 				first = res
 				break
 			}
-		}()
+			return first, nil
+		})
 		got := received(t, h, 3)
 		got["a"].Respond("A")
-		<-done
-		if first != "A" {
+		if first, _ := loop.Wait(); first != "A" {
 			t.Errorf("got %q, want %q", first, "A")
 		}
 		for _, req := range []string{"b", "c"} {

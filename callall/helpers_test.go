@@ -23,19 +23,17 @@ type item struct {
 // that takes every item as soon as it comes.
 type collector struct {
 	items chan item
-	done  chan struct{}
-	at    time.Duration // when the range loop ended
+	end   *towertest.Outcome[time.Duration] // when the range loop ended
 }
 
 func collect(seq iter.Seq2[string, error], start time.Time) *collector {
-	c := &collector{items: make(chan item, 100), done: make(chan struct{})}
-	go func() {
+	c := &collector{items: make(chan item, 100)}
+	c.end = towertest.Go(func() (time.Duration, error) {
 		for res, err := range seq {
 			c.items <- item{res, err, time.Since(start)}
 		}
-		c.at = time.Since(start)
-		close(c.done)
-	}()
+		return time.Since(start), nil
+	})
 	synctest.Wait()
 	return c
 }
@@ -78,9 +76,10 @@ func (c *collector) none(t *testing.T) {
 	select {
 	case it := <-c.items:
 		t.Fatalf("got item %q, %v; want none yet", it.res, it.err)
-	case <-c.done:
-		t.Fatal("the sequence ended, want it to go on")
 	default:
+	}
+	if c.end.Done() {
+		t.Fatal("the sequence ended, want it to go on")
 	}
 }
 
@@ -91,12 +90,13 @@ func (c *collector) ended(t *testing.T, at time.Duration) {
 	select {
 	case it := <-c.items:
 		t.Fatalf("got item %q, %v; want the end", it.res, it.err)
-	case <-c.done:
-		if c.at != at {
-			t.Errorf("the sequence ended at %v, want %v", c.at, at)
-		}
 	default:
+	}
+	if !c.end.Done() {
 		t.Fatal("the sequence goes on, want it ended")
+	}
+	if got, _ := c.end.Wait(); got != at {
+		t.Errorf("the sequence ended at %v, want %v", got, at)
 	}
 }
 

@@ -6,10 +6,8 @@ import (
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/filter"
+	"github.com/towergo/tower/towertest"
 )
-
-// sink keeps the benchmarks' results alive.
-var sink int
 
 // BenchmarkFilter measures the overhead per request (Ready, Call, the
 // response used) of a Filter whose predicate accepts everything, over a
@@ -25,22 +23,6 @@ func BenchmarkFilter(b *testing.B) {
 		{"NewAsync", filter.NewAsync(echoSvc, func(_ context.Context, req string) (string, error) { return req, nil })},
 	}
 	for _, s := range services {
-		b.Run(s.name, func(b *testing.B) {
-			ctx := b.Context()
-			b.ReportAllocs()
-			n := 0
-			for b.Loop() {
-				p, err := s.svc.Ready(ctx)
-				if err != nil {
-					b.Fatal(err)
-				}
-				res, err := p.Call(ctx, "hello")
-				if err != nil {
-					b.Fatal(err)
-				}
-				n += len(res)
-			}
-			sink += n
-		})
+		b.Run(s.name, func(b *testing.B) { towertest.Bench(b, s.svc, "hello") })
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -38,16 +37,7 @@ func kinds(pred filter.Predicate[string]) map[string]func(tower.Service[string, 
 // callAsync runs tower.Call on its own goroutine and returns a function
 // that waits for its outcome.
 func callAsync(ctx context.Context, svc tower.Service[string, string], req string) func() (string, error) {
-	var (
-		res string
-		err error
-		wg  sync.WaitGroup
-	)
-	wg.Go(func() { res, err = tower.Call(ctx, svc, req) })
-	return func() (string, error) {
-		wg.Wait()
-		return res, err
-	}
+	return towertest.Go(func() (string, error) { return tower.Call(ctx, svc, req) }).Wait
 }
 
 // checkIdle fails t unless the inner service holds no reservation and got

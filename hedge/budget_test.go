@@ -26,9 +26,9 @@ func TestHedgeBudget(t *testing.T) {
 				noRequest(t, h)
 			}
 			orig.Respond("done")
-			<-c.done
-			if c.err != nil || c.res != "done" {
-				t.Errorf("call %d: got %q, %v; want %q", i+1, c.res, c.err, "done")
+			res, err := c.Wait()
+			if err != nil || res != "done" {
+				t.Errorf("call %d: got %q, %v; want %q", i+1, res, err, "done")
 			}
 		}
 		checkCalls(t, h, 3)
@@ -53,7 +53,7 @@ func TestHedgeDefaultBudget(t *testing.T) {
 				hedged = append(hedged, i)
 			}
 			orig.Respond("done")
-			<-c.done
+			c.Wait()
 		}
 		var want []int
 		for i := 1; i <= 111; i++ {
@@ -78,7 +78,7 @@ func TestHedgeNoBudget(t *testing.T) {
 			time.Sleep(10 * ms)
 			take(t, h, "orig")
 			orig.Respond("done")
-			<-c.done
+			c.Wait()
 		}
 		checkCalls(t, h, 400)
 	})

@@ -152,7 +152,7 @@ func TestHedgeLearnsFromSuccesses(t *testing.T) {
 			} else {
 				r.Respond("ok")
 			}
-			<-c.done
+			c.Wait()
 		}
 		answer(3500*time.Microsecond, false) // recorded as 4ms
 		answer(100*ms, true)                 // not recorded
@@ -221,7 +221,7 @@ func TestHedgeReleasesLoserReservation(t *testing.T) {
 				winner, loser = hedged, orig
 			}
 			winner.Respond("ok")
-			<-c.done
+			c.Wait()
 			cancelled(t, loser, "the loser")
 			if got := sem.Available(); got != 2 {
 				t.Errorf("after the call: %d permits free, want 2", got)

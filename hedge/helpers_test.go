@@ -68,22 +68,20 @@ func newHedge(opts ...hedge.Option) (*hedge.Hedge[string, string], *handle, *tes
 
 // caller is one tower.Call running on its own goroutine.
 type caller struct {
-	done chan struct{}
-	res  string
-	err  error
-	at   time.Duration // when the call returned, since it started
+	*towertest.Outcome[string]
+	at time.Duration // when the call returned, since it started; read it after Wait
 }
 
 // goCall starts tower.Call(ctx, s, req) on its own goroutine and waits
 // until it has returned or blocked. It must run inside a synctest bubble.
 func goCall(ctx context.Context, s svc, req string) *caller {
-	c := &caller{done: make(chan struct{})}
+	c := new(caller)
 	start := time.Now()
-	go func() {
-		c.res, c.err = tower.Call(ctx, s, req)
+	c.Outcome = towertest.Go(func() (string, error) {
+		res, err := tower.Call(ctx, s, req)
 		c.at = time.Since(start)
-		close(c.done)
-	}()
+		return res, err
+	})
 	synctest.Wait()
 	return c
 }
@@ -92,19 +90,17 @@ func goCall(ctx context.Context, s svc, req string) *caller {
 func (c *caller) pending(t *testing.T) {
 	t.Helper()
 	synctest.Wait()
-	select {
-	case <-c.done:
-		t.Fatalf("Call returned %q, %v; want it still waiting", c.res, c.err)
-	default:
+	if c.Done() {
+		res, err := c.Wait()
+		t.Fatalf("Call returned %q, %v; want it still waiting", res, err)
 	}
 }
 
 // expect waits for the call and fails t unless it answered want at at.
 func (c *caller) expect(t *testing.T, want string, at time.Duration) {
 	t.Helper()
-	<-c.done
-	if c.err != nil || c.res != want || c.at != at {
-		t.Fatalf("Call: got %q, %v at %v; want %q, nil at %v", c.res, c.err, c.at, want, at)
+	if res, err := c.Wait(); err != nil || res != want || c.at != at {
+		t.Fatalf("Call: got %q, %v at %v; want %q, nil at %v", res, err, c.at, want, at)
 	}
 }
 
@@ -112,9 +108,8 @@ func (c *caller) expect(t *testing.T, want string, at time.Duration) {
 // at.
 func (c *caller) expectErr(t *testing.T, err error, at time.Duration) {
 	t.Helper()
-	<-c.done
-	if c.err != err || c.at != at {
-		t.Fatalf("Call: got %q, %v at %v; want error %v at %v", c.res, c.err, c.at, err, at)
+	if res, got := c.Wait(); got != err || c.at != at {
+		t.Fatalf("Call: got %q, %v at %v; want error %v at %v", res, got, c.at, err, at)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/hedge"
 	"github.com/towergo/tower/metrics"
+	"github.com/towergo/tower/towertest"
 )
 
 // hedgedNow lets the bubble settle and fails t unless c counts want hedges.
@@ -101,8 +102,8 @@ func TestMetricsDoNotAllocate(t *testing.T) {
 // BenchmarkHedgeArmedMetrics is BenchmarkHedgeArmed with a sink, which a
 // hedge never sent does not touch.
 func BenchmarkHedgeArmedMetrics(b *testing.B) {
-	benchmarkCall(b, hedge.New[int, int](echoInt, hedge.Idempotent[int]{}, 1, 0.9, time.Minute,
-		hedge.WithMockLatencies(1000), hedge.WithMetrics(new(metrics.Counts))))
+	towertest.Bench(b, hedge.New[int, int](echoInt, hedge.Idempotent[int]{}, 1, 0.9, time.Minute,
+		hedge.WithMockLatencies(1000), hedge.WithMetrics(new(metrics.Counts))), 1)
 }
 
 // BenchmarkHedgeSentMetrics is BenchmarkHedgeSent reporting its hedge to a
@@ -115,6 +116,6 @@ func BenchmarkHedgeSentMetrics(b *testing.B) {
 		}
 		return req, nil
 	})
-	benchmarkCallReq(b, hedge.New[int, int](slow, hedgeAs(2), 0, 0.9, time.Minute,
+	towertest.Bench(b, hedge.New[int, int](slow, hedgeAs(2), 0, 0.9, time.Minute,
 		hedge.WithBudget(nil), hedge.WithMetrics(new(metrics.Counts))), 1)
 }

@@ -38,7 +38,7 @@ func TestConcurrencyBasicLimit(t *testing.T) {
 		c1 := goCall(t.Context(), mustReady(t, cl), "hello 1")
 		c2 := goCall(t.Context(), mustReady(t, cl), "hello 2")
 		r3 := goReady(cl, t.Context(), start)
-		if r3.finished() {
+		if r3.Done() {
 			t.Fatal("third Ready returned with two requests in flight, want it to wait")
 		}
 		req1 := take(t, h, "hello 1")
@@ -49,7 +49,7 @@ func TestConcurrencyBasicLimit(t *testing.T) {
 		c1.expect(t, "world 1")
 		c3 := goCall(t.Context(), r3.permit(t), "hello 3")
 		r4 := goReady(cl, t.Context(), start)
-		if r4.finished() {
+		if r4.Done() {
 			t.Fatal("fourth Ready returned with two requests in flight, want it to wait")
 		}
 		req2.Respond("world 2")
@@ -106,13 +106,13 @@ func TestConcurrencyReserveWithoutSending(t *testing.T) {
 		start := time.Now()
 		p := mustReady(t, cl)
 		r := goReady(cl, t.Context(), start)
-		if r.finished() {
+		if r.Done() {
 			t.Fatal("Ready returned while another permit was held, want it to wait")
 		}
 		c := goCall(t.Context(), p, "hello")
 		req := take(t, h, "hello")
 		synctest.Wait()
-		if r.finished() {
+		if r.Done() {
 			t.Fatal("Ready returned while the call was in flight, want it to wait")
 		}
 		req.Respond("world")
@@ -129,7 +129,7 @@ func TestConcurrencyReleaseFreesCapacity(t *testing.T) {
 		cl, h := newConcurrency(1)
 		p := mustReady(t, cl)
 		r := goReady(cl, t.Context(), time.Now())
-		if r.finished() {
+		if r.Done() {
 			t.Fatal("Ready returned while another permit was held, want it to wait")
 		}
 		p.Release()
@@ -149,9 +149,9 @@ func TestConcurrencyResponseErrorReleasesCapacity(t *testing.T) {
 		r := goReady(cl, t.Context(), time.Now())
 		boom := errors.New("boom")
 		take(t, h, "hello").Fail(boom)
-		<-c.done
-		if c.err != boom {
-			t.Fatalf("Call: got %v, want %v", c.err, boom)
+		_, err := c.Wait()
+		if err != boom {
+			t.Fatalf("Call: got %v, want %v", err, boom)
 		}
 		r.release(t)
 		checkSem(t, cl.Semaphore(), 1, 0)
@@ -168,9 +168,9 @@ func TestConcurrencyCancelledCallReleasesCapacity(t *testing.T) {
 		r := goReady(cl, t.Context(), time.Now())
 		take(t, h, "hello") // never answered
 		cancel()
-		<-c.done
-		if c.err != context.Canceled {
-			t.Fatalf("Call: got %v, want %v", c.err, context.Canceled)
+		_, err := c.Wait()
+		if err != context.Canceled {
+			t.Fatalf("Call: got %v, want %v", err, context.Canceled)
 		}
 		r.release(t)
 		checkSem(t, cl.Semaphore(), 1, 0)
@@ -190,8 +190,8 @@ func TestConcurrencyMultiWaiters(t *testing.T) {
 
 		p.Release()
 		synctest.Wait()
-		if !r2.finished() || r3.finished() {
-			t.Fatalf("after one release: got r2 %t, r3 %t finished; want true, false", r2.finished(), r3.finished())
+		if !r2.Done() || r3.Done() {
+			t.Fatalf("after one release: got r2 %t, r3 %t finished; want true, false", r2.Done(), r3.Done())
 		}
 		checkSem(t, cl.Semaphore(), 0, 1)
 		r2.release(t)
@@ -214,15 +214,15 @@ func TestConcurrencyPermitBeforeInnerReady(t *testing.T) {
 
 		h.Allow(1)
 		synctest.Wait()
-		if !r1.finished() || r2.finished() {
-			t.Fatalf("after Allow(1): got r1 %t, r2 %t finished; want true, false", r1.finished(), r2.finished())
+		if !r1.Done() || r2.Done() {
+			t.Fatalf("after Allow(1): got r1 %t, r2 %t finished; want true, false", r1.Done(), r2.Done())
 		}
 		h.Allow(1) // r2 must not take it while it waits for the permit
 		synctest.Wait()
 		if n := h.Outstanding(); n != 1 {
 			t.Fatalf("inner service has %d reservations outstanding, want 1: a caller without a permit reserved the inner service", n)
 		}
-		if r2.finished() {
+		if r2.Done() {
 			t.Fatal("r2 returned without a permit")
 		}
 		r1.release(t)
@@ -268,9 +268,9 @@ func TestConcurrencyContextEndsWaitingForPermit(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 40*time.Millisecond)
 		defer cancel()
 		r := goReady(cl, ctx, time.Now())
-		<-r.done
-		if r.err != context.DeadlineExceeded || r.at != 40*time.Millisecond {
-			t.Fatalf("got %v at %v, want %v unchanged at 40ms", r.err, r.at, context.DeadlineExceeded)
+		_, err := r.Wait()
+		if err != context.DeadlineExceeded || r.at != 40*time.Millisecond {
+			t.Fatalf("got %v at %v, want %v unchanged at 40ms", err, r.at, context.DeadlineExceeded)
 		}
 		checkSem(t, cl.Semaphore(), 0, 0)
 		p.Release()
@@ -321,7 +321,7 @@ func TestConcurrencyShared(t *testing.T) {
 				c := goCall(t.Context(), mustReady(t, a), "to a")
 				rb := goReady(b, t.Context(), time.Now())
 				checkSem(t, sem, 0, 1)
-				if rb.finished() {
+				if rb.Done() {
 					t.Fatal("b got a permit while a held the only one")
 				}
 				take(t, ha, "to a").Respond("from a")

@@ -19,44 +19,32 @@ type (
 
 // readier is a Ready running on its own goroutine.
 type readier struct {
-	done chan struct{}
-	p    permit
-	err  error
-	at   time.Duration // when Ready returned, since the start passed in
+	*towertest.Outcome[permit]
+	at time.Duration // when Ready returned, since the start passed in; read it after Wait
 }
 
 // goReady starts s.Ready(ctx) and waits until it has returned or blocked,
 // so that readiers started one after another queue in order. It must run
 // inside a synctest bubble.
 func goReady(s svc, ctx context.Context, start time.Time) *readier {
-	r := &readier{done: make(chan struct{})}
-	go func() {
-		r.p, r.err = s.Ready(ctx)
+	r := new(readier)
+	r.Outcome = towertest.Go(func() (permit, error) {
+		p, err := s.Ready(ctx)
 		r.at = time.Since(start)
-		close(r.done)
-	}()
+		return p, err
+	})
 	synctest.Wait()
 	return r
-}
-
-// finished reports whether Ready has returned.
-func (r *readier) finished() bool {
-	select {
-	case <-r.done:
-		return true
-	default:
-		return false
-	}
 }
 
 // permit waits for Ready and fails t unless it returned a permit.
 func (r *readier) permit(t *testing.T) permit {
 	t.Helper()
-	<-r.done
-	if r.err != nil {
-		t.Fatalf("Ready: got %v, want a permit", r.err)
+	p, err := r.Wait()
+	if err != nil {
+		t.Fatalf("Ready: got %v, want a permit", err)
 	}
-	return r.p
+	return p
 }
 
 // call waits for Ready, then calls the permit with req and fails t unless
@@ -77,31 +65,22 @@ func (r *readier) release(t *testing.T) {
 }
 
 // caller is a Call running on its own goroutine.
-type caller struct {
-	done chan struct{}
-	res  string
-	err  error
-}
+type caller struct{ *towertest.Outcome[string] }
 
 // goCall calls p with req on its own goroutine, and waits until the call has
 // reached the inner service or returned. It must run inside a synctest
 // bubble.
-func goCall(ctx context.Context, p permit, req string) *caller {
-	c := &caller{done: make(chan struct{})}
-	go func() {
-		c.res, c.err = p.Call(ctx, req)
-		close(c.done)
-	}()
+func goCall(ctx context.Context, p permit, req string) caller {
+	c := caller{towertest.Go(func() (string, error) { return p.Call(ctx, req) })}
 	synctest.Wait()
 	return c
 }
 
 // expect waits for the call and fails t unless it answered want.
-func (c *caller) expect(t *testing.T, want string) {
+func (c caller) expect(t *testing.T, want string) {
 	t.Helper()
-	<-c.done
-	if c.err != nil || c.res != want {
-		t.Fatalf("Call: got %q, %v; want %q, nil", c.res, c.err, want)
+	if res, err := c.Wait(); err != nil || res != want {
+		t.Fatalf("Call: got %q, %v; want %q, nil", res, err, want)
 	}
 }
 

@@ -104,7 +104,7 @@ func TestConcurrencyMetricsEveryWayOut(t *testing.T) {
 		r := goReady(cl, ctx, time.Now())
 		want("a waiter", metrics.Snapshot{InFlight: 1, Waiting: 1})
 		cancel()
-		<-r.done
+		r.Wait()
 		want("waiter cancelled", metrics.Snapshot{InFlight: 1})
 
 		r = goReady(cl, t.Context(), time.Now())
@@ -113,7 +113,7 @@ func TestConcurrencyMetricsEveryWayOut(t *testing.T) {
 		want("released to the waiter", metrics.Snapshot{InFlight: 1})
 		call := goCall(t.Context(), p, "x")
 		take(t, h, "x").Fail(errors.New("boom"))
-		<-call.done
+		call.Wait()
 		want("call failed", metrics.Snapshot{})
 
 		h.FailReady(errors.New("broken"))
@@ -210,9 +210,9 @@ func TestRateMetricsWaiterLeaves(t *testing.T) {
 		start := time.Now()
 		r := goReady(rl, ctx, start)
 		countsAt(t, start, 299*time.Millisecond, &c, metrics.Snapshot{Waiting: 1})
-		<-r.done
-		if r.err != context.DeadlineExceeded || r.at != 300*time.Millisecond {
-			t.Fatalf("Ready: got %v at %v, want %v at 300ms", r.err, r.at, context.DeadlineExceeded)
+		_, err := r.Wait()
+		if err != context.DeadlineExceeded || r.at != 300*time.Millisecond {
+			t.Fatalf("Ready: got %v at %v, want %v at 300ms", err, r.at, context.DeadlineExceeded)
 		}
 		countsAt(t, start, 300*time.Millisecond, &c, metrics.Snapshot{})
 	})

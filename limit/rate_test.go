@@ -39,7 +39,7 @@ func TestRateReachingCapacity(t *testing.T) {
 		c.expect(t, "world")
 
 		r := goReady(rl, t.Context(), start)
-		if r.finished() {
+		if r.Done() {
 			t.Fatal("second Ready in the window returned, want it to wait")
 		}
 		noRequest(t, h)
@@ -123,9 +123,9 @@ func TestRateWindowOpensAtReadyAfterWaitersLeft(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 60*time.Millisecond)
 		defer cancel()
 		r := goReady(rl, ctx, start)
-		<-r.done
-		if r.err != context.DeadlineExceeded || r.at != 60*time.Millisecond {
-			t.Fatalf("waiter: got %v at %v, want %v at 60ms", r.err, r.at, context.DeadlineExceeded)
+		_, err := r.Wait()
+		if err != context.DeadlineExceeded || r.at != 60*time.Millisecond {
+			t.Fatalf("waiter: got %v at %v, want %v at 60ms", err, r.at, context.DeadlineExceeded)
 		}
 
 		time.Sleep(90 * time.Millisecond) // to 150ms
@@ -158,7 +158,7 @@ func TestRateWaitersFIFOExactlyNumPerWindow(t *testing.T) {
 			time.Sleep(start.Add(step.at).Sub(time.Now()))
 			synctest.Wait()
 			for i, r := range rs {
-				if got, want := r.finished(), i < step.finished; got != want {
+				if got, want := r.Done(), i < step.finished; got != want {
 					t.Fatalf("at %v: waiter %d finished = %t, want %t", step.at, i, got, want)
 				}
 			}
@@ -196,8 +196,8 @@ func TestRateReleasedPlaceGoesBackToOpenWindow(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 			p.Release()
 			synctest.Wait()
-			if !first.finished() || second.finished() {
-				t.Fatalf("after one release: got first %t, second %t finished; want true, false", first.finished(), second.finished())
+			if !first.Done() || second.Done() {
+				t.Fatalf("after one release: got first %t, second %t finished; want true, false", first.Done(), second.Done())
 			}
 			first.call(t, "a")
 			if first.at != 20*time.Millisecond {
@@ -336,9 +336,9 @@ func TestRateContextEndsWaitingForWindow(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 40*time.Millisecond)
 		defer cancel()
 		r := goReady(rl, ctx, start)
-		<-r.done
-		if r.err != context.DeadlineExceeded || r.at != 40*time.Millisecond {
-			t.Fatalf("got %v at %v, want %v unchanged at 40ms", r.err, r.at, context.DeadlineExceeded)
+		_, err := r.Wait()
+		if err != context.DeadlineExceeded || r.at != 40*time.Millisecond {
+			t.Fatalf("got %v at %v, want %v unchanged at 40ms", err, r.at, context.DeadlineExceeded)
 		}
 		if n := inner.n.Load(); n != 1 {
 			t.Errorf("inner service asked %d times, want 1: a caller waiting for a window must not ask it", n)

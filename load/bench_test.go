@@ -7,35 +7,14 @@ import (
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/load"
+	"github.com/towergo/tower/towertest"
 )
 
-// sink keeps the benchmarks' results alive.
-var (
-	sink  int
-	fsink float64
-)
+// fsink keeps the benchmarks' results alive.
+var fsink float64
 
 // echoInt answers its request at once.
 var echoInt = tower.ServiceFunc[int, int](func(_ context.Context, req int) (int, error) { return req, nil })
-
-// benchmarkCall measures Ready, Call and the response through svc.
-func benchmarkCall(b *testing.B, svc tower.Service[int, int]) {
-	ctx := b.Context()
-	b.ReportAllocs()
-	n := 0
-	for b.Loop() {
-		p, err := svc.Ready(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		res, err := p.Call(ctx, 1)
-		if err != nil {
-			b.Fatal(err)
-		}
-		n += res
-	}
-	sink += n
-}
 
 // intDone completes each request as it returns, through the Handle.
 type intDone struct{}
@@ -45,21 +24,21 @@ func (intDone) Track(h *load.Handle, res int) int {
 	return res
 }
 
-func BenchmarkBaseline(b *testing.B) { benchmarkCall(b, echoInt) }
+func BenchmarkBaseline(b *testing.B) { towertest.Bench(b, echoInt, 1) }
 
-func BenchmarkConstant(b *testing.B) { benchmarkCall(b, load.NewConstant[int, int](echoInt, 1)) }
+func BenchmarkConstant(b *testing.B) { towertest.Bench(b, load.NewConstant[int, int](echoInt, 1), 1) }
 
 func BenchmarkPendingRequests(b *testing.B) {
-	benchmarkCall(b, load.NewPendingRequests[int, int](echoInt))
+	towertest.Bench(b, load.NewPendingRequests[int, int](echoInt), 1)
 }
 
 // BenchmarkPendingRequestsWithCompletion allocates the request's Handle.
 func BenchmarkPendingRequestsWithCompletion(b *testing.B) {
-	benchmarkCall(b, load.NewPendingRequests[int, int](echoInt, load.WithCompletion[int](intDone{})))
+	towertest.Bench(b, load.NewPendingRequests[int, int](echoInt, load.WithCompletion[int](intDone{})), 1)
 }
 
 func BenchmarkPeakEwma(b *testing.B) {
-	benchmarkCall(b, load.NewPeakEwma[int, int](echoInt, 30*time.Millisecond, 10*time.Second))
+	towertest.Bench(b, load.NewPeakEwma[int, int](echoInt, 30*time.Millisecond, 10*time.Second), 1)
 }
 
 // BenchmarkPeakEwmaLoad is one read of the load, as a balancer does twice

@@ -16,36 +16,27 @@ var echo = tower.ServiceFunc[string, string](func(_ context.Context, req string)
 })
 
 // caller is a Call running on its own goroutine.
-type caller struct {
-	done chan struct{}
-	res  string
-	err  error
-}
+type caller struct{ *towertest.Outcome[string] }
 
 // goCall gets a permit from svc and calls it with req on its own goroutine,
 // then waits until the call has reached the mock behind svc. It must run
 // inside a synctest bubble.
-func goCall(t *testing.T, svc tower.Service[string, string], req string) *caller {
+func goCall(t *testing.T, svc tower.Service[string, string], req string) caller {
 	t.Helper()
 	p, err := svc.Ready(t.Context())
 	if err != nil {
 		t.Fatalf("Ready: got %v, want a permit", err)
 	}
-	c := &caller{done: make(chan struct{})}
-	go func() {
-		c.res, c.err = p.Call(t.Context(), req)
-		close(c.done)
-	}()
+	c := caller{towertest.Go(func() (string, error) { return p.Call(t.Context(), req) })}
 	synctest.Wait()
 	return c
 }
 
 // expect waits for the call and fails t unless it answered want.
-func (c *caller) expect(t *testing.T, want string) {
+func (c caller) expect(t *testing.T, want string) {
 	t.Helper()
-	<-c.done
-	if c.err != nil || c.res != want {
-		t.Fatalf("Call: got %q, %v; want %q, nil", c.res, c.err, want)
+	if res, err := c.Wait(); err != nil || res != want {
+		t.Fatalf("Call: got %q, %v; want %q, nil", res, err, want)
 	}
 }
 

@@ -144,9 +144,9 @@ func TestPeakEwmaErrorIsMeasured(t *testing.T) {
 		time.Sleep(300 * time.Millisecond)
 		boom := errors.New("boom")
 		take(t, h, "x").Fail(boom)
-		<-c.done
-		if c.err != boom {
-			t.Fatalf("Call: got %v, want %v", c.err, boom)
+		_, err := c.Wait()
+		if err != boom {
+			t.Fatalf("Call: got %v, want %v", err, boom)
 		}
 		checkLoad(t, svc, 300*ms)
 	})

@@ -15,35 +15,24 @@ import (
 	"github.com/towergo/tower/towertest"
 )
 
-// An outcome is the result of a call made on a goroutine of its own.
-type outcome struct {
+// A caller is tower.Call running on a goroutine of its own.
+type caller struct {
+	*towertest.Outcome[string]
 	request string
-	done    chan struct{}
-	res     string
-	err     error
-	at      time.Duration // since the test's start, when the call returned
+	at      time.Duration // since the test's start, when the call returned; read it after Wait
 }
 
 // goCall runs tower.Call on a goroutine of its own and waits until it is
 // blocked or done.
-func goCall(ctx context.Context, svc tower.Service[string, string], req string, start time.Time) *outcome {
-	o := &outcome{request: req, done: make(chan struct{})}
-	go func() {
-		defer close(o.done)
-		o.res, o.err = tower.Call(ctx, svc, req)
-		o.at = time.Since(start)
-	}()
+func goCall(ctx context.Context, svc tower.Service[string, string], req string, start time.Time) *caller {
+	c := &caller{request: req}
+	c.Outcome = towertest.Go(func() (string, error) {
+		res, err := tower.Call(ctx, svc, req)
+		c.at = time.Since(start)
+		return res, err
+	})
 	synctest.Wait()
-	return o
-}
-
-func (o *outcome) returned() bool {
-	select {
-	case <-o.done:
-		return true
-	default:
-		return false
-	}
+	return c
 }
 
 // tower: when_ready. A ready inner service gets the request, and its answer
@@ -56,20 +45,11 @@ func TestWhenReady(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Ready: got error %v, want a permit", err)
 		}
-		call := &outcome{done: make(chan struct{})}
-		go func() {
-			defer close(call.done)
-			call.res, call.err = p.Call(t.Context(), "hello")
-		}()
+		call := towertest.Go(func() (string, error) { return p.Call(t.Context(), "hello") })
 		synctest.Wait()
-		r, ok := h.TryNext()
-		if !ok || r.Value != "hello" {
-			t.Fatalf("the inner service got %v, %v; want %q", r, ok, "hello")
-		}
-		r.Respond("world")
-		<-call.done
-		if call.res != "world" || call.err != nil {
-			t.Errorf("got %q, %v; want %q, nil", call.res, call.err, "world")
+		h.ExpectNow(t, "hello").Respond("world")
+		if res, err := call.Wait(); res != "world" || err != nil {
+			t.Errorf("got %q, %v; want %q, nil", res, err, "world")
 		}
 	})
 }
@@ -160,34 +140,25 @@ func TestLoadShedOutsideConcurrencyLimit(t *testing.T) {
 		start := time.Now()
 
 		first := goCall(t.Context(), svc, "first", start)
-		r1, ok := h.TryNext()
-		if !ok {
-			t.Fatal("the first request did not reach the inner service")
-		}
+		r1 := h.ExpectNow(t, "first")
 		second := goCall(t.Context(), svc, "second", start)
-		if !second.returned() {
+		if !second.Done() {
 			t.Fatal("the second caller waits, want it shed at once")
 		}
-		if second.err != loadshed.ErrOverloaded || second.at != 0 {
-			t.Errorf("second caller: got %v at %v, want %v at 0s", second.err, second.at, loadshed.ErrOverloaded)
+		if _, err := second.Wait(); err != loadshed.ErrOverloaded || second.at != 0 {
+			t.Errorf("second caller: got %v at %v, want %v at 0s", err, second.at, loadshed.ErrOverloaded)
 		}
 
 		time.Sleep(100 * time.Millisecond)
 		r1.Respond("one")
-		<-first.done
-		if first.res != "one" || first.err != nil || first.at != 100*time.Millisecond {
-			t.Errorf("first caller: got %q, %v at %v; want %q, nil at 100ms", first.res, first.err, first.at, "one")
+		if res, err := first.Wait(); res != "one" || err != nil || first.at != 100*time.Millisecond {
+			t.Errorf("first caller: got %q, %v at %v; want %q, nil at 100ms", res, err, first.at, "one")
 		}
 
 		third := goCall(t.Context(), svc, "third", start)
-		r3, ok := h.TryNext()
-		if !ok || r3.Value != "third" {
-			t.Fatalf("the inner service got %v, %v after the first call completed; want %q", r3, ok, "third")
-		}
-		r3.Respond("three")
-		<-third.done
-		if third.res != "three" || third.err != nil {
-			t.Errorf("third caller: got %q, %v; want %q, nil", third.res, third.err, "three")
+		h.ExpectNow(t, "third").Respond("three") // the first call has completed
+		if res, err := third.Wait(); res != "three" || err != nil {
+			t.Errorf("third caller: got %q, %v; want %q, nil", res, err, "three")
 		}
 		if n := h.Calls(); n != 2 {
 			t.Errorf("the inner service got %d calls, want 2", n)
@@ -207,27 +178,26 @@ func TestLoadShedOutsideBuffer(t *testing.T) {
 		svc := loadshed.New[string, string](buf)
 		start := time.Now()
 
-		var taken []*outcome
+		var taken []*caller
 		for _, req := range []string{"r1", "r2", "r3", "r4"} {
 			taken = append(taken, goCall(t.Context(), svc, req, start))
 		}
 		shed := goCall(t.Context(), svc, "r5", start)
-		if !shed.returned() || shed.err != loadshed.ErrOverloaded || shed.at != 0 {
-			t.Fatalf("fifth caller: returned %t, %v at %v; want %v at 0s", shed.returned(), shed.err, shed.at, loadshed.ErrOverloaded)
+		if !shed.Done() {
+			t.Fatalf("fifth caller waits, want %v at 0s", loadshed.ErrOverloaded)
+		}
+		if _, err := shed.Wait(); err != loadshed.ErrOverloaded || shed.at != 0 {
+			t.Fatalf("fifth caller: got %v at %v; want %v at 0s", err, shed.at, loadshed.ErrOverloaded)
 		}
 		for i, o := range taken {
-			if o.returned() {
-				t.Fatalf("caller %d returned %v, want it taken and waiting", i+1, o.err)
+			if o.Done() {
+				_, err := o.Wait()
+				t.Fatalf("caller %d returned %v, want it taken and waiting", i+1, err)
 			}
 			synctest.Wait()
-			r, ok := h.TryNext()
-			if !ok || r.Value != o.request {
-				t.Fatalf("the inner service got %v, %v; want %q", r, ok, o.request)
-			}
-			r.Respond("ok")
-			<-o.done
-			if o.res != "ok" || o.err != nil {
-				t.Errorf("caller %d: got %q, %v; want %q, nil", i+1, o.res, o.err, "ok")
+			h.ExpectNow(t, o.request).Respond("ok")
+			if res, err := o.Wait(); res != "ok" || err != nil {
+				t.Errorf("caller %d: got %q, %v; want %q, nil", i+1, res, err, "ok")
 			}
 		}
 	})
@@ -270,20 +240,7 @@ var echo = tower.ServiceFunc[int, int](func(_ context.Context, req int) (int, er
 // The inner service is always ready: the permit is the inner service's
 // own, and LoadShed adds one ReadyNow.
 func BenchmarkLoadShed(b *testing.B) {
-	svc := loadshed.New[int, int](echo)
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		p, err := svc.Ready(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		res, err := p.Call(ctx, 1)
-		if err != nil {
-			b.Fatal(err)
-		}
-		sink += res
-	}
+	towertest.Bench(b, loadshed.New[int, int](echo), 1)
 }
 
 // neverReady is a service that is never ready.
@@ -296,7 +253,12 @@ func (neverReady) Ready(ctx context.Context) (tower.Permit[int, int], error) {
 
 // The inner service is never ready: every request is shed.
 func BenchmarkLoadShedShedding(b *testing.B) {
-	svc := loadshed.New[int, int](neverReady{})
+	benchShedding(b, loadshed.New[int, int](neverReady{}))
+}
+
+// benchShedding is Bench for a svc that sheds every request: each Call
+// must fail with ErrOverloaded.
+func benchShedding(b *testing.B, svc tower.Service[int, int]) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {

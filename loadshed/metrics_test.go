@@ -11,6 +11,7 @@ import (
 	"github.com/towergo/tower/limit"
 	"github.com/towergo/tower/loadshed"
 	"github.com/towergo/tower/metrics"
+	"github.com/towergo/tower/towertest"
 )
 
 // LoadShed > ConcurrencyLimit(1) > 100ms per call: while a call is in
@@ -49,17 +50,20 @@ func TestMetricsShed(t *testing.T) {
 		e := goCall(t.Context(), svc, "e", start)
 		shedAt(100*time.Millisecond, 3)
 		for _, tt := range []struct {
-			o  *outcome
+			o  *caller
 			at time.Duration
 		}{{b, 0}, {cc, 0}, {e, 100 * time.Millisecond}} {
-			if tt.o.err != loadshed.ErrOverloaded || tt.o.at != tt.at {
-				t.Errorf("%s: got %v at %v, want %v at %v", tt.o.request, tt.o.err, tt.o.at, loadshed.ErrOverloaded, tt.at)
+			if !tt.o.Done() {
+				t.Errorf("%s: still waiting, want %v at %v", tt.o.request, loadshed.ErrOverloaded, tt.at)
+				continue
+			}
+			if _, err := tt.o.Wait(); err != loadshed.ErrOverloaded || tt.o.at != tt.at {
+				t.Errorf("%s: got %v at %v, want %v at %v", tt.o.request, err, tt.o.at, loadshed.ErrOverloaded, tt.at)
 			}
 		}
-		for _, o := range []*outcome{a, d} {
-			<-o.done
-			if o.err != nil {
-				t.Errorf("%s: got error %v, want none", o.request, o.err)
+		for _, o := range []*caller{a, d} {
+			if _, err := o.Wait(); err != nil {
+				t.Errorf("%s: got error %v, want none", o.request, err)
 			}
 		}
 		if got, want := fmt.Sprint(a.at, d.at), "100ms 200ms"; got != want {
@@ -126,37 +130,11 @@ var echoString = tower.ServiceFunc[string, string](func(_ context.Context, req s
 // BenchmarkLoadShedSheddingMetrics is BenchmarkLoadShedShedding reporting
 // to a metrics.Counts.
 func BenchmarkLoadShedSheddingMetrics(b *testing.B) {
-	svc := loadshed.New[int, int](neverReady{}, loadshed.WithMetrics(new(metrics.Counts)))
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		p, err := svc.Ready(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		res, err := p.Call(ctx, 1)
-		if err != loadshed.ErrOverloaded {
-			b.Fatalf("got %v, want %v", err, loadshed.ErrOverloaded)
-		}
-		sink += res
-	}
+	benchShedding(b, loadshed.New[int, int](neverReady{}, loadshed.WithMetrics(new(metrics.Counts))))
 }
 
 // BenchmarkLoadShedMetrics is BenchmarkLoadShed with a sink, which a
 // request that goes through does not touch.
 func BenchmarkLoadShedMetrics(b *testing.B) {
-	svc := loadshed.New[int, int](echo, loadshed.WithMetrics(new(metrics.Counts)))
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		p, err := svc.Ready(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		res, err := p.Call(ctx, 1)
-		if err != nil {
-			b.Fatal(err)
-		}
-		sink += res
-	}
+	towertest.Bench(b, loadshed.New[int, int](echo, loadshed.WithMetrics(new(metrics.Counts))), 1)
 }

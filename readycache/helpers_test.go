@@ -88,18 +88,11 @@ func (i pickAt) Pick([]*mock) int { return int(i) }
 // resp, and fails t unless the call returns resp.
 func callAndAnswer(t *testing.T, p tower.Permit[string, string], h *handle, req, resp string) {
 	t.Helper()
-	done := make(chan string, 1)
-	go func() {
-		res, err := p.Call(t.Context(), req)
-		if err != nil {
-			res = err.Error()
-		}
-		done <- res
-	}()
+	call := towertest.Go(func() (string, error) { return p.Call(t.Context(), req) })
 	synctest.Wait()
 	h.ExpectNow(t, req).Respond(resp)
-	if got := <-done; got != resp {
-		t.Errorf("Call: got %q, want %q", got, resp)
+	if got, err := call.Wait(); err != nil || got != resp {
+		t.Errorf("Call: got %q, %v; want %q, nil", got, err, resp)
 	}
 }
 

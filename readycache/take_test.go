@@ -102,14 +102,13 @@ func TestCloseWakesTake(t *testing.T) {
 		c, _ := newCache(t)
 		m, _ := newMock(0)
 		c.Push(0, m)
-		errc := make(chan error, 1)
-		go func() {
-			_, _, err := c.Take(t.Context(), pickAt(0))
-			errc <- err
-		}()
+		take := towertest.Go(func() (int, error) {
+			k, _, err := c.Take(t.Context(), pickAt(0))
+			return k, err
+		})
 		time.Sleep(10 * time.Millisecond)
 		c.Close()
-		if err := <-errc; err != readycache.ErrClosed {
+		if _, err := take.Wait(); err != readycache.ErrClosed {
 			t.Errorf("Take woken by Close: got %v, want %v", err, readycache.ErrClosed)
 		}
 		if _, _, err := c.Take(t.Context(), pickAt(0)); err != readycache.ErrClosed {

@@ -82,61 +82,44 @@ func refuse(t *testing.T, mh *makerHandle, err error) {
 
 // readier is a Ready running on its own goroutine.
 type readier struct {
-	done chan struct{}
-	p    permit
-	err  error
-	at   time.Duration // when Ready returned, since start
+	*towertest.Outcome[permit]
+	at time.Duration // when Ready returned, since start; read it after Wait
 }
 
 // goReady starts r.Ready(ctx) and waits until it has returned or blocked.
 func goReady(r svc, ctx context.Context, start time.Time) *readier {
-	rd := &readier{done: make(chan struct{})}
-	go func() {
-		rd.p, rd.err = r.Ready(ctx)
+	rd := new(readier)
+	rd.Outcome = towertest.Go(func() (permit, error) {
+		p, err := r.Ready(ctx)
 		rd.at = time.Since(start)
-		close(rd.done)
-	}()
+		return p, err
+	})
 	synctest.Wait()
 	return rd
-}
-
-func (rd *readier) finished() bool {
-	select {
-	case <-rd.done:
-		return true
-	default:
-		return false
-	}
 }
 
 // permit waits for Ready and fails t unless it returned a permit at
 // exactly want since the start.
 func (rd *readier) permit(t *testing.T, want time.Duration) permit {
 	t.Helper()
-	<-rd.done
-	if rd.err != nil {
-		t.Fatalf("Ready: got %v, want a permit", rd.err)
+	p, err := rd.Wait()
+	if err != nil {
+		t.Fatalf("Ready: got %v, want a permit", err)
 	}
 	if rd.at != want {
 		t.Errorf("Ready returned at %v, want %v", rd.at, want)
 	}
-	return rd.p
+	return p
 }
 
 // callThrough calls p with req on its own goroutine, answers the request
 // the inner mock gets with res, and fails t unless the call returns res.
 func callThrough(t *testing.T, p permit, h *handle, req, res string) {
 	t.Helper()
-	var (
-		got string
-		err error
-		wg  sync.WaitGroup
-	)
-	wg.Go(func() { got, err = p.Call(t.Context(), req) })
+	call := towertest.Go(func() (string, error) { return p.Call(t.Context(), req) })
 	synctest.Wait()
 	h.ExpectNow(t, req).Respond(res)
-	wg.Wait()
-	if got != res || err != nil {
+	if got, err := call.Wait(); got != res || err != nil {
 		t.Fatalf("Call: got %q, %v; want %q, nil", got, err, res)
 	}
 }

@@ -126,8 +126,11 @@ func TestSlowConnectOutlivesCaller(t *testing.T) {
 		defer cancel()
 		a := goReady(r, ctx, start)
 		time.Sleep(60 * time.Millisecond)
-		if !a.finished() || a.err != context.DeadlineExceeded || a.at != 50*time.Millisecond {
-			t.Fatalf("first caller: got %v at %v (finished %v), want %v at 50ms", a.err, a.at, a.finished(), context.DeadlineExceeded)
+		if !a.Done() {
+			t.Fatalf("first caller: still waiting at 60ms, want %v at 50ms", context.DeadlineExceeded)
+		}
+		if _, err := a.Wait(); err != context.DeadlineExceeded || a.at != 50*time.Millisecond {
+			t.Fatalf("first caller: got %v at %v, want %v at 50ms", err, a.at, context.DeadlineExceeded)
 		}
 		b := goReady(r, t.Context(), start)
 		time.Sleep(40 * time.Millisecond)
@@ -271,7 +274,7 @@ func TestConnectContext(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.WithValue(t.Context(), key{}, "trace-1"))
 		rd := goReady(r, ctx, time.Now())
 		cancel()
-		<-rd.done
+		rd.Wait()
 		synctest.Wait()
 		req := mh.ExpectNow(t, target)
 		if got := req.Context().Value(key{}); got != "trace-1" {
@@ -298,9 +301,9 @@ func TestCloseWhileConnecting(t *testing.T) {
 		if err := req.Context().Err(); err != context.Canceled {
 			t.Errorf("connect ctx: got %v after Close, want %v", err, context.Canceled)
 		}
-		<-rd.done
-		if rd.err != reconnect.ErrClosed {
-			t.Errorf("waiting caller: got %v, want %v", rd.err, reconnect.ErrClosed)
+		_, err := rd.Wait()
+		if err != reconnect.ErrClosed {
+			t.Errorf("waiting caller: got %v, want %v", err, reconnect.ErrClosed)
 		}
 		if _, err := r.Ready(t.Context()); err != reconnect.ErrClosed {
 			t.Errorf("Ready after Close: got %v, want %v", err, reconnect.ErrClosed)

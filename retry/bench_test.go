@@ -3,61 +3,39 @@ package retry_test
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/retry"
+	"github.com/towergo/tower/towertest"
 )
 
-// sink and psink keep the benchmarks' results alive.
-var (
-	sink  int
-	psink atomic.Int64
-)
+// sink keeps the benchmarks' results alive.
+var sink int
 
 // echoInt answers its request at once.
 var echoInt = tower.ServiceFunc[int, int](func(_ context.Context, req int) (int, error) { return req, nil })
 
-// benchmarkCall measures Ready, Call and the response through svc.
-func benchmarkCall(b *testing.B, svc tower.Service[int, int]) {
-	ctx := b.Context()
-	b.ReportAllocs()
-	n := 0
-	for b.Loop() {
-		p, err := svc.Ready(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		res, err := p.Call(ctx, 1)
-		if err != nil {
-			b.Fatal(err)
-		}
-		n += res
-	}
-	sink += n
-}
-
 // BenchmarkBaseline is the ServiceFunc alone, for comparison.
-func BenchmarkBaseline(b *testing.B) { benchmarkCall(b, echoInt) }
+func BenchmarkBaseline(b *testing.B) { towertest.Bench(b, echoInt, 1) }
 
 // BenchmarkRetry is a first attempt that succeeds, under the default
 // StandardPolicy.
 func BenchmarkRetry(b *testing.B) {
-	benchmarkCall(b, retry.New(echoInt, retry.NewPolicy[int, int](nil)))
+	towertest.Bench(b, retry.New(echoInt, retry.NewPolicy[int, int](nil)), 1)
 }
 
 // BenchmarkRetryBudget adds a TPSBudget: one deposit per request.
 func BenchmarkRetryBudget(b *testing.B) {
 	policy := retry.NewPolicy[int, int](nil, retry.WithBudget(retry.NewTPSBudget(10*time.Second, 10, 0.2)))
-	benchmarkCall(b, retry.New(echoInt, policy))
+	towertest.Bench(b, retry.New(echoInt, policy), 1)
 }
 
 // BenchmarkRetrySession is a SessionPolicy that allocates a policy per
 // request.
 func BenchmarkRetrySession(b *testing.B) {
-	benchmarkCall(b, retry.New(echoInt, retry.Policy[int, int](&intSessions{})))
+	towertest.Bench(b, retry.New(echoInt, retry.Policy[int, int](&intSessions{})), 1)
 }
 
 type intSessions struct{ intLimit }
@@ -79,39 +57,27 @@ func (*intSessions) NewSession() retry.Policy[int, int] { return &intLimit{left:
 // BenchmarkRetryOnce is a request whose first attempt fails and whose
 // retry succeeds: a second Ready and Call, no backoff.
 func BenchmarkRetryOnce(b *testing.B) {
+	towertest.Bench(b, retry.New(failEveryOther(), retry.NewPolicy[int, int](nil)), 1)
+}
+
+// failEveryOther returns a service that fails every other request, the
+// first one first, and echoes the others.
+func failEveryOther() tower.Service[int, int] {
 	errFirst := errors.New("first")
 	first := true
-	flaky := tower.ServiceFunc[int, int](func(_ context.Context, req int) (int, error) {
+	return tower.ServiceFunc[int, int](func(_ context.Context, req int) (int, error) {
 		if first = !first; !first {
 			return 0, errFirst
 		}
 		return req, nil
 	})
-	benchmarkCall(b, retry.New(flaky, retry.NewPolicy[int, int](nil)))
 }
 
 // BenchmarkRetryParallel shares one Retry with a budget among GOMAXPROCS
 // callers.
 func BenchmarkRetryParallel(b *testing.B) {
 	policy := retry.NewPolicy[int, int](nil, retry.WithBudget(retry.NewTPSBudget(10*time.Second, 10, 0.2)))
-	svc := retry.New(echoInt, policy)
-	ctx := b.Context()
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		n := 0
-		for pb.Next() {
-			p, err := svc.Ready(ctx)
-			if err != nil {
-				panic(err)
-			}
-			res, err := p.Call(ctx, 1)
-			if err != nil {
-				panic(err)
-			}
-			n += res
-		}
-		psink.Add(int64(n))
-	})
+	towertest.BenchParallel(b, retry.New(echoInt, policy), 1)
 }
 
 // BenchmarkTPSBudget is one deposit and one withdrawal.

@@ -40,9 +40,9 @@ func TestRetryContextEndsDuringBackoff(t *testing.T) {
 		c := goCall(ctx, svc, "hello")
 		time.Sleep(10 * time.Millisecond)
 		take(t, h, "hello").Fail(errors.New("retry me"))
-		<-c.done
-		if c.err != context.DeadlineExceeded || c.at != 40*time.Millisecond {
-			t.Errorf("Call: got %v at %v, want %v at 40ms", c.err, c.at, context.DeadlineExceeded)
+		_, err := c.Wait()
+		if err != context.DeadlineExceeded || c.at != 40*time.Millisecond {
+			t.Errorf("Call: got %v at %v, want %v at 40ms", err, c.at, context.DeadlineExceeded)
 		}
 		time.Sleep(100 * time.Millisecond)
 		checkCalls(t, h, 1)
@@ -60,9 +60,9 @@ func TestRetryBackoffEndsAtDeadline(t *testing.T) {
 		defer cancel()
 		c := goCall(ctx, svc, "hello")
 		take(t, h, "hello").Fail(errors.New("retry me"))
-		<-c.done
-		if c.err != context.DeadlineExceeded || c.at != 30*time.Millisecond {
-			t.Errorf("Call: got %v at %v, want %v at 30ms", c.err, c.at, context.DeadlineExceeded)
+		_, err := c.Wait()
+		if err != context.DeadlineExceeded || c.at != 30*time.Millisecond {
+			t.Errorf("Call: got %v at %v, want %v at 30ms", err, c.at, context.DeadlineExceeded)
 		}
 		checkCalls(t, h, 1)
 	})
@@ -99,9 +99,9 @@ func TestRetryWaitsForReadiness(t *testing.T) {
 			t.Errorf("a retry waiting for readiness holds %d reservations, want 0", n)
 		}
 		cancel()
-		<-c.done
-		if c.err != context.Canceled {
-			t.Errorf("Call: got %v, want %v", c.err, context.Canceled)
+		_, err := c.Wait()
+		if err != context.Canceled {
+			t.Errorf("Call: got %v, want %v", err, context.Canceled)
 		}
 		checkCalls(t, h, 3)
 	})

@@ -27,42 +27,29 @@ func newRetry(policy retry.Policy[string, string]) (*retry.Retry[string, string]
 
 // caller is one tower.Call running on its own goroutine.
 type caller struct {
-	done chan struct{}
-	res  string
-	err  error
-	at   time.Duration // when the call returned, since it started
+	*towertest.Outcome[string]
+	at time.Duration // when the call returned, since it started; read it after Wait
 }
 
 // goCall starts tower.Call(ctx, s, req) on its own goroutine and waits
 // until it has returned or blocked. It must run inside a synctest bubble.
 func goCall(ctx context.Context, s svc, req string) *caller {
-	c := &caller{done: make(chan struct{})}
+	c := new(caller)
 	start := time.Now()
-	go func() {
-		c.res, c.err = tower.Call(ctx, s, req)
+	c.Outcome = towertest.Go(func() (string, error) {
+		res, err := tower.Call(ctx, s, req)
 		c.at = time.Since(start)
-		close(c.done)
-	}()
+		return res, err
+	})
 	synctest.Wait()
 	return c
-}
-
-// finished reports whether the call has returned.
-func (c *caller) finished() bool {
-	select {
-	case <-c.done:
-		return true
-	default:
-		return false
-	}
 }
 
 // expect waits for the call and fails t unless it answered want.
 func (c *caller) expect(t *testing.T, want string) {
 	t.Helper()
-	<-c.done
-	if c.err != nil || c.res != want {
-		t.Fatalf("Call: got %q, %v; want %q, nil", c.res, c.err, want)
+	if res, err := c.Wait(); err != nil || res != want {
+		t.Fatalf("Call: got %q, %v; want %q, nil", res, err, want)
 	}
 }
 
@@ -70,9 +57,8 @@ func (c *caller) expect(t *testing.T, want string) {
 // whose message is want.
 func (c *caller) expectErr(t *testing.T, want string) {
 	t.Helper()
-	<-c.done
-	if c.err == nil || c.err.Error() != want {
-		t.Fatalf("Call: got %q, %v; want error %q", c.res, c.err, want)
+	if res, err := c.Wait(); err == nil || err.Error() != want {
+		t.Fatalf("Call: got %q, %v; want error %q", res, err, want)
 	}
 }
 
@@ -80,8 +66,9 @@ func (c *caller) expectErr(t *testing.T, want string) {
 func (c *caller) pending(t *testing.T) {
 	t.Helper()
 	synctest.Wait()
-	if c.finished() {
-		t.Fatalf("Call returned %q, %v; want it still waiting", c.res, c.err)
+	if c.Done() {
+		res, err := c.Wait()
+		t.Fatalf("Call returned %q, %v; want it still waiting", res, err)
 	}
 }
 

@@ -113,19 +113,11 @@ func TestOptionPanics(t *testing.T) {
 // BenchmarkRetryMetrics is BenchmarkRetry with a sink, which a first
 // attempt that succeeds does not touch.
 func BenchmarkRetryMetrics(b *testing.B) {
-	benchmarkCall(b, retry.New(echoInt, retry.NewPolicy[int, int](nil), retry.WithMetrics(new(metrics.Counts))))
+	towertest.Bench(b, retry.New(echoInt, retry.NewPolicy[int, int](nil), retry.WithMetrics(new(metrics.Counts))), 1)
 }
 
 // BenchmarkRetryOnceMetrics is BenchmarkRetryOnce reporting its retry to a
 // metrics.Counts.
 func BenchmarkRetryOnceMetrics(b *testing.B) {
-	errFirst := errors.New("first")
-	first := true
-	flaky := tower.ServiceFunc[int, int](func(_ context.Context, req int) (int, error) {
-		if first = !first; !first {
-			return 0, errFirst
-		}
-		return req, nil
-	})
-	benchmarkCall(b, retry.New(flaky, retry.NewPolicy[int, int](nil), retry.WithMetrics(new(metrics.Counts))))
+	towertest.Bench(b, retry.New(failEveryOther(), retry.NewPolicy[int, int](nil), retry.WithMetrics(new(metrics.Counts))), 1)
 }

@@ -222,9 +222,9 @@ func TestRetryInnerBreaksBeforeRetry(t *testing.T) {
 		take(t, h, "hello").Fail(errors.New("retry me"))
 		broken := errors.New("broken")
 		h.FailReady(broken)
-		<-c.done
-		if c.err != broken {
-			t.Errorf("Call: got %v, want %v", c.err, broken)
+		_, err := c.Wait()
+		if err != broken {
+			t.Errorf("Call: got %v, want %v", err, broken)
 		}
 		checkCalls(t, h, 1)
 	})

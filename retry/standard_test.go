@@ -213,9 +213,9 @@ func TestStandardPolicyContextDone(t *testing.T) {
 		c := goCall(ctx, svc, "hello")
 		take(t, h, "hello")
 		cancel()
-		<-c.done
-		if c.err != context.Canceled {
-			t.Errorf("Call: got %v, want %v", c.err, context.Canceled)
+		_, err := c.Wait()
+		if err != context.Canceled {
+			t.Errorf("Call: got %v, want %v", err, context.Canceled)
 		}
 		checkCalls(t, h, 1)
 		b.check(t, 1, 0)

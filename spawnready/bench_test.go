@@ -2,14 +2,12 @@ package spawnready_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/spawnready"
+	"github.com/towergo/tower/towertest"
 )
-
-var sink int
 
 // echo answers at once with its request: the benchmarks measure
 // SpawnReady's own cost per request (Ready + Call + response) over it.
@@ -27,54 +25,24 @@ func (notNow) Ready(ctx context.Context) (tower.Permit[int, int], error) {
 }
 
 // The bare service, for comparison.
-func BenchmarkEcho(b *testing.B) { benchmark(b, echo) }
+func BenchmarkEcho(b *testing.B) { towertest.Bench(b, echo, 1) }
 
 // The inner service is ready now: the path of nearly every request.
 func BenchmarkSpawnReady(b *testing.B) {
 	s := spawnready.New[int, int](echo)
 	defer s.Close()
-	benchmark(b, s)
+	towertest.Bench(b, s, 1)
 }
 
 // Every request waits for a drive: a goroutine and a handoff each.
 func BenchmarkSpawnReadyDrive(b *testing.B) {
 	s := spawnready.New[int, int](notNow{})
 	defer s.Close()
-	benchmark(b, s)
+	towertest.Bench(b, s, 1)
 }
 
 func BenchmarkSpawnReadyParallel(b *testing.B) {
 	s := spawnready.New[int, int](echo)
 	defer s.Close()
-	b.ReportAllocs()
-	var mu sync.Mutex
-	b.RunParallel(func(pb *testing.PB) {
-		n := 0
-		for pb.Next() {
-			res, err := tower.Call[int, int](context.Background(), s, 1)
-			if err != nil {
-				panic(err)
-			}
-			n += res
-		}
-		mu.Lock()
-		sink += n
-		mu.Unlock()
-	})
-}
-
-func benchmark(b *testing.B, s tower.Service[int, int]) {
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		p, err := s.Ready(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		res, err := p.Call(ctx, 1)
-		if err != nil {
-			b.Fatal(err)
-		}
-		sink += res
-	}
+	towertest.BenchParallel(b, s, 1)
 }

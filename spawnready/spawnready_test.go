@@ -33,61 +33,44 @@ func newSpawnReady(t *testing.T) (*spawnready.SpawnReady[string, string], *handl
 
 // readier is a Ready running on its own goroutine.
 type readier struct {
-	done chan struct{}
-	p    permit
-	err  error
-	at   time.Duration // when Ready returned, since start
+	*towertest.Outcome[permit]
+	at time.Duration // when Ready returned, since start; read it after Wait
 }
 
 // goReady starts s.Ready(ctx) and waits until it has returned or blocked.
 func goReady(s svc, ctx context.Context, start time.Time) *readier {
-	rd := &readier{done: make(chan struct{})}
-	go func() {
-		rd.p, rd.err = s.Ready(ctx)
+	rd := new(readier)
+	rd.Outcome = towertest.Go(func() (permit, error) {
+		p, err := s.Ready(ctx)
 		rd.at = time.Since(start)
-		close(rd.done)
-	}()
+		return p, err
+	})
 	synctest.Wait()
 	return rd
-}
-
-func (rd *readier) finished() bool {
-	select {
-	case <-rd.done:
-		return true
-	default:
-		return false
-	}
 }
 
 // permit waits for Ready and fails t unless it returned a permit at
 // exactly want since the start.
 func (rd *readier) permit(t *testing.T, want time.Duration) permit {
 	t.Helper()
-	<-rd.done
-	if rd.err != nil {
-		t.Fatalf("Ready: got %v, want a permit", rd.err)
+	p, err := rd.Wait()
+	if err != nil {
+		t.Fatalf("Ready: got %v, want a permit", err)
 	}
 	if rd.at != want {
 		t.Errorf("Ready returned at %v, want %v", rd.at, want)
 	}
-	return rd.p
+	return p
 }
 
 // callThrough calls p with req on its own goroutine, answers the request
 // the mock gets with res, and fails t unless the call returns res.
 func callThrough(t *testing.T, p permit, h *handle, req, res string) {
 	t.Helper()
-	var (
-		got string
-		err error
-		wg  sync.WaitGroup
-	)
-	wg.Go(func() { got, err = p.Call(t.Context(), req) })
+	call := towertest.Go(func() (string, error) { return p.Call(t.Context(), req) })
 	synctest.Wait()
 	h.ExpectNow(t, req).Respond(res)
-	wg.Wait()
-	if got != res || err != nil {
+	if got, err := call.Wait(); got != res || err != nil {
 		t.Fatalf("Call: got %q, %v; want %q, nil", got, err, res)
 	}
 }
@@ -156,8 +139,11 @@ func TestDriveOutlivesCaller(t *testing.T) {
 		defer cancel()
 		a := goReady(s, ctx, start)
 		time.Sleep(80 * time.Millisecond)
-		if !a.finished() || a.err != context.DeadlineExceeded || a.at != 50*time.Millisecond {
-			t.Fatalf("first caller: got %v at %v (finished %v), want %v at 50ms", a.err, a.at, a.finished(), context.DeadlineExceeded)
+		if !a.Done() {
+			t.Fatalf("first caller: still waiting at 80ms, want %v at 50ms", context.DeadlineExceeded)
+		}
+		if _, err := a.Wait(); err != context.DeadlineExceeded || a.at != 50*time.Millisecond {
+			t.Fatalf("first caller: got %v at %v, want %v at 50ms", err, a.at, context.DeadlineExceeded)
 		}
 		h.Allow(1)
 		time.Sleep(20 * time.Millisecond)
@@ -214,9 +200,9 @@ func TestInnerFailsDuringDrive(t *testing.T) {
 		rd := goReady(s, t.Context(), start)
 		time.Sleep(30 * time.Millisecond)
 		h.FailReady(errFoobar)
-		<-rd.done
-		if rd.err != errFoobar || rd.at != 30*time.Millisecond {
-			t.Errorf("waiting caller: got %v at %v, want %v at 30ms", rd.err, rd.at, errFoobar)
+		_, err := rd.Wait()
+		if err != errFoobar || rd.at != 30*time.Millisecond {
+			t.Errorf("waiting caller: got %v at %v, want %v at 30ms", err, rd.at, errFoobar)
 		}
 		if _, _, err := readyNow(s); err != errFoobar {
 			t.Errorf("ReadyNow after the failure: got %v, want %v", err, errFoobar)
@@ -239,9 +225,9 @@ func TestCloseStopsDrive(t *testing.T) {
 		if err := s.Close(); err != nil {
 			t.Errorf("Close: got %v, want nil", err)
 		}
-		<-rd.done
-		if rd.err != spawnready.ErrClosed {
-			t.Errorf("waiting caller: got %v, want %v", rd.err, spawnready.ErrClosed)
+		_, err := rd.Wait()
+		if err != spawnready.ErrClosed {
+			t.Errorf("waiting caller: got %v, want %v", err, spawnready.ErrClosed)
 		}
 		if err := inner.driveCtx().Err(); err != context.Canceled {
 			t.Errorf("the drive's ctx: got %v after Close, want %v", err, context.Canceled)
@@ -283,7 +269,7 @@ func TestDriveCarriesValues(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.WithValue(t.Context(), key{}, "span-1"))
 		rd := goReady(s, ctx, time.Now())
 		cancel()
-		<-rd.done
+		rd.Wait()
 		synctest.Wait()
 		dctx := inner.driveCtx()
 		if got := dctx.Value(key{}); got != "span-1" {

@@ -49,19 +49,15 @@ func twoMocks() (*steer.Steer[string, string], *handle, *handle) {
 // callAsync runs tower.Call on its own goroutine and returns a function
 // that waits for its outcome and the time it took.
 func callAsync(ctx context.Context, s svc, req string) func() (string, error, time.Duration) {
-	var (
-		res string
-		err error
-		d   time.Duration
-		wg  sync.WaitGroup
-	)
+	var d time.Duration
 	start := time.Now()
-	wg.Go(func() {
-		res, err = tower.Call(ctx, s, req)
+	call := towertest.Go(func() (string, error) {
+		res, err := tower.Call(ctx, s, req)
 		d = time.Since(start)
+		return res, err
 	})
 	return func() (string, error, time.Duration) {
-		wg.Wait()
+		res, err := call.Wait()
 		return res, err, d
 	}
 }

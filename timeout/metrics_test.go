@@ -10,6 +10,7 @@ import (
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/metrics"
 	"github.com/towergo/tower/timeout"
+	"github.com/towergo/tower/towertest"
 )
 
 // takes is an inner service that takes as long as its request says, or
@@ -109,5 +110,5 @@ func TestMetricsNestedTimeouts(t *testing.T) {
 // BenchmarkTimeoutMetrics is BenchmarkTimeout with a sink, which a call in
 // time does not touch.
 func BenchmarkTimeoutMetrics(b *testing.B) {
-	benchmarkCall(b, timeout.New(echo, time.Second, timeout.WithMetrics(new(metrics.Counts))))
+	towertest.Bench(b, timeout.New(echo, time.Second, timeout.WithMetrics(new(metrics.Counts))), 1)
 }

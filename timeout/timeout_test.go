@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -38,17 +37,15 @@ func (o outcome) String() string { return fmt.Sprintf("(%q, %v) at %v", o.res, o
 // callAt runs tower.Call on its own goroutine and returns a function that
 // waits for what it got.
 func callAt(ctx context.Context, start time.Time, svc tower.Service[string, string], req string) func() outcome {
-	var (
-		o  outcome
-		wg sync.WaitGroup
-	)
-	wg.Go(func() {
-		o.res, o.err = tower.Call(ctx, svc, req)
-		o.at = time.Since(start)
+	var at time.Duration
+	call := towertest.Go(func() (string, error) {
+		res, err := tower.Call(ctx, svc, req)
+		at = time.Since(start)
+		return res, err
 	})
 	return func() outcome {
-		wg.Wait()
-		return o
+		res, err := call.Wait()
+		return outcome{res: res, err: err, at: at}
 	}
 }
 
@@ -95,10 +92,7 @@ func TestClockStartsInCallNotReady(t *testing.T) {
 				}
 				h.Allow(1)
 				synctest.Wait()
-				r, ok := h.TryNext()
-				if !ok {
-					t.Fatal("the inner service received no request once ready")
-				}
+				r := h.ExpectNow(t, "hello") // once ready
 				time.Sleep(100 * ms)
 				r.Respond("world")
 
@@ -122,10 +116,7 @@ func TestDeadlineCancelsInnerAndElapses(t *testing.T) {
 				start := time.Now()
 				wait := callAt(t.Context(), start, svc, "hello")
 				synctest.Wait()
-				r, ok := h.TryNext()
-				if !ok {
-					t.Fatal("the inner service received no request")
-				}
+				r := h.ExpectNow(t, "hello")
 				if d, ok := r.Context().Deadline(); !ok || !d.Equal(start.Add(150*ms)) {
 					t.Errorf("got inner deadline %v (%t), want %v", d, ok, start.Add(150*ms))
 				}

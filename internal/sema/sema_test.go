@@ -7,41 +7,31 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/towergo/tower/towertest"
 )
 
 // acquirer is an Acquire running on its own goroutine.
-type acquirer struct {
-	done chan struct{}
-	err  error
-}
+type acquirer struct{ *towertest.Outcome[struct{}] }
 
 // goAcquire starts s.Acquire(ctx) and waits until it has either returned
 // or parked, so that acquirers started one after another queue in order.
 // It must run inside a synctest bubble.
 func goAcquire(s *Sema, ctx context.Context) *acquirer {
-	a := &acquirer{done: make(chan struct{})}
-	go func() {
-		a.err = s.Acquire(ctx)
-		close(a.done)
-	}()
+	return startAcquire(func() error { return s.Acquire(ctx) })
+}
+
+// startAcquire runs acquire on its own goroutine, as goAcquire does.
+func startAcquire(acquire func() error) *acquirer {
+	a := &acquirer{towertest.Go(func() (struct{}, error) { return struct{}{}, acquire() })}
 	synctest.Wait()
 	return a
 }
 
-// finished reports whether the Acquire has returned.
-func (a *acquirer) finished() bool {
-	select {
-	case <-a.done:
-		return true
-	default:
-		return false
-	}
-}
-
 // result waits for the Acquire to return and returns its error.
 func (a *acquirer) result() error {
-	<-a.done
-	return a.err
+	_, err := a.Wait()
+	return err
 }
 
 func checkCounts(t *testing.T, s *Sema, avail, waiting int) {
@@ -145,7 +135,7 @@ func TestOverReleaseWithWaiterPanics(t *testing.T) {
 		a := goAcquire(&s, ctx)
 		mustPanic(t, overRelease, s.Release)
 		synctest.Wait()
-		if a.finished() {
+		if a.Done() {
 			t.Fatal("the waiter was woken by a Release that panicked")
 		}
 		cancel()
@@ -231,7 +221,7 @@ func TestFIFOReleaseWakesOnlyTheOldest(t *testing.T) {
 			s.Release()
 			synctest.Wait()
 			for j, w := range ws {
-				if got, want := w.finished(), j <= i; got != want {
+				if got, want := w.Done(), j <= i; got != want {
 					t.Fatalf("after %d releases: waiter %d finished = %t, want %t", i+1, j, got, want)
 				}
 			}
@@ -289,8 +279,8 @@ func TestCancelFromTheMiddle(t *testing.T) {
 
 		s.Release()
 		synctest.Wait()
-		if !first.finished() || last.finished() {
-			t.Fatalf("after one release: got first %t, last %t finished; want true, false", first.finished(), last.finished())
+		if !first.Done() || last.Done() {
+			t.Fatalf("after one release: got first %t, last %t finished; want true, false", first.Done(), last.Done())
 		}
 		s.Release()
 		if err := last.result(); err != nil {

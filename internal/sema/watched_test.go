@@ -11,13 +11,7 @@ import (
 
 // goAcquireWatched is goAcquire for AcquireWatched.
 func goAcquireWatched(s *Sema, ctx context.Context, sink metrics.Sink) *acquirer {
-	a := &acquirer{done: make(chan struct{})}
-	go func() {
-		a.err = s.AcquireWatched(ctx, sink)
-		close(a.done)
-	}()
-	synctest.Wait()
-	return a
+	return startAcquire(func() error { return s.AcquireWatched(ctx, sink) })
 }
 
 // AcquireWatched counts a caller in Waiting from the moment it queues
