@@ -2,7 +2,7 @@ package balance
 
 import (
 	"errors"
-	"fmt"
+	"github.com/towergo/tower/internal/option"
 	"math/rand/v2"
 )
 
@@ -86,11 +86,6 @@ func WithErrorHandler(f func(error)) Option {
 
 func newOptions(fn string, opts []Option) options {
 	o := options{rand: globalRand{}}
-	for i, opt := range opts {
-		if opt == nil {
-			panic(fmt.Sprintf("%s: option %d is nil", fn, i))
-		}
-		opt(&o)
-	}
+	option.Onto(fn, &o, opts)
 	return o
 }

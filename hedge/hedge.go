@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/option"
 	"github.com/towergo/tower/metrics"
 	"github.com/towergo/tower/retry"
 )
@@ -163,14 +164,7 @@ func newOptions[Req any](fn string, policy Policy[Req], minDataPoints int, perce
 	case period <= 0:
 		panic(fmt.Sprintf("%s: period must be positive, got %v", fn, period))
 	}
-	var o options
-	for i, opt := range opts {
-		if opt == nil {
-			panic(fmt.Sprintf("%s: option %d is nil", fn, i))
-		}
-		opt(&o)
-	}
-	return o
+	return option.Apply[options](fn, opts)
 }
 
 // Ready waits for the inner service to be ready for the original, and

@@ -1,8 +1,7 @@
 package limit
 
 import (
-	"fmt"
-
+	"github.com/towergo/tower/internal/option"
 	"github.com/towergo/tower/metrics"
 )
 
@@ -30,12 +29,5 @@ func WithMetrics(sink metrics.Sink) Option {
 
 // newOptions applies opts for the function named fn.
 func newOptions(fn string, opts []Option) options {
-	var o options
-	for i, opt := range opts {
-		if opt == nil {
-			panic(fmt.Sprintf("%s: option %d is nil", fn, i))
-		}
-		opt(&o)
-	}
-	return o
+	return option.Apply[options](fn, opts)
 }

@@ -2,11 +2,11 @@ package load
 
 import (
 	"context"
-	"fmt"
 	"sync/atomic"
 	"time"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/option"
 )
 
 // A Completion decides when a request stops counting in its endpoint's
@@ -90,12 +90,5 @@ func WithCompletion[Res any](c Completion[Res]) Option[Res] {
 }
 
 func newOptions[Res any](fn string, opts []Option[Res]) options[Res] {
-	var o options[Res]
-	for i, opt := range opts {
-		if opt == nil {
-			panic(fmt.Sprintf("%s: option %d is nil", fn, i))
-		}
-		opt(&o)
-	}
-	return o
+	return option.Apply[options[Res]](fn, opts)
 }

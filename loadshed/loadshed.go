@@ -3,9 +3,9 @@ package loadshed
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/option"
 	"github.com/towergo/tower/metrics"
 )
 
@@ -48,14 +48,7 @@ func WithMetrics(sink metrics.Sink) Option {
 
 // newOptions applies opts for the function named fn.
 func newOptions(fn string, opts []Option) options {
-	var o options
-	for i, opt := range opts {
-		if opt == nil {
-			panic(fmt.Sprintf("%s: option %d is nil", fn, i))
-		}
-		opt(&o)
-	}
-	return o
+	return option.Apply[options](fn, opts)
 }
 
 // New returns inner wrapped in a LoadShed, with opts. It panics if inner

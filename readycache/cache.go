@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/option"
 )
 
 // ErrClosed is the error of Take on a closed Cache.
@@ -104,13 +105,7 @@ func WithFailureHandler[K comparable](f func(*Failed[K])) Option[K] {
 
 // New returns an empty Cache. It panics if an option is nil.
 func New[K comparable, Req, Res any, S tower.Service[Req, Res]](opts ...Option[K]) *Cache[K, Req, Res, S] {
-	var o options[K]
-	for i, opt := range opts {
-		if opt == nil {
-			panic(fmt.Sprintf("readycache.New: option %d is nil", i))
-		}
-		opt(&o)
-	}
+	o := option.Apply[options[K]]("readycache.New", opts)
 	root, stop := context.WithCancel(context.Background())
 	return &Cache[K, Req, Res, S]{
 		onFailure: o.onFailure,

@@ -3,6 +3,7 @@ package retry
 import (
 	"context"
 	"fmt"
+	"github.com/towergo/tower/internal/option"
 	"time"
 )
 
@@ -78,12 +79,7 @@ func WithBudget(b Budget) PolicyOption {
 // option is nil.
 func NewPolicy[Req, Res any](retryable func(res Res, err error) bool, opts ...PolicyOption) *StandardPolicy[Req, Res] {
 	o := policyOptions{maxAttempts: 3}
-	for i, opt := range opts {
-		if opt == nil {
-			panic(fmt.Sprintf("retry.NewPolicy: option %d is nil", i))
-		}
-		opt(&o)
-	}
+	option.Onto("retry.NewPolicy", &o, opts)
 	if retryable == nil {
 		retryable = func(_ Res, err error) bool { return err != nil }
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/towergo/tower/internal/option"
 	"github.com/towergo/tower/metrics"
 )
 
@@ -78,12 +79,5 @@ func newOptions(fn string, d time.Duration, opts []Option) options {
 	if d <= 0 {
 		panic(fmt.Sprintf("%s: duration d must be positive, got %v", fn, d))
 	}
-	var o options
-	for i, opt := range opts {
-		if opt == nil {
-			panic(fmt.Sprintf("%s: option %d is nil", fn, i))
-		}
-		opt(&o)
-	}
-	return o
+	return option.Apply[options](fn, opts)
 }
