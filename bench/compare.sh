@@ -24,6 +24,6 @@ for i in $(seq "$rounds"); do
 	"$tower_rs" >>"$out/tower.txt"
 done
 echo "# scaling: -cpu 1,2" >&2
-go test -run '^$' -bench 'Parallel$' -cpu 1,2 -count 5 ../limit ../buffer >"$out/scaling.txt"
+go test -run '^$' -bench '^Benchmark(Concurrency|Buffer)Parallel$' -cpu 1,2 -count 5 ../limit ../buffer >"$out/scaling.txt"
 
 go run ./cmd/compare -go "$out/go.txt" -tower "$out/tower.txt" -scaling "$out/scaling.txt"
