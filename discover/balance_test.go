@@ -58,7 +58,13 @@ func TestDNSFeedsP2C(t *testing.T) {
 			return out
 		}
 		// Ready waits for the first lookup, which the balancer's goroutine
-		// starts as soon as it runs.
+		// starts as soon as it runs. It returns once one endpoint is ready,
+		// which may be before the balancer has taken in the second: let it
+		// settle before looking at the set.
+		if _, err := tower.Call(t.Context(), bal, "x"); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
 		if got := served(); fmt.Sprint(got) != "[10.0.0.1:80 10.0.0.2:80]" {
 			t.Errorf("at 0s: served by %v", got)
 		}
