@@ -54,7 +54,11 @@ func (s *Semaphore) Waiting() int { return s.s.Waiting() }
 // A caller waiting in Ready for a permit holds about 290 bytes of heap
 // beyond its own goroutine (measured on linux/amd64 with Go 1.26: its place
 // in the queue, the channel it is woken on, and the runtime's record of its
-// select); the request path allocates nothing when a permit is free.
+// select); the request path allocates nothing when a permit is free. The
+// record behind a permit lives in a slot of the semaphore's, claimed with the
+// permit in one atomic step (8 slots for each of its up to 16 stripes), so
+// most permits need no pool; the limit keeps a table of those records, of
+// up to 128 pointers, and the records themselves once used.
 //
 // A Concurrency is safe for concurrent use; build one with [NewConcurrency]
 // or [NewConcurrencyWith]. Req and Res are the request and response types.
@@ -62,7 +66,14 @@ type Concurrency[Req, Res any] struct {
 	inner tower.Service[Req, Res]
 	sem   *Semaphore
 	sink  metrics.Sink // nil: no metrics
-	wraps tower.WrapPool[Req, Res]
+	slots []*slotted[Req, Res]
+	wraps tower.WrapPool[Req, Res] // records of permits whose unit came without a slot
+}
+
+// newConcurrency is the limit with its table of records, one per slot of
+// sem's.
+func newConcurrency[Req, Res any](inner tower.Service[Req, Res], sem *Semaphore, sink metrics.Sink) *Concurrency[Req, Res] {
+	return &Concurrency[Req, Res]{inner: inner, sem: sem, sink: sink, slots: make([]*slotted[Req, Res], sem.s.Slots())}
 }
 
 // NewConcurrency returns inner wrapped in a limit of max requests in flight,
@@ -74,7 +85,7 @@ func NewConcurrency[Req, Res any](inner tower.Service[Req, Res], max int, opts .
 	}
 	validateMax("limit.NewConcurrency", max)
 	o := newOptions("limit.NewConcurrency", opts)
-	return &Concurrency[Req, Res]{inner: inner, sem: NewSemaphore(max), sink: o.sink}
+	return newConcurrency(inner, NewSemaphore(max), o.sink)
 }
 
 // NewConcurrencyWith returns inner wrapped in a limit whose permits come
@@ -89,7 +100,7 @@ func NewConcurrencyWith[Req, Res any](inner tower.Service[Req, Res], sem *Semaph
 		panic("limit.NewConcurrencyWith: sem is nil")
 	}
 	o := newOptions("limit.NewConcurrencyWith", opts)
-	return &Concurrency[Req, Res]{inner: inner, sem: sem, sink: o.sink}
+	return newConcurrency(inner, sem, o.sink)
 }
 
 // NewConcurrencyLayer returns a Layer that limits each service it wraps to
@@ -124,7 +135,8 @@ func (c *Concurrency[Req, Res]) Semaphore() *Semaphore { return c.sem }
 // ctx.Err() unchanged; if the inner service fails or ctx ends while waiting
 // for it, the permit is given back and its error returned.
 func (c *Concurrency[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
-	if !c.sem.s.TryAcquire() { // the common case, without a call through Acquire
+	slot, ok := c.sem.s.TryAcquireSlot()
+	if !ok {
 		if err := c.acquire(ctx); err != nil {
 			return tower.Permit[Req, Res]{}, err
 		}
@@ -136,7 +148,7 @@ func (c *Concurrency[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Re
 	defer func() {
 		// The inner service failed, or panicked: give the permit back.
 		if held {
-			c.release()
+			c.release(slot)
 		}
 	}()
 	p, err := c.inner.Ready(ctx)
@@ -144,10 +156,20 @@ func (c *Concurrency[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Re
 		return p, err
 	}
 	held = false
-	return c.wraps.Wrap((*concurrencyWrapper[Req, Res])(c), p), nil
+	if slot == sema.NoSlot {
+		return c.wraps.Wrap((*concurrencyWrapper[Req, Res])(c), p), nil
+	}
+	// The slot is this caller's until its release: so is the record there.
+	rec := c.slots[slot]
+	if rec == nil {
+		rec = &slotted[Req, Res]{c: c, slot: slot}
+		c.slots[slot] = rec
+	}
+	rec.inner = p
+	return tower.NewPermit(rec, rec.Token()), nil
 }
 
-// acquire waits in line for a permit.
+// acquire waits in line for a permit, which comes without a slot.
 func (c *Concurrency[Req, Res]) acquire(ctx context.Context) error {
 	if c.sink == nil {
 		return c.sem.s.Acquire(ctx)
@@ -155,25 +177,60 @@ func (c *Concurrency[Req, Res]) acquire(ctx context.Context) error {
 	return c.sem.s.AcquireWatched(ctx, c.sink)
 }
 
-// release gives a permit back. The request leaves InFlight first, so that
-// the count never shows more requests than the limit allows.
-func (c *Concurrency[Req, Res]) release() {
+// release gives a permit back, with its slot if it came with one. The
+// request leaves InFlight first, so that the count never shows more
+// requests than the limit allows.
+func (c *Concurrency[Req, Res]) release(slot int) {
 	if c.sink != nil {
 		c.sink.Add(metrics.InFlight, -1)
 	}
-	c.sem.s.Release()
+	c.sem.s.ReleaseSlot(slot)
 }
 
-// concurrencyWrapper is Concurrency's tower.Wrapper, kept off its method set.
+// slotted is the record behind a permit whose unit came with a slot of the
+// semaphore (most do: each stripe of it has sema.SlotsPerStripe). The
+// record lives in the limit's table at the slot's number, and the slot is
+// claimed and freed in the same atomic steps that take and give back the
+// unit, so issuing such a permit needs no pool. Its Ticket refuses stale
+// copies of the permit, as a WrapPool's does.
+type slotted[Req, Res any] struct {
+	tower.Ticket
+	c     *Concurrency[Req, Res]
+	inner tower.Permit[Req, Res]
+	slot  int
+}
+
+func (r *slotted[Req, Res]) CallReserved(ctx context.Context, token uint64, req Req) (Res, error) {
+	r.MustRedeem(token)
+	inner := r.inner
+	r.inner = tower.Permit[Req, Res]{}
+	// Deferred so that a panicking inner service does not leak the permit.
+	// Once it runs, the slot and this record are another caller's.
+	defer r.c.release(r.slot)
+	return inner.Call(ctx, req)
+}
+
+func (r *slotted[Req, Res]) ReleaseReserved(token uint64) {
+	if !r.Redeem(token) {
+		return
+	}
+	inner := r.inner
+	r.inner = tower.Permit[Req, Res]{}
+	defer r.c.release(r.slot)
+	inner.Release()
+}
+
+// concurrencyWrapper is Concurrency's tower.Wrapper for permits whose unit
+// came without a slot, kept off its method set.
 type concurrencyWrapper[Req, Res any] Concurrency[Req, Res]
 
 func (w *concurrencyWrapper[Req, Res]) CallWrapped(ctx context.Context, inner tower.Permit[Req, Res], req Req) (Res, error) {
 	// Deferred so that a panicking inner service does not leak the permit.
-	defer (*Concurrency[Req, Res])(w).release()
+	defer (*Concurrency[Req, Res])(w).release(sema.NoSlot)
 	return inner.Call(ctx, req)
 }
 
 func (w *concurrencyWrapper[Req, Res]) ReleaseWrapped(inner tower.Permit[Req, Res]) {
+	defer (*Concurrency[Req, Res])(w).release(sema.NoSlot)
 	inner.Release()
-	(*Concurrency[Req, Res])(w).release()
 }

@@ -399,3 +399,35 @@ func TestConcurrencyPanickingReadyReleasesPermit(t *testing.T) {
 		checkSem(t, cl.Semaphore(), 1, 0)
 	}
 }
+
+// The records of most permits live in slots of the semaphore, a few per
+// stripe; permits beyond them take pooled records. Both kinds count against
+// the limit, call or release exactly once, refuse stale copies, and give
+// back the unit, whatever order they are used in.
+func TestConcurrencyPermitsBeyondTheSlots(t *testing.T) {
+	const max = 12 // a semaphore of one stripe, with 8 slots: 4 permits have none
+	const used = "tower: Call on a Permit that was already called or released (or is the zero Permit)"
+	cl := limit.NewConcurrency[string, string](echo, max)
+	for round := range 2 { // the second round reuses the records of the first
+		var ps []permit
+		for range max {
+			ps = append(ps, mustReady(t, cl))
+		}
+		if _, ok := readyNow(t, cl); ok {
+			t.Fatalf("round %d: ReadyNow with all %d permits out: got ready", round, max)
+		}
+		for i, p := range ps {
+			stale := p
+			if (i+round)%2 == 0 {
+				if res, err := p.Call(t.Context(), "hello"); res != "hello" || err != nil {
+					t.Fatalf("round %d, permit %d: got %q, %v; want hello", round, i, res, err)
+				}
+			} else {
+				p.Release()
+			}
+			mustPanic(t, used, func() { stale.Call(t.Context(), "again") })
+			stale.Release() // does nothing
+			checkSem(t, cl.Semaphore(), i+1, 0)
+		}
+	}
+}

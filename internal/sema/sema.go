@@ -10,6 +10,7 @@ package sema
 import (
 	"context"
 	"fmt"
+	"math/bits"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -33,18 +34,41 @@ import (
 // one last time; a release adds its unit to a stripe before it reads ctl.
 // So either the waiter finds the unit, or the release sees the waiter and
 // hands a unit over under the lock, oldest waiter first.
+//
+// A stripe's word holds its free units in the low 32 bits and, above them,
+// one bit per slot of the stripe, set while the slot is claimed. A slot is
+// a place in a small table the Sema's user keeps (ConcurrencyLimit keeps a
+// permit record there): TryAcquireSlot takes a unit and claims a free slot
+// of the same stripe in one CAS, and ReleaseSlot gives both back in one
+// atomic add, so the common path finds its record without a pool or any
+// further synchronisation. A slot is only ever claimed with a unit, so the
+// units held are never fewer than the slots claimed.
 const (
 	waiterMask = 1<<32 - 1
 	closedBit  = 1 << 63
 
 	maxStripes     = 16
 	unitsPerStripe = 16 // a semaphore is striped only when it has this many units per stripe
+
+	unitMask = 1<<32 - 1 // a stripe word's free units
+	slotBit0 = 1 << 32   // a stripe word's bit for its slot 0
+
+	// SlotsPerStripe is the number of slots each stripe has. A Sema has
+	// Slots() of them in all, numbered from 0.
+	SlotsPerStripe = 8
+	allSlots       = 1<<SlotsPerStripe - 1
 )
+
+// NoSlot is the slot of a unit taken without one.
+const NoSlot = -1
 
 // MaxUnits is the largest number of units a Sema can hold.
 const MaxUnits = 1<<32 - 1
 
-const overRelease = "sema: Release of a unit that is not held"
+const (
+	overRelease = "sema: Release of a unit that is not held"
+	unheldSlot  = "sema: ReleaseSlot of a slot that is not claimed"
+)
 
 // A Sema is a FIFO counting semaphore. The zero Sema has no units; build
 // one with New.
@@ -61,7 +85,7 @@ type Sema struct {
 }
 
 type stripe struct {
-	free atomic.Int64
+	free atomic.Uint64 // free units (bits 0..31) and claimed slots (bits 32..39)
 	_    [56]byte
 }
 
@@ -76,7 +100,7 @@ func New(n int) *Sema {
 	}
 	s := &Sema{lines: make([]stripe, stripes), mask: uintptr(stripes - 1), max: int64(n)}
 	for i := range s.lines {
-		s.lines[i].free.Store(int64(n / stripes))
+		s.lines[i].free.Store(uint64(n / stripes))
 	}
 	for i := range n % stripes {
 		s.lines[i].free.Add(1)
@@ -96,7 +120,7 @@ func (s *Sema) hint() uintptr {
 func (s *Sema) take(h uintptr) bool {
 	for k := range uintptr(len(s.lines)) {
 		l := &s.lines[(h+k)&s.mask]
-		for v := l.free.Load(); v > 0; v = l.free.Load() {
+		for v := l.free.Load(); v&unitMask > 0; v = l.free.Load() {
 			if l.free.CompareAndSwap(v, v-1) {
 				return true
 			}
@@ -108,6 +132,38 @@ func (s *Sema) take(h uintptr) bool {
 // TryAcquire takes a unit if one is free and nobody is queued.
 func (s *Sema) TryAcquire() bool {
 	return s.ctl.Load() == 0 && s.take(s.hint())
+}
+
+// Slots returns the number of slots the Sema has: slots are numbered from
+// 0 to Slots()-1.
+func (s *Sema) Slots() int { return len(s.lines) * SlotsPerStripe }
+
+// TryAcquireSlot is TryAcquire that also claims a free slot of the stripe
+// it takes the unit from, in the same atomic step, and returns it; slot is
+// NoSlot when all of that stripe's slots are claimed. A unit taken with a
+// slot is given back with ReleaseSlot, which frees the slot too. The
+// claimer has the slot to itself until then.
+func (s *Sema) TryAcquireSlot() (slot int, ok bool) {
+	if s.ctl.Load() != 0 {
+		return NoSlot, false
+	}
+	h := s.hint()
+	for k := range uintptr(len(s.lines)) {
+		i := (h + k) & s.mask
+		l := &s.lines[i]
+		for v := l.free.Load(); v&unitMask > 0; v = l.free.Load() {
+			next, slot := v-1, NoSlot
+			if free := ^(v >> 32) & allSlots; free != 0 {
+				b := bits.TrailingZeros64(free)
+				next |= slotBit0 << b
+				slot = int(i)*SlotsPerStripe + b
+			}
+			if l.free.CompareAndSwap(v, next) {
+				return slot, true
+			}
+		}
+	}
+	return NoSlot, false
 }
 
 // Acquire takes a unit, waiting in line for one if none is free. A free unit
@@ -198,9 +254,36 @@ func (s *Sema) Release() {
 	if len(s.lines) == 0 {
 		panic(overRelease) // the zero Sema holds nothing
 	}
-	l := &s.lines[s.hint()&s.mask]
-	if l.free.Add(1) > s.max {
-		l.free.Add(-1)
+	s.give(&s.lines[s.hint()&s.mask], 1, 0)
+}
+
+// ReleaseSlot gives back a unit taken with TryAcquireSlot and frees its
+// slot; with NoSlot it is Release. It panics if the slot is not claimed, or
+// as Release does.
+func (s *Sema) ReleaseSlot(slot int) {
+	if slot == NoSlot {
+		s.Release()
+		return
+	}
+	if slot < 0 || slot >= s.Slots() {
+		panic(unheldSlot)
+	}
+	bit := uint64(slotBit0) << (slot % SlotsPerStripe)
+	s.give(&s.lines[slot/SlotsPerStripe], 1-bit, bit)
+}
+
+// give adds delta to l's word, giving back a unit and clearing the slot
+// bit, if any, then hands units to waiters if there are any. The add is
+// undone, and give panics, if it gave back a unit the stripe could not have
+// lent or a slot that was not claimed: the word is wrong only for that
+// instant, and only when the caller breaks the contract.
+func (s *Sema) give(l *stripe, delta, bit uint64) {
+	old := l.free.Add(delta) - delta
+	if old&bit != bit || int64(old&unitMask) >= s.max {
+		l.free.Add(-delta)
+		if old&bit != bit {
+			panic(unheldSlot)
+		}
 		panic(overRelease)
 	}
 	if s.ctl.Load()&waiterMask != 0 {
@@ -239,11 +322,11 @@ func (s *Sema) Close(err error) {
 
 // Available returns the number of free units.
 func (s *Sema) Available() int {
-	n := int64(0)
+	n := 0
 	for i := range s.lines {
-		n += s.lines[i].free.Load()
+		n += int(s.lines[i].free.Load() & unitMask)
 	}
-	return int(n)
+	return n
 }
 
 // Waiting returns the number of goroutines queued for a unit.
