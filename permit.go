@@ -60,6 +60,18 @@ func (p *Permit[Req, Res]) Release() {
 	r.ReleaseReserved(token)
 }
 
+// Split empties p and returns the Reserver and token it carried, for a
+// middleware that keeps the permit of the service inside it as two fields
+// and puts the token in its own permit. [NewPermit] puts them back
+// together. Split of an empty Permit returns a nil Reserver. Like Call and
+// Release, it moves the reservation out of this variable only: copies of p
+// still carry it, and the Reserver refuses all but the first use.
+func (p *Permit[Req, Res]) Split() (Reserver[Req, Res], uint64) {
+	r, token := p.r, p.token
+	*p = Permit[Req, Res]{}
+	return r, token
+}
+
 // Held reports whether p still holds a reservation through this variable:
 // it was issued and has not been called or released through it.
 func (p *Permit[Req, Res]) Held() bool { return p.r != nil }

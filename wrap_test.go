@@ -2,6 +2,8 @@ package tower_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -165,3 +167,28 @@ func (w *passThrough) CallWrapped(ctx context.Context, inner tower.Permit[string
 }
 
 func (w *passThrough) ReleaseWrapped(inner tower.Permit[string, string]) { inner.Release() }
+
+// Split moves the reservation out of the variable; NewPermit puts the parts
+// back together, and the Reserver still refuses the stale copy.
+func TestPermitSplit(t *testing.T) {
+	c := newCounting()
+	p, _ := c.Ready(t.Context())
+	stale := p
+	r, token := p.Split()
+	if p.Held() || r == nil {
+		t.Fatalf("after Split: held=%v, reserver=%v; want an empty permit and a Reserver", p.Held(), r)
+	}
+	if r2, _ := p.Split(); r2 != nil {
+		t.Errorf("Split of an empty permit: got Reserver %v, want nil", r2)
+	}
+	q := tower.NewPermit(r, token)
+	if got, err := q.Call(t.Context(), "hello"); got != "hello!" || err != nil {
+		t.Errorf("got %q, %v; want %q, nil", got, err, "hello!")
+	}
+	defer func() {
+		if msg := fmt.Sprint(recover()); !strings.HasPrefix(msg, "tower:") {
+			t.Errorf("stale copy after Split: got panic %q, want one starting tower:", msg)
+		}
+	}()
+	stale.Call(t.Context(), "again")
+}

@@ -36,7 +36,7 @@ func abandon[Req, Res any](c *call[Req, Res], inner tower.Permit[Req, Res], req 
 		defer func() {
 			// Ending c cancels it: the caller must hear the outcome first,
 			// or it could take that cancellation for the deadline.
-			defer c.end(c.elapsed() >= c.limit)
+			defer c.end(c.left() <= 0)
 			if !state.CompareAndSwap(running, finished) {
 				// The caller has left and nobody reads the outcome. A panic
 				// is not recovered: it goes on, with its own stack, and
@@ -70,7 +70,7 @@ func abandon[Req, Res any](c *call[Req, Res], inner tower.Permit[Req, Res], req 
 		panic(o.panic)
 	case o.goexit:
 		runtime.Goexit()
-	case c.elapsed() >= c.limit:
+	case c.left() <= 0:
 		// A response at the very instant of the deadline raced the timer
 		// on another goroutine: it counts as late.
 		var zero Res

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+	"unsafe"
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/retry"
@@ -217,5 +218,16 @@ func TestCallContextNested(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// The record is one allocation per call on the request path; its size
+// class is part of the cost the package doc states.
+func TestCallRecordSize(t *testing.T) {
+	if unsafe.Sizeof(uintptr(0)) != 8 {
+		t.Skip("the size is stated for 64-bit platforms")
+	}
+	if got := unsafe.Sizeof(call[string, string]{}); got != 64 {
+		t.Errorf("got a call record of %d bytes, want 64", got)
 	}
 }

@@ -54,34 +54,39 @@ func (t *Timeout[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], 
 	if err != nil {
 		return p, err
 	}
-	c := &call[Req, Res]{t: t, inner: p}
-	return tower.NewPermit(c, c.Token()), nil
+	r, token := p.Split()
+	c := &call[Req, Res]{t: t, innerR: r}
+	return tower.NewPermit(c, token), nil
 }
 
 func (c *call[Req, Res]) ReleaseReserved(token uint64) {
-	if c.Redeem(token) {
-		c.inner.Release()
+	if c.redeem() {
+		inner := tower.NewPermit(c.innerR, token)
+		c.innerR = nil
+		inner.Release()
 	}
 }
 
 func (c *call[Req, Res]) CallReserved(ctx context.Context, token uint64, req Req) (Res, error) {
-	c.MustRedeem(token)
-	inner := c.inner
-	c.inner = tower.Permit[Req, Res]{}
+	if !c.redeem() {
+		panic(usedPermit)
+	}
+	inner := tower.NewPermit(c.innerR, token)
+	c.innerR = nil
 	c.parent = ctx
 	// The clock starts here, in the call.
-	c.start, c.limit = mono.Now(), c.t.d
+	c.deadline = mono.Now() + c.t.d
 	if d, ok := ctx.Deadline(); ok {
-		if left := time.Until(d); left <= c.limit {
+		if left := time.Until(d); left <= c.t.d {
 			// The caller's deadline comes first, or at the same instant: it
 			// governs, and expires as the caller's own. A response after it
 			// is discarded all the same.
-			c.limit = left
-			c.flags.Store(callers)
+			c.deadline += left - c.t.d
+			c.flags.Store(called | callers) // nobody else sees c yet
 			if c.t.mode == Cooperative {
 				// The caller's context says all the inner call needs to know.
 				res, err := inner.Call(ctx, req)
-				if late(c.elapsed(), c.limit, err) {
+				if late(c.left(), err) {
 					var zero Res
 					return zero, c.expired()
 				}
@@ -106,24 +111,24 @@ func (c *call[Req, Res]) cooperate(inner tower.Permit[Req, Res], req Req) (Res, 
 	}()
 	res, err := inner.Call(c, req)
 	returned = true
-	elapsed := c.elapsed()
-	c.end(elapsed >= c.limit)
-	if late(elapsed, c.limit, err) {
+	left := c.left()
+	c.end(left <= 0)
+	if late(left, err) {
 		var zero Res
 		return zero, c.expired()
 	}
 	return res, err
 }
 
-// late reports whether a response that came back elapsed after the call
-// started, with err, missed a deadline d after the start and must be
-// discarded. One at the very instant of the deadline is in time, as in
-// tower, unless it is the inner call giving up because its context ended.
-func late(elapsed, d time.Duration, err error) bool {
+// late reports whether a response that came back with left to go until the
+// deadline, and err, missed the deadline and must be discarded. One at the
+// very instant of the deadline is in time, as in tower, unless it is the
+// inner call giving up because its context ended.
+func late(left time.Duration, err error) bool {
 	switch {
-	case elapsed < d:
+	case left > 0:
 		return false
-	case elapsed > d:
+	case left < 0:
 		return true
 	}
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
@@ -156,7 +161,7 @@ func (c *call[Req, Res]) expiredErr() error {
 		return context.DeadlineExceeded
 	}
 	// A built context knows exactly which came first.
-	if c.flags.Load()&built != 0 && context.Cause(c.std.Load().ctx) == ErrElapsed {
+	if c.flags.Load()&built != 0 && context.Cause(c.std().ctx) == ErrElapsed {
 		return ErrElapsed
 	}
 	if err := c.parent.Err(); errors.Is(err, context.Canceled) {
