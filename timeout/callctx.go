@@ -5,7 +5,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/mono"
 )
 
@@ -21,16 +20,21 @@ import (
 // asks for Done, derives a cancellable context from it, or asks for the
 // cause of its end, does it build a standard context.WithDeadlineCause to do
 // the rest, and from then on it hands everything to that. A call whose inner
-// service never waits costs one allocation of 64 bytes and no timer. The
-// record is kept to that size, with what only some calls need in lazyCtx,
-// because on the request path its allocation and the garbage collection it
-// brings cost more than anything but the two clock reads: at 96 bytes, the
-// request cost about 10% more (BenchmarkTower/timeout in ../bench).
+// service never waits costs one allocation of 48 bytes and no timer.
+//
+// The record is kept that small, with what only some calls need in
+// lazyCtx, because on the request path its allocation and the garbage
+// collection it brings cost more than anything but the two clock reads:
+// measured side by side (BenchmarkTower/timeout in ../bench), a record of
+// 96 bytes made the request about 15% dearer and one of 64 bytes 5%. For
+// that, one field holds the inner permit's Reserver until the call starts,
+// and the caller's context from then on: the two are never needed at once.
+// Reading the context back is a type assertion, which Go caches per call
+// site.
 type call[Req, Res any] struct {
 	flags    atomic.Uint32 // called, ended, endedLate, built, expiredSeen, callers
 	t        *Timeout[Req, Res]
-	innerR   tower.Reserver[Req, Res] // the inner permit's, until the call starts
-	parent   context.Context
+	held     any                     // tower.Reserver[Req, Res] until the call starts, then context.Context
 	deadline time.Duration           // mono.Now() at the deadline, from the call's start
 	lazy     atomic.Pointer[lazyCtx] // once the deadline or Done is asked for
 }
@@ -65,6 +69,9 @@ type stdContext struct {
 	cancel context.CancelFunc
 }
 
+// parent returns the caller's context, once the call has started.
+func (c *call[Req, Res]) parent() context.Context { return c.held.(context.Context) }
+
 // std returns the standard context, once the built flag says there is one.
 func (c *call[Req, Res]) std() *stdContext { return c.lazy.Load().std.Load() }
 
@@ -86,7 +93,7 @@ func (c *call[Req, Res]) getLazy() *lazyCtx {
 
 func (c *call[Req, Res]) Deadline() (time.Time, bool) {
 	if c.flags.Load()&callers != 0 {
-		return c.parent.Deadline()
+		return c.parent().Deadline()
 	}
 	return time.Unix(0, c.getLazy().wall), true
 }
@@ -103,7 +110,7 @@ func (c *call[Req, Res]) Err() error {
 	case f&ended != 0:
 		return context.Canceled
 	}
-	if err := c.parent.Err(); err != nil {
+	if err := c.parent().Err(); err != nil {
 		return err
 	}
 	if c.left() > 0 {
@@ -121,7 +128,7 @@ func (c *call[Req, Res]) Value(key any) any {
 	if c.flags.Load()&(built|ended|expiredSeen) != 0 {
 		return c.build().Value(key)
 	}
-	return c.parent.Value(key)
+	return c.parent().Value(key)
 }
 
 func (c *call[Req, Res]) String() string { return "timeout.call" }
@@ -140,7 +147,7 @@ func (c *call[Req, Res]) build() context.Context {
 	// context is cancelled unused.
 	d, _ := c.Deadline()
 	s := new(stdContext)
-	s.ctx, s.cancel = context.WithDeadlineCause(c.parent, d, ErrElapsed)
+	s.ctx, s.cancel = context.WithDeadlineCause(c.parent(), d, ErrElapsed)
 	if !l.std.CompareAndSwap(nil, s) {
 		s.cancel()
 		return l.std.Load().ctx

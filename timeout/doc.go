@@ -92,7 +92,7 @@
 //
 // # Cost
 //
-// In Cooperative mode a timed call costs one allocation (its context, 64
+// In Cooperative mode a timed call costs one allocation (its context, 48
 // bytes on 64-bit platforms) and two readings of the monotonic clock, and
 // starts no goroutine and no timer. The context is lazy: its Err reads the
 // clock; the first Deadline computes the deadline on the wall clock and

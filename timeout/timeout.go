@@ -55,14 +55,14 @@ func (t *Timeout[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], 
 		return p, err
 	}
 	r, token := p.Split()
-	c := &call[Req, Res]{t: t, innerR: r}
+	c := &call[Req, Res]{t: t, held: r}
 	return tower.NewPermit(c, token), nil
 }
 
 func (c *call[Req, Res]) ReleaseReserved(token uint64) {
 	if c.redeem() {
-		inner := tower.NewPermit(c.innerR, token)
-		c.innerR = nil
+		inner := tower.NewPermit(c.held.(tower.Reserver[Req, Res]), token)
+		c.held = nil
 		inner.Release()
 	}
 }
@@ -71,9 +71,8 @@ func (c *call[Req, Res]) CallReserved(ctx context.Context, token uint64, req Req
 	if !c.redeem() {
 		panic(usedPermit)
 	}
-	inner := tower.NewPermit(c.innerR, token)
-	c.innerR = nil
-	c.parent = ctx
+	inner := tower.NewPermit(c.held.(tower.Reserver[Req, Res]), token)
+	c.held = ctx
 	// The clock starts here, in the call.
 	c.deadline = mono.Now() + c.t.d
 	if d, ok := ctx.Deadline(); ok {
@@ -155,7 +154,7 @@ func (c *call[Req, Res]) expiredErr() error {
 	if c.flags.Load()&callers != 0 {
 		// The caller's timer may not have set its context's error yet at
 		// the very instant of the deadline.
-		if err := c.parent.Err(); err != nil {
+		if err := c.parent().Err(); err != nil {
 			return err
 		}
 		return context.DeadlineExceeded
@@ -164,7 +163,7 @@ func (c *call[Req, Res]) expiredErr() error {
 	if c.flags.Load()&built != 0 && context.Cause(c.std().ctx) == ErrElapsed {
 		return ErrElapsed
 	}
-	if err := c.parent.Err(); errors.Is(err, context.Canceled) {
+	if err := c.parent().Err(); errors.Is(err, context.Canceled) {
 		return err
 	}
 	return ErrElapsed
