@@ -63,10 +63,12 @@ func TestConcurrencyWaiterMemory(t *testing.T) {
 		if perHeap > 320 {
 			t.Errorf("got %.0f heap bytes per waiter, want at most 320", perHeap)
 		}
-		// Stack is counted in whole stacks; allow for noise, not for a
-		// bigger stack per waiter.
-		if perStack > 256 {
-			t.Errorf("got %.0f more stack bytes per waiter than a parked goroutine, want about 0", perStack)
+		// Stack is counted in whole stacks, and on a loaded machine a few
+		// of the thousands may be caught growing or shrinking: allow for
+		// that, not for a bigger stack per waiter, which would show as a
+		// whole stack more.
+		if limit := float64(baseStack) / n / 2; perStack > limit {
+			t.Errorf("got %.0f more stack bytes per waiter than a parked goroutine, want about 0 (at most %.0f)", perStack, limit)
 		}
 	})
 }
