@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/towergo/tower/internal/stripe"
 )
 
 // Counts is a Sink that keeps, in memory, the running total of each Kind
@@ -13,13 +15,17 @@ import (
 // its metrics uses a Sink of its monitoring system's, such as the
 // OpenTelemetry one of module github.com/towergo/tower/towerotel.
 //
+// Each count is spread over cache lines, so that CPUs adding at once do not
+// take turns on one line; a read while requests are under way may be off
+// by those in flight, and is exact once they end.
+//
 // The zero Counts is ready to use. A Counts is safe for concurrent use and
 // must not be copied after first use. Add ignores a Kind it does not know.
 type Counts struct {
-	kinds [NumKinds]atomic.Int64
-	calls atomic.Int64
-	sum   atomic.Int64 // nanoseconds
-	max   atomic.Int64 // nanoseconds
+	kinds [NumKinds]stripe.Int64
+	calls stripe.Int64
+	sum   stripe.Int64 // nanoseconds
+	max   atomic.Int64 // nanoseconds; written only by a new maximum
 }
 
 // Add adds delta to k's total.

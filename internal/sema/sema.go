@@ -13,8 +13,8 @@ import (
 	"math/bits"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
+	"github.com/towergo/tower/internal/stripe"
 	"github.com/towergo/tower/internal/waitq"
 	"github.com/towergo/tower/metrics"
 )
@@ -75,7 +75,7 @@ const (
 type Sema struct {
 	ctl   atomic.Uint64 // waiters (bits 0..31) and closedBit
 	_     [56]byte
-	lines []stripe // a power of two of them
+	lines []line // a power of two of them
 	mask  uintptr
 	max   int64 // units the Sema was made with; never changes
 
@@ -84,7 +84,7 @@ type Sema struct {
 	err error // set by Close
 }
 
-type stripe struct {
+type line struct {
 	free atomic.Uint64 // free units (bits 0..31) and claimed slots (bits 32..39)
 	_    [56]byte
 }
@@ -98,7 +98,7 @@ func New(n int) *Sema {
 	for stripes < maxStripes && n/(2*stripes) >= unitsPerStripe {
 		stripes *= 2
 	}
-	s := &Sema{lines: make([]stripe, stripes), mask: uintptr(stripes - 1), max: int64(n)}
+	s := &Sema{lines: make([]line, stripes), mask: uintptr(stripes - 1), max: int64(n)}
 	for i := range s.lines {
 		s.lines[i].free.Store(uint64(n / stripes))
 	}
@@ -111,10 +111,7 @@ func New(n int) *Sema {
 // hint picks the caller's stripe from its stack's address: stable for a
 // goroutine, and different for goroutines running at the same time, whose
 // stacks are at least 2 KiB apart.
-func (s *Sema) hint() uintptr {
-	var b byte
-	return uintptr(unsafe.Pointer(&b)) >> 11
-}
+func (s *Sema) hint() uintptr { return stripe.Hint() }
 
 // take takes a free unit from any stripe, starting with stripe h.
 func (s *Sema) take(h uintptr) bool {
@@ -277,7 +274,7 @@ func (s *Sema) ReleaseSlot(slot int) {
 // undone, and give panics, if it gave back a unit the stripe could not have
 // lent or a slot that was not claimed: the word is wrong only for that
 // instant, and only when the caller breaks the contract.
-func (s *Sema) give(l *stripe, delta, bit uint64) {
+func (s *Sema) give(l *line, delta, bit uint64) {
 	old := l.free.Add(delta) - delta
 	if old&bit != bit || int64(old&unitMask) >= s.max {
 		l.free.Add(-delta)
