@@ -55,6 +55,11 @@ func (t *Timeout[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], 
 		return p, err
 	}
 	r, token := p.Split()
+	if r == nil {
+		// An inner service that breaks the contract with an empty permit
+		// gets it passed on: its Call panics as the zero Permit's does.
+		return tower.Permit[Req, Res]{}, nil
+	}
 	c := &call[Req, Res]{t: t, held: r}
 	return tower.NewPermit(c, token), nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -293,4 +294,30 @@ func TestModeString(t *testing.T) {
 			t.Errorf("got %q, want %q", got, tt.want)
 		}
 	}
+}
+
+// An inner service that returns an empty permit without an error breaks
+// the contract; the Timeout passes the empty permit on, whose Release does
+// nothing and whose Call panics with the contract's message.
+func TestEmptyInnerPermitPassedOn(t *testing.T) {
+	broken := brokenReady{}
+	to := timeout.New[string, string](broken, time.Second)
+	p, err := to.Ready(t.Context())
+	if err != nil || p.Held() {
+		t.Fatalf("got %v, held=%v; want the empty permit and no error", err, p.Held())
+	}
+	p.Release()
+	defer func() {
+		if msg := fmt.Sprint(recover()); !strings.HasPrefix(msg, "tower:") {
+			t.Errorf("got panic %q, want one starting tower:", msg)
+		}
+	}()
+	p.Call(t.Context(), "hello")
+}
+
+// brokenReady returns an empty permit and no error.
+type brokenReady struct{}
+
+func (brokenReady) Ready(context.Context) (tower.Permit[string, string], error) {
+	return tower.Permit[string, string]{}, nil
 }
