@@ -48,9 +48,17 @@ func (b *balancer[K, Req, Res, S]) init(fn string, d discover.Discover[K, S], pi
 	b.pick = pick
 	b.answeredCh = make(chan struct{})
 	b.done = make(chan struct{})
-	b.cache = readycache.New[K, Req, Res, S](readycache.WithFailureHandler(func(f *readycache.Failed[K]) {
+	cacheOpts := []readycache.Option[K]{readycache.WithFailureHandler(func(f *readycache.Failed[K]) {
 		b.report(f)
-	}))
+	})}
+	if b.o.onRemove != nil {
+		onRemove, ok := b.o.onRemove.(func(K, S))
+		if !ok {
+			panic(fmt.Sprintf("%s: the removal handler is a %T, want a %v", fn, b.o.onRemove, reflect.TypeFor[func(K, S)]()))
+		}
+		cacheOpts = append(cacheOpts, readycache.WithRemovalHandler(onRemove))
+	}
+	b.cache = readycache.New[K, Req, Res, S](cacheOpts...)
 	for {
 		ch, err := d.Next(doneCtx)
 		if errors.Is(err, context.Canceled) {

@@ -52,6 +52,12 @@
 // has replaces its endpoint; an Insert with a nil service is reported and
 // ignored. The balancer never panics on what its Discover sends.
 //
+// An endpoint that leaves the set, removed by the Discover, replaced,
+// dropped for failing or by Close, goes to the handler given with
+// [WithRemovalHandler], once the balancer is done with it: the place to
+// close endpoints that hold connections, such as those a DNS Discover
+// makes for each address it finds.
+//
 // # Goroutines
 //
 // A balancer runs one goroutine that reads its Discover, if the Discover

@@ -66,3 +66,25 @@ func ExampleWithFailFast() {
 	// Output:
 	// load balancer has no endpoints
 }
+
+// An endpoint that holds connections is closed when it leaves the set:
+// here, when the Discover removes its address.
+func ExampleWithRemovalHandler() {
+	type change = discover.Change[string, tower.Service[string, string]]
+	changes := make(chan change, 2)
+	closed := make(chan string, 1)
+	bal := balance.NewRoundRobin(discover.Chan[string, tower.Service[string, string]](changes),
+		balance.WithRemovalHandler(func(addr string, _ tower.Service[string, string]) {
+			closed <- addr // close the endpoint's connections here
+		}))
+	defer bal.Close()
+
+	changes <- change{Kind: discover.Insert, Key: "10.0.0.1:80", Service: backend("10.0.0.1")}
+	rsp, _ := tower.Call(context.Background(), bal, "hello")
+	fmt.Println("served by", rsp)
+	changes <- change{Kind: discover.Remove, Key: "10.0.0.1:80"}
+	fmt.Println("closed", <-closed)
+	// Output:
+	// served by 10.0.0.1
+	// closed 10.0.0.1:80
+}

@@ -46,6 +46,7 @@ type options struct {
 	rand     Rand
 	failFast bool
 	onError  func(error)
+	onRemove any // a func(K, S), checked by the constructor
 }
 
 // WithRand makes a P2C draw its endpoints with r instead of math/rand/v2's
@@ -82,6 +83,28 @@ func WithErrorHandler(f func(error)) Option {
 		panic("balance.WithErrorHandler: nil handler")
 	}
 	return func(o *options) { o.onError = f }
+}
+
+// WithRemovalHandler makes the balancer call f with each endpoint that
+// leaves its set: removed by the Discover, replaced under its key, removed
+// because its Ready failed, or dropped by Close. By then the balancer has
+// released the reservation the endpoint held and no goroutine of its own is
+// using it, so f may close it, as dropping a service ends it in tower.
+// Permits taken from the endpoint before belong to their callers and may
+// still be in use: close it in a way that lets them finish (or fail), as
+// suits the endpoint. f is called from the balancer's goroutines and from
+// callers of Ready and Close, without any lock, so it must be safe for
+// concurrent use.
+//
+// K is the Discover's key type and S the endpoint type: load.Service[Req,
+// Res] for a P2C, tower.Service[Req, Res] for a RoundRobin. The
+// constructor panics if they are not the balancer's. WithRemovalHandler
+// panics if f is nil.
+func WithRemovalHandler[K comparable, S any](f func(key K, svc S)) Option {
+	if f == nil {
+		panic("balance.WithRemovalHandler: nil handler")
+	}
+	return func(o *options) { o.onRemove = f }
 }
 
 func newOptions(fn string, opts []Option) options {

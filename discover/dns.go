@@ -105,8 +105,10 @@ type dnsItem[S any] struct {
 
 // NewDNS returns a Discover of the addresses host resolves to (A and AAAA
 // records), each with port, looked up every interval. newService makes the
-// endpoint for an address ("10.0.0.1:8080", "[2001:db8::1]:8080"). A nil r
-// means net.DefaultResolver. It panics if host is empty, port is not
+// endpoint for an address ("10.0.0.1:8080", "[2001:db8::1]:8080"); the
+// consumer owns it, and a balancer hands it to its removal handler when
+// the address goes (balance.WithRemovalHandler). A nil r means
+// net.DefaultResolver. It panics if host is empty, port is not
 // between 1 and 65535, interval is not positive, or newService is nil.
 func NewDNS[S any](r Resolver, host string, port int, interval time.Duration, newService func(addr string) (S, error)) *DNS[S] {
 	const fn = "discover.NewDNS"

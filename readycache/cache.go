@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 
 	"github.com/towergo/tower"
@@ -59,6 +60,7 @@ type Picker[S any] interface {
 // endpoint type.
 type Cache[K comparable, Req, Res any, S tower.Service[Req, Res]] struct {
 	onFailure func(*Failed[K])
+	onRemove  func(K, S)
 	root      context.Context // ended by Close; the parent of every driver's context
 	stop      context.CancelFunc
 	drivers   sync.WaitGroup
@@ -70,17 +72,19 @@ type Cache[K comparable, Req, Res any, S tower.Service[Req, Res]] struct {
 	changed  chan struct{}            // closed at the next change, if watched
 	watched  bool
 	closed   bool
+	removed  []*entry[K, Req, Res, S] // gone, for onRemove; see flushRemoved
 }
 
 // entry is one endpoint in the cache.
 type entry[K comparable, Req, Res any, S tower.Service[Req, Res]] struct {
-	key    K
-	svc    S
-	permit tower.Permit[Req, Res] // held while ready
-	index  int                    // in ready; -1 while pending
-	ctx    context.Context        // made when a driver is first needed; ends when the entry leaves
-	cancel context.CancelFunc
-	gone   bool // evicted, replaced, failed or closed
+	key     K
+	svc     S
+	permit  tower.Permit[Req, Res] // held while ready
+	index   int                    // in ready; -1 while pending
+	ctx     context.Context        // made when a driver is first needed; ends when the entry leaves
+	cancel  context.CancelFunc
+	driving bool // a driver is in svc.Ready
+	gone    bool // evicted, replaced, failed or closed
 }
 
 // An Option configures a Cache. K is the cache's key type.
@@ -88,6 +92,7 @@ type Option[K comparable] func(*options[K])
 
 type options[K comparable] struct {
 	onFailure func(*Failed[K])
+	onRemove  any // a func(K, S), checked by New
 }
 
 // WithFailureHandler makes the cache call f with each endpoint it removes
@@ -103,12 +108,40 @@ func WithFailureHandler[K comparable](f func(*Failed[K])) Option[K] {
 	return func(o *options[K]) { o.onFailure = f }
 }
 
-// New returns an empty Cache. It panics if an option is nil.
+// WithRemovalHandler makes the cache call f with each endpoint that leaves
+// it: evicted, replaced by a Push of its key, removed because its Ready
+// failed (after the failure handler has heard of it), or dropped by Close.
+// By then the cache has released the reservation the endpoint held and no
+// goroutine of the cache is using it, so f may close it: tower's cache
+// drops the service, which in Rust ends it. Permits taken from the endpoint
+// before are their callers', and may still be in use.
+//
+// f is called without the cache's lock, on the goroutine that removed the
+// endpoint (Close, Evict or Push's caller, a driver, or a Take that found
+// it broken), so it must be safe for concurrent use. S must be the cache's
+// endpoint type: New panics if it is not. It panics if f is nil.
+func WithRemovalHandler[K comparable, S any](f func(key K, svc S)) Option[K] {
+	if f == nil {
+		panic("readycache.WithRemovalHandler: nil handler")
+	}
+	return func(o *options[K]) { o.onRemove = f }
+}
+
+// New returns an empty Cache. It panics if an option is nil, or if the
+// handler of WithRemovalHandler does not take K and S.
 func New[K comparable, Req, Res any, S tower.Service[Req, Res]](opts ...Option[K]) *Cache[K, Req, Res, S] {
 	o := option.Apply[options[K]]("readycache.New", opts)
+	var onRemove func(K, S)
+	if o.onRemove != nil {
+		var ok bool
+		if onRemove, ok = o.onRemove.(func(K, S)); !ok {
+			panic(fmt.Sprintf("readycache.New: the removal handler is a %T, want a %v", o.onRemove, reflect.TypeFor[func(K, S)]()))
+		}
+	}
 	root, stop := context.WithCancel(context.Background())
 	return &Cache[K, Req, Res, S]{
 		onFailure: o.onFailure,
+		onRemove:  onRemove,
 		root:      root,
 		stop:      stop,
 		entries:   make(map[K]*entry[K, Req, Res, S]),
@@ -127,6 +160,7 @@ func (c *Cache[K, Req, Res, S]) Push(key K, svc S) {
 	old, failed := c.push(key, svc)
 	old.Release()
 	c.report(failed)
+	c.flushRemoved()
 }
 
 func (c *Cache[K, Req, Res, S]) push(key K, svc S) (old tower.Permit[Req, Res], failed *Failed[K]) {
@@ -156,6 +190,9 @@ func (c *Cache[K, Req, Res, S]) Evict(key K) bool {
 	}
 	c.mu.Unlock()
 	held.Release()
+	if e != nil {
+		c.flushRemoved()
+	}
 	return e != nil
 }
 
@@ -166,7 +203,10 @@ func (c *Cache[K, Req, Res, S]) Evict(key K) bool {
 func (c *Cache[K, Req, Res, S]) TryTake(pick Picker[S]) (key K, p tower.Permit[Req, Res], ok bool) {
 	var failed *Failed[K]
 	key, p, ok, failed = c.tryTake(pick)
-	c.report(failed)
+	if failed != nil {
+		c.report(failed)
+		c.flushRemoved()
+	}
 	return key, p, ok
 }
 
@@ -190,7 +230,10 @@ func (c *Cache[K, Req, Res, S]) tryTake(pick Picker[S]) (key K, p tower.Permit[R
 // as TryTake does. It returns false if key is pending or not in the cache.
 func (c *Cache[K, Req, Res, S]) TakeKey(key K) (tower.Permit[Req, Res], bool) {
 	p, ok, failed := c.takeKey(key)
-	c.report(failed)
+	if failed != nil {
+		c.report(failed)
+		c.flushRemoved()
+	}
 	return p, ok
 }
 
@@ -310,8 +353,25 @@ func (c *Cache[K, Req, Res, S]) Close() error {
 	for i := range held {
 		held[i].Release()
 	}
-	c.drivers.Wait()
+	c.drivers.Wait() // each tells onRemove of its own endpoint
+	c.flushRemoved()
 	return nil
+}
+
+// flushRemoved tells onRemove of the endpoints removed since the last
+// flush. Whoever removes an endpoint flushes once it has let go of the
+// lock and released what the endpoint held.
+func (c *Cache[K, Req, Res, S]) flushRemoved() {
+	if c.onRemove == nil {
+		return
+	}
+	c.mu.Lock()
+	removed := c.removed
+	c.removed = nil
+	c.mu.Unlock()
+	for _, e := range removed {
+		c.onRemove(e.key, e.svc)
+	}
 }
 
 func (c *Cache[K, Req, Res, S]) report(f *Failed[K]) {

@@ -42,6 +42,10 @@
 // watched; if it breaks while ready, that shows at its next Ready, once
 // its permit has been taken, and the permit taken is still good.
 //
+// Whatever the way an endpoint leaves (evicted, replaced, failed or
+// closed), the handler given with [WithRemovalHandler] hears of it once
+// the cache has released its reservation and stopped using it.
+//
 // # Goroutines
 //
 // There is one goroutine per pending endpoint, and none for a ready one.

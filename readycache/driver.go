@@ -56,6 +56,7 @@ func (c *Cache[K, Req, Res, S]) driveLocked(e *entry[K, Req, Res, S]) {
 		e.ctx, e.cancel = context.WithCancel(c.root)
 	}
 	c.drivers.Add(1)
+	e.driving = true
 	go c.drive(e)
 }
 
@@ -66,15 +67,20 @@ func (c *Cache[K, Req, Res, S]) drive(e *entry[K, Req, Res, S]) {
 	defer c.drivers.Done()
 	p, err := e.svc.Ready(e.ctx)
 	c.mu.Lock()
+	e.driving = false
 	if e.gone {
 		c.mu.Unlock()
 		p.Release() // e left while its Ready returned: the reservation is nobody's
+		if c.onRemove != nil {
+			c.onRemove(e.key, e.svc) // its removal left that to this goroutine
+		}
 		return
 	}
 	if err != nil {
 		c.removeLocked(e)
 		c.mu.Unlock()
 		c.report(&Failed[K]{Key: e.key, Err: err})
+		c.flushRemoved()
 		return
 	}
 	e.permit = p
@@ -125,6 +131,10 @@ func (c *Cache[K, Req, Res, S]) removeLocked(e *entry[K, Req, Res, S]) tower.Per
 	}
 	p := e.permit
 	e.permit = tower.Permit[Req, Res]{}
+	if c.onRemove != nil && !e.driving {
+		// A driver in e's Ready tells onRemove itself once it is out.
+		c.removed = append(c.removed, e)
+	}
 	c.notifyLocked()
 	return p
 }
