@@ -31,3 +31,19 @@ func BenchmarkTimeoutAbandon(b *testing.B) {
 func BenchmarkTimeoutConcurrency(b *testing.B) {
 	towertest.Bench(b, timeout.New(limit.NewConcurrency(echo, 1<<20), time.Second), 1)
 }
+
+// BenchmarkTimeoutUnderCallerDeadline is a Timeout whose caller has a
+// deadline of its own, later than the Timeout's, as a server's request
+// context often has: the deadlines are compared on the monotonic clock
+// without a third reading of it.
+func BenchmarkTimeoutUnderCallerDeadline(b *testing.B) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	svc := timeout.New(echo, time.Second)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := tower.Call(ctx, svc, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

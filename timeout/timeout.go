@@ -79,9 +79,16 @@ func (c *call[Req, Res]) CallReserved(ctx context.Context, token uint64, req Req
 	inner := tower.NewPermit(c.held.(tower.Reserver[Req, Res]), token)
 	c.held = ctx
 	// The clock starts here, in the call.
-	c.deadline = mono.Now() + c.t.d
+	now := mono.Now()
+	c.deadline = now + c.t.d
 	if d, ok := ctx.Deadline(); ok {
-		if left := time.Until(d); left <= c.t.d {
+		// A deadline from the monotonic clock (context.WithTimeout's) needs
+		// no second reading of it.
+		left, ok := mono.Of(d)
+		if left -= now; !ok {
+			left = time.Until(d)
+		}
+		if left <= c.t.d {
 			// The caller's deadline comes first, or at the same instant: it
 			// governs, and expires as the caller's own. A response after it
 			// is discarded all the same.

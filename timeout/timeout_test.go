@@ -321,3 +321,35 @@ type brokenReady struct{}
 func (brokenReady) Ready(context.Context) (tower.Permit[string, string], error) {
 	return tower.Permit[string, string]{}, nil
 }
+
+// Outside a synctest bubble a caller's deadline carries a monotonic
+// reading, which the Timeout compares with its own without reading the
+// clock again. Whichever deadline comes first governs: the inner call gets
+// the caller's context itself when it is the caller's. No timing is
+// asserted, only which context the inner call sees.
+func TestCallerDeadlineOnTheMonotonicClock(t *testing.T) {
+	for _, tt := range []struct {
+		name            string
+		caller, timeout time.Duration
+		callers         bool
+	}{
+		{"CallerFirst", time.Second, time.Hour, true},
+		{"TimeoutFirst", time.Hour, time.Second, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var seen context.Context
+			inner := tower.ServiceFunc[string, string](func(ctx context.Context, req string) (string, error) {
+				seen = ctx
+				return req, nil
+			})
+			ctx, cancel := context.WithTimeout(t.Context(), tt.caller)
+			defer cancel()
+			if _, err := tower.Call(ctx, timeout.New(inner, tt.timeout), "hello"); err != nil {
+				t.Fatal(err)
+			}
+			if got := seen == ctx; got != tt.callers {
+				t.Errorf("the inner call got the caller's context: %v, want %v", got, tt.callers)
+			}
+		})
+	}
+}

@@ -12,3 +12,15 @@ var base = time.Now()
 // bubble cancels out of readings taken inside one, where time.Since
 // follows the bubble's fake clock.
 func Now() time.Duration { return time.Since(base) }
+
+// Of returns t on the scale of Now's readings, without reading the clock,
+// if t carries a monotonic reading (a time from time.Now, or one added to,
+// as context.WithTimeout's deadline is). It returns false for a time with
+// none (one built from a date, or with Round(0)), whose distance from now
+// only the wall clock can tell.
+func Of(t time.Time) (time.Duration, bool) {
+	if t == t.Round(0) {
+		return 0, false // Round(0) strips the monotonic reading, and only that
+	}
+	return t.Sub(base), true
+}
