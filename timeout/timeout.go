@@ -66,9 +66,9 @@ func (t *Timeout[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], 
 
 func (c *call[Req, Res]) ReleaseReserved(token uint64) {
 	if c.redeem() {
-		inner := tower.NewPermit(c.held.(tower.Reserver[Req, Res]), token)
+		inner := c.held.(tower.Reserver[Req, Res])
 		c.held = nil
-		inner.Release()
+		inner.ReleaseReserved(token)
 	}
 }
 
@@ -76,7 +76,9 @@ func (c *call[Req, Res]) CallReserved(ctx context.Context, token uint64, req Req
 	if !c.redeem() {
 		panic(usedPermit)
 	}
-	inner := tower.NewPermit(c.held.(tower.Reserver[Req, Res]), token)
+	// The inner permit is this call's alone from here: its Reserver is
+	// called directly, as its Permit would.
+	inner := c.held.(tower.Reserver[Req, Res])
 	c.held = ctx
 	// The clock starts here, in the call.
 	now := mono.Now()
@@ -96,7 +98,7 @@ func (c *call[Req, Res]) CallReserved(ctx context.Context, token uint64, req Req
 			c.flags.Store(called | callers) // nobody else sees c yet
 			if c.t.mode == Cooperative {
 				// The caller's context says all the inner call needs to know.
-				res, err := inner.Call(ctx, req)
+				res, err := inner.CallReserved(ctx, token, req)
 				if late(c.left(), err) {
 					var zero Res
 					return zero, c.expired()
@@ -106,21 +108,21 @@ func (c *call[Req, Res]) CallReserved(ctx context.Context, token uint64, req Req
 		}
 	}
 	if c.t.mode == Abandon {
-		return abandon(c, inner, req)
+		return abandon(c, tower.NewPermit(inner, token), req)
 	}
-	return c.cooperate(inner, req)
+	return c.cooperate(inner, token, req)
 }
 
 // cooperate calls inner on the caller's goroutine with c as its context,
 // and waits for it to return.
-func (c *call[Req, Res]) cooperate(inner tower.Permit[Req, Res], req Req) (Res, error) {
+func (c *call[Req, Res]) cooperate(inner tower.Reserver[Req, Res], token uint64, req Req) (Res, error) {
 	returned := false
 	defer func() {
 		if !returned {
 			c.end(false) // the inner call panicked: cancel its context
 		}
 	}()
-	res, err := inner.Call(c, req)
+	res, err := inner.CallReserved(c, token, req)
 	returned = true
 	left := c.left()
 	c.end(left <= 0)
