@@ -84,6 +84,7 @@ type Sema struct {
 	err error // set by Close
 }
 
+// line is one stripe of a Sema, on a cache line of its own.
 type line struct {
 	free atomic.Uint64 // free units (bits 0..31) and claimed slots (bits 32..39)
 	_    [56]byte
