@@ -114,22 +114,37 @@ func New(n int) *Sema {
 // stacks are at least 2 KiB apart.
 func (s *Sema) hint() uintptr { return stripe.Hint() }
 
-// take takes a free unit from any stripe, starting with stripe h.
-func (s *Sema) take(h uintptr) bool {
+// take takes a free unit from any stripe, starting with stripe h, and, if
+// claim, a free slot of the same stripe in the same CAS. slot is NoSlot
+// when it claimed none.
+func (s *Sema) take(h uintptr, claim bool) (slot int, ok bool) {
 	for k := range uintptr(len(s.lines)) {
-		l := &s.lines[(h+k)&s.mask]
+		i := (h + k) & s.mask
+		l := &s.lines[i]
 		for v := l.free.Load(); v&unitMask > 0; v = l.free.Load() {
-			if l.free.CompareAndSwap(v, v-1) {
-				return true
+			next, slot := v-1, NoSlot
+			if free := ^(v >> 32) & allSlots; claim && free != 0 {
+				b := bits.TrailingZeros64(free)
+				next |= slotBit0 << b
+				slot = int(i)*SlotsPerStripe + b
+			}
+			if l.free.CompareAndSwap(v, next) {
+				return slot, true
 			}
 		}
 	}
-	return false
+	return NoSlot, false
+}
+
+// takeUnit is take without a slot.
+func (s *Sema) takeUnit(h uintptr) bool {
+	_, ok := s.take(h, false)
+	return ok
 }
 
 // TryAcquire takes a unit if one is free and nobody is queued.
 func (s *Sema) TryAcquire() bool {
-	return s.ctl.Load() == 0 && s.take(s.hint())
+	return s.ctl.Load() == 0 && s.takeUnit(s.hint())
 }
 
 // Slots returns the number of slots the Sema has: slots are numbered from
@@ -145,23 +160,7 @@ func (s *Sema) TryAcquireSlot() (slot int, ok bool) {
 	if s.ctl.Load() != 0 {
 		return NoSlot, false
 	}
-	h := s.hint()
-	for k := range uintptr(len(s.lines)) {
-		i := (h + k) & s.mask
-		l := &s.lines[i]
-		for v := l.free.Load(); v&unitMask > 0; v = l.free.Load() {
-			next, slot := v-1, NoSlot
-			if free := ^(v >> 32) & allSlots; free != 0 {
-				b := bits.TrailingZeros64(free)
-				next |= slotBit0 << b
-				slot = int(i)*SlotsPerStripe + b
-			}
-			if l.free.CompareAndSwap(v, next) {
-				return slot, true
-			}
-		}
-	}
-	return NoSlot, false
+	return s.take(s.hint(), true)
 }
 
 // Acquire takes a unit, waiting in line for one if none is free. A free unit
@@ -218,7 +217,7 @@ func (s *Sema) enqueue(ctx context.Context) (*waitq.Waiter, error) {
 	// Counted first, so that a unit released from now on is handed over
 	// under the lock rather than left in a stripe.
 	s.ctl.Add(1)
-	if s.q.Len() == 0 && s.take(s.hint()) {
+	if s.q.Len() == 0 && s.takeUnit(s.hint()) {
 		s.ctl.Add(^uint64(0))
 		return nil, nil
 	}
@@ -293,7 +292,7 @@ func (s *Sema) give(l *line, delta, bit uint64) {
 func (s *Sema) handOff() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for s.q.Len() > 0 && s.take(0) {
+	for s.q.Len() > 0 && s.takeUnit(0) {
 		s.q.Wake(0, nil)
 		s.ctl.Add(^uint64(0))
 	}
