@@ -3,6 +3,7 @@ package limit
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/sema"
@@ -58,7 +59,8 @@ func (s *Semaphore) Waiting() int { return s.s.Waiting() }
 // record behind a permit lives in a slot of the semaphore's, claimed with the
 // permit in one atomic step (8 slots for each of its up to 16 stripes), so
 // most permits need no pool; the limit keeps a table of those records, of
-// up to 128 pointers, and the records themselves once used.
+// up to 128 pointers, and the records themselves once used. A permit that
+// comes without a slot takes its record from a sync.Pool.
 //
 // A Concurrency is safe for concurrent use; build one with [NewConcurrency]
 // or [NewConcurrencyWith]. Req and Res are the request and response types.
@@ -66,14 +68,14 @@ type Concurrency[Req, Res any] struct {
 	inner tower.Service[Req, Res]
 	sem   *Semaphore
 	sink  metrics.Sink // nil: no metrics
-	slots []*slotted[Req, Res]
-	wraps tower.WrapPool[Req, Res] // records of permits whose unit came without a slot
+	slots []*record[Req, Res]
+	spare sync.Pool // *record[Req, Res]s of permits whose unit came without a slot
 }
 
 // newConcurrency is the limit with its table of records, one per slot of
 // sem's.
 func newConcurrency[Req, Res any](inner tower.Service[Req, Res], sem *Semaphore, sink metrics.Sink) *Concurrency[Req, Res] {
-	return &Concurrency[Req, Res]{inner: inner, sem: sem, sink: sink, slots: make([]*slotted[Req, Res], sem.s.Slots())}
+	return &Concurrency[Req, Res]{inner: inner, sem: sem, sink: sink, slots: make([]*record[Req, Res], sem.s.Slots())}
 }
 
 // NewConcurrency returns inner wrapped in a limit of max requests in flight,
@@ -156,17 +158,30 @@ func (c *Concurrency[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Re
 		return p, err
 	}
 	held = false
-	if slot == sema.NoSlot {
-		return c.wraps.Wrap((*concurrencyWrapper[Req, Res])(c), p), nil
+	var rec *record[Req, Res]
+	if slot != sema.NoSlot {
+		rec = c.slots[slot] // this caller's until the slot is freed
 	}
-	// The slot is this caller's until its release: so is the record there.
-	rec := c.slots[slot]
 	if rec == nil {
-		rec = &slotted[Req, Res]{c: c, slot: slot}
-		c.slots[slot] = rec
+		rec = c.newRecord(slot)
 	}
 	rec.inner = p
 	return tower.NewPermit(rec, rec.Token()), nil
+}
+
+// newRecord returns a record for a permit with slot whose place in the
+// table is still empty, putting it there, or a pooled one for a permit
+// without a slot.
+func (c *Concurrency[Req, Res]) newRecord(slot int) *record[Req, Res] {
+	if slot == sema.NoSlot {
+		if rec, _ := c.spare.Get().(*record[Req, Res]); rec != nil {
+			return rec
+		}
+		return &record[Req, Res]{c: c, slot: sema.NoSlot}
+	}
+	rec := &record[Req, Res]{c: c, slot: slot}
+	c.slots[slot] = rec
+	return rec
 }
 
 // acquire waits in line for a permit, which comes without a slot.
@@ -187,50 +202,47 @@ func (c *Concurrency[Req, Res]) release(slot int) {
 	c.sem.s.ReleaseSlot(slot)
 }
 
-// slotted is the record behind a permit whose unit came with a slot of the
-// semaphore (most do: each stripe of it has sema.SlotsPerStripe). The
+// record is the record behind a permit. Most permits' units come with a
+// slot of the semaphore (each stripe of it has sema.SlotsPerStripe): their
 // record lives in the limit's table at the slot's number, and the slot is
 // claimed and freed in the same atomic steps that take and give back the
-// unit, so issuing such a permit needs no pool. Its Ticket refuses stale
-// copies of the permit, as a WrapPool's does.
-type slotted[Req, Res any] struct {
+// unit, so issuing such a permit needs no pool. The others' records come
+// from the limit's sync.Pool. Either way its Ticket refuses stale copies of
+// the permit.
+type record[Req, Res any] struct {
 	tower.Ticket
 	c     *Concurrency[Req, Res]
 	inner tower.Permit[Req, Res]
 	slot  int
 }
 
-func (r *slotted[Req, Res]) CallReserved(ctx context.Context, token uint64, req Req) (Res, error) {
+// The two uses of a permit move the inner permit out of the redeemed
+// record, and let go of the record before any inner code runs: from then on
+// another caller may have it, so they use only what they read before. (A
+// helper for the few lines would not be inlined, and costs 2 ns here.)
+
+func (r *record[Req, Res]) CallReserved(ctx context.Context, token uint64, req Req) (Res, error) {
 	r.MustRedeem(token)
-	inner := r.inner
+	c, slot, inner := r.c, r.slot, r.inner
 	r.inner = tower.Permit[Req, Res]{}
+	if slot == sema.NoSlot {
+		c.spare.Put(r)
+	}
 	// Deferred so that a panicking inner service does not leak the permit.
-	// Once it runs, the slot and this record are another caller's.
-	defer r.c.release(r.slot)
+	// Once it runs, a slotted record is another caller's too.
+	defer c.release(slot)
 	return inner.Call(ctx, req)
 }
 
-func (r *slotted[Req, Res]) ReleaseReserved(token uint64) {
+func (r *record[Req, Res]) ReleaseReserved(token uint64) {
 	if !r.Redeem(token) {
 		return
 	}
-	inner := r.inner
+	c, slot, inner := r.c, r.slot, r.inner
 	r.inner = tower.Permit[Req, Res]{}
-	defer r.c.release(r.slot)
-	inner.Release()
-}
-
-// concurrencyWrapper is Concurrency's tower.Wrapper for permits whose unit
-// came without a slot, kept off its method set.
-type concurrencyWrapper[Req, Res any] Concurrency[Req, Res]
-
-func (w *concurrencyWrapper[Req, Res]) CallWrapped(ctx context.Context, inner tower.Permit[Req, Res], req Req) (Res, error) {
-	// Deferred so that a panicking inner service does not leak the permit.
-	defer (*Concurrency[Req, Res])(w).release(sema.NoSlot)
-	return inner.Call(ctx, req)
-}
-
-func (w *concurrencyWrapper[Req, Res]) ReleaseWrapped(inner tower.Permit[Req, Res]) {
-	defer (*Concurrency[Req, Res])(w).release(sema.NoSlot)
+	if slot == sema.NoSlot {
+		c.spare.Put(r)
+	}
+	defer c.release(slot)
 	inner.Release()
 }
