@@ -54,7 +54,9 @@
 //     (tower PR #472 fixed the opposite).
 //   - Hedge > ConcurrencyLimit: the hedge waits for a permit like any
 //     caller; a limit that is full delays the hedge, and the original's
-//     answer ends its wait.
+//     answer ends its wait. The permit the original frees as it answers
+//     can reach the waiting hedge before the answer reaches the race; the
+//     hedge is then sent, and cancelled at once.
 //   - Hedge > Timeout: each leg is timed alone, and a leg that times out
 //     answers the call with timeout.ErrElapsed, if it answers first.
 //     Timeout > Hedge times the call as a whole.

@@ -232,9 +232,30 @@ func TestHedgeReleasesLoserReservation(t *testing.T) {
 }
 
 // A hedge that cannot get the inner service's capacity waits for it in
-// Ready; when the original answers, the hedge gives up without having
-// reserved anything.
-func TestHedgeWaitingForCapacityGivesUp(t *testing.T) {
+// Ready; when the original answers, the hedge gives up its wait and
+// nothing is sent: a readiness the original's answer does not change.
+func TestHedgeWaitingForReadinessGivesUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mock, h := towertest.NewMock[string, string]()
+		h.Allow(1)
+		svc := hedge.New[string, string](mock, hedge.Idempotent[string]{}, 1, 0.5, time.Minute, hedge.WithMockLatencies(10))
+		c := goCall(t.Context(), svc, "req")
+		orig := take(t, h, "req")
+		time.Sleep(15 * ms) // the hedge has waited in Ready since 10ms
+		orig.Respond("ok")
+		c.expect(t, "ok", 15*ms)
+		h.Allow(1) // a wait the hedge had not given up would now send it
+		noRequest(t, h)
+		checkCalls(t, h, 1)
+	})
+}
+
+// Over a ConcurrencyLimit, the permit the hedge waits for is the one the
+// original frees as it answers. The hedge gives up its wait; if the permit
+// reached it before the original's answer reached the race, the hedge has
+// just been sent, and it is cancelled at once. Either way the caller has
+// the original's answer at 15ms and every permit is free again.
+func TestHedgeWaitingForPermitGivesUp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mock, h := towertest.NewMock[string, string]()
 		cl := limit.NewConcurrency[string, string](mock, 1)
@@ -252,6 +273,46 @@ func TestHedgeWaitingForCapacityGivesUp(t *testing.T) {
 		if w, a := cl.Semaphore().Waiting(), cl.Semaphore().Available(); w != 0 || a != 1 {
 			t.Errorf("after the call: %d waiting, %d free; want 0, 1", w, a)
 		}
+		synctest.Wait()
+		switch n := h.Calls(); n {
+		case 1: // the hedge gave up its wait
+		case 2: // the hedge was sent on the original's permit
+			cancelled(t, h.ExpectNow(t, "req"), "the hedge")
+		default:
+			t.Errorf("inner service got %d calls, want 1, or 2 with the hedge cancelled", n)
+		}
+		noRequest(t, h)
+		if got := h.Outstanding(); got != 0 {
+			t.Errorf("inner service has %d reservations outstanding, want 0", got)
+		}
+	})
+}
+
+// gatedPolicy's CanRetry waits until gate is closed.
+type gatedPolicy struct {
+	hedge.Idempotent[string]
+	gate chan struct{}
+}
+
+func (p gatedPolicy) CanRetry(string) bool { <-p.gate; return true }
+
+// Ready grants free capacity even to a done context (the contract), so a
+// hedge whose wait ends after the original answered must look at its
+// context before it sends: here the original answers while CanRetry is
+// still deciding, and the permit the hedge then gets at once is given
+// back unused.
+func TestHedgeOriginalAnswersBeforeHedgeIsReady(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mock, h := towertest.NewMock[string, string]()
+		p := gatedPolicy{gate: make(chan struct{})}
+		svc := hedge.New[string, string](mock, p, 1, 0.5, time.Minute, hedge.WithMockLatencies(10))
+		c := goCall(t.Context(), svc, "req")
+		orig := take(t, h, "req")
+		time.Sleep(15 * ms) // CanRetry has been deciding since 10ms
+		orig.Respond("ok")
+		c.pending(t) // Call waits for the hedge leg to return
+		close(p.gate)
+		c.expect(t, "ok", 15*ms)
 		checkCalls(t, h, 1)
 	})
 }
