@@ -51,5 +51,7 @@
 // fails, or until the garbage collector finds the Buffer unreachable with
 // no permit outstanding and no call in flight. After Close, Ready and Call
 // fail with [ErrClosed]; after the inner service fails, with one shared
-// [*ServiceError].
+// [*ServiceError]. Under testing/synctest, close a Buffer before dropping
+// it: the garbage collector's cleanup runs outside the bubble, where
+// stopping a worker the bubble started is a fatal error.
 package buffer

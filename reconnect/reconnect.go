@@ -46,7 +46,9 @@ import (
 // Close cancels a connect in progress, waits for its goroutine, and closes
 // the current service. No goroutine runs unless a connect is in progress,
 // and a Reconnect that becomes unreachable has its connect cancelled by the
-// garbage collector.
+// garbage collector. Under testing/synctest, close a Reconnect before
+// dropping it: that cleanup runs outside the bubble, where cancelling a
+// connect the bubble started is a fatal error.
 //
 // A Reconnect is safe for concurrent use. Its zero value is not usable;
 // call [New] or [NewConnected]. Target is the type of the target the maker

@@ -49,6 +49,9 @@ var ErrClosed = errors.New("spawnready: closed")
 // A SpawnReady must be closed, or be unreachable, for a drive to stop
 // before the inner service is ready; a drive that holds a permit waits for
 // a caller or for Close. Close stops the drive and releases its permit.
+// Under testing/synctest, close a SpawnReady before dropping it: the
+// garbage collector's cleanup runs outside the bubble, where stopping a
+// drive the bubble started is a fatal error.
 //
 // A SpawnReady is safe for concurrent use. Its zero value is not usable;
 // call [New]. Req and Res are the request and response types.
@@ -151,7 +154,18 @@ func (c *core[Req, Res]) ready(ctx context.Context) (tower.Permit[Req, Res], err
 		case <-d.done:
 			// The drive served another caller, failed, or was stopped.
 		case <-ctx.Done():
-			return tower.Permit[Req, Res]{}, ctx.Err()
+			// The inner service may be ready now although a drive still
+			// runs: one that has served another caller and not yet
+			// exited, or one waiting for capacity that freed without
+			// waking it. Capacity free now goes even to a done ctx.
+			p, ok, err := tower.ReadyNow(c.inner)
+			if ok {
+				return p, nil
+			}
+			if err != nil {
+				return p, c.fail(err)
+			}
+			return p, ctx.Err()
 		}
 	}
 }

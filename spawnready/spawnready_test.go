@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -312,7 +314,10 @@ func TestNewNilInner(t *testing.T) {
 func TestLayerClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := spawnready.NewLayer[string, string]()
-		var hs []*handle
+		var (
+			hs   []*handle
+			made []svc
+		)
 		for range 2 {
 			mock, h := towertest.NewMock[string, string]()
 			h.Allow(0)
@@ -320,6 +325,7 @@ func TestLayerClose(t *testing.T) {
 			readyNow(s)
 			h.Allow(1)
 			hs = append(hs, h)
+			made = append(made, s)
 		}
 		for _, h := range hs {
 			checkOutstanding(t, h, 1)
@@ -328,6 +334,9 @@ func TestLayerClose(t *testing.T) {
 		for _, h := range hs {
 			checkOutstanding(t, h, 0)
 		}
+		// Reachable until now: a SpawnReady the garbage collector finds
+		// is stopped by its cleanup, which runs outside this bubble.
+		runtime.KeepAlive(made)
 	})
 }
 
@@ -352,4 +361,40 @@ func (r *recorder) driveCtx() context.Context {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.ctx
+}
+
+// quiet is ready now whenever free is set, but a Ready that waits is ended
+// only by its ctx: capacity that frees without waking the waiters, as a
+// service that polls for it would.
+type quiet struct{ free atomic.Bool }
+
+func (q *quiet) Ready(ctx context.Context) (permit, error) {
+	if q.free.Load() {
+		return tower.ServiceFunc[string, string](func(_ context.Context, req string) (string, error) {
+			return req, nil
+		}).Ready(ctx)
+	}
+	<-ctx.Done()
+	return permit{}, ctx.Err()
+}
+
+// "Ready now?" while a drive waits asks the inner service again: capacity
+// free now goes even to a done ctx, drive or no drive.
+func TestReadyNowWhileDriveWaits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := new(quiet)
+		s := spawnready.New[string, string](q)
+		defer s.Close()
+		if _, ok, err := readyNow(s); ok || err != nil {
+			t.Fatalf("ReadyNow before the inner service is ready: got %t, %v; want false, nil", ok, err)
+		}
+		q.free.Store(true) // the drive, waiting, is not told
+		p, ok, err := readyNow(s)
+		if !ok || err != nil {
+			t.Fatalf("ReadyNow once the inner service is ready: got %t, %v; want a permit", ok, err)
+		}
+		if res, err := p.Call(t.Context(), "hello"); res != "hello" || err != nil {
+			t.Errorf("Call: got %q, %v; want %q, nil", res, err, "hello")
+		}
+	})
 }
