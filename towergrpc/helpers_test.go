@@ -54,7 +54,9 @@ func serve(t *testing.T, h *healthServer, sopts []grpc.ServerOption, dopts ...gr
 	t.Cleanup(func() {
 		conn.Close()
 		srv.Stop()
-		if err := <-served; err != nil {
+		// ErrServerStopped: Stop came first, on a machine too busy to
+		// have started Serve before a test that never reached it ended.
+		if err := <-served; err != nil && err != grpc.ErrServerStopped {
 			t.Errorf("Serve returned %v, want nil", err)
 		}
 	})
