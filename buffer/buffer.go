@@ -3,10 +3,10 @@ package buffer
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"sync"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/lifetime"
 	"github.com/towergo/tower/internal/sema"
 )
 
@@ -78,7 +78,7 @@ func New[Req, Res any](inner tower.Service[Req, Res], bound int, opts ...Option)
 	o := newOptions("buffer.New", opts)
 	c := newCore(inner, bound, o.sink)
 	b := &Buffer[Req, Res]{c: c}
-	runtime.AddCleanup(b, (*core[Req, Res]).collected, c)
+	lifetime.OnUnreachable(b, (*core[Req, Res]).collected, c)
 	go c.run()
 	return b
 }

@@ -51,7 +51,8 @@
 // fails, or until the garbage collector finds the Buffer unreachable with
 // no permit outstanding and no call in flight. After Close, Ready and Call
 // fail with [ErrClosed]; after the inner service fails, with one shared
-// [*ServiceError]. Under testing/synctest, close a Buffer before dropping
-// it: the garbage collector's cleanup runs outside the bubble, where
-// stopping a worker the bubble started is a fatal error.
+// [*ServiceError]. Inside a testing/synctest bubble the garbage collector
+// stops no worker (its cleanups run outside the bubble, where they could
+// not): close every Buffer a test makes, or the Layer that made it, and
+// synctest reports a worker left running when the test ends.
 package buffer

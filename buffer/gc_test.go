@@ -168,9 +168,7 @@ var errFoobar error = foobarError{}
 
 // newInBubble makes a Buffer inside a synctest bubble, stops its worker
 // there (by Close or by failure), and returns a channel closed once the
-// Buffer's own cleanup has run. The core is the argument of that cleanup, so
-// the runtime holds it until the cleanup has run, and a cleanup attached to
-// the core can only run after it.
+// Buffer's core has been collected.
 func newInBubble(t *testing.T, stop func(*Buffer[string, string], *towertest.Handle[string, string])) <-chan struct{} {
 	ran := make(chan struct{})
 	synctest.Test(t, func(t *testing.T) {
@@ -182,11 +180,11 @@ func newInBubble(t *testing.T, stop func(*Buffer[string, string], *towertest.Han
 	return ran
 }
 
-// A Buffer stopped inside a synctest bubble is collected after the bubble
-// ended; its cleanup then runs outside the bubble and must not touch the
-// bubble's channels (the runtime kills the program if it does). Nothing is
-// left to do for a Buffer that was closed, or whose inner service failed.
-func TestCleanupAfterStopDoesNothing(t *testing.T) {
+// A Buffer made and stopped inside a synctest bubble is collected after
+// the bubble ended, and nothing then touches the bubble's channels (the
+// runtime kills the program if anything does): in a bubble a Buffer
+// registers no cleanup, as a cleanup runs outside every bubble.
+func TestCollectedAfterBubble(t *testing.T) {
 	tests := []struct {
 		name string
 		stop func(*Buffer[string, string], *towertest.Handle[string, string])

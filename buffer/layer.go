@@ -2,7 +2,7 @@ package buffer
 
 import (
 	"github.com/towergo/tower"
-	"github.com/towergo/tower/internal/weakset"
+	"github.com/towergo/tower/internal/lifetime"
 )
 
 // A Layer puts each service it wraps behind a Buffer of its own, and closes
@@ -15,7 +15,7 @@ type Layer[Req, Res any] struct {
 	bound int
 	opts  []Option
 
-	made weakset.Set[Buffer[Req, Res]] // to close on Close, unless collected first
+	made lifetime.Set[Buffer[Req, Res]] // to close on Close, unless collected first
 }
 
 // NewLayer returns a Layer of Buffers with bound slots each, and opts. It

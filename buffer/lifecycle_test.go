@@ -3,6 +3,7 @@ package buffer_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -209,6 +210,24 @@ func TestFailureIsFinal(t *testing.T) {
 		if _, err := b.Ready(t.Context()); err != first {
 			t.Errorf("Ready after Close: got %v, want the failure %v, which stands", err, first)
 		}
+	})
+}
+
+// Inside a synctest bubble, a Buffer the layer made that nothing else
+// references is not stopped by the garbage collector, whose cleanup would
+// run outside the bubble (a fatal error there), but by the layer's Close.
+func TestLayerClosesDroppedBufferInBubble(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := buffer.NewLayer[string, string](1)
+		echo := tower.ServiceFunc[string, string](func(_ context.Context, req string) (string, error) {
+			return req, nil
+		})
+		if res, err := tower.Call(t.Context(), l.Wrap(echo), "hello"); res != "hello" || err != nil {
+			t.Fatalf("Call: got %q, %v; want %q, nil", res, err, "hello")
+		}
+		runtime.GC()
+		runtime.GC()
+		l.Close() // the worker must be gone when the bubble ends
 	})
 }
 

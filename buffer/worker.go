@@ -202,9 +202,7 @@ func (c *core[Req, Res]) close() {
 // collected is the cleanup of a Buffer the garbage collector found
 // unreachable: it stops the worker without waiting for it, as a cleanup
 // must not block. A Buffer that was closed, or whose inner service failed,
-// has nothing left to stop; its cleanup may run outside the synctest bubble
-// that made it, where touching its channels would be fatal, so it does
-// nothing.
+// has nothing left to stop.
 func (c *core[Req, Res]) collected() {
 	if c.shutErr() != nil {
 		return
@@ -230,9 +228,7 @@ func (c *core[Req, Res]) shut(err error) error {
 	return err
 }
 
-// shutErr returns the error the buffer was stopped with, or nil. It
-// touches no channel, so a cleanup running outside the synctest bubble that
-// made the buffer may call it.
+// shutErr returns the error the buffer was stopped with, or nil.
 func (c *core[Req, Res]) shutErr() error {
 	if !c.isShut.Load() {
 		return nil

@@ -198,9 +198,7 @@ func (c *core[Target, Req, Res]) close() error {
 // collected is the cleanup of a Reconnect the garbage collector found
 // unreachable: it cancels a connect in progress, without waiting, as a
 // cleanup must not block. It does not close the current service, which
-// calls made with its permits may still be using. With no connect in
-// progress it touches no channel, so it is harmless after the synctest
-// bubble that made the Reconnect has ended.
+// calls made with its permits may still be using.
 func (c *core[Target, Req, Res]) collected() {
 	c.mu.Lock()
 	if c.err == nil {

@@ -7,6 +7,7 @@ import (
 	"runtime"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/lifetime"
 )
 
 // Reconnect is a service that holds one service made by a [MakeService] for
@@ -46,9 +47,10 @@ import (
 // Close cancels a connect in progress, waits for its goroutine, and closes
 // the current service. No goroutine runs unless a connect is in progress,
 // and a Reconnect that becomes unreachable has its connect cancelled by the
-// garbage collector. Under testing/synctest, close a Reconnect before
-// dropping it: that cleanup runs outside the bubble, where cancelling a
-// connect the bubble started is a fatal error.
+// garbage collector, except inside a testing/synctest bubble (its cleanups
+// run outside the bubble, where they could not): there, close every
+// Reconnect a test makes, and synctest reports a connect left running
+// when the test ends.
 //
 // A Reconnect is safe for concurrent use. Its zero value is not usable;
 // call [New] or [NewConnected]. Target is the type of the target the maker
@@ -85,7 +87,7 @@ func newReconnect[Target, Req, Res any](maker MakeService[Target, Req, Res], tar
 	c := &core[Target, Req, Res]{maker: maker, target: target}
 	c.conn.Store(cn)
 	r := &Reconnect[Target, Req, Res]{c: c}
-	runtime.AddCleanup(r, (*core[Target, Req, Res]).collected, c)
+	lifetime.OnUnreachable(r, (*core[Target, Req, Res]).collected, c)
 	return r
 }
 

@@ -2,7 +2,7 @@ package spawnready
 
 import (
 	"github.com/towergo/tower"
-	"github.com/towergo/tower/internal/weakset"
+	"github.com/towergo/tower/internal/lifetime"
 )
 
 // A Layer wraps each service in a SpawnReady of its own, and closes all of
@@ -12,7 +12,7 @@ import (
 // A Layer is safe for concurrent use. The zero Layer is ready to use. Req
 // and Res are the request and response types.
 type Layer[Req, Res any] struct {
-	made weakset.Set[SpawnReady[Req, Res]] // to close on Close, unless collected first
+	made lifetime.Set[SpawnReady[Req, Res]] // to close on Close, unless collected first
 }
 
 // NewLayer returns a Layer of SpawnReadys.

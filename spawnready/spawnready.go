@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/lifetime"
 )
 
 // ErrClosed is returned by Ready after [SpawnReady.Close], and by the Ready
@@ -49,9 +50,10 @@ var ErrClosed = errors.New("spawnready: closed")
 // A SpawnReady must be closed, or be unreachable, for a drive to stop
 // before the inner service is ready; a drive that holds a permit waits for
 // a caller or for Close. Close stops the drive and releases its permit.
-// Under testing/synctest, close a SpawnReady before dropping it: the
-// garbage collector's cleanup runs outside the bubble, where stopping a
-// drive the bubble started is a fatal error.
+// Inside a testing/synctest bubble the garbage collector stops no drive
+// (its cleanups run outside the bubble, where they could not): close every
+// SpawnReady a test makes, or the Layer that made it, and synctest reports
+// a drive left running when the test ends.
 //
 // A SpawnReady is safe for concurrent use. Its zero value is not usable;
 // call [New]. Req and Res are the request and response types.
@@ -84,7 +86,7 @@ func New[Req, Res any](inner tower.Service[Req, Res]) *SpawnReady[Req, Res] {
 	}
 	c := &core[Req, Res]{inner: inner}
 	s := &SpawnReady[Req, Res]{c: c}
-	runtime.AddCleanup(s, (*core[Req, Res]).collected, c)
+	lifetime.OnUnreachable(s, (*core[Req, Res]).collected, c)
 	return s
 }
 
@@ -249,8 +251,7 @@ func (c *core[Req, Res]) stop(err error, wait bool) {
 
 // collected is the cleanup of a SpawnReady the garbage collector found
 // unreachable: it stops the drive without waiting, as a cleanup must not
-// block. With no drive running it touches no channel, so it is harmless
-// after the synctest bubble that made the SpawnReady has ended.
+// block.
 func (c *core[Req, Res]) collected() {
 	c.stop(ErrClosed, false)
 }
