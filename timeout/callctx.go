@@ -146,6 +146,13 @@ func (c *call[Req, Res]) build() context.Context {
 	// own. Of two goroutines building at once, one wins; the other's
 	// context is cancelled unused.
 	d, _ := c.Deadline()
+	if c.flags.Load()&callers == 0 {
+		// The same instant, with a monotonic reading, so that the timer
+		// follows the clock the Timeout keeps: one set by the wall clock
+		// would fire early when that clock is stepped forward, and the
+		// inner call would give up before the Timeout's deadline.
+		d = time.Now().Add(c.left())
+	}
 	s := new(stdContext)
 	s.ctx, s.cancel = context.WithDeadlineCause(c.parent(), d, ErrElapsed)
 	if !l.std.CompareAndSwap(nil, s) {

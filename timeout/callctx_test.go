@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/mono"
 	"github.com/towergo/tower/retry"
 )
 
@@ -229,5 +230,28 @@ func TestCallRecordSize(t *testing.T) {
 	}
 	if got := unsafe.Sizeof(call[string, string]{}); got != 48 {
 		t.Errorf("got a call record of %d bytes, want 48", got)
+	}
+}
+
+// The standard context's timer follows the monotonic clock, as the
+// Timeout's own deadline does, so that a step of the wall clock cannot end
+// the inner call early. (Outside synctest: inside a bubble, time.Now
+// carries no monotonic reading.)
+func TestCallContextTimerIsMonotonic(t *testing.T) {
+	var std context.Context
+	c, err := callWith(t, context.Background(), time.Hour, func(ctx context.Context) error {
+		ctx.Done() // builds the standard context
+		std = ctx.(*call[int, int]).std().ctx
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Call: %v", err)
+	}
+	d, ok := std.Deadline()
+	if _, mono := mono.Of(d); !ok || !mono {
+		t.Errorf("the standard context's deadline %v carries no monotonic reading", d)
+	}
+	if want, _ := c.Deadline(); d.Sub(want).Abs() > time.Millisecond {
+		t.Errorf("the standard context's deadline is %v, the call's %v: not the same instant", d, want)
 	}
 }
