@@ -29,7 +29,7 @@ func ExampleWithMetrics() {
 		defer close(done)
 		tower.Call(ctx, svc, "third") // waits for a permit
 	}()
-	for svc.Semaphore().Waiting() == 0 {
+	for c.Get(metrics.Waiting) == 0 { // the count printed next
 		runtime.Gosched()
 	}
 	fmt.Println(c.Snapshot())
