@@ -145,12 +145,14 @@ func (c *call[Req, Res]) build() context.Context {
 	// and the parent may be another call's lazy context, which builds its
 	// own. Of two goroutines building at once, one wins; the other's
 	// context is cancelled unused.
-	d, _ := c.Deadline()
-	if c.flags.Load()&callers == 0 {
-		// The same instant, with a monotonic reading, so that the timer
-		// follows the clock the Timeout keeps: one set by the wall clock
-		// would fire early when that clock is stepped forward, and the
-		// inner call would give up before the Timeout's deadline.
+	var d time.Time
+	if c.flags.Load()&callers != 0 {
+		d, _ = c.parent().Deadline()
+	} else {
+		// The deadline with a monotonic reading (Deadline's has none), so
+		// that the timer follows the clock the Timeout keeps: one set by
+		// the wall clock would fire early when that clock is stepped
+		// forward, and the inner call would give up before the deadline.
 		d = time.Now().Add(c.left())
 	}
 	s := new(stdContext)
