@@ -160,20 +160,8 @@ func TestCombinatorBadInputPanics(t *testing.T) {
 		}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.want, func(t *testing.T) { mustPanicExactly(t, tt.want, tt.f) })
+		t.Run(tt.want, func(t *testing.T) { towertest.Panics(t, tt.want, tt.f) })
 	}
-}
-
-// mustPanicExactly fails t unless f panics with exactly want.
-func mustPanicExactly(t *testing.T, want string, f func()) {
-	t.Helper()
-	defer func() {
-		t.Helper()
-		if got := fmt.Sprint(recover()); got != want {
-			t.Errorf("got panic %q, want %q", got, want)
-		}
-	}()
-	f()
 }
 
 // mustPanicPrefix fails t unless f panics with a message that starts with

@@ -221,7 +221,7 @@ func TestMapErrNilPanics(t *testing.T) {
 	mock, h := towertest.NewMock[string, string]()
 	svc := tower.MapErr(mock, func(error) error { return nil })
 	h.FailReady(errFailed)
-	mustPanicExactly(t, `tower.MapErr: f returned nil for error "failed"; use MapResult to turn an error into a response`,
+	towertest.Panics(t, `tower.MapErr: f returned nil for error "failed"; use MapResult to turn an error into a response`,
 		func() { svc.Ready(t.Context()) })
 }
 

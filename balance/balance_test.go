@@ -297,7 +297,7 @@ func TestBadInputPanics(t *testing.T) {
 		{"WithRandNil", func() { balance.WithRand(nil) }, "balance.WithRand: nil Rand"},
 		{"WithErrorHandlerNil", func() { balance.WithErrorHandler(nil) }, "balance.WithErrorHandler: nil handler"},
 	} {
-		t.Run(tt.name, func(t *testing.T) { mustPanic(t, tt.want, tt.f) })
+		t.Run(tt.name, func(t *testing.T) { towertest.Panics(t, tt.want, tt.f) })
 	}
 }
 
@@ -353,5 +353,5 @@ func TestLimitedEndpoints(t *testing.T) {
 
 // A nil *discover.List is no Discover either.
 func TestNilListPanics(t *testing.T) {
-	mustPanic(t, "balance.NewP2C: nil Discover", func() { balance.NewP2C((*discover.List[endpoint])(nil)) })
+	towertest.Panics(t, "balance.NewP2C: nil Discover", func() { balance.NewP2C((*discover.List[endpoint])(nil)) })
 }

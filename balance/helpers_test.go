@@ -125,18 +125,6 @@ func (s *script) IntN(n int) int {
 	return x
 }
 
-// mustPanic fails t unless f panics with exactly want.
-func mustPanic(t *testing.T, want string, f func()) {
-	t.Helper()
-	defer func() {
-		t.Helper()
-		if got := fmt.Sprint(recover()); got != want {
-			t.Errorf("got panic %q, want %q", got, want)
-		}
-	}()
-	f()
-}
-
 // answer is one answer of a scripted Discover.
 type answer struct {
 	ch  discover.Change[int, endpoint]

@@ -10,6 +10,7 @@ import (
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/balance"
 	"github.com/towergo/tower/discover"
+	"github.com/towergo/tower/towertest"
 )
 
 // The removal handler hears of each endpoint that leaves the balancer's
@@ -67,8 +68,8 @@ func TestRemovalHandlerTypes(t *testing.T) {
 		t.Errorf("Close of a RoundRobin: removed %v, want [0 1]", got)
 	}
 	want := "balance.NewRoundRobin: the removal handler is a func(int, load.Service[string,string]), want a func(int, tower.Service[string,string])"
-	mustPanic(t, want, func() {
+	towertest.Panics(t, want, func() {
 		balance.NewRoundRobin(discover.NewList[tower.Service[string, string]](), balance.WithRemovalHandler(func(int, endpoint) {}))
 	})
-	mustPanic(t, "balance.WithRemovalHandler: nil handler", func() { balance.WithRemovalHandler[int, endpoint](nil) })
+	towertest.Panics(t, "balance.WithRemovalHandler: nil handler", func() { balance.WithRemovalHandler[int, endpoint](nil) })
 }

@@ -371,6 +371,6 @@ func TestBadInput(t *testing.T) {
 		{"UnorderedChanLimitNegative", "callall.UnorderedChan: limit must be at least 1, got -1", func() { callall.UnorderedChan[string, string](ctx, mock, ch, -1) }},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { mustPanic(t, tt.want, tt.f) })
+		t.Run(tt.name, func(t *testing.T) { towertest.Panics(t, tt.want, tt.f) })
 	}
 }

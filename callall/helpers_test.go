@@ -1,7 +1,6 @@
 package callall_test
 
 import (
-	"fmt"
 	"iter"
 	"testing"
 	"testing/synctest"
@@ -123,16 +122,4 @@ func received(t *testing.T, h *handle, n int) map[string]*towertest.Request[stri
 	}
 	h.ExpectNone(t)
 	return got
-}
-
-// mustPanic fails t unless f panics with exactly want.
-func mustPanic(t *testing.T, want string, f func()) {
-	t.Helper()
-	defer func() {
-		t.Helper()
-		if got := fmt.Sprint(recover()); got != want {
-			t.Errorf("got panic %q, want %q", got, want)
-		}
-	}()
-	f()
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/towergo/tower/discover"
+	"github.com/towergo/tower/towertest"
 )
 
 // fakeResolver answers lookups from a script, one answer per lookup; the
@@ -313,18 +314,6 @@ func TestDNSBadInputPanics(t *testing.T) {
 		{"SRVNilNewService", func() { discover.NewDNSSRV[string](r, "http", "tcp", "n", time.Second, nil) }, "discover.NewDNSSRV: newService is nil"},
 		{"ListNil", func() { discover.NewList[any]("a", nil) }, "discover.NewList: service 1 is nil"},
 	} {
-		t.Run(tt.name, func(t *testing.T) { mustPanic(t, tt.want, tt.f) })
+		t.Run(tt.name, func(t *testing.T) { towertest.Panics(t, tt.want, tt.f) })
 	}
-}
-
-// mustPanic fails t unless f panics with exactly want.
-func mustPanic(t *testing.T, want string, f func()) {
-	t.Helper()
-	defer func() {
-		t.Helper()
-		if got := fmt.Sprint(recover()); got != want {
-			t.Errorf("got panic %q, want %q", got, want)
-		}
-	}()
-	f()
 }

@@ -422,7 +422,7 @@ func TestHedgeBadInputPanics(t *testing.T) {
 		{"LayerPercentile", func() { hedge.NewLayer[string, string](pol, 1, 1.5, time.Second) }, "hedge.NewLayer: percentile must be between 0 and 1, got 1.5"},
 		{"LayerPeriod", func() { hedge.NewLayer[string, string](pol, 1, 0.9, -time.Second) }, "hedge.NewLayer: period must be positive, got -1s"},
 	} {
-		t.Run(tt.name, func(t *testing.T) { mustPanic(t, tt.want, tt.f) })
+		t.Run(tt.name, func(t *testing.T) { towertest.Panics(t, tt.want, tt.f) })
 	}
 	// The edges are valid.
 	hedge.New[string, string](mock, pol, 0, 0, time.Nanosecond)

@@ -147,15 +147,3 @@ func cancelled(t *testing.T, r *towertest.Request[string, string], what string) 
 		t.Errorf("%s's context: got %v, want %v", what, err, context.Canceled)
 	}
 }
-
-// mustPanic fails t unless f panics with exactly want.
-func mustPanic(t *testing.T, want string, f func()) {
-	t.Helper()
-	defer func() {
-		t.Helper()
-		if got := fmt.Sprint(recover()); got != want {
-			t.Errorf("got panic %q, want %q", got, want)
-		}
-	}()
-	f()
-}

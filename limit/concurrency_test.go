@@ -288,7 +288,7 @@ func TestConcurrencyPanickingCallReleasesPermit(t *testing.T) {
 		if !ok {
 			t.Fatalf("round %d: ReadyNow: got not ready, want the permit back", i)
 		}
-		mustPanic(t, "inner exploded", func() { p.Call(t.Context(), "hello") })
+		towertest.Panics(t, "inner exploded", func() { p.Call(t.Context(), "hello") })
 		checkSem(t, cl.Semaphore(), 1, 0)
 	}
 }
@@ -381,7 +381,7 @@ func TestConcurrencyBadInputPanics(t *testing.T) {
 		{"NewConcurrencyLayerZero", func() { limit.NewConcurrencyLayer[string, string](0) }, limitMsg("limit.NewConcurrencyLayer", 0)},
 		{"NewSharedConcurrencyLayerNil", func() { limit.NewSharedConcurrencyLayer[string, string](nil) }, "limit.NewSharedConcurrencyLayer: sem is nil"},
 	} {
-		t.Run(tt.name, func(t *testing.T) { mustPanic(t, tt.want, tt.f) })
+		t.Run(tt.name, func(t *testing.T) { towertest.Panics(t, tt.want, tt.f) })
 	}
 }
 
@@ -395,7 +395,7 @@ func (panicReady) Ready(context.Context) (permit, error) { panic("inner Ready ex
 func TestConcurrencyPanickingReadyReleasesPermit(t *testing.T) {
 	cl := limit.NewConcurrency[string, string](panicReady{}, 1)
 	for range 2 {
-		mustPanic(t, "inner Ready exploded", func() { cl.Ready(t.Context()) })
+		towertest.Panics(t, "inner Ready exploded", func() { cl.Ready(t.Context()) })
 		checkSem(t, cl.Semaphore(), 1, 0)
 	}
 }
@@ -425,7 +425,7 @@ func TestConcurrencyPermitsBeyondTheSlots(t *testing.T) {
 			} else {
 				p.Release()
 			}
-			mustPanic(t, used, func() { stale.Call(t.Context(), "again") })
+			towertest.Panics(t, used, func() { stale.Call(t.Context(), "again") })
 			stale.Release() // does nothing
 			checkSem(t, cl.Semaphore(), i+1, 0)
 		}

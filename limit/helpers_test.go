@@ -2,7 +2,6 @@ package limit_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -132,15 +131,3 @@ func noRequest(t *testing.T, h *handle) {
 var echo = tower.ServiceFunc[string, string](func(_ context.Context, req string) (string, error) {
 	return req, nil
 })
-
-// mustPanic fails t unless f panics with exactly want.
-func mustPanic(t *testing.T, want string, f func()) {
-	t.Helper()
-	defer func() {
-		t.Helper()
-		if got := fmt.Sprint(recover()); got != want {
-			t.Errorf("got panic %q, want %q", got, want)
-		}
-	}()
-	f()
-}

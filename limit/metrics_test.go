@@ -130,7 +130,7 @@ func TestConcurrencyMetricsPanickingCall(t *testing.T) {
 	inner := tower.ServiceFunc[string, string](func(context.Context, string) (string, error) { panic("boom") })
 	cl := limit.NewConcurrency[string, string](inner, 1, limit.WithMetrics(&c))
 	p := mustReady(t, cl)
-	mustPanic(t, "boom", func() { p.Call(t.Context(), "x") })
+	towertest.Panics(t, "boom", func() { p.Call(t.Context(), "x") })
 	if got := c.Snapshot(); got != (metrics.Snapshot{}) {
 		t.Errorf("got %v, want {}", got)
 	}
@@ -261,6 +261,6 @@ func TestOptionPanics(t *testing.T) {
 		{"NewRateLayer", "limit.NewRateLayer: option 0 is nil", func() { limit.NewRateLayer[string, string](1, time.Second, nil) }},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { mustPanic(t, tt.want, tt.f) })
+		t.Run(tt.name, func(t *testing.T) { towertest.Panics(t, tt.want, tt.f) })
 	}
 }

@@ -367,7 +367,7 @@ func TestRateBadInputPanics(t *testing.T) {
 		{"LayerNumNegative", func() { limit.NewRateLayer[string, string](-1, time.Second) }, "limit.NewRateLayer: num must be between 1 and 1099511627775, got -1"},
 		{"LayerPerZero", func() { limit.NewRateLayer[string, string](1, 0) }, "limit.NewRateLayer: per must be positive, got 0s"},
 	} {
-		t.Run(tt.name, func(t *testing.T) { mustPanic(t, tt.want, tt.f) })
+		t.Run(tt.name, func(t *testing.T) { towertest.Panics(t, tt.want, tt.f) })
 	}
 }
 
@@ -377,7 +377,7 @@ func TestRatePanickingReadyGivesPlaceBack(t *testing.T) {
 		r := limit.NewRate[string, string](panicReady{}, 1, time.Second)
 		start := time.Now()
 		for range 2 {
-			mustPanic(t, "inner Ready exploded", func() { r.Ready(t.Context()) })
+			towertest.Panics(t, "inner Ready exploded", func() { r.Ready(t.Context()) })
 		}
 		if d := time.Since(start); d != 0 {
 			t.Errorf("the second Ready waited %v for a window, want 0: the first one's place was not given back", d)

@@ -65,6 +65,6 @@ func TestBadInputPanics(t *testing.T) {
 		{"NewPeakEwmaLayerZeroDecay", func() { load.NewPeakEwmaLayer[string, string](time.Millisecond, 0) }, "load.NewPeakEwmaLayer: decay must be positive, got 0s"},
 		{"NewPeakEwmaLayerNilOption", func() { load.NewPeakEwmaLayer[string, string](time.Millisecond, time.Second, nilOpt) }, "load.NewPeakEwmaLayer: option 0 is nil"},
 	} {
-		t.Run(tt.name, func(t *testing.T) { mustPanic(t, tt.want, tt.f) })
+		t.Run(tt.name, func(t *testing.T) { towertest.Panics(t, tt.want, tt.f) })
 	}
 }

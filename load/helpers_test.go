@@ -2,7 +2,6 @@ package load_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"testing/synctest"
 
@@ -45,18 +44,6 @@ func take(t *testing.T, h *towertest.Handle[string, string], want string) *tower
 	t.Helper()
 	synctest.Wait()
 	return h.ExpectNow(t, want)
-}
-
-// mustPanic fails t unless f panics with exactly want.
-func mustPanic(t *testing.T, want string, f func()) {
-	t.Helper()
-	defer func() {
-		t.Helper()
-		if got := fmt.Sprint(recover()); got != want {
-			t.Errorf("got panic %q, want %q", got, want)
-		}
-	}()
-	f()
 }
 
 // checkLoad fails t unless s's load is want exactly.

@@ -161,7 +161,7 @@ func TestPeakEwmaPanicCompletes(t *testing.T) {
 			panic("inner exploded")
 		})
 		svc := load.NewPeakEwma[string, string](inner, 20*time.Millisecond, time.Second)
-		mustPanic(t, "inner exploded", func() { tower.Call(t.Context(), svc, "x") })
+		towertest.Panics(t, "inner exploded", func() { tower.Call(t.Context(), svc, "x") })
 		checkLoad(t, svc, 50*ms) // a peak of 50ms, and nothing pending
 	})
 }

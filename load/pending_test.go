@@ -90,12 +90,12 @@ func TestPendingRequestsPanicCompletes(t *testing.T) {
 	t.Run("Inner", func(t *testing.T) {
 		inner := tower.ServiceFunc[string, string](func(context.Context, string) (string, error) { panic("inner exploded") })
 		svc := load.NewPendingRequests[string, string](inner)
-		mustPanic(t, "inner exploded", func() { tower.Call(t.Context(), svc, "x") })
+		towertest.Panics(t, "inner exploded", func() { tower.Call(t.Context(), svc, "x") })
 		checkLoad(t, svc, 0)
 	})
 	t.Run("Completion", func(t *testing.T) {
 		svc := load.NewPendingRequests[string, string](echo, load.WithCompletion[string](panicCompletion{}))
-		mustPanic(t, "completion exploded", func() { tower.Call(t.Context(), svc, "x") })
+		towertest.Panics(t, "completion exploded", func() { tower.Call(t.Context(), svc, "x") })
 		checkLoad(t, svc, 0)
 	})
 }

@@ -3,7 +3,6 @@ package loadshed_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -214,12 +213,7 @@ func TestNewPanics(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			const want = "loadshed.New: nil inner service"
-			defer func() {
-				if got := fmt.Sprint(recover()); got != want {
-					t.Errorf("got panic %q, want %q", got, want)
-				}
-			}()
-			tt.f()
+			towertest.Panics(t, want, tt.f)
 		})
 	}
 }

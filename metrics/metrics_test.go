@@ -220,14 +220,7 @@ func TestLayerPanickingCall(t *testing.T) {
 				time.Sleep(20 * ms)
 				panic("boom")
 			}))
-		func() {
-			defer func() {
-				if got := fmt.Sprint(recover()); got != "boom" {
-					t.Errorf("got panic %q, want %q", got, "boom")
-				}
-			}()
-			tower.Call(t.Context(), svc, "a")
-		}()
+		towertest.Panics(t, "boom", func() { tower.Call(t.Context(), svc, "a") })
 		if got, want := c.Snapshot(), (metrics.Snapshot{Calls: 1, Latency: 20 * ms, MaxLatency: 20 * ms}); got != want {
 			t.Errorf("got %v, want %v", got, want)
 		}
@@ -260,12 +253,7 @@ func TestNewPanics(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			defer func() {
-				if got := fmt.Sprint(recover()); got != tt.want {
-					t.Errorf("got panic %q, want %q", got, tt.want)
-				}
-			}()
-			tt.f()
+			towertest.Panics(t, tt.want, tt.f)
 		})
 	}
 }

@@ -95,15 +95,3 @@ func callAndAnswer(t *testing.T, p tower.Permit[string, string], h *handle, req,
 		t.Errorf("Call: got %q, %v; want %q, nil", got, err, resp)
 	}
 }
-
-// mustPanic fails t unless f panics with exactly want.
-func mustPanic(t *testing.T, want string, f func()) {
-	t.Helper()
-	defer func() {
-		t.Helper()
-		if got := fmt.Sprint(recover()); got != want {
-			t.Errorf("got panic %q, want %q", got, want)
-		}
-	}()
-	f()
-}

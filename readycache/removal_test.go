@@ -10,6 +10,7 @@ import (
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/readycache"
+	"github.com/towergo/tower/towertest"
 )
 
 // removals records what the removal handler is told, with what the
@@ -166,10 +167,10 @@ func (s slowReady) Ready(ctx context.Context) (tower.Permit[string, string], err
 
 func TestRemovalHandlerTypeMismatchPanics(t *testing.T) {
 	want := "readycache.New: the removal handler is a func(int, string), want a func(int, *towertest.Mock[string,string])"
-	mustPanic(t, want, func() {
+	towertest.Panics(t, want, func() {
 		readycache.New[int, string, string, *mock](readycache.WithRemovalHandler(func(int, string) {}))
 	})
-	mustPanic(t, "readycache.WithRemovalHandler: nil handler", func() {
+	towertest.Panics(t, "readycache.WithRemovalHandler: nil handler", func() {
 		readycache.WithRemovalHandler[int, *mock](nil)
 	})
 }

@@ -157,7 +157,7 @@ func (panicReady) Ready(context.Context) (tower.Permit[string, string], error) {
 func TestPanickingReadyDropsEndpoint(t *testing.T) {
 	c := readycache.New[int, string, string, tower.Service[string, string]]()
 	defer c.Close()
-	mustPanic(t, "Ready exploded", func() { c.Push(0, panicReady{}) })
+	towertest.Panics(t, "Ready exploded", func() { c.Push(0, panicReady{}) })
 	if c.Len() != 0 {
 		t.Errorf("got Len() %d, want 0", c.Len())
 	}
@@ -187,7 +187,7 @@ func TestBadInputPanics(t *testing.T) {
 		{"PickerOutOfRange", func() { c.TryTake(pickAt(1)) }, "readycache: Picker returned index 1 for 1 ready endpoints"},
 		{"PickerNegative", func() { c.TryTake(pickAt(-1)) }, "readycache: Picker returned index -1 for 1 ready endpoints"},
 	} {
-		t.Run(tt.name, func(t *testing.T) { mustPanic(t, tt.want, tt.f) })
+		t.Run(tt.name, func(t *testing.T) { towertest.Panics(t, tt.want, tt.f) })
 	}
 	if got := c.ReadyLen(); got != 1 {
 		t.Errorf("after a bad Picker: got ReadyLen() %d, want 1", got)

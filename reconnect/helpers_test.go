@@ -3,7 +3,6 @@ package reconnect_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -152,16 +151,4 @@ func checkConnects(t *testing.T, mh *makerHandle, want int) {
 	if got := mh.Calls(); got != want {
 		t.Errorf("got %d connects, want %d", got, want)
 	}
-}
-
-// mustPanic fails t unless f panics with exactly want.
-func mustPanic(t *testing.T, want string, f func()) {
-	t.Helper()
-	defer func() {
-		t.Helper()
-		if got := fmt.Sprint(recover()); got != want {
-			t.Errorf("got panic %q, want %q", got, want)
-		}
-	}()
-	f()
 }

@@ -367,7 +367,7 @@ func TestBadInput(t *testing.T) {
 		{"NewConnectedNilService", "reconnect.NewConnected: svc is nil", func() { reconnect.NewConnected[string, string, string](maker, target, nil) }},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { mustPanic(t, tt.want, tt.f) })
+		t.Run(tt.name, func(t *testing.T) { towertest.Panics(t, tt.want, tt.f) })
 	}
 }
 

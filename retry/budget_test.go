@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/towergo/tower/retry"
+	"github.com/towergo/tower/towertest"
 )
 
 // withdraw fails t unless b.Withdraw() reports want.
@@ -204,7 +205,7 @@ func TestTPSBudgetBadInputPanics(t *testing.T) {
 		{"MinPerSecTooBig", time.Second, math.MaxInt32, 0, "retry.NewTPSBudget: minPerSec must be between 0 and 2147483646, got 2147483647"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			mustPanic(t, tt.want, func() { retry.NewTPSBudget(tt.ttl, tt.minPerSec, tt.percent) })
+			towertest.Panics(t, tt.want, func() { retry.NewTPSBudget(tt.ttl, tt.minPerSec, tt.percent) })
 		})
 	}
 }

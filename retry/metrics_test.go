@@ -106,7 +106,7 @@ func TestOptionPanics(t *testing.T) {
 		}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { mustPanic(t, tt.want, tt.f) })
+		t.Run(tt.name, func(t *testing.T) { towertest.Panics(t, tt.want, tt.f) })
 	}
 }
 

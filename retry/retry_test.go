@@ -244,7 +244,7 @@ func TestRetryPanicBeforeFirstAttemptReleasesPermit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mustPanic(t, "clone exploded", func() { p.Call(t.Context(), "hello") })
+	towertest.Panics(t, "clone exploded", func() { p.Call(t.Context(), "hello") })
 	if n := h.Outstanding(); n != 0 {
 		t.Errorf("inner service has %d reservations outstanding, want 0", n)
 	}
@@ -284,7 +284,7 @@ func TestRetryBadInputPanics(t *testing.T) {
 		{"NewNilPolicy", func() { retry.New[string, string](mock, nil) }, "retry.New: nil policy"},
 		{"NewLayerNilPolicy", func() { retry.NewLayer[string, string](nil) }, "retry.NewLayer: nil policy"},
 	} {
-		t.Run(tt.name, func(t *testing.T) { mustPanic(t, tt.want, tt.f) })
+		t.Run(tt.name, func(t *testing.T) { towertest.Panics(t, tt.want, tt.f) })
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/towergo/tower/retry"
+	"github.com/towergo/tower/towertest"
 )
 
 // countingBudget counts deposits and withdrawals, and grants the first
@@ -233,6 +234,6 @@ func TestStandardPolicyBadInputPanics(t *testing.T) {
 		{"NilBudget", func() { retry.WithBudget(nil) }, "retry.WithBudget: nil Budget"},
 		{"NilOption", func() { retry.NewPolicy[string, string](nil, retry.WithMaxAttempts(2), nil) }, "retry.NewPolicy: option 1 is nil"},
 	} {
-		t.Run(tt.name, func(t *testing.T) { mustPanic(t, tt.want, tt.f) })
+		t.Run(tt.name, func(t *testing.T) { towertest.Panics(t, tt.want, tt.f) })
 	}
 }

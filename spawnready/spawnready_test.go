@@ -302,12 +302,7 @@ func TestReadyInnerIsUsedDirectly(t *testing.T) {
 }
 
 func TestNewNilInner(t *testing.T) {
-	defer func() {
-		if got, want := fmt.Sprint(recover()), "spawnready.New: inner is nil"; got != want {
-			t.Errorf("got panic %q, want %q", got, want)
-		}
-	}()
-	spawnready.New[string, string](nil)
+	towertest.Panics(t, "spawnready.New: inner is nil", func() { spawnready.New[string, string](nil) })
 }
 
 // Layer.Close stops the drives of every SpawnReady the layer made.

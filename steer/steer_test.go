@@ -324,12 +324,7 @@ func TestSteerBadInputPanics(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
-			defer func() {
-				if got := fmt.Sprint(recover()); got != tt.want {
-					t.Errorf("got panic %q, want %q", got, tt.want)
-				}
-			}()
-			tt.f()
+			towertest.Panics(t, tt.want, tt.f)
 		})
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/towergo/tower/load"
 	"github.com/towergo/tower/timeout"
 	"github.com/towergo/tower/towerhttp"
+	"github.com/towergo/tower/towertest"
 )
 
 type endpoint = load.Service[*http.Request, *http.Response]
@@ -248,6 +249,6 @@ func TestTransportConstructorsPanic(t *testing.T) {
 			towerhttp.NewBalancedTransport[int](nil, none)
 		}},
 	} {
-		t.Run(tt.want, func(t *testing.T) { mustPanic(t, tt.want, tt.f) })
+		t.Run(tt.want, func(t *testing.T) { towertest.Panics(t, tt.want, tt.f) })
 	}
 }

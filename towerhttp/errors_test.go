@@ -14,6 +14,7 @@ import (
 	"github.com/towergo/tower/loadshed"
 	"github.com/towergo/tower/timeout"
 	"github.com/towergo/tower/towerhttp"
+	"github.com/towergo/tower/towertest"
 )
 
 func TestHandlerRetryAfterOption(t *testing.T) {
@@ -73,7 +74,7 @@ func TestHandlerConstructorsPanic(t *testing.T) {
 		{"towerhttp.WithMaxBodyBytes: n must be positive, got 0", func() { towerhttp.WithMaxBodyBytes(0) }},
 		{"towerhttp.WithErrorHandler: nil function", func() { towerhttp.WithErrorHandler(nil) }},
 	} {
-		t.Run(tt.want, func(t *testing.T) { mustPanic(t, tt.want, tt.f) })
+		t.Run(tt.want, func(t *testing.T) { towertest.Panics(t, tt.want, tt.f) })
 	}
 }
 

@@ -360,7 +360,7 @@ func TestHandlerFlushAndResponseController(t *testing.T) {
 
 func TestHandlerServiceOutsideHandlerPanics(t *testing.T) {
 	svc := towerhttp.HandlerService(ok)
-	mustPanic(t, "towerhttp: a HandlerService was called outside a towerhttp.Handler", func() {
+	towertest.Panics(t, "towerhttp: a HandlerService was called outside a towerhttp.Handler", func() {
 		tower.Call(t.Context(), svc, httptest.NewRequest("GET", "/", nil))
 	})
 }

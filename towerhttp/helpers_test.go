@@ -196,15 +196,3 @@ func (c *closeCounter) Close() error {
 	c.n.Add(1)
 	return c.ReadCloser.Close()
 }
-
-// mustPanic fails t unless f panics with exactly want.
-func mustPanic(t *testing.T, want string, f func()) {
-	t.Helper()
-	defer func() {
-		t.Helper()
-		if got := fmt.Sprint(recover()); got != want {
-			t.Errorf("got panic %q, want %q", got, want)
-		}
-	}()
-	f()
-}

@@ -44,22 +44,11 @@ func checkCounts(t *testing.T, s *Sema, avail, waiting int) {
 	}
 }
 
-func mustPanic(t *testing.T, want string, f func()) {
-	t.Helper()
-	defer func() {
-		t.Helper()
-		if got := fmt.Sprint(recover()); got != want {
-			t.Errorf("got panic %q, want %q", got, want)
-		}
-	}()
-	f()
-}
-
 func TestNewPanicsOnBadN(t *testing.T) {
 	for _, n := range []int{-1, MaxUnits + 1} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			want := fmt.Sprintf("sema.New: n must be between 0 and %d, got %d", MaxUnits, n)
-			mustPanic(t, want, func() { New(n) })
+			towertest.Panics(t, want, func() { New(n) })
 		})
 	}
 }
@@ -103,7 +92,7 @@ func TestOverReleasePanics(t *testing.T) {
 			for range tt.take {
 				s.Release()
 			}
-			mustPanic(t, overRelease, s.Release)
+			towertest.Panics(t, overRelease, s.Release)
 			checkCounts(t, s, tt.n, 0)
 		})
 	}
@@ -122,7 +111,7 @@ func TestStripedOverReleasePanics(t *testing.T) {
 	}
 	l := &s.lines[s.hint()&s.mask]
 	l.free.Store(MaxUnits) // every unit in the caller's stripe
-	mustPanic(t, overRelease, s.Release)
+	towertest.Panics(t, overRelease, s.Release)
 	if got := l.free.Load(); got != MaxUnits {
 		t.Errorf("the stripe holds %d after the panic, want %d", got, MaxUnits)
 	}
@@ -133,7 +122,7 @@ func TestOverReleaseWithWaiterPanics(t *testing.T) {
 		var s Sema
 		ctx, cancel := context.WithCancel(t.Context())
 		a := goAcquire(&s, ctx)
-		mustPanic(t, overRelease, s.Release)
+		towertest.Panics(t, overRelease, s.Release)
 		synctest.Wait()
 		if a.Done() {
 			t.Fatal("the waiter was woken by a Release that panicked")
@@ -371,10 +360,10 @@ func TestCloseWakesWaitersAndFailsLaterAcquire(t *testing.T) {
 		}
 		s.Release()
 		checkCounts(t, s, 2, 0)
-		mustPanic(t, overRelease, s.Release)
+		towertest.Panics(t, overRelease, s.Release)
 	})
 }
 
 func TestCloseNilPanics(t *testing.T) {
-	mustPanic(t, "sema.Close: err is nil", func() { New(1).Close(nil) })
+	towertest.Panics(t, "sema.Close: err is nil", func() { New(1).Close(nil) })
 }

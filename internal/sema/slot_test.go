@@ -4,6 +4,8 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+
+	"github.com/towergo/tower/towertest"
 )
 
 // A unit comes with a slot of its stripe while the stripe has one free;
@@ -50,9 +52,9 @@ func TestReleaseSlotNotClaimedPanics(t *testing.T) {
 	s := New(4)
 	slot, _ := s.TryAcquireSlot()
 	s.ReleaseSlot(slot)
-	mustPanic(t, unheldSlot, func() { s.ReleaseSlot(slot) })
-	mustPanic(t, unheldSlot, func() { s.ReleaseSlot(s.Slots()) })
-	mustPanic(t, unheldSlot, func() { s.ReleaseSlot(-2) })
+	towertest.Panics(t, unheldSlot, func() { s.ReleaseSlot(slot) })
+	towertest.Panics(t, unheldSlot, func() { s.ReleaseSlot(s.Slots()) })
+	towertest.Panics(t, unheldSlot, func() { s.ReleaseSlot(-2) })
 	checkCounts(t, s, 4, 0)
 	if got := s.lines[0].free.Load(); got != 4 {
 		t.Errorf("got stripe word %#x, want 4", got)
