@@ -96,17 +96,7 @@ func New[Req, Res any](inner tower.Service[Req, Res]) *SpawnReady[Req, Res] {
 // returns the inner service's error once that has failed, and ErrClosed
 // after Close.
 func (s *SpawnReady[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
-	c := s.c
-	if c.drive.Load() == nil && !c.stopped.Load() {
-		p, ok, err := tower.ReadyNow(c.inner)
-		if ok {
-			return p, nil
-		}
-		if err != nil {
-			return p, c.fail(err)
-		}
-	}
-	p, err := c.ready(ctx)
+	p, err := s.c.ready(ctx)
 	// A caller waiting for a drive keeps the SpawnReady reachable: its
 	// cleanup would stop the drive.
 	runtime.KeepAlive(s)
@@ -131,13 +121,9 @@ func (c *core[Req, Res]) ready(ctx context.Context) (tower.Permit[Req, Res], err
 			if c.stopped.Load() {
 				return tower.Permit[Req, Res]{}, c.failure()
 			}
-			// Ask again: a drive may have just served another caller.
-			p, ok, err := tower.ReadyNow(c.inner)
-			if ok {
-				return p, nil
-			}
-			if err != nil {
-				return p, c.fail(err)
+			// Ready now, or a drive may have just served another caller.
+			if p, ok, err := c.readyNow(); ok || err != nil {
+				return p, err
 			}
 			if d = c.start(ctx); d == nil {
 				continue // stopped meanwhile
@@ -160,16 +146,22 @@ func (c *core[Req, Res]) ready(ctx context.Context) (tower.Permit[Req, Res], err
 			// runs: one that has served another caller and not yet
 			// exited, or one waiting for capacity that freed without
 			// waking it. Capacity free now goes even to a done ctx.
-			p, ok, err := tower.ReadyNow(c.inner)
-			if ok {
-				return p, nil
+			if p, ok, err := c.readyNow(); ok || err != nil {
+				return p, err
 			}
-			if err != nil {
-				return p, c.fail(err)
-			}
-			return p, ctx.Err()
+			return tower.Permit[Req, Res]{}, ctx.Err()
 		}
 	}
+}
+
+// readyNow asks the inner service whether it is ready now. Its error
+// fails the SpawnReady for good, and the error recorded is returned.
+func (c *core[Req, Res]) readyNow() (tower.Permit[Req, Res], bool, error) {
+	p, ok, err := tower.ReadyNow(c.inner)
+	if err != nil {
+		err = c.fail(err)
+	}
+	return p, ok, err
 }
 
 // start starts a drive, unless one runs, which it returns, or the
