@@ -13,8 +13,8 @@ import (
 )
 
 // These tests watch the garbage collector close Buffers, so they run on the
-// real clock, outside synctest: a cleanup runs on the runtime's goroutine,
-// outside any bubble. They read the worker's done channel, which is why
+// real clock, outside synctest: inside a bubble no cleanup is registered
+// (internal/lifetime). They read the worker's done channel, which is why
 // they are in package buffer.
 
 // gcRounds bounds how many collections a test runs while waiting for a

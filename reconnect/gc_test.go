@@ -11,7 +11,8 @@ import (
 )
 
 // This test watches the garbage collector, so it runs on the real clock,
-// outside synctest: a cleanup runs outside any bubble.
+// outside synctest: inside a bubble no cleanup is registered
+// (internal/lifetime).
 
 // startAndDrop starts a connect on a Reconnect that nothing references
 // afterwards, and returns a channel closed when the connect's ctx ends.

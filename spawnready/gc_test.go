@@ -11,7 +11,8 @@ import (
 )
 
 // This test watches the garbage collector, so it runs on the real clock,
-// outside synctest: a cleanup runs outside any bubble.
+// outside synctest: inside a bubble no cleanup is registered
+// (internal/lifetime).
 
 // never is a service that is never ready; its Ready closes cancelled when
 // a wait that could have lasted ends.
