@@ -118,9 +118,6 @@ func (c *core[Req, Res]) ready(ctx context.Context) (tower.Permit[Req, Res], err
 	for {
 		d := c.drive.Load()
 		if d == nil {
-			if c.stopped.Load() {
-				return tower.Permit[Req, Res]{}, c.failure()
-			}
 			// Ready now, or a drive may have just served another caller.
 			if p, ok, err := c.readyNow(); ok || err != nil {
 				return p, err
@@ -154,9 +151,13 @@ func (c *core[Req, Res]) ready(ctx context.Context) (tower.Permit[Req, Res], err
 	}
 }
 
-// readyNow asks the inner service whether it is ready now. Its error
-// fails the SpawnReady for good, and the error recorded is returned.
+// readyNow asks the inner service whether it is ready now, unless the
+// SpawnReady has stopped. An error from the inner service fails the
+// SpawnReady for good; the error recorded is returned.
 func (c *core[Req, Res]) readyNow() (tower.Permit[Req, Res], bool, error) {
+	if c.stopped.Load() {
+		return tower.Permit[Req, Res]{}, false, c.failure()
+	}
 	p, ok, err := tower.ReadyNow(c.inner)
 	if err != nil {
 		err = c.fail(err)

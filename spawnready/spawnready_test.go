@@ -360,12 +360,18 @@ type quiet struct{ free atomic.Bool }
 
 func (q *quiet) Ready(ctx context.Context) (permit, error) {
 	if q.free.Load() {
-		return tower.ServiceFunc[string, string](func(_ context.Context, req string) (string, error) {
-			return req, nil
-		}).Ready(ctx)
+		return q.readyFree(ctx)
 	}
 	<-ctx.Done()
 	return permit{}, ctx.Err()
+}
+
+// readyFree returns the permit of a service that answers each request with
+// itself.
+func (*quiet) readyFree(ctx context.Context) (permit, error) {
+	return tower.ServiceFunc[string, string](func(_ context.Context, req string) (string, error) {
+		return req, nil
+	}).Ready(ctx)
 }
 
 // "Ready now?" while a drive waits asks the inner service again: capacity
@@ -378,6 +384,7 @@ func TestReadyNowWhileDriveWaits(t *testing.T) {
 		if _, ok, err := readyNow(s); ok || err != nil {
 			t.Fatalf("ReadyNow before the inner service is ready: got %t, %v; want false, nil", ok, err)
 		}
+		synctest.Wait()
 		q.free.Store(true) // the drive, waiting, is not told
 		p, ok, err := readyNow(s)
 		if !ok || err != nil {
@@ -386,5 +393,45 @@ func TestReadyNowWhileDriveWaits(t *testing.T) {
 		if res, err := p.Call(t.Context(), "hello"); res != "hello" || err != nil {
 			t.Errorf("Call: got %q, %v; want %q, nil", res, err, "hello")
 		}
+	})
+}
+
+// slow is ready now whenever free is set; a Ready that waits returns only
+// once gate is closed, however early its ctx ends.
+type slow struct {
+	free atomic.Bool
+	gate chan struct{}
+}
+
+func (l *slow) Ready(ctx context.Context) (permit, error) {
+	if l.free.Load() {
+		return (&quiet{}).readyFree(ctx)
+	}
+	if ctx.Err() == nil {
+		<-l.gate
+	}
+	return permit{}, ctx.Err()
+}
+
+// Once Close has been called, "ready now?" answers ErrClosed, even while
+// the drive Close stopped has not yet exited and the inner service is
+// ready now.
+func TestReadyNowAfterCloseWhileDriveExits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := &slow{gate: make(chan struct{})}
+		s := spawnready.New[string, string](l)
+		if _, ok, err := readyNow(s); ok || err != nil {
+			t.Fatalf("ReadyNow before the inner service is ready: got %t, %v; want false, nil", ok, err)
+		}
+		synctest.Wait() // the drive waits for gate
+		closed := towertest.Go(func() (struct{}, error) { return struct{}{}, s.Close() })
+		synctest.Wait() // Close waits for the drive, which waits for gate
+		l.free.Store(true)
+		if p, ok, err := readyNow(s); ok || err != spawnready.ErrClosed {
+			p.Release()
+			t.Errorf("ReadyNow after Close: got %t, %v; want false, %v", ok, err, spawnready.ErrClosed)
+		}
+		close(l.gate)
+		closed.Wait()
 	})
 }
