@@ -72,7 +72,6 @@ type Cache[K comparable, Req, Res any, S tower.Service[Req, Res]] struct {
 	changed  chan struct{}            // closed at the next change, if watched
 	watched  bool
 	closed   bool
-	removed  []*entry[K, Req, Res, S] // gone, for onRemove; see flushRemoved
 }
 
 // entry is one endpoint in the cache.
@@ -158,19 +157,19 @@ func (c *Cache[K, Req, Res, S]) Push(key K, svc S) {
 		panic("readycache.Cache.Push: nil service")
 	}
 	old, failed := c.push(key, svc)
-	old.Release()
-	c.report(failed)
-	c.flushRemoved()
+	c.finish(old)
+	c.finish(failed)
 }
 
-func (c *Cache[K, Req, Res, S]) push(key K, svc S) (old tower.Permit[Req, Res], failed *Failed[K]) {
+// push returns the endpoint key had, and the new one if it is broken.
+func (c *Cache[K, Req, Res, S]) push(key K, svc S) (old, failed *removal[K, Req, Res, S]) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
-		return old, nil
+		return nil, nil
 	}
 	if e := c.entries[key]; e != nil {
-		old = c.removeLocked(e)
+		old = c.removeLocked(e, nil)
 	}
 	e := &entry[K, Req, Res, S]{key: key, svc: svc, index: -1}
 	c.entries[key] = e
@@ -184,15 +183,12 @@ func (c *Cache[K, Req, Res, S]) push(key K, svc S) (old tower.Permit[Req, Res], 
 func (c *Cache[K, Req, Res, S]) Evict(key K) bool {
 	c.mu.Lock()
 	e := c.entries[key]
-	var held tower.Permit[Req, Res]
+	var r *removal[K, Req, Res, S]
 	if e != nil {
-		held = c.removeLocked(e)
+		r = c.removeLocked(e, nil)
 	}
 	c.mu.Unlock()
-	held.Release()
-	if e != nil {
-		c.flushRemoved()
-	}
+	c.finish(r)
 	return e != nil
 }
 
@@ -201,16 +197,13 @@ func (c *Cache[K, Req, Res, S]) Evict(key K) bool {
 // call or release it. The endpoint is asked for its next reservation at
 // once, and stays ready if it has one.
 func (c *Cache[K, Req, Res, S]) TryTake(pick Picker[S]) (key K, p tower.Permit[Req, Res], ok bool) {
-	var failed *Failed[K]
+	var failed *removal[K, Req, Res, S]
 	key, p, ok, failed = c.tryTake(pick)
-	if failed != nil {
-		c.report(failed)
-		c.flushRemoved()
-	}
+	c.finish(failed)
 	return key, p, ok
 }
 
-func (c *Cache[K, Req, Res, S]) tryTake(pick Picker[S]) (key K, p tower.Permit[Req, Res], ok bool, failed *Failed[K]) {
+func (c *Cache[K, Req, Res, S]) tryTake(pick Picker[S]) (key K, p tower.Permit[Req, Res], ok bool, failed *removal[K, Req, Res, S]) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := len(c.ready)
@@ -230,14 +223,11 @@ func (c *Cache[K, Req, Res, S]) tryTake(pick Picker[S]) (key K, p tower.Permit[R
 // as TryTake does. It returns false if key is pending or not in the cache.
 func (c *Cache[K, Req, Res, S]) TakeKey(key K) (tower.Permit[Req, Res], bool) {
 	p, ok, failed := c.takeKey(key)
-	if failed != nil {
-		c.report(failed)
-		c.flushRemoved()
-	}
+	c.finish(failed)
 	return p, ok
 }
 
-func (c *Cache[K, Req, Res, S]) takeKey(key K) (p tower.Permit[Req, Res], ok bool, failed *Failed[K]) {
+func (c *Cache[K, Req, Res, S]) takeKey(key K) (p tower.Permit[Req, Res], ok bool, failed *removal[K, Req, Res, S]) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.entries[key]
@@ -341,36 +331,44 @@ func (c *Cache[K, Req, Res, S]) Close() error {
 		return nil
 	}
 	c.closed = true
-	held := make([]tower.Permit[Req, Res], 0, len(c.ready))
+	removed := make([]*removal[K, Req, Res, S], 0, len(c.entries))
 	for _, e := range c.entries {
-		if p := c.removeLocked(e); p.Held() {
-			held = append(held, p)
-		}
+		removed = append(removed, c.removeLocked(e, nil))
 	}
 	close(c.changed) // whether watched or not: Changed returns it from now on
 	c.mu.Unlock()
 	c.stop()
-	for i := range held {
-		held[i].Release()
+	for _, r := range removed {
+		c.finish(r)
 	}
 	c.drivers.Wait() // each tells onRemove of its own endpoint
-	c.flushRemoved()
 	return nil
 }
 
-// flushRemoved tells onRemove of the endpoints removed since the last
-// flush. Whoever removes an endpoint flushes once it has let go of the
-// lock and released what the endpoint held.
-func (c *Cache[K, Req, Res, S]) flushRemoved() {
-	if c.onRemove == nil {
-		return
+// A removal is an endpoint that has left the cache, with what its remover
+// must do once it has let go of the lock: release the reservation the
+// endpoint held, report its failure, and then tell the removal handler.
+// Removals are rare, so they are allocated: the paths that take a permit
+// pass a nil one.
+type removal[K comparable, Req, Res any, S tower.Service[Req, Res]] struct {
+	e      *entry[K, Req, Res, S]
+	held   tower.Permit[Req, Res]
+	failed *Failed[K]
+	tell   bool // no driver is in e's Ready: that one would tell the handler
+}
+
+// finish does what r, if not nil, left to do, without the lock.
+func (c *Cache[K, Req, Res, S]) finish(r *removal[K, Req, Res, S]) {
+	if r != nil {
+		c.finishRemoval(r)
 	}
-	c.mu.Lock()
-	removed := c.removed
-	c.removed = nil
-	c.mu.Unlock()
-	for _, e := range removed {
-		c.onRemove(e.key, e.svc)
+}
+
+func (c *Cache[K, Req, Res, S]) finishRemoval(r *removal[K, Req, Res, S]) {
+	r.held.Release()
+	c.report(r.failed)
+	if r.tell && c.onRemove != nil {
+		c.onRemove(r.e.key, r.e.svc)
 	}
 }
 

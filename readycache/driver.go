@@ -7,10 +7,10 @@ import (
 )
 
 // takeLocked moves e's permit out to the caller, and asks e for its next
-// reservation at once. It returns a *Failed if e turned out broken: e is
+// reservation at once. It returns e's removal if e turned out broken: e is
 // gone then, and the permit taken is still the caller's (it was granted
 // before e broke). c.mu must be held.
-func (c *Cache[K, Req, Res, S]) takeLocked(e *entry[K, Req, Res, S]) (tower.Permit[Req, Res], *Failed[K]) {
+func (c *Cache[K, Req, Res, S]) takeLocked(e *entry[K, Req, Res, S]) (tower.Permit[Req, Res], *removal[K, Req, Res, S]) {
 	p := e.permit
 	e.permit = tower.Permit[Req, Res]{}
 	return p, c.refillLocked(e)
@@ -19,14 +19,16 @@ func (c *Cache[K, Req, Res, S]) takeLocked(e *entry[K, Req, Res, S]) (tower.Perm
 // refillLocked asks e, which holds no permit, whether it is ready now. If it
 // is, e is ready (in place, if it was already in the ready set); if it is
 // not, e is pending and a driver waits for it; if it is broken, e is
-// removed and the failure returned. c.mu must be held.
-func (c *Cache[K, Req, Res, S]) refillLocked(e *entry[K, Req, Res, S]) *Failed[K] {
+// removed and its removal returned. c.mu must be held.
+func (c *Cache[K, Req, Res, S]) refillLocked(e *entry[K, Req, Res, S]) (failed *removal[K, Req, Res, S]) {
 	asked := false
 	defer func() {
 		if !asked {
 			// Ready panicked: drop the endpoint before the panic goes on,
-			// so that the cache stays consistent.
-			c.removeLocked(e)
+			// so that the cache stays consistent. It held no reservation,
+			// and the panic is its report; the removal handler is not
+			// told.
+			c.removeLocked(e, nil)
 		}
 	}()
 	p, ok, err := tower.ReadyNow[Req, Res](e.svc)
@@ -39,8 +41,7 @@ func (c *Cache[K, Req, Res, S]) refillLocked(e *entry[K, Req, Res, S]) *Failed[K
 		}
 		return nil
 	case err != nil:
-		c.removeLocked(e)
-		return &Failed[K]{Key: e.key, Err: err}
+		return c.removeLocked(e, err)
 	}
 	if e.index >= 0 {
 		c.unreadyLocked(e)
@@ -77,10 +78,9 @@ func (c *Cache[K, Req, Res, S]) drive(e *entry[K, Req, Res, S]) {
 		return
 	}
 	if err != nil {
-		c.removeLocked(e)
+		r := c.removeLocked(e, err)
 		c.mu.Unlock()
-		c.report(&Failed[K]{Key: e.key, Err: err})
-		c.flushRemoved()
+		c.finish(r)
 		return
 	}
 	e.permit = p
@@ -112,12 +112,12 @@ func (c *Cache[K, Req, Res, S]) unreadyLocked(e *entry[K, Req, Res, S]) {
 	e.index = -1
 }
 
-// removeLocked takes e out of the cache for good, stops its driver if it
-// has one, and returns the permit it held, for the caller to release
-// without the lock. c.mu must be held.
-func (c *Cache[K, Req, Res, S]) removeLocked(e *entry[K, Req, Res, S]) tower.Permit[Req, Res] {
+// removeLocked takes e out of the cache for good, broken with err if that
+// is not nil, and stops its driver if it has one. It returns what the
+// caller must finish once it has let go of the lock. c.mu must be held.
+func (c *Cache[K, Req, Res, S]) removeLocked(e *entry[K, Req, Res, S], err error) *removal[K, Req, Res, S] {
 	if e.gone {
-		return tower.Permit[Req, Res]{}
+		return nil
 	}
 	e.gone = true
 	if e.index >= 0 {
@@ -129,14 +129,13 @@ func (c *Cache[K, Req, Res, S]) removeLocked(e *entry[K, Req, Res, S]) tower.Per
 	if e.cancel != nil {
 		e.cancel()
 	}
-	p := e.permit
+	r := &removal[K, Req, Res, S]{e: e, held: e.permit, tell: !e.driving}
 	e.permit = tower.Permit[Req, Res]{}
-	if c.onRemove != nil && !e.driving {
-		// A driver in e's Ready tells onRemove itself once it is out.
-		c.removed = append(c.removed, e)
+	if err != nil {
+		r.failed = &Failed[K]{Key: e.key, Err: err}
 	}
 	c.notifyLocked()
-	return p
+	return r
 }
 
 // notifyLocked wakes those waiting for a change. c.mu must be held.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 
@@ -172,5 +173,69 @@ func TestRemovalHandlerTypeMismatchPanics(t *testing.T) {
 	})
 	towertest.Panics(t, "readycache.WithRemovalHandler: nil handler", func() {
 		readycache.WithRemovalHandler[int, *mock](nil)
+	})
+}
+
+// slowRelease is an endpoint always ready, whose reservations take until
+// gate is closed to be given back.
+type slowRelease struct {
+	gate     chan struct{}
+	released atomic.Bool
+}
+
+func (s *slowRelease) Ready(context.Context) (tower.Permit[string, string], error) {
+	r := &slowPermit{s: s}
+	return tower.NewPermit[string, string](r, r.Token()), nil
+}
+
+type slowPermit struct {
+	tower.Ticket
+	s *slowRelease
+}
+
+func (p *slowPermit) CallReserved(_ context.Context, token uint64, req string) (string, error) {
+	p.MustRedeem(token)
+	return req, nil
+}
+
+func (p *slowPermit) ReleaseReserved(token uint64) {
+	if p.Redeem(token) {
+		<-p.s.gate
+		p.s.released.Store(true)
+	}
+}
+
+// The removal handler hears of an endpoint from the goroutine that removed
+// it, once that one has released the endpoint's reservation, whatever
+// other goroutines do with the cache meanwhile: here a Push of another key
+// while an Evict is still releasing.
+func TestRemovalHandlerAfterReleaseDespiteOthers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var (
+			mu   sync.Mutex
+			told []string
+		)
+		slow := &slowRelease{gate: make(chan struct{})}
+		c := readycache.New[string, string, string, tower.Service[string, string]](readycache.WithRemovalHandler(func(key string, svc tower.Service[string, string]) {
+			mu.Lock()
+			defer mu.Unlock()
+			told = append(told, fmt.Sprintf("%s (released %t)", key, svc != tower.Service[string, string](slow) || slow.released.Load()))
+		}))
+		defer c.Close()
+		c.Push("slow", slow)
+		evicted := towertest.Go(func() (bool, error) { return c.Evict("slow"), nil })
+		synctest.Wait() // Evict is releasing the reservation
+		other, _ := newMock(1)
+		c.Push("other", other)
+		c.Evict("other")
+		close(slow.gate)
+		if ok, _ := evicted.Wait(); !ok {
+			t.Fatal("Evict: got false, want true")
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if want := []string{"other (released true)", "slow (released true)"}; !slices.Equal(told, want) {
+			t.Errorf("the removal handler was told %q, want %q", told, want)
+		}
 	})
 }
