@@ -199,7 +199,7 @@ func TestCollectedAfterBubble(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ran := newInBubble(t, tt.stop)
-			collect(t, ran, "the Buffer's cleanup has not run")
+			collect(t, ran, "the Buffer's core was not collected")
 		})
 	}
 }

@@ -201,12 +201,9 @@ func (c *core[Req, Res]) close() {
 
 // collected is the cleanup of a Buffer the garbage collector found
 // unreachable: it stops the worker without waiting for it, as a cleanup
-// must not block. A Buffer that was closed, or whose inner service failed,
-// has nothing left to stop.
+// must not block. For a Buffer that was closed, or whose inner service
+// failed, both steps do nothing.
 func (c *core[Req, Res]) collected() {
-	if c.shutErr() != nil {
-		return
-	}
 	c.shut(ErrClosed)
 	c.stopWork()
 }

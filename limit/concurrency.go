@@ -216,10 +216,11 @@ type record[Req, Res any] struct {
 	slot  int
 }
 
-// The two uses of a permit move the inner permit out of the redeemed
-// record, and let go of the record before any inner code runs: from then on
-// another caller may have it, so they use only what they read before. (A
-// helper for the few lines would not be inlined, and costs 2 ns here.)
+// The two uses of a permit read what they need out of the redeemed record
+// first, and never touch it again: a pooled record goes back to the pool
+// before any inner code runs, and a slotted one is the next caller's as
+// soon as its slot is released. (A helper for the few lines would not be
+// inlined, and costs 2 ns here.)
 
 func (r *record[Req, Res]) CallReserved(ctx context.Context, token uint64, req Req) (Res, error) {
 	r.MustRedeem(token)

@@ -23,7 +23,6 @@ type Timeout[Req, Res any] struct {
 	d     time.Duration
 	mode  Mode
 	sink  metrics.Sink // nil: no metrics
-	wraps tower.WrapPool[Req, Res]
 }
 
 // New returns inner wrapped in a Timeout of d, in Cooperative mode unless an
@@ -94,8 +93,10 @@ func (c *call[Req, Res]) CallReserved(ctx context.Context, token uint64, req Req
 			// The caller's deadline comes first, or at the same instant: it
 			// governs, and expires as the caller's own. A response after it
 			// is discarded all the same.
-			c.deadline += left - c.t.d
-			c.flags.Store(called | callers) // nobody else sees c yet
+			c.deadline = now + left
+			// Store, as the call is the only one to have redeemed c: a
+			// stale copy of the permit fails its CAS and sets nothing.
+			c.flags.Store(called | callers)
 			if c.t.mode == Cooperative {
 				// The caller's context says all the inner call needs to know.
 				res, err := inner.CallReserved(ctx, token, req)
