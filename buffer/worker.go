@@ -124,9 +124,6 @@ func (c *core[Req, Res]) queuedOut() {
 
 // acquire reserves a slot, waiting in line for one if none is free.
 func (c *core[Req, Res]) acquire(ctx context.Context) error {
-	if c.sink == nil {
-		return c.slots.Acquire(ctx)
-	}
 	return c.slots.AcquireWatched(ctx, c.sink)
 }
 

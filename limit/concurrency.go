@@ -186,9 +186,6 @@ func (c *Concurrency[Req, Res]) newRecord(slot int) *record[Req, Res] {
 
 // acquire waits in line for a permit, which comes without a slot.
 func (c *Concurrency[Req, Res]) acquire(ctx context.Context) error {
-	if c.sink == nil {
-		return c.sem.s.Acquire(ctx)
-	}
 	return c.sem.s.AcquireWatched(ctx, c.sink)
 }
 

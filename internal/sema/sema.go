@@ -166,27 +166,13 @@ func (s *Sema) TryAcquireSlot() (slot int, ok bool) {
 // Acquire takes a unit, waiting in line for one if none is free. A free unit
 // is taken even if ctx is already done. It returns ctx.Err() unchanged if
 // ctx ends first, and the Close error if the Sema is closed.
-func (s *Sema) Acquire(ctx context.Context) error {
-	if s.TryAcquire() {
-		return nil
-	}
-	w, err := s.enqueue(ctx)
-	if w == nil {
-		return err
-	}
-	select {
-	case <-w.Ready:
-		return w.Err
-	case <-ctx.Done():
-		return s.cancel(w, ctx.Err())
-	}
-}
+func (s *Sema) Acquire(ctx context.Context) error { return s.AcquireWatched(ctx, nil) }
 
-// AcquireWatched is Acquire that tells sink while the caller waits in
-// line: Waiting +1 once it is queued, and -1 when it leaves the queue,
-// granted a unit or not. A caller that gets a unit without queueing, or
-// gives up without queueing because ctx is already done, is not counted.
-// The calls to sink are made without the lock.
+// AcquireWatched is Acquire that tells sink, unless it is nil, while the
+// caller waits in line: Waiting +1 once it is queued, and -1 when it leaves
+// the queue, granted a unit or not. A caller that gets a unit without
+// queueing, or gives up without queueing because ctx is already done, is
+// not counted. The calls to sink are made without the lock.
 func (s *Sema) AcquireWatched(ctx context.Context, sink metrics.Sink) error {
 	if s.TryAcquire() {
 		return nil
@@ -195,8 +181,10 @@ func (s *Sema) AcquireWatched(ctx context.Context, sink metrics.Sink) error {
 	if w == nil {
 		return err
 	}
-	sink.Add(metrics.Waiting, 1)
-	defer sink.Add(metrics.Waiting, -1)
+	if sink != nil {
+		sink.Add(metrics.Waiting, 1)
+		defer sink.Add(metrics.Waiting, -1)
+	}
 	select {
 	case <-w.Ready:
 		return w.Err
