@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/mono"
 	"github.com/towergo/tower/internal/waitq"
 	"github.com/towergo/tower/metrics"
 )
@@ -37,7 +38,6 @@ type Rate[Req, Res any] struct {
 	num   int
 	per   time.Duration
 	sink  metrics.Sink // nil: no metrics
-	epoch time.Time    // times below are durations since epoch
 	pool  sync.Pool    // of *ratePermit
 
 	// The current window, and its places left, tagged with its number so
@@ -81,7 +81,7 @@ func NewRate[Req, Res any](inner tower.Service[Req, Res], num int, per time.Dura
 	}
 	validateRate("limit.NewRate", num, per)
 	o := newOptions("limit.NewRate", opts)
-	return &Rate[Req, Res]{inner: inner, num: num, per: per, sink: o.sink, epoch: time.Now()}
+	return &Rate[Req, Res]{inner: inner, num: num, per: per, sink: o.sink}
 }
 
 // NewRateLayer returns a Layer that limits each service it wraps to num
@@ -105,9 +105,8 @@ func validateRate(fn string, num int, per time.Duration) {
 	}
 }
 
-// now returns the time since r.epoch. Reading only the monotonic clock, it
-// costs half as much as time.Now.
-func (r *Rate[Req, Res]) now() time.Duration { return time.Since(r.epoch) }
+// now reads the monotonic clock, on the scale of the windows' times.
+func (r *Rate[Req, Res]) now() time.Duration { return mono.Now() }
 
 // Ready reserves a place in the current window, waiting for the next window
 // if this one is full, then waits for the inner service. A free place is
