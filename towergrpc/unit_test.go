@@ -16,6 +16,7 @@ import (
 	"github.com/towergo/tower/limit"
 	"github.com/towergo/tower/timeout"
 	"github.com/towergo/tower/towergrpc"
+	"github.com/towergo/tower/towertest"
 )
 
 // These tests call the interceptors directly, with fake handlers, invokers
@@ -353,12 +354,7 @@ func TestInterceptorsPanicOnNilLayer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			defer func() {
-				if got := recover(); got != tt.want {
-					t.Errorf("got panic %v, want %q", got, tt.want)
-				}
-			}()
-			tt.f()
+			towertest.Panics(t, tt.want, tt.f)
 		})
 	}
 }

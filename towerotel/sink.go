@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
-	"github.com/towergo/tower/internal/stripe"
 	"github.com/towergo/tower/metrics"
 )
 
@@ -60,8 +60,7 @@ var instruments = [metrics.NumKinds]instrument{
 // synchronous instrument's would look its attribute set up first (about
 // 110 ns against 7 here), and CPUs adding at once do not take turns on one
 // line. A report taken while requests come and go may be off by those in
-// flight. A
-// latency goes to the histogram at once, as histograms have no
+// flight. A latency goes to the histogram at once, as histograms have no
 // observable form; it allocates nothing either.
 //
 // Measurements carry no request context, so no exemplars. Two Sinks of
@@ -72,19 +71,14 @@ var instruments = [metrics.NumKinds]instrument{
 // so that its callback stops reporting. Its zero value is not usable; call
 // [NewSink].
 type Sink struct {
-	counts  [metrics.NumKinds]paddedCount
+	counts  metrics.Counts
+	used    [metrics.NumKinds]atomic.Bool // reported only once used, as a synchronous instrument would be
 	latency metric.Float64Histogram
 	record  []metric.RecordOption
 	observe []metric.ObserveOption
-	reg     metric.Registration
-}
 
-// paddedCount is one Kind's count, spread over cache lines so that CPUs
-// counting at once do not take turns on one line.
-type paddedCount struct {
-	n    stripe.Int64
-	used atomic.Bool // reported only once used, as a synchronous instrument would be
-	_    [63]byte
+	mu  sync.Mutex
+	reg metric.Registration // nil once closed
 }
 
 var _ metrics.Sink = (*Sink)(nil)
@@ -168,8 +162,8 @@ func NewSink(meter metric.Meter, opts ...Option) (*Sink, error) {
 	s.observe = []metric.ObserveOption{metric.WithAttributeSet(set)}
 	s.reg, err = meter.RegisterCallback(func(_ context.Context, ob metric.Observer) error {
 		for k, obs := range observable {
-			if c := &s.counts[k]; obs != nil && c.used.Load() {
-				n := c.n.Load()
+			if obs != nil && s.used[k].Load() {
+				n := s.counts.Get(metrics.Kind(k))
 				if n < 0 && metrics.Kind(k).UpDown() {
 					// Read while requests came and went: the count is
 					// never below zero, so neither is the report.
@@ -188,11 +182,10 @@ func NewSink(meter metric.Meter, opts ...Option) (*Sink, error) {
 
 // Add adds delta to the count of k. It ignores a Kind it does not know.
 func (s *Sink) Add(k metrics.Kind, delta int64) {
-	if int(k) < len(s.counts) {
-		c := &s.counts[k]
-		c.n.Add(delta)
-		if !c.used.Load() {
-			c.used.Store(true)
+	if int(k) < len(s.used) {
+		s.counts.Add(k, delta)
+		if !s.used[k].Load() {
+			s.used[k].Store(true)
 		}
 	}
 }
@@ -204,12 +197,15 @@ func (s *Sink) Observe(latency time.Duration) {
 
 // Close unregisters the callback that reports the Sink's counts. The
 // Sink's counts are no longer reported after it; its latencies still are,
-// if it goes on being used. Close is idempotent.
+// if it goes on being used. Close is idempotent, and safe to call at the
+// same time as any other method.
 func (s *Sink) Close() error {
-	if s.reg == nil {
+	s.mu.Lock()
+	reg := s.reg
+	s.reg = nil
+	s.mu.Unlock()
+	if reg == nil {
 		return nil
 	}
-	err := s.reg.Unregister()
-	s.reg = nil
-	return err
+	return reg.Unregister()
 }

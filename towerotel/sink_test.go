@@ -21,6 +21,7 @@ import (
 	"github.com/towergo/tower/limit"
 	"github.com/towergo/tower/metrics"
 	"github.com/towergo/tower/towerotel"
+	"github.com/towergo/tower/towertest"
 )
 
 const ms = time.Millisecond
@@ -253,12 +254,7 @@ func TestNewSinkBadInput(t *testing.T) {
 	if _, err := towerotel.NewSink(noop.NewMeterProvider().Meter("x"), nil); err == nil || err.Error() != "towerotel.NewSink: option 0 is nil" {
 		t.Errorf("nil option: got error %v, want %q", err, "towerotel.NewSink: option 0 is nil")
 	}
-	defer func() {
-		if got, want := fmt.Sprint(recover()), "towerotel.NewSink: nil meter"; got != want {
-			t.Errorf("nil meter: got panic %q, want %q", got, want)
-		}
-	}()
-	towerotel.NewSink(nil)
+	towertest.Panics(t, "towerotel.NewSink: nil meter", func() { towerotel.NewSink(nil) })
 }
 
 // Two Sinks of one meter report their own counts under their own
