@@ -47,3 +47,10 @@ func BenchmarkTimeoutUnderCallerDeadline(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTimeoutNested is Timeout(1s) > Timeout(2s): the inner one reads
+// the outer one's deadline, which carries a monotonic reading, and so
+// compares the two without reading the clock a third time.
+func BenchmarkTimeoutNested(b *testing.B) {
+	towertest.Bench(b, timeout.New(timeout.New(echo, 2*time.Second), time.Second), 1)
+}

@@ -22,8 +22,8 @@ import (
 // the rest, and from then on it hands everything to that. A call whose inner
 // service never waits costs one allocation of 48 bytes and no timer.
 //
-// The record is kept that small, with what only some calls need in
-// lazyCtx, because on the request path its allocation and the garbage
+// The record is kept that small, with what only some calls need built on
+// demand, because on the request path its allocation and the garbage
 // collection it brings cost more than anything but the two clock reads:
 // measured side by side (BenchmarkTower/timeout in ../bench), a record of
 // 96 bytes made the request about 15% dearer and one of 64 bytes 5%. For
@@ -34,9 +34,9 @@ import (
 type call[Req, Res any] struct {
 	flags    atomic.Uint32 // called, ended, endedLate, built, expiredSeen, callers
 	t        *Timeout[Req, Res]
-	held     any                     // tower.Reserver[Req, Res] until the call starts, then context.Context
-	deadline time.Duration           // mono.Now() at the deadline, from the call's start
-	lazy     atomic.Pointer[lazyCtx] // once the deadline or Done is asked for
+	held     any                        // tower.Reserver[Req, Res] until the call starts, then context.Context
+	deadline time.Duration              // mono.Now() at the deadline, from the call's start
+	standard atomic.Pointer[stdContext] // once Done is asked for
 }
 
 const (
@@ -55,14 +55,6 @@ const usedPermit = "tower: Call on a timeout permit that was already called or r
 // record is never reused, so one bit tells a stale copy.
 func (c *call[Req, Res]) redeem() bool { return c.flags.CompareAndSwap(0, called) }
 
-// lazyCtx is what a call's context builds when it is asked for more than
-// its error: the deadline on the wall clock, computed once so that every
-// Deadline agrees, and the standard context.
-type lazyCtx struct {
-	wall int64 // Unix ns; fixed before the lazyCtx is published
-	std  atomic.Pointer[stdContext]
-}
-
 // stdContext is the standard context a call builds when it must.
 type stdContext struct {
 	ctx    context.Context
@@ -73,29 +65,20 @@ type stdContext struct {
 func (c *call[Req, Res]) parent() context.Context { return c.held.(context.Context) }
 
 // std returns the standard context, once the built flag says there is one.
-func (c *call[Req, Res]) std() *stdContext { return c.lazy.Load().std.Load() }
+func (c *call[Req, Res]) std() *stdContext { return c.standard.Load() }
 
 // left returns the time left until the deadline: negative once it passed.
 func (c *call[Req, Res]) left() time.Duration { return c.deadline - mono.Now() }
 
-// getLazy returns c's lazyCtx, making it on first use. Of two goroutines
-// making it at once, one wins and both use the winner's.
-func (c *call[Req, Res]) getLazy() *lazyCtx {
-	if l := c.lazy.Load(); l != nil {
-		return l
-	}
-	l := &lazyCtx{wall: time.Now().Add(c.left()).UnixNano()}
-	if !c.lazy.CompareAndSwap(nil, l) {
-		return c.lazy.Load()
-	}
-	return l
-}
-
+// Deadline is the caller's when that governs, and otherwise the Timeout's,
+// as a time with a monotonic reading: it costs no clock reading, and a
+// Timeout or a standard context under this one measures it on the
+// monotonic clock too.
 func (c *call[Req, Res]) Deadline() (time.Time, bool) {
 	if c.flags.Load()&callers != 0 {
 		return c.parent().Deadline()
 	}
-	return time.Unix(0, c.getLazy().wall), true
+	return mono.Time(c.deadline), true
 }
 
 func (c *call[Req, Res]) Done() <-chan struct{} { return c.build().Done() }
@@ -137,29 +120,22 @@ func (c *call[Req, Res]) String() string { return "timeout.call" }
 // built after the call returned is cancelled at once, as the standard one
 // would have been.
 func (c *call[Req, Res]) build() context.Context {
-	l := c.getLazy()
-	if s := l.std.Load(); s != nil {
+	if s := c.standard.Load(); s != nil {
 		return s.ctx
 	}
 	// Built without a lock: WithDeadlineCause asks the parent for Done,
 	// and the parent may be another call's lazy context, which builds its
 	// own. Of two goroutines building at once, one wins; the other's
-	// context is cancelled unused.
-	var d time.Time
-	if c.flags.Load()&callers != 0 {
-		d, _ = c.parent().Deadline()
-	} else {
-		// The deadline with a monotonic reading (Deadline's has none), so
-		// that the timer follows the clock the Timeout keeps: one set by
-		// the wall clock would fire early when that clock is stepped
-		// forward, and the inner call would give up before the deadline.
-		d = time.Now().Add(c.left())
-	}
+	// context is cancelled unused. The deadline carries a monotonic
+	// reading, so the timer follows the clock the Timeout keeps: one set
+	// by the wall clock would fire early when that clock is stepped
+	// forward, and the inner call would give up before the deadline.
+	d, _ := c.Deadline()
 	s := new(stdContext)
 	s.ctx, s.cancel = context.WithDeadlineCause(c.parent(), d, ErrElapsed)
-	if !l.std.CompareAndSwap(nil, s) {
+	if !c.standard.CompareAndSwap(nil, s) {
 		s.cancel()
-		return l.std.Load().ctx
+		return c.standard.Load().ctx
 	}
 	if c.flags.Or(built)&ended != 0 {
 		s.cancel()

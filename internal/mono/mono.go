@@ -13,6 +13,15 @@ var base = time.Now()
 // follows the bubble's fake clock.
 func Now() time.Duration { return time.Since(base) }
 
+// Time returns the instant of the reading d as a time.Time that carries a
+// monotonic reading, so that time.Until and Sub measure it on the
+// monotonic clock, and Of gives d back. Its wall clock part is the wall
+// clock's at the base plus d: off by as much as the wall clock has been
+// stepped since the program started. Inside a testing/synctest bubble,
+// where readings follow the bubble's clock, its wall clock part is the
+// bubble's.
+func Time(d time.Duration) time.Time { return base.Add(d) }
+
 // Of returns t on the scale of Now's readings, without reading the clock,
 // if t carries a monotonic reading (a time from time.Now, or one added to,
 // as context.WithTimeout's deadline is). It returns false for a time with
