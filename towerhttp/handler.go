@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/option"
 )
 
 // A Response is what a server stack's Call returns for a request that its
@@ -121,12 +122,7 @@ func WithErrorHandler(f func(w http.ResponseWriter, r *http.Request, err error))
 
 func newHandlerOptions(fn string, opts []HandlerOption) handlerOptions {
 	o := handlerOptions{retryAfter: DefaultRetryAfter, maxBody: -1, onError: WriteError}
-	for i, opt := range opts {
-		if opt == nil {
-			panic(fmt.Sprintf("%s: option %d is nil", fn, i))
-		}
-		opt(&o)
-	}
+	option.Onto(fn, &o, opts)
 	return o
 }
 

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/option"
 )
 
 // A Transport is an http.RoundTripper that sends each request through a
@@ -82,12 +83,7 @@ func NewTransport(base http.RoundTripper, stack tower.Layer[*http.Request, *http
 		panic("towerhttp.NewTransport: nil stack")
 	}
 	o := transportOptions{maxHosts: DefaultMaxHosts}
-	for i, opt := range opts {
-		if opt == nil {
-			panic(fmt.Sprintf("towerhttp.NewTransport: option %d is nil", i))
-		}
-		opt(&o)
-	}
+	option.Onto("towerhttp.NewTransport", &o, opts)
 	return &Transport{
 		base:  base,
 		stack: stack,
