@@ -3,6 +3,8 @@ package tower
 import (
 	"context"
 	"sync"
+
+	"github.com/towergo/tower/internal/isnil"
 )
 
 // adapter is the service behind every combinator in this package. Its Ready
@@ -88,7 +90,7 @@ func (rec *adapted[Req, Res, InReq, InRes]) ReleaseReserved(token uint64) {
 // mustService and mustFunc panic, naming the function, if a combinator is
 // given a nil service or a nil function.
 func mustService[Req, Res any](fn string, inner Service[Req, Res]) {
-	if inner == nil {
+	if isnil.Is(inner) {
 		panic(fn + ": nil inner service")
 	}
 }

@@ -1,5 +1,7 @@
 package tower
 
+import "github.com/towergo/tower/internal/isnil"
+
 // A Builder collects layers, the first added outermost, and applies them to a
 // service. It is an immutable value: Layer returns a new Builder and leaves
 // the receiver as it was, so a partly built stack can be shared and extended
@@ -17,7 +19,7 @@ func NewBuilder[Req, Res any]() Builder[Req, Res] { return Builder[Req, Res]{} }
 // Layer returns a Builder with l added inside the layers added so far: the
 // layers added first see the request first.
 func (b Builder[Req, Res]) Layer(l Layer[Req, Res]) Builder[Req, Res] {
-	if l == nil {
+	if isnil.Is(l) {
 		panic("tower.Builder.Layer: nil Layer")
 	}
 	layers := make([]Layer[Req, Res], len(b.layers), len(b.layers)+1)
@@ -26,9 +28,10 @@ func (b Builder[Req, Res]) Layer(l Layer[Req, Res]) Builder[Req, Res] {
 }
 
 // Service returns inner wrapped in the builder's layers, the first added
-// outermost.
+// outermost. It panics if inner is nil (a nil interface, or a nil pointer
+// in one), or if a layer returns a nil Service.
 func (b Builder[Req, Res]) Service(inner Service[Req, Res]) Service[Req, Res] {
-	if inner == nil {
+	if isnil.Is(inner) {
 		panic("tower.Builder.Service: nil Service")
 	}
 	return stack[Req, Res](b.layers).Wrap(inner)

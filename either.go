@@ -1,5 +1,7 @@
 package tower
 
+import "github.com/towergo/tower/internal/isnil"
+
 // Either returns left if useLeft is true and right otherwise: tower's
 // Either, a service that is one of two, chosen once, when the service is
 // built. Both arms have the same Req and Res.
@@ -15,10 +17,10 @@ package tower
 // the one chosen: a nil arm is a mistake in the code that builds the stack,
 // whichever way the configuration goes.
 func Either[Req, Res any](useLeft bool, left, right Service[Req, Res]) Service[Req, Res] {
-	if left == nil {
+	if isnil.Is(left) {
 		panic("tower.Either: nil left service")
 	}
-	if right == nil {
+	if isnil.Is(right) {
 		panic("tower.Either: nil right service")
 	}
 	if useLeft {
@@ -34,10 +36,10 @@ func Either[Req, Res any](useLeft bool, left, right Service[Req, Res]) Service[R
 // It panics if left or right is nil, naming the nil one. For a layer that
 // is either present or absent, use [OptionalLayer].
 func EitherLayer[Req, Res any](useLeft bool, left, right Layer[Req, Res]) Layer[Req, Res] {
-	if left == nil {
+	if isnil.Is(left) {
 		panic("tower.EitherLayer: nil left layer")
 	}
-	if right == nil {
+	if isnil.Is(right) {
 		panic("tower.EitherLayer: nil right layer")
 	}
 	if useLeft {

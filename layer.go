@@ -1,6 +1,10 @@
 package tower
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/towergo/tower/internal/isnil"
+)
 
 // A Layer wraps a service in middleware and returns the wrapped service.
 // Layers keep Req and Res; a step that changes either is a generic function
@@ -26,7 +30,7 @@ func (f LayerFunc[Req, Res]) Wrap(inner Service[Req, Res]) Service[Req, Res] { r
 // returns the service unchanged.
 func Stack[Req, Res any](layers ...Layer[Req, Res]) Layer[Req, Res] {
 	for i, l := range layers {
-		if l == nil {
+		if isnil.Is(l) {
 			panic(fmt.Sprintf("tower.Stack: layer %d is nil", i))
 		}
 	}
@@ -35,10 +39,16 @@ func Stack[Req, Res any](layers ...Layer[Req, Res]) Layer[Req, Res] {
 
 type stack[Req, Res any] []Layer[Req, Res]
 
+// Wrap wraps inner in the layers, from the inside out, so that s[0] ends
+// up outermost. It panics, naming the layer, if one returns no service:
+// the mistake would otherwise surface at the first request, as a nil
+// dereference far from the layer that made it.
 func (s stack[Req, Res]) Wrap(inner Service[Req, Res]) Service[Req, Res] {
-	// Wrap from the inside out, so that s[0] ends up outermost.
 	for i := len(s) - 1; i >= 0; i-- {
 		inner = s[i].Wrap(inner)
+		if isnil.Is(inner) {
+			panic(fmt.Sprintf("tower: layer %d (%T) returned a nil Service", i, s[i]))
+		}
 	}
 	return inner
 }

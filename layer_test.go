@@ -90,6 +90,14 @@ func TestZeroBuilder(t *testing.T) {
 	}
 }
 
+// typedNil is a service type whose nil pointer, in a tower.Service, is
+// not == nil: constructors must still refuse it.
+type typedNil struct{ inner tower.Service[string, string] }
+
+func (s *typedNil) Ready(ctx context.Context) (tower.Permit[string, string], error) {
+	return s.inner.Ready(ctx)
+}
+
 func TestBadInput(t *testing.T) {
 	tests := []struct {
 		name string
@@ -105,6 +113,24 @@ func TestBadInput(t *testing.T) {
 		{"Builder.Service(nil)", func() {
 			tower.NewBuilder[string, string]().Service(nil)
 		}, "tower.Builder.Service: nil Service"},
+		{"Builder.Service of a typed nil", func() {
+			var svc *typedNil
+			tower.NewBuilder[string, string]().Service(svc)
+		}, "tower.Builder.Service: nil Service"},
+		{"a layer that returns nil", func() {
+			returnsNil := tower.LayerFunc[string, string](func(tower.Service[string, string]) tower.Service[string, string] { return nil })
+			tower.NewBuilder[string, string]().Layer(tag("a")).Layer(returnsNil).Service(tower.ServiceFunc[string, string](echo))
+		}, "tower: layer 1 (tower.LayerFunc[string,string]) returned a nil Service"},
+		{"a layer that returns a typed nil", func() {
+			returnsNil := tower.LayerFunc[string, string](func(tower.Service[string, string]) tower.Service[string, string] { return (*typedNil)(nil) })
+			tower.Stack(returnsNil, tag("b")).Wrap(tower.ServiceFunc[string, string](echo))
+		}, "tower: layer 0 (tower.LayerFunc[string,string]) returned a nil Service"},
+		{"MapErr over a typed nil", func() {
+			tower.MapErr[string, string]((*typedNil)(nil), func(err error) error { return err })
+		}, "tower.MapErr: nil inner service"},
+		{"Either with a typed nil", func() {
+			tower.Either[string, string](true, tower.ServiceFunc[string, string](echo), (*typedNil)(nil))
+		}, "tower.Either: nil right service"},
 		{"NewPermit(nil)", func() {
 			tower.NewPermit[string, string](nil, 0)
 		}, "tower.NewPermit: nil Reserver"},

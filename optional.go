@@ -1,5 +1,7 @@
 package tower
 
+import "github.com/towergo/tower/internal/isnil"
+
 // OptionalLayer returns l, or, if l is nil, a layer that returns each
 // service unchanged: tower's option_layer. It lets a stack be built in one
 // expression when a layer depends on configuration:
@@ -19,7 +21,7 @@ package tower
 // Only a nil interface value counts as absent. A Layer interface that holds
 // a nil pointer or a nil [LayerFunc] is not nil, and is returned as it is.
 func OptionalLayer[Req, Res any](l Layer[Req, Res]) Layer[Req, Res] {
-	if l == nil {
+	if isnil.Is(l) {
 		return identity[Req, Res]{}
 	}
 	return l

@@ -28,6 +28,7 @@ type Handle[Req, Res any] struct {
 	mu          sync.Mutex
 	allowed     int   // grants left; negative means unlimited
 	readyErr    error // the next Ready fails with it, once
+	readyPanic  any   // the next Ready panics with it, once
 	closed      bool
 	changed     chan struct{} // closed and replaced when any of the above changes
 	outstanding int           // permits issued and not yet called or released
@@ -47,8 +48,8 @@ func NewMock[Req, Res any]() (*Mock[Req, Res], *Handle[Req, Res]) {
 }
 
 // Ready grants a permit while the handle allows it, waiting otherwise. It
-// fails with the handle's error after [Handle.FailReady], and with
-// [ErrClosed] after [Handle.Close].
+// fails with the handle's error after [Handle.FailReady], panics after
+// [Handle.PanicReady], and fails with [ErrClosed] after [Handle.Close].
 func (m *Mock[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	h := m.h
 	for {
@@ -62,6 +63,11 @@ func (m *Mock[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], err
 			h.readyErr = nil
 			h.mu.Unlock()
 			return tower.Permit[Req, Res]{}, err
+		case h.readyPanic != nil:
+			v := h.readyPanic
+			h.readyPanic = nil
+			h.mu.Unlock()
+			panic(v)
 		case h.allowed != 0:
 			if h.allowed > 0 {
 				h.allowed--
@@ -101,13 +107,13 @@ func (p *mockPermit[Req, Res]) CallReserved(ctx context.Context, token uint64, r
 
 	select {
 	case a := <-r.answer:
-		return a.res, a.err
+		return a.give()
 	case <-ctx.Done():
 	}
 	// An answer that is already there wins over the cancellation.
 	select {
 	case a := <-r.answer:
-		return a.res, a.err
+		return a.give()
 	default:
 		var zero Res
 		return zero, ctx.Err()
@@ -144,6 +150,16 @@ func (h *Handle[Req, Res]) AllowAll() { h.set(func() { h.allowed = -1 }) }
 
 // FailReady makes the next Ready, or one waiting now, fail with err.
 func (h *Handle[Req, Res]) FailReady(err error) { h.set(func() { h.readyErr = err }) }
+
+// PanicReady makes the next Ready, or one waiting now, panic with v, on
+// the goroutine that called it, as an inner service with a bug would. v
+// must not be nil.
+func (h *Handle[Req, Res]) PanicReady(v any) {
+	if v == nil {
+		panic("towertest: PanicReady(nil)")
+	}
+	h.set(func() { h.readyPanic = v })
+}
 
 // Close makes every later Ready fail with [ErrClosed].
 func (h *Handle[Req, Res]) Close() { h.set(func() { h.closed = true }) }
@@ -261,8 +277,17 @@ type Request[Req, Res any] struct {
 }
 
 type answer[Res any] struct {
-	res Res
-	err error
+	res   Res
+	err   error
+	panic any // the call panics with it
+}
+
+// give returns the answer, or raises its panic on the calling goroutine.
+func (a answer[Res]) give() (Res, error) {
+	if a.panic != nil {
+		panic(a.panic)
+	}
+	return a.res, a.err
 }
 
 // Context returns the context the request was called with.
@@ -274,6 +299,15 @@ func (r *Request[Req, Res]) Respond(res Res) { r.reply(answer[Res]{res: res}) }
 
 // Fail answers the request with err.
 func (r *Request[Req, Res]) Fail(err error) { r.reply(answer[Res]{err: err}) }
+
+// Panic makes the call panic with v, on the goroutine that made it, as a
+// service with a bug would. v must not be nil.
+func (r *Request[Req, Res]) Panic(v any) {
+	if v == nil {
+		panic("towertest: Request.Panic(nil)")
+	}
+	r.reply(answer[Res]{panic: v})
+}
 
 func (r *Request[Req, Res]) reply(a answer[Res]) {
 	r.once.Do(func() { r.answer <- a })

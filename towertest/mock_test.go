@@ -205,3 +205,40 @@ func TestMockConformance(t *testing.T) {
 		Response: "world",
 	}.Run(t)
 }
+
+// PanicReady makes one Ready panic, on the goroutine that called it, even
+// one that is waiting; Request.Panic makes the call panic on the caller's.
+func TestMockPanics(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mock, h := towertest.NewMock[string, string]()
+		h.Allow(0)
+		var ready any
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			defer func() { ready = recover() }()
+			mock.Ready(t.Context())
+		})
+		synctest.Wait()
+		h.PanicReady("in Ready")
+		wg.Wait()
+		if ready != "in Ready" {
+			t.Errorf("the waiting Ready panicked with %v, want %q", ready, "in Ready")
+		}
+		h.AllowAll()
+		p, err := mock.Ready(t.Context())
+		if err != nil {
+			t.Fatalf("Ready after the panic: %v", err)
+		}
+		var call any
+		wg.Go(func() {
+			defer func() { call = recover() }()
+			p.Call(t.Context(), "hello")
+		})
+		h.Expect(t, "hello").Panic("in Call")
+		wg.Wait()
+		if call != "in Call" {
+			t.Errorf("the call panicked with %v, want %q", call, "in Call")
+		}
+		towertest.Panics(t, "towertest: PanicReady(nil)", func() { h.PanicReady(nil) })
+	})
+}

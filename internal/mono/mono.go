@@ -2,7 +2,10 @@
 // every request.
 package mono
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 var base = time.Now()
 
@@ -32,4 +35,15 @@ func Of(t time.Time) (time.Duration, bool) {
 		return 0, false // Round(0) strips the monotonic reading, and only that
 	}
 	return t.Sub(base), true
+}
+
+// Add returns the reading d after t, or the largest reading if that is
+// beyond what a Duration holds: a deadline or a window's end that far
+// away never comes, and must not wrap around into the past. d must not be
+// negative.
+func Add(t, d time.Duration) time.Duration {
+	if t > 0 && d > math.MaxInt64-t {
+		return math.MaxInt64
+	}
+	return t + d
 }

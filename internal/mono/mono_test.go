@@ -1,6 +1,7 @@
 package mono_test
 
 import (
+	"math"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -87,4 +88,23 @@ func TestTime(t *testing.T) {
 			t.Errorf("in a bubble, a second later: %v left, want 0", left)
 		}
 	})
+}
+
+// Add saturates: a deadline too far away to count is the largest reading,
+// never one in the past.
+func TestAdd(t *testing.T) {
+	for _, tt := range []struct{ t, d, want time.Duration }{
+		{0, 0, 0},
+		{5, 10, 15},
+		{0, math.MaxInt64, math.MaxInt64},
+		{1, math.MaxInt64, math.MaxInt64},
+		{math.MaxInt64 - 10, 10, math.MaxInt64},
+		{math.MaxInt64 - 10, 11, math.MaxInt64},
+		{math.MaxInt64 - 10, 9, math.MaxInt64 - 1},
+		{-5, math.MaxInt64, math.MaxInt64 - 5},
+	} {
+		if got := mono.Add(tt.t, tt.d); got != tt.want {
+			t.Errorf("Add(%d, %d) = %d, want %d", tt.t, tt.d, got, tt.want)
+		}
+	}
 }

@@ -1,0 +1,95 @@
+package safe_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/safe"
+)
+
+func TestCall(t *testing.T) {
+	if perr := safe.Call("nothing", func() {}); perr != nil {
+		t.Fatalf("Call of a function that returns: %v, want nil", perr)
+	}
+	boom := errors.New("boom")
+	perr := safe.Call("a test's function", func() { panic(boom) })
+	if perr == nil {
+		t.Fatal("Call of a function that panics returned nil")
+	}
+	if perr.Where != "a test's function" || perr.Value != boom {
+		t.Errorf("got %q, %v; want the place and the panic value", perr.Where, perr.Value)
+	}
+	// The stack is the panic's: it shows the function that panicked.
+	if !strings.Contains(string(perr.Stack), "safe_test.TestCall.func") {
+		t.Errorf("the stack does not show the panicking function:\n%s", perr.Stack)
+	}
+}
+
+// runtime.Goexit cannot be stopped, but the goroutine's own deferred
+// function gets an error that says what happened.
+func TestGoexit(t *testing.T) {
+	var (
+		wg   sync.WaitGroup
+		perr *tower.PanicError
+	)
+	wg.Go(func() {
+		returned := false
+		defer func() {
+			if !returned {
+				perr = safe.Recovered("a goroutine's code", recover())
+			}
+		}()
+		safe.Call("code that exits", runtime.Goexit)
+		returned = true
+	})
+	wg.Wait()
+	if perr == nil || !strings.Contains(perr.Error(), "runtime.Goexit") {
+		t.Errorf("got %v, want a PanicError that says runtime.Goexit was called", perr)
+	}
+}
+
+type panicky struct{ v any }
+
+func (p panicky) Ready(context.Context) (tower.Permit[int, int], error) { panic(p.v) }
+
+func TestReady(t *testing.T) {
+	_, err := safe.Ready[int, int]("the inner service's Ready", panicky{"bad state"}, context.Background())
+	var pe *tower.PanicError
+	if !errors.As(err, &pe) || pe.Value != "bad state" {
+		t.Fatalf("got %v, want a PanicError of %q", err, "bad state")
+	}
+	svc := tower.ServiceFunc[int, int](func(_ context.Context, n int) (int, error) { return n, nil })
+	p, err := safe.Ready[int, int]("an inner service's Ready", svc, context.Background())
+	if err != nil || !p.Held() {
+		t.Fatalf("got %v, %v; want the service's permit", p, err)
+	}
+	p.Release()
+}
+
+func TestOrphan(t *testing.T) {
+	var buf bytes.Buffer
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
+	defer slog.SetDefault(old)
+	safe.Orphan(safe.Call("an abandoned call", func() { panic("late") }))
+	out := buf.String()
+	for _, want := range []string{"level=ERROR", `where="an abandoned call"`, "panic=late", "stack="} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the log line lacks %s:\n%s", want, out)
+		}
+	}
+}
+
+func ExampleCall() {
+	perr := safe.Call("a user's callback", func() { panic("oops") })
+	// A goroutine of the module's hands perr to the caller it concerns.
+	_ = error(perr)
+	// Output:
+}
