@@ -51,8 +51,34 @@
 // fails, or until the garbage collector finds the Buffer unreachable with
 // no permit outstanding and no call in flight. After Close, Ready and Call
 // fail with [ErrClosed]; after the inner service fails, with one shared
-// [*ServiceError]. Inside a testing/synctest bubble the garbage collector
-// stops no worker (its cleanups run outside the bubble, where they could
-// not): close every Buffer a test makes, or the Layer that made it, and
-// synctest reports a worker left running when the test ends.
+// [*ServiceError]. Close waits for the worker to exit, which may be waiting
+// in the inner service's Ready: for as long as that Ready takes to heed
+// the end of its context. [Buffer.Shutdown] and [Layer.Shutdown] do what
+// Close does but wait only until a context ends, as net/http's
+// Server.Shutdown does:
+//
+//	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+//	defer cancel()
+//	if err := buf.Shutdown(ctx); err != nil {
+//		// The worker exits on its own once the inner Ready returns.
+//	}
+//
+// Inside a testing/synctest bubble the garbage collector stops no worker
+// (its cleanups run outside the bubble, where they could not): close every
+// Buffer a test makes, or the Layer that made it, and synctest reports a
+// worker left running when the test ends.
+//
+// # Panics
+//
+// A panic in the inner service's Ready is that service failing its
+// readiness, and fails the Buffer for good, wherever it happens. On the
+// worker goroutine the worker recovers it (or a runtime.Goexit) into a
+// [*tower.PanicError] that says where it happened and carries its stack;
+// every caller, from the one whose request was in hand to every later one,
+// gets a *ServiceError wrapping it, and the process lives on. On a
+// caller's goroutine, which asks the inner service itself when nothing is
+// queued, the Buffer fails the same way, gives that caller's slot back,
+// and the panic goes on up to that caller. A panic in the inner service's
+// Call happens on the caller's goroutine and goes on up to it; the Buffer
+// serves on.
 package buffer

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/buffer"
@@ -79,4 +80,25 @@ func ExampleServiceError() {
 	// true
 	// buffered service failed: connection refused
 	// connection refused
+}
+
+// Shutdown closes a Buffer and waits for its worker to exit, but no longer
+// than its context allows; it returns nil once the worker is gone.
+func ExampleBuffer_Shutdown() {
+	upper := tower.ServiceFunc[string, string](func(_ context.Context, s string) (string, error) {
+		return strings.ToUpper(s), nil
+	})
+	buf := buffer.New[string, string](upper, 8)
+	res, _ := tower.Call[string, string](context.Background(), buf, "hello")
+	fmt.Println(res)
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	fmt.Println(buf.Shutdown(ctx))
+	_, err := tower.Call[string, string](context.Background(), buf, "hello")
+	fmt.Println(err)
+	// Output:
+	// HELLO
+	// <nil>
+	// buffer's worker closed unexpectedly
 }

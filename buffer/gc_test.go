@@ -134,7 +134,7 @@ func TestCallInFlightKeepsBufferAlive(t *testing.T) {
 	if res != "world" || err != nil {
 		t.Errorf("got %q, %v; want %q, nil", res, err, "world")
 	}
-	c.close()
+	c.shutdown(context.Background())
 }
 
 // After the inner service fails, the worker exits by itself: no Close is

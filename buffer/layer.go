@@ -1,6 +1,8 @@
 package buffer
 
 import (
+	"context"
+
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/lifetime"
 )
@@ -20,8 +22,10 @@ type Layer[Req, Res any] struct {
 
 // NewLayer returns a Layer of Buffers with bound slots each, and opts. It
 // panics if bound is below 1 or above 1<<32-1, or if an option is nil.
+// Wrap panics, as [New] does, if the service it is given is nil or a typed
+// nil.
 func NewLayer[Req, Res any](bound int, opts ...Option) *Layer[Req, Res] {
-	validateBound(bound)
+	validateBound("buffer.NewLayer", bound)
 	newOptions("buffer.NewLayer", opts)
 	return &Layer[Req, Res]{bound: bound, opts: append([]Option(nil), opts...)}
 }
@@ -34,10 +38,32 @@ func (l *Layer[Req, Res]) Wrap(inner tower.Service[Req, Res]) tower.Service[Req,
 }
 
 // Close closes every Buffer the layer made, waiting for their workers to
-// exit. It always returns nil.
+// exit, however long that takes (see [Buffer.Close]). It always returns
+// nil.
 func (l *Layer[Req, Res]) Close() error {
-	for _, v := range l.made.Take() {
-		v.Close()
+	l.Shutdown(context.Background())
+	return nil
+}
+
+// Shutdown stops every Buffer the layer made, as Close does, and waits for
+// their workers to exit, as [Buffer.Shutdown] does: it returns nil once all
+// of them have exited, or ctx.Err() if ctx ends first. The Buffers are all
+// stopped at once, before Shutdown waits for any; a worker still waiting
+// in an inner service's Ready when ctx ends exits on its own once that
+// Ready returns, and the Layer keeps it, so that a later Close or Shutdown
+// waits for it.
+func (l *Layer[Req, Res]) Shutdown(ctx context.Context) error {
+	made := l.made.Take()
+	for _, b := range made {
+		b.c.requestStop()
+	}
+	for i, b := range made {
+		if err := b.c.wait(ctx); err != nil {
+			for _, b := range made[i:] {
+				l.made.Add(b)
+			}
+			return err
+		}
 	}
 	return nil
 }

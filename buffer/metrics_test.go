@@ -2,6 +2,7 @@ package buffer_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -180,4 +181,74 @@ func TestOptionPanics(t *testing.T) {
 			towertest.Panics(t, tt.want, tt.f)
 		})
 	}
+}
+
+// panickySink is a metrics.Counts that panics with v on the first Add of
+// delta to Queued once armed.
+type panickySink struct {
+	metrics.Counts
+	mu    sync.Mutex
+	armed bool
+	delta int64
+	v     any
+}
+
+func (s *panickySink) Add(k metrics.Kind, delta int64) {
+	s.mu.Lock()
+	fire := s.armed && k == metrics.Queued && delta == s.delta
+	if fire {
+		s.armed = false
+	}
+	s.mu.Unlock()
+	if fire {
+		panic(s.v)
+	}
+	s.Counts.Add(k, delta)
+}
+
+// A sink that panics as a request is queued, on the caller's goroutine:
+// the panic goes on up to the caller, whose request is not queued, and its
+// slot comes back; the Buffer serves on.
+func TestSinkPanicOnCallersGoroutine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		v := errors.New("sink's bug")
+		sink := &panickySink{armed: true, delta: 1, v: v}
+		m, h := towertest.NewMock[string, string]()
+		h.Allow(0)
+		b := buffer.New[string, string](m, 1, buffer.WithMetrics(sink))
+		defer b.Close()
+		if _, _, got := callRecovering(t.Context(), b, "hello"); got != v {
+			t.Errorf("the caller's goroutine panicked with %v, want %v", got, v)
+		}
+		if n := buffer.SlotsFree(b); n != 1 {
+			t.Fatalf("%d of 1 slots free after the panic, want 1: the caller's slot leaked", n)
+		}
+		call := goCall(t.Context(), mustReady(t, b), "next")
+		h.Allow(1)
+		next(t, h, "next").Respond("ok")
+		wantResult(t, call, "ok")
+		wantCounts(t, "served", &sink.Counts, metrics.Snapshot{})
+	})
+}
+
+// A sink that panics on the worker, as it counts a request out of Queued,
+// fails the Buffer for good with that panic, as any panic on the worker
+// does; the request the worker had answered goes on.
+func TestSinkPanicOnWorker(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		v := errors.New("sink's bug")
+		sink := &panickySink{armed: true, delta: -1, v: v}
+		m, h := towertest.NewMock[string, string]()
+		h.Allow(0)
+		b := buffer.New[string, string](m, 1, buffer.WithMetrics(sink))
+		call := goCall(t.Context(), mustReady(t, b), "hello")
+		h.Allow(1)
+		next(t, h, "hello").Respond("world")
+		wantResult(t, call, "world")
+		_, _, err := tower.ReadyNow(svc(b))
+		if pe := wantPanicError(t, err, buffer.SinkOnWorker); pe.Value != any(v) {
+			t.Errorf("got a PanicError of %v, want %v", pe.Value, v)
+		}
+		failedForAfter(t, b, h, err, 1)
+	})
 }

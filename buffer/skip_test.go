@@ -11,6 +11,7 @@ import (
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/buffer"
 	"github.com/towergo/tower/limit"
+	"github.com/towergo/tower/towertest"
 )
 
 // A call may skip the queue only when nothing is queued or in the worker's
@@ -107,6 +108,63 @@ func TestStressNothingLeaks(t *testing.T) {
 			for i := range held {
 				held[i].Release()
 			}
+		})
+	}
+}
+
+// staleDeadline is a context whose deadline has passed although its Err
+// is still nil: what a caller's context looks like at the instant its
+// deadline passes, before its timer has fired.
+type staleDeadline struct{ context.Context }
+
+func (staleDeadline) Deadline() (time.Time, bool) { return time.Now().Add(-time.Nanosecond), true }
+
+// With nothing queued and the inner service ready, a call skips the
+// queue and does what the worker would do at once; the worker skips the
+// request of a caller that has given up, so must the call: the inner
+// service is not asked and gets no request, the caller gets its ctx's
+// error, and the slot comes back. Before the fix the request reached the
+// inner service.
+func TestSkipPathSkipsGoneCaller(t *testing.T) {
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	expired, cancel2 := context.WithDeadline(context.Background(), time.Unix(0, 0))
+	defer cancel2()
+	tests := []struct {
+		name string
+		ctx  context.Context
+		want error
+	}{
+		{"Canceled", canceled, context.Canceled},
+		{"DeadlineExceeded", expired, context.DeadlineExceeded},
+		{"DeadlinePassedNotYetNoticed", staleDeadline{context.Background()}, context.DeadlineExceeded},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				m, h := towertest.NewMock[string, string]()
+				spy := &readySpy{svc: m}
+				b := buffer.New[string, string](spy, 2)
+				defer b.Close()
+				p, ok, _ := tower.ReadyNow(svc(b)) // a slot, whatever ctx
+				if !ok {
+					t.Fatal("no slot free in a new Buffer")
+				}
+				if _, err := p.Call(tt.ctx, "gone"); err != tt.want {
+					t.Errorf("got error %v, want %v", err, tt.want)
+				}
+				synctest.Wait()
+				spy.mu.Lock()
+				asked := len(spy.seen)
+				spy.mu.Unlock()
+				if n, o := h.Calls(), h.Outstanding(); n != 0 || o != 0 || asked != 0 {
+					t.Errorf("the inner service was asked %d times, got %d calls and holds %d reservations; want 0, 0, 0", asked, n, o)
+				}
+				wantFree(t, b, 2)
+				call := goCall(t.Context(), mustReady(t, b), "next")
+				next(t, h, "next").Respond("ok")
+				wantResult(t, call, "ok")
+			})
 		})
 	}
 }

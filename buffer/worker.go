@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/safe"
 	"github.com/towergo/tower/internal/sema"
 	"github.com/towergo/tower/metrics"
 )
@@ -16,8 +17,8 @@ import (
 // the Buffer, or the Buffer could never become unreachable.
 type core[Req, Res any] struct {
 	inner tower.Service[Req, Res]
-	slots *sema.Sema             // one unit per queue slot
-	queue chan message[Req, Res] // never fuller than slots allow
+	slots *sema.Sema                // one unit per queue slot
+	q     *queue[message[Req, Res]] // never holds more than slots allow
 	// pending counts the requests queued or in the worker's hand: a call
 	// may skip the queue only when it is zero.
 	pending atomic.Int64
@@ -42,7 +43,7 @@ func newCore[Req, Res any](inner tower.Service[Req, Res], bound int, sink metric
 		inner:    inner,
 		sink:     sink,
 		slots:    sema.New(bound),
-		queue:    make(chan message[Req, Res], bound),
+		q:        newQueue[message[Req, Res]](),
 		stopped:  make(chan struct{}),
 		stop:     stop,
 		stopWork: cancel,
@@ -50,48 +51,122 @@ func newCore[Req, Res any](inner tower.Service[Req, Res], bound int, sink metric
 	}
 }
 
-// run is the worker: it takes messages in order and, for each one still
-// wanted, waits for the inner service's readiness and hands the permit over.
+// What a worker may be doing when its goroutine panics, or ends with
+// runtime.Goexit: the Where of the PanicError the Buffer then fails with.
+const (
+	onWorker        = "a Buffer's worker"
+	readyOnWorker   = "the inner service's Ready, on a Buffer's worker"
+	releaseOnWorker = "an inner permit's Release, on a Buffer's worker"
+	sinkOnWorker    = "the metrics sink, on a Buffer's worker"
+)
+
+// worker is the state of a Buffer's worker goroutine.
+type worker[Req, Res any] struct {
+	c        *core[Req, Res]
+	doing    string // one of the constants above
+	returned bool   // the loop returned: the worker did not panic
+}
+
+// run is the worker goroutine. Its code runs user code, the inner
+// service's Ready above all; a panic or a runtime.Goexit there ends the
+// loop, and exit turns it into the Buffer's failure, so that the process
+// lives on and no caller waits for a worker that is gone.
 func (c *core[Req, Res]) run() {
+	w := &worker[Req, Res]{c: c, doing: onWorker}
 	defer close(c.done)
-	if c.sink != nil {
-		defer c.queuedOut() // before done is closed: Close returns with Queued settled
-	}
-	for {
-		var m message[Req, Res]
-		select {
-		case m = <-c.queue:
-		case <-c.stop.Done():
-			return
+	defer w.exit()
+	w.loop()
+	w.returned = true
+}
+
+// loop takes messages in order and, for each one still wanted, waits for
+// the inner service's readiness and hands the permit over, until the
+// Buffer stops.
+func (w *worker[Req, Res]) loop() {
+	c := w.c
+	for !c.isShut.Load() {
+		m, ok := c.q.take()
+		if !ok {
+			select {
+			case <-c.q.wake:
+				continue
+			case <-c.stop.Done():
+				return
+			}
 		}
 		// m is in hand now: its queue slot can take another request.
 		c.slots.Release()
-		if gone(m.ctx) != nil {
-			c.finished()
-			continue
-		}
-		p, err := c.readyFor(m.ctx)
-		switch {
-		case err == nil:
-			c.answer(m, reply[Req, Res]{permit: p})
-		case c.stop.Err() != nil:
-			return // the caller hears of the Close from c.stopped
-		default:
-			c.fail(err) // the caller hears of it from c.stopped
+		if gone(m.ctx) == nil && !w.serve(m) {
 			return
 		}
-		// Only now may a call skip the queue: the answer is handed over.
-		c.finished()
+		// Only now may a call skip the queue: the answer is handed over,
+		// or the request skipped.
+		w.finished()
+	}
+}
+
+// serve waits for the inner service on behalf of m's caller and hands the
+// caller the permit. It returns false if the Buffer stopped or the inner
+// service failed: the caller hears of either from c.stopped.
+func (w *worker[Req, Res]) serve(m message[Req, Res]) bool {
+	c := w.c
+	w.doing = readyOnWorker
+	p, err := c.readyFor(m.ctx)
+	w.doing = onWorker
+	switch {
+	case err == nil:
+		w.answer(m, reply[Req, Res]{permit: p})
+		return true
+	case c.stop.Err() == nil:
+		c.fail(err)
+	}
+	return false
+}
+
+// exit runs as the worker goroutine ends. If the loop did not return, user
+// code panicked or called runtime.Goexit: the Buffer fails for good with
+// that PanicError. Then the queue drops what it holds, and the requests
+// still queued or in hand leave Queued.
+func (w *worker[Req, Res]) exit() {
+	c := w.c
+	if !w.returned {
+		c.failOnWorker(safe.Recovered(w.doing, recover()))
+	}
+	c.q.close()
+	if c.sink != nil {
+		if perr := safe.Call(sinkOnWorker, c.queuedOut); perr != nil {
+			c.failOnWorker(perr)
+		}
 	}
 }
 
 // finished marks the request in the worker's hand as done with.
-func (c *core[Req, Res]) finished() {
+func (w *worker[Req, Res]) finished() {
+	c := w.c
 	c.pending.Add(-1)
 	if c.sink != nil {
 		c.queued.Add(-1)
+		w.doing = sinkOnWorker
 		c.sink.Add(metrics.Queued, -1)
+		w.doing = onWorker
 	}
+}
+
+// answer hands r to m's caller, or releases r's permit if the caller has
+// left. The caller of this round is gone once its ctx ends or the buffer
+// shuts; a later holder of the same record refuses an answer for an older
+// round.
+func (w *worker[Req, Res]) answer(m message[Req, Res], r reply[Req, Res]) {
+	r.round = m.round
+	select {
+	case m.p.reply <- r:
+		return
+	case <-m.ctx.Done():
+	case <-w.c.stopped:
+	}
+	w.doing = releaseOnWorker
+	r.permit.Release()
+	w.doing = onWorker
 }
 
 // workerGone is what queued holds once the worker has exited: far below any
@@ -151,21 +226,6 @@ type workerContext struct {
 
 func (w *workerContext) Value(key any) any { return w.values.Value(key) }
 
-// answer hands r to m's caller, or releases r's permit if the caller has
-// left. The caller of this round is gone once its ctx ends or the buffer
-// shuts; a later holder of the same record refuses an answer for an older
-// round.
-func (c *core[Req, Res]) answer(m message[Req, Res], r reply[Req, Res]) {
-	r.round = m.round
-	select {
-	case m.p.reply <- r:
-	case <-m.ctx.Done():
-		r.permit.Release()
-	case <-c.stopped:
-		r.permit.Release()
-	}
-}
-
 // gone returns the error of a caller that has given up: ctx's error, or
 // context.DeadlineExceeded once ctx's deadline has passed, which the clock
 // tells a moment before the context's own timer does. A request whose caller
@@ -178,56 +238,4 @@ func gone(ctx context.Context) error {
 		return context.DeadlineExceeded
 	}
 	return nil
-}
-
-// fail records the inner service's failure, fails everyone waiting with
-// it, stops the worker (it may have been found on a call that skipped the
-// queue), and returns that error.
-func (c *core[Req, Res]) fail(cause error) error {
-	err := c.shut(&ServiceError{cause: cause})
-	c.stopWork()
-	return err
-}
-
-// close stops the worker and waits for it to exit. It is idempotent.
-func (c *core[Req, Res]) close() {
-	c.shut(ErrClosed)
-	c.stopWork()
-	<-c.done
-}
-
-// collected is the cleanup of a Buffer the garbage collector found
-// unreachable: it stops the worker without waiting for it, as a cleanup
-// must not block. For a Buffer that was closed, or whose inner service
-// failed, both steps do nothing.
-func (c *core[Req, Res]) collected() {
-	c.shut(ErrClosed)
-	c.stopWork()
-}
-
-// shut stops the buffer with err, unless an earlier error stands, and
-// returns the error that stands. Callers waiting in Ready are woken by
-// closing the slots; callers waiting in Call leave on c.stopped. What is
-// still queued is never answered.
-func (c *core[Req, Res]) shut(err error) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.err != nil {
-		return c.err
-	}
-	c.err = err
-	c.isShut.Store(true)
-	close(c.stopped)
-	c.slots.Close(err)
-	return err
-}
-
-// shutErr returns the error the buffer was stopped with, or nil.
-func (c *core[Req, Res]) shutErr() error {
-	if !c.isShut.Load() {
-		return nil
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.err
 }

@@ -9,6 +9,7 @@ package sema
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/bits"
 	"sync"
@@ -181,10 +182,17 @@ func (s *Sema) AcquireWatched(ctx context.Context, sink metrics.Sink) error {
 	if w == nil {
 		return err
 	}
-	if sink != nil {
-		sink.Add(metrics.Waiting, 1)
-		defer sink.Add(metrics.Waiting, -1)
+	if sink == nil {
+		return s.wait(ctx, w)
 	}
+	s.watched(sink, w)
+	err = s.wait(ctx, w)
+	s.unwatched(sink, err)
+	return err
+}
+
+// wait waits for w to be woken, or withdraws it when ctx ends.
+func (s *Sema) wait(ctx context.Context, w *waitq.Waiter) error {
 	select {
 	case <-w.Ready:
 		return w.Err
@@ -192,6 +200,38 @@ func (s *Sema) AcquireWatched(ctx context.Context, sink metrics.Sink) error {
 		return s.cancel(w, ctx.Err())
 	}
 }
+
+// watched tells sink that w waits. If sink panics, the panic goes on up
+// to the caller, whose wait is over: w leaves the queue first, and a unit
+// it was granted meanwhile goes back.
+func (s *Sema) watched(sink metrics.Sink, w *waitq.Waiter) {
+	told := false
+	defer func() {
+		if !told && s.cancel(w, errWithdrawn) == nil {
+			s.Release()
+		}
+	}()
+	sink.Add(metrics.Waiting, 1)
+	told = true
+}
+
+// unwatched tells sink that a wait is over, with err. If sink panics, the
+// panic goes on up to the caller, and a unit the wait was granted goes
+// back first.
+func (s *Sema) unwatched(sink metrics.Sink, err error) {
+	told := false
+	defer func() {
+		if !told && err == nil {
+			s.Release()
+		}
+	}()
+	sink.Add(metrics.Waiting, -1)
+	told = true
+}
+
+// errWithdrawn is what cancel returns for a waiter withdrawn because its
+// sink panicked: never seen by a caller.
+var errWithdrawn = errors.New("sema: waiter withdrawn")
 
 // enqueue takes a unit under the lock if nobody is ahead and one is free,
 // or queues a waiter. It returns a nil waiter when the outcome is already

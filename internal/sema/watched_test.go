@@ -3,8 +3,10 @@ package sema
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/towergo/tower/metrics"
 )
@@ -61,4 +63,49 @@ func TestAcquireWatched(t *testing.T) {
 		}
 		waiting("closed", 0)
 	})
+}
+
+// panickySink panics on the Add it is told to.
+type panickySink struct{ on int64 }
+
+func (p panickySink) Add(k metrics.Kind, delta int64) {
+	if delta == p.on {
+		panic("sink")
+	}
+}
+
+func (panickySink) Observe(time.Duration) {}
+
+// A sink that panics while a caller waits sends the panic up to that
+// caller with nothing kept: the caller leaves the queue, and a unit it was
+// granted goes back. Without that, the next unit released would go to a
+// caller that is no longer there, and be lost.
+func TestAcquireWatchedSinkPanics(t *testing.T) {
+	for _, on := range []int64{1, -1} {
+		synctest.Test(t, func(t *testing.T) {
+			s := New(1)
+			if err := s.Acquire(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			a := startAcquire(func() (err error) {
+				defer func() {
+					if v := recover(); v != "sink" {
+						err = fmt.Errorf("recovered %v, want the sink's panic", v)
+					}
+				}()
+				return s.AcquireWatched(t.Context(), panickySink{on})
+			})
+			synctest.Wait()
+			s.Release()
+			if err := a.result(); err != nil {
+				t.Fatalf("sink panicking on %+d: %v", on, err)
+			}
+			if n := s.Available(); n != 1 {
+				t.Errorf("sink panicking on %+d: %d units free, want 1", on, n)
+			}
+			if n := s.Waiting(); n != 0 {
+				t.Errorf("sink panicking on %+d: %d waiting, want 0", on, n)
+			}
+		})
+	}
 }
