@@ -251,6 +251,10 @@ func (c *core[Req, Res]) skip(ctx context.Context) (inner tower.Permit[Req, Res]
 	return inner, false, nil
 }
 
+// staleRelease is the Where of a panic in the Release of a permit that was
+// owed to a caller who had left.
+const staleRelease = "the Release of an inner permit owed to a caller that left, on a Buffer's caller's goroutine"
+
 // readyNowOnCaller is the Where of a panic in the inner service's Ready on
 // a caller's goroutine, which fails the Buffer.
 const readyNowOnCaller = "the inner service's Ready, on a Buffer's caller's goroutine"
@@ -308,7 +312,13 @@ func (c *core[Req, Res]) await(ctx context.Context, p *permit[Req, Res]) (tower.
 		select {
 		case r := <-p.reply:
 			if r.round != p.round {
-				r.permit.Release() // owed to an earlier holder of p, who left
+				// Owed to an earlier holder of p, who left: the permit is
+				// nobody's, and so is a panic in its Release. This caller
+				// must go on waiting for its own answer, or the worker
+				// would wait to hand it over.
+				if perr := safe.Call(staleRelease, r.permit.Release); perr != nil {
+					safe.Orphan(perr)
+				}
 				continue
 			}
 			if err := gone(ctx); r.err == nil && err != nil {
