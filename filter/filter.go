@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/isnil"
 )
 
 // A Predicate decides whether a request may go on to the inner service. It
@@ -34,25 +35,26 @@ type Filter[Req, Res any] struct {
 }
 
 // New returns inner wrapped in a Filter that runs pred on each request. It
-// panics if inner or pred is nil.
+// panics if inner (a typed nil too) or pred is nil.
 func New[Req, Res any](inner tower.Service[Req, Res], pred Predicate[Req]) *Filter[Req, Res] {
-	if pred == nil {
+	if isnil.Is(pred) {
 		panic("filter.New: nil predicate")
 	}
 	return newFilter("filter.New", inner, func(_ context.Context, req Req) (Req, error) { return pred(req) })
 }
 
 // NewAsync returns inner wrapped in a Filter that runs pred, with the
-// call's ctx, on each request. It panics if inner or pred is nil.
+// call's ctx, on each request. It panics if inner (a typed nil too) or pred
+// is nil.
 func NewAsync[Req, Res any](inner tower.Service[Req, Res], pred AsyncPredicate[Req]) *Filter[Req, Res] {
-	if pred == nil {
+	if isnil.Is(pred) {
 		panic("filter.NewAsync: nil predicate")
 	}
 	return newFilter("filter.NewAsync", inner, pred)
 }
 
 func newFilter[Req, Res any](fn string, inner tower.Service[Req, Res], pred AsyncPredicate[Req]) *Filter[Req, Res] {
-	if inner == nil {
+	if isnil.Is(inner) {
 		panic(fn + ": nil inner service")
 	}
 	return &Filter[Req, Res]{inner: inner, pred: pred}
@@ -61,7 +63,7 @@ func newFilter[Req, Res any](fn string, inner tower.Service[Req, Res], pred Asyn
 // NewLayer returns a Layer that wraps each service in a Filter that runs
 // pred. It panics if pred is nil.
 func NewLayer[Req, Res any](pred Predicate[Req]) tower.Layer[Req, Res] {
-	if pred == nil {
+	if isnil.Is(pred) {
 		panic("filter.NewLayer: nil predicate")
 	}
 	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
@@ -72,7 +74,7 @@ func NewLayer[Req, Res any](pred Predicate[Req]) tower.Layer[Req, Res] {
 // NewAsyncLayer returns a Layer that wraps each service in a Filter that
 // runs pred with the call's ctx. It panics if pred is nil.
 func NewAsyncLayer[Req, Res any](pred AsyncPredicate[Req]) tower.Layer[Req, Res] {
-	if pred == nil {
+	if isnil.Is(pred) {
 		panic("filter.NewAsyncLayer: nil predicate")
 	}
 	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {

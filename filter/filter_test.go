@@ -309,6 +309,10 @@ func TestFilterBadInputPanics(t *testing.T) {
 		{"filter.NewLayer: nil predicate", func() { filter.NewLayer[string, string](nil) }},
 		{"filter.NewAsyncLayer: nil predicate", func() { filter.NewAsyncLayer[string, string](nil) }},
 		{"filter.New: nil inner service", func() { filter.NewLayer[string, string](ok).Wrap(nil) }},
+		{"filter.New: nil inner service", func() { filter.New[string, string]((*towertest.Mock[string, string])(nil), ok) }},
+		{"filter.NewAsync: nil inner service", func() { filter.NewAsync[string, string](tower.ServiceFunc[string, string](nil), okAsync) }},
+		{"filter.New: nil inner service", func() { filter.NewLayer[string, string](ok).Wrap((*towertest.Mock[string, string])(nil)) }},
+		{"filter.New: nil predicate", func() { filter.New(echoSvc, filter.Predicate[string](nil)) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {

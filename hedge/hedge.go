@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/internal/option"
 	"github.com/towergo/tower/metrics"
 	"github.com/towergo/tower/retry"
@@ -33,8 +34,20 @@ import (
 // nothing the call started outlives it. An original that ignores
 // cancellation therefore keeps the caller waiting even after the hedge
 // answered. The original runs on the caller's goroutine; the hedge on a
-// goroutine of its own, started only when the delay passes. A panic in
-// the hedge leg is raised again in the caller's.
+// goroutine of its own, started only when the delay passes.
+//
+// A panic in the user code that runs on the caller's goroutine (the
+// policy's Clone, the budget's Deposit, the original's call) goes on up to
+// the caller, once the original's reservation is given back and a hedge
+// leg that started has been stopped and has returned. A panic in the user code the hedge leg
+// runs (the policy's CanRetry, the budget's Withdraw, the inner service's
+// Ready and Call, the metrics sink's Add), or a runtime.Goexit there, must
+// not end the program: it becomes that leg's answer, a
+// [*tower.PanicError] error that names what panicked "on the goroutine of
+// a Hedge's hedge leg". If it comes first, the caller gets it; if the
+// original has answered already, no caller is left to hear of it, and it
+// is logged, with its stack, to log/slog's default logger. The hedge's
+// reservation is given back either way.
 //
 // Latencies are recorded for the winner only, and only if it succeeded,
 // in milliseconds rounded up: the original's from its call, a hedge's
@@ -87,7 +100,9 @@ func WithMetrics(sink metrics.Sink) Option {
 // and with retry policies (retry.WithBudget), so that retries and hedges
 // together stay within one budget. Each call deposits once; each hedge
 // sent withdraws once. A nil b means no budget: a hedge is sent whenever
-// the delay passes, as in tower.
+// the delay passes, as in tower. WithBudget panics if b is a typed nil,
+// such as a nil *retry.TPSBudget, which is more likely a budget not yet
+// built than a wish for none.
 //
 // Without this option, each Hedge has a budget of its own,
 // retry.NewTPSBudget(10*time.Second, 10, 1-percentile): over the last 10
@@ -97,6 +112,9 @@ func WithMetrics(sink metrics.Sink) Option {
 // once the previous period's percentile no longer describes the current
 // one, nearly every request would otherwise be sent twice.
 func WithBudget(b retry.Budget) Option {
+	if b != nil && isnil.Is(b) {
+		panic(fmt.Sprintf("hedge.WithBudget: b is a nil %T; pass nil for no budget", b))
+	}
 	return func(o *options) { o.budget, o.budgetSet = b, true }
 }
 
@@ -115,11 +133,13 @@ func WithBudget(b retry.Budget) Option {
 // and 8 KiB for each power of two above that in which it has recorded one:
 // 104 KiB at most.
 //
-// New panics if inner or policy is nil, percentile is outside
-// [0, 1] or NaN, minDataPoints is negative, period is not positive, or an
-// option is nil.
+// New panics if inner or policy is nil (a typed nil too), percentile is
+// outside [0, 1] or NaN, minDataPoints is negative, period is not
+// positive, or an option is nil. A period too long to ever pass, up to
+// math.MaxInt64, never ends: no period's latencies are ever read, and no
+// hedge is sent.
 func New[Req, Res any](inner tower.Service[Req, Res], policy Policy[Req], minDataPoints int, percentile float64, period time.Duration, opts ...Option) *Hedge[Req, Res] {
-	if inner == nil {
+	if isnil.Is(inner) {
 		panic("hedge.New: nil inner service")
 	}
 	o := newOptions("hedge.New", policy, minDataPoints, percentile, period, opts)
@@ -155,7 +175,7 @@ func NewLayer[Req, Res any](policy Policy[Req], minDataPoints int, percentile fl
 // opts.
 func newOptions[Req any](fn string, policy Policy[Req], minDataPoints int, percentile float64, period time.Duration, opts []Option) options {
 	switch {
-	case policy == nil:
+	case isnil.Is(policy):
 		panic(fn + ": nil policy")
 	case !(percentile >= 0 && percentile <= 1): // NaN too
 		panic(fmt.Sprintf("%s: percentile must be between 0 and 1, got %v", fn, percentile))

@@ -352,32 +352,6 @@ func TestHedgeCallerCancels(t *testing.T) {
 	})
 }
 
-// panicPolicy's CanRetry panics.
-type panicPolicy struct{ hedge.Idempotent[string] }
-
-func (panicPolicy) CanRetry(string) bool { panic("can retry exploded") }
-
-// A panic in the hedge leg is raised in the caller's goroutine, once the
-// original has been cancelled.
-func TestHedgePanicInHedgeLeg(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		mock, h := towertest.NewMock[string, string]()
-		svc := hedge.New[string, string](mock, panicPolicy{}, 1, 0.5, time.Minute, hedge.WithMockLatencies(10))
-		done := make(chan any)
-		go func() {
-			defer func() { done <- recover() }()
-			tower.Call[string, string](t.Context(), svc, "req")
-		}()
-		orig := take(t, h, "req")
-		time.Sleep(10 * ms)
-		if got := <-done; got != "can retry exploded" {
-			t.Errorf("got panic %v, want %q", got, "can retry exploded")
-		}
-		cancelled(t, orig, "the original")
-		checkCalls(t, h, 1)
-	})
-}
-
 // Hedge's Ready is the inner service's: a permit released unused gives it
 // back, and its error is passed on unchanged.
 func TestHedgeReadyPassesThrough(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/safe"
 	"github.com/towergo/tower/metrics"
 )
 
@@ -25,9 +26,9 @@ type race[Req, Res any] struct {
 	cancelHedge context.CancelFunc // the hedge's, once it started
 
 	// The hedge's outcome, written before leg.Done.
-	res      Res
-	err      error
-	panicked any
+	res  Res
+	err  error
+	perr *tower.PanicError // err, if the hedge leg panicked
 }
 
 const (
@@ -47,16 +48,15 @@ func (h *Hedge[Req, Res]) race(ctx context.Context, inner *tower.Permit[Req, Res
 	settled := false
 	defer func() {
 		if !settled { // the original panicked: end the hedge before the panic goes on
-			r.settle(t)
+			if !r.settle(t) && r.perr != nil {
+				safe.Orphan(r.perr) // the hedge's panic won, but the caller hears the original's
+			}
 		}
 	}()
 	res, err := inner.Call(origCtx, req)
 	end := time.Now()
 	won := r.settle(t)
 	settled = true
-	if r.panicked != nil {
-		panic(r.panicked)
-	}
 	if !won {
 		return r.res, r.err
 	}
@@ -87,7 +87,18 @@ func (r *race[Req, Res]) settle(t *time.Timer) bool {
 	return won
 }
 
-// hedge is the hedge leg, run by the timer when the delay has passed.
+// What the hedge leg runs when it panics, for the PanicError's Where.
+const (
+	inCanRetry = "the hedge policy's CanRetry, on the goroutine of a Hedge's hedge leg"
+	inWithdraw = "the budget's Withdraw, on the goroutine of a Hedge's hedge leg"
+	inReady    = "the inner service's Ready, on the goroutine of a Hedge's hedge leg"
+	inSink     = "the metrics sink's Add, on the goroutine of a Hedge's hedge leg"
+	inCall     = "the inner service's Call, on the goroutine of a Hedge's hedge leg"
+)
+
+// hedge is the hedge leg, run by the timer when the delay has passed. A
+// panic in the user code it runs, or a runtime.Goexit, must not end the
+// program: it becomes the leg's answer, a PanicError.
 func (r *race[Req, Res]) hedge() {
 	defer r.leg.Done()
 	r.mu.Lock()
@@ -99,24 +110,34 @@ func (r *race[Req, Res]) hedge() {
 	r.cancelHedge = cancel
 	r.mu.Unlock()
 	defer cancel()
+	var where string
+	returned := false
 	defer func() {
-		if v := recover(); v != nil {
-			r.panicked = v
-			if r.winner.CompareAndSwap(none, hedged) {
-				r.cancelOrig()
-			}
+		if !returned {
+			r.answerPanic(safe.Recovered(where, recover()))
 		}
 	}()
+	r.send(ctx, &where)
+	returned = true
+}
 
+// send sends the hedge, if the policy and the budget let it, and makes its
+// result the call's answer if it comes first. It keeps *where naming the
+// user code it runs.
+func (r *race[Req, Res]) send(ctx context.Context, where *string) {
 	h := r.h
-	if !h.policy.CanRetry(r.clone) || (h.budget != nil && !h.budget.Withdraw()) {
+	if *where = inCanRetry; !h.policy.CanRetry(r.clone) {
 		return // no hedge: the original answers
 	}
+	if *where = inWithdraw; h.budget != nil && !h.budget.Withdraw() {
+		return
+	}
+	*where = inReady
 	p, err := h.inner.Ready(ctx)
+	defer p.Release() // if ctx ended, or the sink panics; after the call it does nothing
 	if ctx.Err() != nil {
 		// The original answered, or the caller gave up, while the hedge
 		// waited: the original's answer is the call's.
-		p.Release()
 		return
 	}
 	var (
@@ -125,9 +146,10 @@ func (r *race[Req, Res]) hedge() {
 	)
 	called := err == nil
 	if called {
-		if h.sink != nil {
+		if *where = inSink; h.sink != nil {
 			h.sink.Add(metrics.Hedged, 1)
 		}
+		*where = inCall
 		start = time.Now()
 		res, err = p.Call(ctx, r.clone)
 		end = time.Now()
@@ -141,4 +163,17 @@ func (r *race[Req, Res]) hedge() {
 			h.histo.record(end.Sub(start), end)
 		}
 	}
+}
+
+// answerPanic makes perr, the PanicError of the hedge leg, the leg's
+// answer: the caller's if the leg wins the race. If the original has
+// already answered, no caller is left to hear of it, and it is logged.
+func (r *race[Req, Res]) answerPanic(perr *tower.PanicError) {
+	if !r.winner.CompareAndSwap(none, hedged) {
+		safe.Orphan(perr)
+		return
+	}
+	var zero Res
+	r.res, r.err, r.perr = zero, perr, perr
+	r.cancelOrig()
 }

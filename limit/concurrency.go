@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/internal/sema"
 	"github.com/towergo/tower/metrics"
 )
@@ -79,10 +80,10 @@ func newConcurrency[Req, Res any](inner tower.Service[Req, Res], sem *Semaphore,
 }
 
 // NewConcurrency returns inner wrapped in a limit of max requests in flight,
-// with a [Semaphore] of its own. It panics if inner is nil, unless
-// 1 <= max <= 1<<32-1, or if an option is nil.
+// with a [Semaphore] of its own. It panics if inner is nil (a typed nil
+// too), unless 1 <= max <= 1<<32-1, or if an option is nil.
 func NewConcurrency[Req, Res any](inner tower.Service[Req, Res], max int, opts ...Option) *Concurrency[Req, Res] {
-	if inner == nil {
+	if isnil.Is(inner) {
 		panic("limit.NewConcurrency: inner is nil")
 	}
 	validateMax("limit.NewConcurrency", max)
@@ -91,14 +92,14 @@ func NewConcurrency[Req, Res any](inner tower.Service[Req, Res], max int, opts .
 }
 
 // NewConcurrencyWith returns inner wrapped in a limit whose permits come
-// from sem, which other services may share. It panics if inner, sem or an
-// option is nil. Each service reports its own requests to the sink of its
-// [WithMetrics], whatever the others sharing sem do.
+// from sem, which other services may share. It panics if inner (a typed
+// nil too), sem or an option is nil. Each service reports its own requests
+// to the sink of its [WithMetrics], whatever the others sharing sem do.
 func NewConcurrencyWith[Req, Res any](inner tower.Service[Req, Res], sem *Semaphore, opts ...Option) *Concurrency[Req, Res] {
-	if inner == nil {
+	if isnil.Is(inner) {
 		panic("limit.NewConcurrencyWith: inner is nil")
 	}
-	if sem == nil {
+	if isnil.Is(sem) {
 		panic("limit.NewConcurrencyWith: sem is nil")
 	}
 	o := newOptions("limit.NewConcurrencyWith", opts)
@@ -120,7 +121,7 @@ func NewConcurrencyLayer[Req, Res any](max int, opts ...Option) tower.Layer[Req,
 // under the one limit held by sem, with opts. It panics if sem or an
 // option is nil.
 func NewSharedConcurrencyLayer[Req, Res any](sem *Semaphore, opts ...Option) tower.Layer[Req, Res] {
-	if sem == nil {
+	if isnil.Is(sem) {
 		panic("limit.NewSharedConcurrencyLayer: sem is nil")
 	}
 	newOptions("limit.NewSharedConcurrencyLayer", opts)
@@ -143,16 +144,17 @@ func (c *Concurrency[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Re
 			return tower.Permit[Req, Res]{}, err
 		}
 	}
-	if c.sink != nil {
-		c.sink.Add(metrics.InFlight, 1)
-	}
 	held := true
 	defer func() {
-		// The inner service failed, or panicked: give the permit back.
+		// The inner service failed, or it or the sink panicked: give the
+		// permit back.
 		if held {
 			c.release(slot)
 		}
 	}()
+	if c.sink != nil {
+		c.sink.Add(metrics.InFlight, 1)
+	}
 	p, err := c.inner.Ready(ctx)
 	if err != nil {
 		return p, err
@@ -194,9 +196,17 @@ func (c *Concurrency[Req, Res]) acquire(ctx context.Context) error {
 // requests than the limit allows.
 func (c *Concurrency[Req, Res]) release(slot int) {
 	if c.sink != nil {
-		c.sink.Add(metrics.InFlight, -1)
+		c.releaseWatched(slot)
+		return
 	}
 	c.sem.s.ReleaseSlot(slot)
+}
+
+// releaseWatched is release with a sink, which gives the permit back even
+// if the sink panics.
+func (c *Concurrency[Req, Res]) releaseWatched(slot int) {
+	defer c.sem.s.ReleaseSlot(slot)
+	c.sink.Add(metrics.InFlight, -1)
 }
 
 // record is the record behind a permit. Most permits' units come with a

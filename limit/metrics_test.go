@@ -136,6 +136,40 @@ func TestConcurrencyMetricsPanickingCall(t *testing.T) {
 	}
 }
 
+// panicSink panics when InFlight moves by delta.
+type panicSink struct{ delta int64 }
+
+func (s panicSink) Add(k metrics.Kind, delta int64) {
+	if k == metrics.InFlight && delta == s.delta {
+		panic("sink exploded")
+	}
+}
+func (panicSink) Observe(time.Duration) {}
+
+// A sink that panics, as the permit is taken or as it is given back, on
+// the caller's goroutine: the panic goes on up to the caller, and the
+// permit comes back all the same.
+func TestConcurrencyPanickingSinkReleasesPermit(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		use  func(t *testing.T, cl *limit.Concurrency[string, string])
+		sink panicSink
+	}{
+		{"Ready", func(t *testing.T, cl *limit.Concurrency[string, string]) { cl.Ready(t.Context()) }, panicSink{+1}},
+		{"Call", func(t *testing.T, cl *limit.Concurrency[string, string]) {
+			p := mustReady(t, cl)
+			p.Call(t.Context(), "x")
+		}, panicSink{-1}},
+		{"Release", func(t *testing.T, cl *limit.Concurrency[string, string]) { p := mustReady(t, cl); p.Release() }, panicSink{-1}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cl := limit.NewConcurrency[string, string](echo, 1, limit.WithMetrics(tt.sink))
+			towertest.Panics(t, "sink exploded", func() { tt.use(t, cl) })
+			checkSem(t, cl.Semaphore(), 1, 0)
+		})
+	}
+}
+
 // Services sharing a semaphore each count their own requests.
 func TestConcurrencyMetricsShared(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -262,5 +296,47 @@ func TestOptionPanics(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { towertest.Panics(t, tt.want, tt.f) })
+	}
+}
+
+// waitingPanicSink panics when Waiting changes by delta.
+type waitingPanicSink struct{ delta int64 }
+
+func (s waitingPanicSink) Add(k metrics.Kind, delta int64) {
+	if k == metrics.Waiting && delta == s.delta {
+		panic("sink exploded")
+	}
+}
+func (waitingPanicSink) Observe(time.Duration) {}
+
+// A sink that panics while a caller waits for a Rate's window sends the
+// panic up to that caller with nothing kept: the caller leaves the queue,
+// or gives back the place it was granted, and the next caller gets that
+// place when the window opens, at 100ms. Without that, the place went to a
+// caller that was no longer there, and the next caller waited until 200ms.
+func TestRatePanickingSinkWhileWaiting(t *testing.T) {
+	for _, on := range []int64{+1, -1} {
+		synctest.Test(t, func(t *testing.T) {
+			start := time.Now()
+			rl := limit.NewRate[string, string](echo, 1, 100*time.Millisecond, limit.WithMetrics(waitingPanicSink{on}))
+			if _, ok, err := tower.ReadyNow[string, string](rl); !ok || err != nil {
+				t.Fatalf("first ReadyNow: %v, %v", ok, err)
+			}
+			towertest.Panics(t, "sink exploded", func() { rl.Ready(t.Context()) })
+			if on == -1 {
+				// The panic came as the place was granted, at 100ms: the
+				// place went back to that window, and is free now.
+				if _, ok, err := tower.ReadyNow[string, string](rl); !ok || err != nil {
+					t.Errorf("sink panicking on -1: ReadyNow at %v got %v, %v; want the place given back", time.Since(start), ok, err)
+				}
+				return
+			}
+			// The panic came as the caller queued, at 0ms: the place of the
+			// window that opens at 100ms is free for the next caller.
+			time.Sleep(100 * time.Millisecond)
+			if _, ok, err := tower.ReadyNow[string, string](rl); !ok || err != nil {
+				t.Errorf("sink panicking on +1: ReadyNow at %v got %v, %v; want the next window's place", time.Since(start), ok, err)
+			}
+		})
 	}
 }

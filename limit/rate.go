@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/internal/mono"
 	"github.com/towergo/tower/internal/waitq"
 	"github.com/towergo/tower/metrics"
@@ -72,11 +73,13 @@ const (
 
 func tag(n uint64) uint64 { return n << placeBits }
 
-// NewRate returns inner wrapped in a limit of num requests per period. It
-// panics if inner is nil, num is below 1 or above MaxRate, per is not
-// positive, or an option is nil.
+// NewRate returns inner wrapped in a limit of num requests per period. A
+// per too long for the clock, up to math.MaxInt64, is a window that never
+// ends: num requests in all. It panics if inner is nil (a typed nil too),
+// num is below 1 or above MaxRate, per is not positive, or an option is
+// nil.
 func NewRate[Req, Res any](inner tower.Service[Req, Res], num int, per time.Duration, opts ...Option) *Rate[Req, Res] {
-	if inner == nil {
+	if isnil.Is(inner) {
 		panic("limit.NewRate: inner is nil")
 	}
 	validateRate("limit.NewRate", num, per)
@@ -85,9 +88,10 @@ func NewRate[Req, Res any](inner tower.Service[Req, Res], num int, per time.Dura
 }
 
 // NewRateLayer returns a Layer that limits each service it wraps to num
-// requests per period, each with a window of its own, and opts. It panics
-// if num is below 1 or above MaxRate, per is not positive, or an option is
-// nil.
+// requests per period, each with a window of its own, and opts; a per too
+// long for the clock is a window that never ends, as in [NewRate]. It
+// panics if num is below 1 or above MaxRate, per is not positive, or an
+// option is nil.
 func NewRateLayer[Req, Res any](num int, per time.Duration, opts ...Option) tower.Layer[Req, Res] {
 	validateRate("limit.NewRateLayer", num, per)
 	newOptions("limit.NewRateLayer", opts)
@@ -180,11 +184,18 @@ func (r *Rate[Req, Res]) reserveSlow(ctx context.Context) (uint64, error) {
 	r.queued.Add(1)
 	r.arm()
 	r.mu.Unlock()
-	if r.sink != nil {
-		r.sink.Add(metrics.Waiting, 1)
-		defer r.sink.Add(metrics.Waiting, -1) // after the lock below is given up
+	if r.sink == nil {
+		return r.wait(ctx, w)
 	}
+	r.watched(w)
+	n, err := r.wait(ctx, w)
+	r.unwatched(n, err)
+	return n, err
+}
 
+// wait waits until w is granted a place, and returns its window, or
+// withdraws w when ctx ends.
+func (r *Rate[Req, Res]) wait(ctx context.Context, w *waitq.Waiter) (uint64, error) {
 	select {
 	case <-w.Ready:
 		return w.Value, nil
@@ -199,6 +210,48 @@ func (r *Rate[Req, Res]) reserveSlow(ctx context.Context) (uint64, error) {
 	return 0, ctx.Err()
 }
 
+// watched tells the sink that w waits. If the sink panics, the panic goes
+// on up to the caller, whose wait is over: w leaves the queue first, and a
+// place it was granted meanwhile goes back.
+func (r *Rate[Req, Res]) watched(w *waitq.Waiter) {
+	told := false
+	defer func() {
+		if !told {
+			r.withdraw(w)
+		}
+	}()
+	r.sink.Add(metrics.Waiting, 1)
+	told = true
+}
+
+// withdraw takes w out of the queue, or gives back the place it was
+// granted.
+func (r *Rate[Req, Res]) withdraw(w *waitq.Waiter) {
+	r.mu.Lock()
+	removed := r.q.Remove(w)
+	if removed {
+		r.queued.Add(-1)
+	}
+	r.mu.Unlock()
+	if !removed {
+		r.giveBack(w.Value)
+	}
+}
+
+// unwatched tells the sink that a wait is over, with window n or err. If
+// the sink panics, the panic goes on up to the caller, and a place the
+// wait was granted goes back first.
+func (r *Rate[Req, Res]) unwatched(n uint64, err error) {
+	told := false
+	defer func() {
+		if !told && err == nil {
+			r.giveBack(n)
+		}
+	}()
+	r.sink.Add(metrics.Waiting, -1)
+	told = true
+}
+
 // roll opens a new window if the current one has ended, and returns the
 // current window. r.mu must be held.
 func (r *Rate[Req, Res]) roll(now time.Duration) *window {
@@ -210,7 +263,9 @@ func (r *Rate[Req, Res]) roll(now time.Duration) *window {
 	if w != nil {
 		n = w.n + 1
 	}
-	w = &window{n: n, until: now + r.per}
+	// A period too long for the clock saturates: that window never ends,
+	// rather than ending in the past and letting everyone through.
+	w = &window{n: n, until: mono.Add(now, r.per)}
 	// Published before its places, so that a taker that sees the places
 	// tagged with n finds window n current.
 	r.cur.Store(w)

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/internal/option"
 	"github.com/towergo/tower/metrics"
 )
@@ -52,9 +53,9 @@ func newOptions(fn string, opts []Option) options {
 }
 
 // New returns inner wrapped in a LoadShed, with opts. It panics if inner
-// or an option is nil.
+// (a typed nil too) or an option is nil.
 func New[Req, Res any](inner tower.Service[Req, Res], opts ...Option) *LoadShed[Req, Res] {
-	if inner == nil {
+	if isnil.Is(inner) {
 		panic("loadshed.New: nil inner service")
 	}
 	o := newOptions("loadshed.New", opts)

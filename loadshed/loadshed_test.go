@@ -209,6 +209,9 @@ func TestNewPanics(t *testing.T) {
 	}{
 		{"New", func() { loadshed.New[string, string](nil) }},
 		{"LayerWrap", func() { loadshed.NewLayer[string, string]().Wrap(nil) }},
+		{"TypedNil", func() { loadshed.New[string, string]((*towertest.Mock[string, string])(nil)) }},
+		{"NilServiceFunc", func() { loadshed.New[string, string](tower.ServiceFunc[string, string](nil)) }},
+		{"LayerWrapTypedNil", func() { loadshed.NewLayer[string, string]().Wrap((*towertest.Mock[string, string])(nil)) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

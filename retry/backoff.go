@@ -98,9 +98,9 @@ func (b *ExponentialBackoff) base(attempt int) time.Duration {
 }
 
 func exponential(min, max time.Duration, attempt int) time.Duration {
-	it := attempt - 1
-	if it < 0 {
-		it = 0
+	it := 0 // an attempt below 1 counts as 1
+	if attempt > 1 {
+		it = attempt - 1 // never attempt-1 of math.MinInt, which wraps around
 	}
 	if it >= 63 || min > max>>it {
 		return max // min·2^it overflows or exceeds max

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/internal/option"
 	"github.com/towergo/tower/metrics"
 )
@@ -23,6 +24,11 @@ import (
 // call with ctx.Err(), and the last attempt's result is dropped. An inner
 // service whose Ready fails for another reason is broken: its error is
 // returned as it is.
+//
+// A Retry starts no goroutine: the policy, and the backoff and budget it
+// uses, and the inner service all run on the caller's goroutine. A panic
+// in any of them goes on up to the caller, once the Retry has given back
+// the reservation it held.
 //
 // A first attempt that needs no retry allocates nothing of the Retry's
 // own: the permit's record and the [Attempt] the policy is shown come from
@@ -65,12 +71,13 @@ func newOptions(fn string, opts []Option) options {
 
 // New returns inner wrapped in a Retry that follows policy, with opts. If
 // policy is a [SessionPolicy], each call gets a policy of its own from
-// NewSession. New panics if inner, policy or an option is nil.
+// NewSession. New panics if inner, policy or an option is nil, inner and
+// policy typed nils too.
 func New[Req, Res any](inner tower.Service[Req, Res], policy Policy[Req, Res], opts ...Option) *Retry[Req, Res] {
-	if inner == nil {
+	if isnil.Is(inner) {
 		panic("retry.New: nil inner service")
 	}
-	if policy == nil {
+	if isnil.Is(policy) {
 		panic("retry.New: nil policy")
 	}
 	o := newOptions("retry.New", opts)
@@ -81,10 +88,10 @@ func New[Req, Res any](inner tower.Service[Req, Res], policy Policy[Req, Res], o
 
 // NewLayer returns a Layer that wraps each service in a Retry that follows
 // policy, with opts; the Retries it makes share policy, and so whatever
-// policy shares across requests, such as a budget. It panics if policy or
-// an option is nil.
+// policy shares across requests, such as a budget. It panics if policy (a
+// typed nil too) or an option is nil.
 func NewLayer[Req, Res any](policy Policy[Req, Res], opts ...Option) tower.Layer[Req, Res] {
-	if policy == nil {
+	if isnil.Is(policy) {
 		panic("retry.NewLayer: nil policy")
 	}
 	newOptions("retry.NewLayer", opts) // now, not when the layer is used
@@ -144,18 +151,27 @@ func (w *wrapper[Req, Res]) CallWrapped(ctx context.Context, inner tower.Permit[
 		if err != nil {
 			return zero, err
 		}
-		req := a.Req
-		keep, ok := policy.Clone(req)
-		if w.sink != nil {
-			w.sink.Add(metrics.Retried, 1)
-		}
-		res, err := p.Call(ctx, req)
+		keep, ok, res, err := w.send(ctx, policy, p, a.Req)
 		if !ok {
 			return res, err
 		}
 		a.N++
 		a.Req, a.Res, a.Err = keep, res, err
 	}
+}
+
+// send sends req, a retry, on p, and returns the copy of it the policy
+// keeps for the next attempt, with the retry's result. If the policy's
+// Clone or the metrics sink panics before p is called, p is given back
+// as the panic goes on up to the caller.
+func (w *wrapper[Req, Res]) send(ctx context.Context, policy Policy[Req, Res], p tower.Permit[Req, Res], req Req) (keep Req, ok bool, res Res, err error) {
+	defer p.Release() // after the call it does nothing
+	keep, ok = policy.Clone(req)
+	if w.sink != nil {
+		w.sink.Add(metrics.Retried, 1)
+	}
+	res, err = p.Call(ctx, req)
+	return keep, ok, res, err
 }
 
 // putAttempt clears a, so that the pool holds no request or response, and

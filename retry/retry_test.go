@@ -283,6 +283,13 @@ func TestRetryBadInputPanics(t *testing.T) {
 		{"NewNilInner", func() { retry.New[string, string](nil, retryErrors) }, "retry.New: nil inner service"},
 		{"NewNilPolicy", func() { retry.New[string, string](mock, nil) }, "retry.New: nil policy"},
 		{"NewLayerNilPolicy", func() { retry.NewLayer[string, string](nil) }, "retry.NewLayer: nil policy"},
+		{"NewTypedNilInner", func() { retry.New[string, string]((*towertest.Mock[string, string])(nil), retryErrors) }, "retry.New: nil inner service"},
+		{"NewTypedNilPolicy", func() { retry.New[string, string](mock, (*retry.StandardPolicy[string, string])(nil)) }, "retry.New: nil policy"},
+		{"NewNilPolicyFunc", func() { retry.New[string, string](mock, retry.PolicyFunc[string, string](nil)) }, "retry.New: nil policy"},
+		{"NewLayerTypedNilPolicy", func() { retry.NewLayer[string, string]((*retry.StandardPolicy[string, string])(nil)) }, "retry.NewLayer: nil policy"},
+		{"NewLayerTypedNilInner", func() {
+			retry.NewLayer[string, string](retryErrors).Wrap((*towertest.Mock[string, string])(nil))
+		}, "retry.New: nil inner service"},
 	} {
 		t.Run(tt.name, func(t *testing.T) { towertest.Panics(t, tt.want, tt.f) })
 	}

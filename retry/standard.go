@@ -3,8 +3,10 @@ package retry
 import (
 	"context"
 	"fmt"
-	"github.com/towergo/tower/internal/option"
 	"time"
+
+	"github.com/towergo/tower/internal/isnil"
+	"github.com/towergo/tower/internal/option"
 )
 
 // StandardPolicy is a ready-made [Policy] for requests that are values
@@ -56,9 +58,9 @@ func WithMaxAttempts(n int) PolicyOption {
 }
 
 // WithBackoff sets how long to wait before each retry. The default is not
-// to wait. It panics if b is nil.
+// to wait. It panics if b is nil, or a typed nil.
 func WithBackoff(b Backoff) PolicyOption {
-	if b == nil {
+	if isnil.Is(b) {
 		panic("retry.WithBackoff: nil Backoff")
 	}
 	return func(o *policyOptions) { o.backoff = b }
@@ -66,9 +68,10 @@ func WithBackoff(b Backoff) PolicyOption {
 
 // WithBudget makes retries draw on b, which may be shared with other
 // policies, and with package hedge. The default is no budget: only the
-// maximum number of attempts limits retries. It panics if b is nil.
+// maximum number of attempts limits retries. It panics if b is nil, or a
+// typed nil.
 func WithBudget(b Budget) PolicyOption {
-	if b == nil {
+	if isnil.Is(b) {
 		panic("retry.WithBudget: nil Budget")
 	}
 	return func(o *policyOptions) { o.budget = b }

@@ -232,6 +232,8 @@ func TestStandardPolicyBadInputPanics(t *testing.T) {
 		{"MaxAttempts0", func() { retry.WithMaxAttempts(0) }, "retry.WithMaxAttempts: n must be at least 1, got 0"},
 		{"NilBackoff", func() { retry.WithBackoff(nil) }, "retry.WithBackoff: nil Backoff"},
 		{"NilBudget", func() { retry.WithBudget(nil) }, "retry.WithBudget: nil Budget"},
+		{"TypedNilBackoff", func() { retry.WithBackoff((*retry.ExponentialBackoff)(nil)) }, "retry.WithBackoff: nil Backoff"},
+		{"TypedNilBudget", func() { retry.WithBudget((*retry.TPSBudget)(nil)) }, "retry.WithBudget: nil Budget"},
 		{"NilOption", func() { retry.NewPolicy[string, string](nil, retry.WithMaxAttempts(2), nil) }, "retry.NewPolicy: option 1 is nil"},
 	} {
 		t.Run(tt.name, func(t *testing.T) { towertest.Panics(t, tt.want, tt.f) })

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/isnil"
 )
 
 // A Picker chooses the service for a request: it returns an index into the
@@ -39,18 +40,18 @@ type Steer[Req, Res any] struct {
 }
 
 // New returns a Steer over services, which pick chooses among. It keeps a
-// copy of the slice. It panics if services is empty or holds a nil service,
-// or if pick is nil.
+// copy of the slice. It panics if services is empty or holds a nil service
+// (a typed nil too), or if pick is nil.
 func New[Req, Res any](services []tower.Service[Req, Res], pick Picker[Req]) *Steer[Req, Res] {
 	if len(services) == 0 {
 		panic("steer.New: no services")
 	}
 	for i, s := range services {
-		if s == nil {
+		if isnil.Is(s) {
 			panic(fmt.Sprintf("steer.New: service %d is nil", i))
 		}
 	}
-	if pick == nil {
+	if isnil.Is(pick) {
 		panic("steer.New: nil picker")
 	}
 	return &Steer[Req, Res]{

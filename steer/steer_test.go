@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -147,9 +148,11 @@ func TestSteerContextEndsWhileWaitingForService(t *testing.T) {
 }
 
 // A pick out of range fails the request with an *Error naming the index,
-// whose cause is ErrBadPick; no service is reserved or called.
+// whose cause is ErrBadPick; no service is reserved or called. The picker's
+// count parameter is an int like any other: its extremes are out of range,
+// not wrapped into it.
 func TestSteerBadPick(t *testing.T) {
-	for _, i := range []int{-1, 2} {
+	for _, i := range []int{-1, 2, math.MaxInt, math.MinInt} {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			a, ha := towertest.NewMock[string, string]()
 			b, hb := towertest.NewMock[string, string]()
@@ -321,6 +324,8 @@ func TestSteerBadInputPanics(t *testing.T) {
 		{"steer.New: no services", func() { steer.New([]svc{}, always(0)) }},
 		{"steer.New: service 1 is nil", func() { steer.New([]svc{constant("a"), nil}, always(0)) }},
 		{"steer.New: nil picker", func() { steer.New([]svc{constant("a")}, nil) }},
+		{"steer.New: service 0 is nil", func() { steer.New([]svc{(*towertest.Mock[string, string])(nil)}, always(0)) }},
+		{"steer.New: service 1 is nil", func() { steer.New([]svc{constant("a"), tower.ServiceFunc[string, string](nil)}, always(0)) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {

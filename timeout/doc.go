@@ -56,13 +56,23 @@
 // A caller whose own context has a deadline at or before the Timeout's gets
 // context.DeadlineExceeded, never ErrElapsed: the earlier deadline governs,
 // the inner call gets the caller's context as it is, and its expiry reaches
-// the caller as that context's error. A caller whose context is cancelled
-// before the deadline gets context.Canceled. A later caller deadline leaves
-// the Timeout in charge.
+// the caller as that context's error. A later caller deadline leaves the
+// Timeout in charge.
 //
-// Whichever deadline governs, a response that comes back after it is
-// discarded and replaced by the error above: a Timeout never passes on a
-// late response.
+// Whichever deadline governs, a response that comes back at or after it
+// is discarded and replaced by the error above: a Timeout never passes on
+// a late response. That is all a Timeout replaces.
+//
+// A caller that cancels its context before the deadline cancels the inner
+// call's context. In Cooperative mode the rest is the inner call's
+// business: whatever it returns before the deadline is passed on as it is
+// (a well-behaved inner call returns context.Canceled at once; one that
+// ignores its context may still answer, and its answer stands); if it
+// returns after the deadline, the caller gets context.Canceled, not
+// ErrElapsed, since its cancellation came first. In Abandon mode, whose
+// point is that the caller never waits for the inner call past the moment
+// it stops waiting, the caller gets context.Canceled at once, as it would
+// at a deadline, unless the inner call's answer was already there.
 //
 // # Modes
 //
@@ -83,12 +93,41 @@
 // [Abandon] answers ErrElapsed at the deadline, at 100ms in the example,
 // whatever the inner call does, like net/http's TimeoutHandler. It runs
 // each inner call on a goroutine of its own; the abandoned call keeps
-// running, and keeps what it holds, until it returns, so a caller that
-// retries at once may find the permit it wants still taken. Choose it to
-// put a hard bound on the caller's wait in front of code that does not
-// honour its context.
+// running, and keeps whatever was reserved below the Timeout (a
+// concurrency permit, a queue slot, a connection), until it returns, so a
+// caller that retries at once may find the permit it wants still taken.
+// Choose it to put a hard bound on the caller's wait in front of code that
+// does not honour its context.
+//
+// In Cooperative mode a panic in the inner call happens on the caller's
+// goroutine, and goes on up to the caller as it would without the
+// Timeout, once the call's context is cancelled and the layers below have
+// given back what they reserved. In Abandon mode it happens on a
+// goroutine the Timeout started, and must not end the program: the
+// caller, if it still waits, gets it as an error, a [*tower.PanicError]
+// that carries the panic's value and stack; one that
+// comes after the caller was answered is logged, with its stack, to
+// log/slog's default logger. A runtime.Goexit in the inner call is
+// treated the same way.
 //
 // Choose the mode with [WithMode].
+//
+// # Place the Timeout above the limits
+//
+// Put a Timeout above the limits of its stack, Timeout > ConcurrencyLimit,
+// rather than under them. In Cooperative mode the two orders measure the
+// same thing: the wait for the limit's permit happens in Ready, which is
+// not timed, and the call gives the permit back when it returns, whatever
+// the order. In Abandon mode only Timeout > ConcurrencyLimit keeps the
+// limit counting what really runs: an abandoned call keeps the permit
+// reserved below the Timeout until it returns, so under a
+// ConcurrencyLimit(10) no more than 10 handlers run at once, however many
+// ignore their context. Under ConcurrencyLimit(10) > Timeout, the permit
+// comes back when the Timeout answers the caller, at the deadline, while
+// the abandoned handler runs on: the limit then counts the callers waiting
+// for an answer rather than the handlers running, and with handlers that
+// ignore their context far more than 10 run at once. The same goes for
+// any layer that counts what is in flight until the call returns.
 //
 // # Cost
 //

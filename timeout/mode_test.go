@@ -4,7 +4,6 @@ import (
 	"context"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -87,6 +86,51 @@ func TestCallerContext(t *testing.T) {
 				})
 			})
 		}
+	}
+}
+
+// A caller that cancels its context at 50ms, before the deadline of a
+// Timeout of 150ms, cancels the inner call's context: the Timeout itself
+// replaces only an answer that comes at or after a deadline. So an inner
+// call that ignores its context and answers before the deadline, at 100ms,
+// is passed on in Cooperative mode; one that answers after it, at 300ms,
+// is replaced by context.Canceled, as the caller cancelled first. Abandon
+// answers context.Canceled when the caller cancels, and the call goes on
+// without it.
+func TestCallerCancelsBeforeDeadline(t *testing.T) {
+	tests := []struct {
+		name  string
+		opts  []timeout.Option
+		takes time.Duration
+		want  outcome
+	}{
+		{"Cooperative/AnswerBeforeDeadline", nil, 100 * ms, outcome{res: "hello", at: 100 * ms}},
+		{"Abandon/AnswerBeforeDeadline", abandon, 100 * ms, outcome{err: context.Canceled, at: 50 * ms}},
+		{"Cooperative/AnswerAfterDeadline", nil, 300 * ms, outcome{err: context.Canceled, at: 300 * ms}},
+		{"Abandon/AnswerAfterDeadline", abandon, 300 * ms, outcome{err: context.Canceled, at: 50 * ms}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				innerErr := make(chan error, 1)
+				inner := tower.ServiceFunc[string, string](func(ctx context.Context, req string) (string, error) {
+					time.Sleep(tt.takes)
+					innerErr <- ctx.Err()
+					return req, nil
+				})
+				svc := timeout.New(inner, 150*ms, tt.opts...)
+				ctx, cancel := context.WithCancel(t.Context())
+				time.AfterFunc(50*ms, cancel)
+				start := time.Now()
+				res, err := tower.Call(ctx, svc, "hello")
+				if got := (outcome{res, err, time.Since(start)}); got != tt.want {
+					t.Errorf("got %v, want %v", got, tt.want)
+				}
+				if err := <-innerErr; err != context.Canceled {
+					t.Errorf("the inner call's context ended with %v, want %v", err, context.Canceled)
+				}
+			})
+		})
 	}
 }
 
@@ -190,71 +234,6 @@ func TestResponseAtDeadline(t *testing.T) {
 						t.Fatalf("run %d: got %v, want %v", i, got, tt.want)
 					}
 					time.Sleep(time.Second) // let an abandoned inner call finish
-				}
-			})
-		})
-	}
-}
-
-// A panic in the inner call reaches the caller, with its value, while the
-// caller waits.
-func TestInnerPanicReachesCaller(t *testing.T) {
-	for _, m := range modes {
-		t.Run(m.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				inner := tower.ServiceFunc[string, string](func(context.Context, string) (string, error) {
-					time.Sleep(50 * ms)
-					panic("boom")
-				})
-				svc := timeout.New(inner, 150*ms, m.opts...)
-				start := time.Now()
-				var got any
-				func() {
-					defer func() { got = recover() }()
-					tower.Call(t.Context(), svc, "hello")
-				}()
-				if got != "boom" {
-					t.Errorf("got panic %v, want %q", got, "boom")
-				}
-				if at := time.Since(start); at != 50*ms {
-					t.Errorf("got panic at %v, want 50ms", at)
-				}
-			})
-		})
-	}
-}
-
-// An inner call that ends its goroutine with runtime.Goexit (as t.FailNow
-// does) ends the caller's goroutine: in Cooperative mode it runs there, and
-// Abandon passes the exit on rather than hand back a response that was
-// never given.
-func TestInnerGoexitEndsCaller(t *testing.T) {
-	for _, m := range modes {
-		t.Run(m.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				inner := tower.ServiceFunc[string, string](func(context.Context, string) (string, error) {
-					time.Sleep(50 * ms)
-					runtime.Goexit()
-					return "unreachable", nil
-				})
-				svc := timeout.New(inner, 150*ms, m.opts...)
-				start := time.Now()
-				var (
-					returned bool
-					at       time.Duration
-					wg       sync.WaitGroup
-				)
-				wg.Go(func() {
-					defer func() { at = time.Since(start) }()
-					tower.Call(t.Context(), svc, "hello")
-					returned = true
-				})
-				wg.Wait()
-				if returned {
-					t.Error("Call returned, want the caller's goroutine to exit")
-				}
-				if at != 50*ms {
-					t.Errorf("caller's goroutine exited at %v, want 50ms", at)
 				}
 			})
 		})

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/internal/mono"
 	"github.com/towergo/tower/metrics"
 )
@@ -26,10 +27,11 @@ type Timeout[Req, Res any] struct {
 }
 
 // New returns inner wrapped in a Timeout of d, in Cooperative mode unless an
-// option says otherwise. It panics if inner is nil, d is not positive, or an
-// option is nil.
+// option says otherwise. A d too long for the clock, up to math.MaxInt64,
+// is a deadline that never comes. New panics if inner is nil (a typed nil
+// too), d is not positive, or an option is nil.
 func New[Req, Res any](inner tower.Service[Req, Res], d time.Duration, opts ...Option) *Timeout[Req, Res] {
-	if inner == nil {
+	if isnil.Is(inner) {
 		panic("timeout.New: nil inner service")
 	}
 	o := newOptions("timeout.New", d, opts)
@@ -79,21 +81,23 @@ func (c *call[Req, Res]) CallReserved(ctx context.Context, token uint64, req Req
 	// called directly, as its Permit would.
 	inner := c.held.(tower.Reserver[Req, Res])
 	c.held = ctx
-	// The clock starts here, in the call.
+	// The clock starts here, in the call. A duration too long for the
+	// clock saturates: that deadline never comes, rather than wrapping
+	// around into the past.
 	now := mono.Now()
-	c.deadline = now + c.t.d
+	c.deadline = mono.Add(now, c.t.d)
 	if d, ok := ctx.Deadline(); ok {
 		// A deadline from the monotonic clock (context.WithTimeout's) needs
 		// no second reading of it.
-		left, ok := mono.Of(d)
-		if left -= now; !ok {
-			left = time.Until(d)
+		at, ok := mono.Of(d)
+		if !ok || at < now+longAgo {
+			at = callerDeadline(now, d) // no monotonic reading, or long past
 		}
-		if left <= c.t.d {
+		if at <= c.deadline {
 			// The caller's deadline comes first, or at the same instant: it
 			// governs, and expires as the caller's own. A response after it
 			// is discarded all the same.
-			c.deadline = now + left
+			c.deadline = at
 			// Store, as the call is the only one to have redeemed c: a
 			// stale copy of the permit fails its CAS and sets nothing.
 			c.flags.Store(called | callers)
@@ -113,6 +117,33 @@ func (c *call[Req, Res]) CallReserved(ctx context.Context, token uint64, req Req
 	}
 	return c.cooperate(inner, token, req)
 }
+
+// callerDeadline returns the caller's deadline d as a reading of the
+// monotonic clock, now being the reading at the call's start. A deadline
+// from the monotonic clock (context.WithTimeout's) needs no second reading
+// of it; one without a monotonic reading is measured from now on the wall
+// clock. Either way the reading saturates: a deadline too far ahead never
+// comes, and one further back than longAgo is taken as longAgo, so that no
+// difference of readings wraps around.
+func callerDeadline(now time.Duration, d time.Time) time.Duration {
+	at, ok := mono.Of(d)
+	if !ok {
+		left := time.Until(d)
+		if left > 0 {
+			return mono.Add(now, left)
+		}
+		at = now + max(left, longAgo)
+	}
+	return max(at, now+longAgo)
+}
+
+// longAgo is how far back a caller's deadline is taken to be at most: it
+// has passed either way. Readings stay well within ±2⁶² ns (146 years):
+// they count from the program's start, and inside a testing/synctest
+// bubble they are off by the decades between the bubble's clock and the
+// real one. So a reading longAgo from one of them cannot wrap, nor can the
+// difference of two.
+const longAgo = -1 << 62
 
 // cooperate calls inner on the caller's goroutine with c as its context,
 // and waits for it to return.

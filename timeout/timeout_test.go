@@ -247,6 +247,13 @@ func TestBadInputPanics(t *testing.T) {
 	}{
 		{"New nil inner", func() { timeout.New[string, string](nil, time.Second) },
 			"timeout.New: nil inner service"},
+		{"New typed nil inner", func() { timeout.New[string, string]((*towertest.Mock[string, string])(nil), time.Second) },
+			"timeout.New: nil inner service"},
+		{"New nil ServiceFunc", func() { timeout.New[string, string](tower.ServiceFunc[string, string](nil), time.Second) },
+			"timeout.New: nil inner service"},
+		{"NewLayer typed nil inner", func() {
+			timeout.NewLayer[string, string](time.Second).Wrap((*towertest.Mock[string, string])(nil))
+		}, "timeout.New: nil inner service"},
 		{"New zero d", func() { timeout.New(mock, 0) },
 			"timeout.New: duration d must be positive, got 0s"},
 		{"New negative d", func() { timeout.New(mock, -time.Second) },

@@ -1,0 +1,71 @@
+package retry_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/towergo/tower"
+	"github.com/towergo/tower/metrics"
+	"github.com/towergo/tower/retry"
+	"github.com/towergo/tower/towertest"
+)
+
+// secondClonePanics retries every error, and its Clone panics from its
+// second call on: before the first retry is sent.
+type secondClonePanics struct {
+	retry.PolicyFunc[string, string]
+	clones atomic.Int32
+}
+
+func (p *secondClonePanics) Clone(req string) (string, bool) {
+	if p.clones.Add(1) > 1 {
+		panic("clone exploded")
+	}
+	return req, true
+}
+
+// panicSink is a metrics sink whose Add panics.
+type panicSink struct{}
+
+func (panicSink) Add(metrics.Kind, int64) { panic("sink exploded") }
+func (panicSink) Observe(time.Duration)   {}
+
+// The Retry runs all the user code it calls on the caller's goroutine, and
+// a panic there goes on up to the caller. A panic between a retry's Ready
+// and its Call, in the policy's Clone or in the metrics sink, gives the
+// retry's reservation back first.
+func TestRetryPanicBeforeRetryReleasesPermit(t *testing.T) {
+	retryAll := func(_ context.Context, a *retry.Attempt[string, string]) (time.Duration, bool) {
+		return 0, a.Err != nil
+	}
+	for _, tt := range []struct {
+		name   string
+		policy retry.Policy[string, string]
+		opts   []retry.Option
+		want   string
+	}{
+		{"Clone", &secondClonePanics{PolicyFunc: retryAll}, nil, "clone exploded"},
+		{"MetricsAdd", retry.PolicyFunc[string, string](retryAll), []retry.Option{retry.WithMetrics(panicSink{})}, "sink exploded"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				mock, h := towertest.NewMock[string, string]()
+				svc := retry.New[string, string](mock, tt.policy, tt.opts...)
+				done := make(chan any, 1)
+				go func() {
+					defer func() { done <- recover() }()
+					tower.Call[string, string](t.Context(), svc, "hello")
+				}()
+				take(t, h, "hello").Fail(errors.New("try again"))
+				if got := <-done; got != tt.want {
+					t.Errorf("got panic %v, want %q", got, tt.want)
+				}
+				checkCalls(t, h, 1)
+			})
+		})
+	}
+}
