@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"testing/synctest"
@@ -283,6 +284,9 @@ func TestDiscoverErrorType(t *testing.T) {
 	}
 }
 
+// scriptedPtrNil is a typed nil Discover.
+var scriptedPtrNil *concat
+
 func TestBadInputPanics(t *testing.T) {
 	var nilOpt balance.Option
 	for _, tt := range []struct {
@@ -295,6 +299,8 @@ func TestBadInputPanics(t *testing.T) {
 		{"NewRoundRobinNilDiscover", func() { balance.NewRoundRobin[int, string, string](nil) }, "balance.NewRoundRobin: nil Discover"},
 		{"NewRoundRobinNilOption", func() { balance.NewRoundRobin(discover.NewList[tower.Service[string, string]](), nilOpt) }, "balance.NewRoundRobin: option 0 is nil"},
 		{"WithRandNil", func() { balance.WithRand(nil) }, "balance.WithRand: nil Rand"},
+		{"WithRandTypedNil", func() { balance.WithRand((*rand.Rand)(nil)) }, "balance.WithRand: nil Rand"},
+		{"NewP2CTypedNilDiscover", func() { balance.NewP2C(discover.Discover[int, endpoint](scriptedPtrNil)) }, "balance.NewP2C: nil Discover"},
 		{"WithErrorHandlerNil", func() { balance.WithErrorHandler(nil) }, "balance.WithErrorHandler: nil handler"},
 	} {
 		t.Run(tt.name, func(t *testing.T) { towertest.Panics(t, tt.want, tt.f) })

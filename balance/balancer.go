@@ -11,6 +11,7 @@ import (
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/discover"
+	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/readycache"
 )
 
@@ -39,9 +40,11 @@ var doneCtx = func() context.Context {
 
 // init sets b up over d: it applies the changes d has now, synchronously, so
 // that a static list is in place when the constructor returns, and starts
-// the goroutine that applies the rest.
+// the goroutine that applies the rest. A panic in d's Next or in a handler
+// goes up to the constructor's caller, once the endpoints taken in before
+// it have been let go of.
 func (b *balancer[K, Req, Res, S]) init(fn string, d discover.Discover[K, S], pick readycache.Picker[S], opts []Option) {
-	if isNil(d) {
+	if isnil.Is(d) {
 		panic(fn + ": nil Discover")
 	}
 	b.o = newOptions(fn, opts)
@@ -59,35 +62,37 @@ func (b *balancer[K, Req, Res, S]) init(fn string, d discover.Discover[K, S], pi
 		cacheOpts = append(cacheOpts, readycache.WithRemovalHandler(onRemove))
 	}
 	b.cache = readycache.New[K, Req, Res, S](cacheOpts...)
-	for {
-		ch, err := d.Next(doneCtx)
-		if errors.Is(err, context.Canceled) {
-			break
+	built := false
+	defer func() {
+		if !built {
+			b.cache.Close()
 		}
-		if !b.apply(ch, err) {
-			close(b.done) // the set is final: no goroutine needed
-			b.stop = func() {}
-			return
-		}
-		if err != nil {
-			break // a report: retrying is the goroutine's business
-		}
+	}()
+	if !b.takeIn(d) {
+		close(b.done) // the set is final: no goroutine needed
+		b.stop = func() {}
+		built = true
+		return
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	b.stop = stop
 	go b.consume(ctx, d)
+	built = true
 }
 
-// consume applies d's changes until d ends or the balancer is closed.
-func (b *balancer[K, Req, Res, S]) consume(ctx context.Context, d discover.Discover[K, S]) {
-	defer close(b.done)
+// takeIn applies the changes d has now, and reports whether it may have
+// more.
+func (b *balancer[K, Req, Res, S]) takeIn(d discover.Discover[K, S]) bool {
 	for {
-		ch, err := d.Next(ctx)
-		if ctx.Err() != nil {
-			return
+		ch, err := d.Next(doneCtx)
+		if errors.Is(err, context.Canceled) {
+			return true
 		}
 		if !b.apply(ch, err) {
-			return
+			return false
+		}
+		if err != nil {
+			return true // a report: retrying is the goroutine's business
 		}
 	}
 }
@@ -101,7 +106,7 @@ func (b *balancer[K, Req, Res, S]) apply(ch discover.Change[K, S], err error) bo
 		return false
 	case err != nil:
 		b.report(&DiscoverError{Err: err})
-	case ch.Kind == discover.Insert && isNil(ch.Service):
+	case ch.Kind == discover.Insert && isnil.Is(ch.Service):
 		b.report(&DiscoverError{Err: fmt.Errorf("insert of key %v with a nil service", ch.Key)})
 	case ch.Kind == discover.Insert:
 		b.cache.Push(ch.Key, ch.Service)
@@ -165,26 +170,29 @@ func (noEndpoints[Req, Res]) CallReserved(context.Context, uint64, Req) (Res, er
 
 func (noEndpoints[Req, Res]) ReleaseReserved(uint64) {}
 
-// close stops the consumer, then empties the cache.
-func (b *balancer[K, Req, Res, S]) close() error {
+// shutdown stops the consumer and empties the cache at once, and waits, as
+// long as ctx lasts, for the consumer and the cache's goroutines to exit.
+// The cache is closed without waiting for the consumer, which may be in a
+// Next that ignores its context: a change it gets then still reaches the
+// cache, and an endpoint inserted into the closed cache goes straight to
+// the removal handler.
+func (b *balancer[K, Req, Res, S]) shutdown(ctx context.Context) error {
 	b.closeOnce.Do(func() {
-		b.closed.Store(true)
+		b.closed.Store(true) // before the cache wakes those waiting in ready
 		b.stop()
-		<-b.done
-		b.cache.Close()
 	})
-	return nil
-}
-
-// isNil reports whether v is a nil interface, or holds a nil pointer, map,
-// slice, channel or func: no service at all.
-func isNil(v any) bool {
-	if v == nil {
-		return true
+	if err := b.cache.Shutdown(ctx); err != nil {
+		return err
 	}
-	switch rv := reflect.ValueOf(v); rv.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Chan, reflect.Func, reflect.Interface, reflect.UnsafePointer:
-		return rv.IsNil()
+	select {
+	case <-b.done:
+		return nil
+	default:
 	}
-	return false
+	select {
+	case <-b.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

@@ -52,6 +52,24 @@
 // has replaces its endpoint; an Insert with a nil service is reported and
 // ignored. The balancer never panics on what its Discover sends.
 //
+// # Panics
+//
+// An endpoint whose Ready panics fails its readiness: it is dropped, and
+// the error handler gets a *readycache.Failed of a *[tower.PanicError]
+// (the caller that was taking its permit gets the permit). A Discover
+// whose Next panics on the balancer's goroutine is in a state no one
+// knows: the error handler gets a *[DiscoverError] of a *tower.PanicError,
+// and the balancer stops asking it for changes and keeps the endpoints it
+// has, as at io.EOF. A panic in the error or removal handler on that
+// goroutine is logged through log/slog's default logger, and the discovery
+// goes on.
+//
+// Code that runs on a caller's goroutine panics to that caller, once the
+// balancer has given back what it held for it: an endpoint's Load and the
+// Rand, which P2C calls in Ready, a handler called in Ready or Close, and
+// the Discover's Next and the handlers while the constructor applies the
+// first changes (the constructor then lets go of the endpoints it took in).
+//
 // An endpoint that leaves the set, removed by the Discover, replaced,
 // dropped for failing or by Close, goes to the handler given with
 // [WithRemovalHandler], once the balancer is done with it: the place to
@@ -63,5 +81,7 @@
 // A balancer runs one goroutine that reads its Discover, if the Discover
 // has more to say after the balancer is built (a discover.List does not),
 // and one per endpoint that is not ready. Close stops them all and waits
-// for them.
+// for them; Shutdown waits only as long as its context lasts, for a
+// Discover or an endpoint that ignores its context, and leaves those to
+// finish on their own.
 package balance

@@ -2,6 +2,7 @@ package balance_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -23,12 +24,23 @@ type (
 type errs struct {
 	mu   sync.Mutex
 	list []string
+	last error
 }
 
 func (e *errs) add(err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.list = append(e.list, fmt.Sprintf("%T: %v", err, err))
+	e.last = err
+}
+
+// lastPanic returns the PanicError in the last report, or nil.
+func (e *errs) lastPanic() *tower.PanicError {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var pe *tower.PanicError
+	errors.As(e.last, &pe)
+	return pe
 }
 
 func (e *errs) check(t *testing.T, want ...string) {

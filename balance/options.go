@@ -2,8 +2,10 @@ package balance
 
 import (
 	"errors"
-	"github.com/towergo/tower/internal/option"
 	"math/rand/v2"
+
+	"github.com/towergo/tower/internal/isnil"
+	"github.com/towergo/tower/internal/option"
 )
 
 // ErrNoEndpoints is the error of a request sent through a balancer built
@@ -14,9 +16,11 @@ var ErrNoEndpoints = errors.New("load balancer has no endpoints")
 var ErrClosed = errors.New("load balancer closed")
 
 // A DiscoverError reports an error from the balancer's Discover: a failed
-// lookup, say. The balancer carries on with the endpoints it has. Its
-// message is tower's, "load balancer discovery error: " and the
-// Discover's.
+// lookup, say. The balancer carries on with the endpoints it has. A panic
+// in the Discover's Next on the balancer's goroutine is reported as a
+// DiscoverError whose Err is a *tower.PanicError; the balancer stops
+// asking that Discover for changes then. Its message is tower's, "load
+// balancer discovery error: " and the Discover's.
 type DiscoverError struct {
 	Err error
 }
@@ -52,10 +56,11 @@ type options struct {
 // WithRand makes a P2C draw its endpoints with r instead of math/rand/v2's
 // global source: give a seeded one for results that repeat. The balancer
 // calls r with its lock held, so r need not be safe for concurrent use, but
-// it must not be shared with anything else. RoundRobin ignores it. It
-// panics if r is nil.
+// it must not be shared with anything else. A panic in r goes up to the
+// caller of Ready. RoundRobin ignores it. It panics if r is nil or holds a
+// nil pointer.
 func WithRand(r Rand) Option {
-	if r == nil {
+	if isnil.Is(r) {
 		panic("balance.WithRand: nil Rand")
 	}
 	return func(o *options) { o.rand = r }
@@ -73,11 +78,13 @@ func WithFailFast() Option {
 }
 
 // WithErrorHandler makes the balancer call f with what it drops: a
-// *readycache.Failed for each endpoint removed because its Ready failed,
-// and a *[DiscoverError] for each error from the Discover. f is called
-// from the balancer's goroutines and from callers of Ready, without any
-// lock, so it must be safe for concurrent use. By default these errors are
-// dropped, as tower's balancer does (it logs them).
+// *readycache.Failed for each endpoint removed because its Ready failed or
+// panicked, and a *[DiscoverError] for each error (or panic) of the
+// Discover. f is called from the balancer's goroutines and from callers of
+// Ready, without any lock, so it must be safe for concurrent use. A panic
+// in f goes up to the caller of Ready; on the balancer's goroutines, it is
+// logged. By default these errors are dropped, as tower's balancer does
+// (it logs them).
 func WithErrorHandler(f func(error)) Option {
 	if f == nil {
 		panic("balance.WithErrorHandler: nil handler")
@@ -94,7 +101,8 @@ func WithErrorHandler(f func(error)) Option {
 // still be in use: close it in a way that lets them finish (or fail), as
 // suits the endpoint. f is called from the balancer's goroutines and from
 // callers of Ready and Close, without any lock, so it must be safe for
-// concurrent use.
+// concurrent use. A panic in f goes up to the caller of Ready or Close; on
+// the balancer's goroutines, it is logged.
 //
 // K is the Discover's key type and S the endpoint type: load.Service[Req,
 // Res] for a P2C, tower.Service[Req, Res] for a RoundRobin. The

@@ -18,14 +18,16 @@ import (
 // with one, it is the one; with more, two distinct ones are drawn with
 // Floyd's sampling, as tower does, and the one with the lower load wins,
 // the first drawn on a tie. The loads are read with the balancer's lock
-// held: an endpoint's Load must be quick and must not call the balancer.
+// held: an endpoint's Load must be quick and must not call the balancer. A
+// panic in Load (or in the Rand) goes up to the caller of Ready, with the
+// lock released and nothing taken.
 // Ready returns the chosen endpoint's own permit,
 // which the balancer's ready cache held (package readycache): calling it
 // sends the request straight to the endpoint, and releasing it gives the
 // reservation back to the endpoint. Picking allocates nothing.
 //
-// An endpoint whose Ready fails is dropped, and reported to the error
-// handler ([WithErrorHandler]); it is never an error for the caller. With
+// An endpoint whose Ready fails or panics is dropped, and reported to the
+// error handler ([WithErrorHandler]); it is never an error for the caller. With
 // no endpoint ready, Ready waits, even with none at all, unless the
 // balancer was built [WithFailFast]. Ready fails only with ctx's error, or
 // with ErrClosed once the balancer is closed.
@@ -66,8 +68,25 @@ func (p *P2C[K, Req, Res]) ReadyLen() int { return p.b.cache.ReadyLen() }
 // Close stops the discovery, releases the reservations the ready endpoints
 // hold, and stops and waits for the balancer's goroutines. Ready fails with
 // ErrClosed from then on; permits already returned stay good. Close is
-// idempotent and returns nil.
-func (p *P2C[K, Req, Res]) Close() error { return p.b.close() }
+// Shutdown with a context that never ends: it waits as long as a
+// Discover's Next or an endpoint's Ready takes to return. It is idempotent
+// and returns nil.
+func (p *P2C[K, Req, Res]) Close() error { return p.b.shutdown(context.Background()) }
+
+// Shutdown does what Close does, but waits for the balancer's goroutines
+// only as long as ctx lasts, as net/http's Server.Shutdown does: it returns
+// nil once they have all exited, or ctx.Err() if ctx ends first. Those
+// still running then are in a Discover's Next or an endpoint's Ready that
+// ignores its context, which Shutdown has cancelled; each exits on its own
+// when that call returns, giving back what it got: an endpoint's permit is
+// released, and an endpoint that the Discover inserts then, or whose Ready
+// returns then, goes to the removal handler. Call Shutdown or Close again
+// to wait for them.
+//
+// The first call releases the ready endpoints' reservations and calls the
+// removal handler for them on its own goroutine, before it waits, whatever
+// ctx says.
+func (p *P2C[K, Req, Res]) Shutdown(ctx context.Context) error { return p.b.shutdown(ctx) }
 
 // p2cPicker is P2C's readycache.Picker, kept off its method set.
 type p2cPicker[K comparable, Req, Res any] P2C[K, Req, Res]

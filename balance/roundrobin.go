@@ -48,8 +48,14 @@ func (r *RoundRobin[K, Req, Res]) Len() int { return r.b.cache.Len() }
 // ReadyLen returns the number of endpoints ready now.
 func (r *RoundRobin[K, Req, Res]) ReadyLen() int { return r.b.cache.ReadyLen() }
 
-// Close stops the balancer, as P2C's Close does.
-func (r *RoundRobin[K, Req, Res]) Close() error { return r.b.close() }
+// Close stops the balancer and waits for its goroutines, as P2C's Close
+// does. It is idempotent and returns nil.
+func (r *RoundRobin[K, Req, Res]) Close() error { return r.b.shutdown(context.Background()) }
+
+// Shutdown does what Close does, but waits for the balancer's goroutines
+// only as long as ctx lasts: it returns nil once they have all exited, or
+// ctx.Err() if ctx ends first, as P2C's Shutdown does.
+func (r *RoundRobin[K, Req, Res]) Shutdown(ctx context.Context) error { return r.b.shutdown(ctx) }
 
 // rrPicker is RoundRobin's readycache.Picker, kept off its method set.
 type rrPicker[K comparable, Req, Res any] RoundRobin[K, Req, Res]

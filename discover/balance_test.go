@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -14,6 +17,8 @@ import (
 	"github.com/towergo/tower/balance"
 	"github.com/towergo/tower/discover"
 	"github.com/towergo/tower/load"
+	"github.com/towergo/tower/metrics"
+	"github.com/towergo/tower/towertest"
 )
 
 // DNS > P2C: the balancer follows the lookups on its own goroutine. A
@@ -80,6 +85,47 @@ func TestDNSFeedsP2C(t *testing.T) {
 		defer mu.Unlock()
 		if want := "[load balancer discovery error: discover: lookup backend.internal: server misbehaving at 1s]"; fmt.Sprint(reports) != want {
 			t.Errorf("got reports %v, want %s", reports, want)
+		}
+	})
+}
+
+// Issue 9, item 14, through a balancer: a resolver answering 20,000
+// addresses of endpoints that are never ready made 20,000 endpoints and
+// as many goroutines. With the default cap, the balancer holds 1024, its
+// error handler hears of the truncation, the metric reads the 18,976 left
+// out, and a lookup that finds 100 brings both down.
+func TestDNSCapThroughBalancer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		all := manyIPs(20000)
+		slices.SortFunc(all.addrs, func(a, b string) int { return strings.Compare(a+":80", b+":80") })
+		r := newFake(all, ips(all.addrs[:100]...))
+		var c metrics.Counts
+		d := discover.NewDNS(r, "big.internal", 80, time.Second, func(string) (tower.Service[string, string], error) {
+			m, h := towertest.NewMock[string, string]()
+			h.Allow(0) // never ready: a goroutine waits for each
+			return m, nil
+		}, discover.WithMetrics(&c))
+		var truncated atomic.Int32
+		rr := balance.NewRoundRobin(d, balance.WithErrorHandler(func(err error) {
+			if errors.Is(err, discover.ErrTooManyAddresses) {
+				truncated.Add(1)
+			}
+		}))
+		defer rr.Close()
+		synctest.Wait()
+		if n, g := rr.Len(), runtime.NumGoroutine(); n != discover.DefaultMaxEndpoints || g > n+10 {
+			t.Errorf("got %d endpoints and %d goroutines, want %d and about as many", n, g, discover.DefaultMaxEndpoints)
+		}
+		if got := c.Get(metrics.Excluded); got != 18976 || truncated.Load() != 1 {
+			t.Errorf("got Excluded %d and %d truncations reported, want 18976 and 1", got, truncated.Load())
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if n, g := rr.Len(), runtime.NumGoroutine(); n != 100 || g > n+10 {
+			t.Errorf("after the second lookup: got %d endpoints and %d goroutines, want 100 and about as many", n, g)
+		}
+		if got := c.Get(metrics.Excluded); got != 0 {
+			t.Errorf("after the second lookup: got Excluded %d, want 0", got)
 		}
 	})
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+
+	"github.com/towergo/tower/internal/isnil"
 )
 
 // Kind says what a [Change] does to the set of endpoints.
@@ -75,11 +77,11 @@ type List[S any] struct {
 }
 
 // NewList returns a List of the given endpoints, under keys 0, 1, 2 and so
-// on. It panics if an endpoint is a nil interface value. A List of no
-// endpoints is empty: its first Next returns io.EOF.
+// on. It panics if an endpoint is nil, or holds a nil pointer. A List of
+// no endpoints is empty: its first Next returns io.EOF.
 func NewList[S any](services ...S) *List[S] {
 	for i, s := range services {
-		if any(s) == nil {
+		if isnil.Is(s) {
 			panic(fmt.Sprintf("discover.NewList: service %d is nil", i))
 		}
 	}

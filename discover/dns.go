@@ -2,7 +2,6 @@ package discover
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -10,6 +9,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/towergo/tower/internal/isnil"
+	"github.com/towergo/tower/internal/safe"
+	"github.com/towergo/tower/metrics"
 )
 
 // A Resolver looks names up in the DNS. *net.Resolver satisfies it, and
@@ -22,41 +25,6 @@ type Resolver interface {
 	// name when service and proto are empty.
 	LookupSRV(ctx context.Context, service, proto, name string) (cname string, addrs []*net.SRV, err error)
 }
-
-// ErrNoAddresses is the error of a lookup that succeeded with no address at
-// all. It is reported like a failed lookup: the last set found is kept.
-var ErrNoAddresses = errors.New("no addresses")
-
-// A LookupError reports a failed lookup (or one with no address,
-// [ErrNoAddresses]). The set of endpoints is left as the last good lookup
-// found it.
-type LookupError struct {
-	Name string // the name looked up
-	Err  error
-}
-
-// Error returns "discover: lookup ", the name, and the resolver's message.
-func (e *LookupError) Error() string { return "discover: lookup " + e.Name + ": " + e.Err.Error() }
-
-// Unwrap returns the resolver's error.
-func (e *LookupError) Unwrap() error { return e.Err }
-
-// A ServiceError reports that the function making a service for a new
-// address failed. The address is left out of the set, and tried again at the
-// next refresh.
-type ServiceError struct {
-	Addr string
-	Err  error
-}
-
-// Error returns "discover: making a service for ", the address, and the
-// error's message.
-func (e *ServiceError) Error() string {
-	return "discover: making a service for " + e.Addr + ": " + e.Err.Error()
-}
-
-// Unwrap returns the error of the function that makes services.
-func (e *ServiceError) Unwrap() error { return e.Err }
 
 // DNS is a Discover of the addresses a DNS name resolves to, looked up
 // again on an interval. Each address ("10.0.0.1:8080", "[2001:db8::1]:8080",
@@ -75,7 +43,16 @@ func (e *ServiceError) Unwrap() error { return e.Err }
 // Next as a *[LookupError] and changes nothing: the endpoints of the last
 // good lookup stay, and the next lookup is an interval later. If the
 // function that makes a service fails for an address, Next reports a
-// *[ServiceError], and the address is tried again at the next lookup.
+// *[ServiceError], and the address is tried again at the next lookup. A
+// panic in the Resolver or in that function is recovered, and reported
+// the same way, with a *tower.PanicError as the report's Err: a buggy
+// function does not stop the discovery.
+//
+// The set holds at most [DefaultMaxEndpoints] endpoints, or as many as
+// [WithMaxEndpoints] says: a lookup that finds more keeps the addresses
+// already in the set first, then new ones in sorted order, and is reported
+// by Next, before its changes, as a *[TruncatedError]; the number of
+// addresses left out goes to the sink of [WithMetrics].
 //
 // SRV records give host names, not addresses: the keys are "target:port",
 // and the function that makes the service resolves the target when it
@@ -92,10 +69,13 @@ type DNS[S any] struct {
 	lookup     func(ctx context.Context) ([]string, error)
 	interval   time.Duration
 	newService func(addr string) (S, error)
+	max        int          // the most endpoints in the set
+	sink       metrics.Sink // nil: no metrics
 
-	current map[string]bool // addresses inserted and not removed since
-	queue   []dnsItem[S]    // changes and reports not returned yet
-	due     time.Time       // when the next lookup starts; zero: at once
+	current  map[string]bool // addresses inserted and not removed since
+	queue    []dnsItem[S]    // changes and reports not returned yet
+	due      time.Time       // when the next lookup starts; zero: at once
+	excluded int             // addresses the last good lookup left out
 }
 
 type dnsItem[S any] struct {
@@ -107,10 +87,12 @@ type dnsItem[S any] struct {
 // records), each with port, looked up every interval. newService makes the
 // endpoint for an address ("10.0.0.1:8080", "[2001:db8::1]:8080"); the
 // consumer owns it, and a balancer hands it to its removal handler when
-// the address goes (balance.WithRemovalHandler). A nil r means
-// net.DefaultResolver. It panics if host is empty, port is not
-// between 1 and 65535, interval is not positive, or newService is nil.
-func NewDNS[S any](r Resolver, host string, port int, interval time.Duration, newService func(addr string) (S, error)) *DNS[S] {
+// the address goes (balance.WithRemovalHandler). A nil r (or one holding a
+// nil pointer) means net.DefaultResolver. An interval too long for the
+// clock to reach means no lookup after the first. It panics if host is
+// empty, port is not between 1 and 65535, interval is not positive,
+// newService is nil, or an option is nil.
+func NewDNS[S any](r Resolver, host string, port int, interval time.Duration, newService func(addr string) (S, error), opts ...DNSOption) *DNS[S] {
 	const fn = "discover.NewDNS"
 	if host == "" {
 		panic(fn + ": host is empty")
@@ -118,74 +100,74 @@ func NewDNS[S any](r Resolver, host string, port int, interval time.Duration, ne
 	if port < 1 || port > 65535 {
 		panic(fmt.Sprintf("%s: port must be between 1 and 65535, got %d", fn, port))
 	}
-	r = validate(fn, r, interval, newService)
-	return &DNS[S]{
-		resolver: r,
-		name:     host,
-		interval: interval,
-		lookup: func(ctx context.Context) ([]string, error) {
-			ips, err := r.LookupNetIP(ctx, "ip", host)
-			addrs := make([]string, len(ips))
-			for i, ip := range ips {
-				addrs[i] = netip.AddrPortFrom(ip.Unmap(), uint16(port)).String()
-			}
-			return addrs, err
-		},
-		newService: newService,
-		current:    make(map[string]bool),
+	d := newDNS(fn, r, host, interval, newService, opts)
+	d.lookup = func(ctx context.Context) ([]string, error) {
+		ips, err := d.resolver.LookupNetIP(ctx, "ip", host)
+		addrs := make([]string, len(ips))
+		for i, ip := range ips {
+			addrs[i] = netip.AddrPortFrom(ip.Unmap(), uint16(port)).String()
+		}
+		return addrs, err
 	}
+	return d
 }
 
 // NewDNSSRV returns a Discover of the targets of the SRV records of
 // _service._proto.name (or of name, if service and proto are empty), looked
 // up every interval. newService makes the endpoint for a "target:port" key,
 // the target without its final dot. A nil r means net.DefaultResolver. It
-// panics if name is empty, interval is not positive, or newService is nil.
-func NewDNSSRV[S any](r Resolver, service, proto, name string, interval time.Duration, newService func(addr string) (S, error)) *DNS[S] {
+// panics if name is empty, interval is not positive, newService is nil, or
+// an option is nil.
+func NewDNSSRV[S any](r Resolver, service, proto, name string, interval time.Duration, newService func(addr string) (S, error), opts ...DNSOption) *DNS[S] {
 	const fn = "discover.NewDNSSRV"
 	if name == "" {
 		panic(fn + ": name is empty")
 	}
-	r = validate(fn, r, interval, newService)
 	full := name
 	if service != "" || proto != "" {
 		full = "_" + service + "._" + proto + "." + name
 	}
-	return &DNS[S]{
-		resolver: r,
-		name:     full,
-		interval: interval,
-		lookup: func(ctx context.Context) ([]string, error) {
-			_, srvs, err := r.LookupSRV(ctx, service, proto, name)
-			addrs := make([]string, len(srvs))
-			for i, s := range srvs {
-				addrs[i] = net.JoinHostPort(strings.TrimSuffix(s.Target, "."), strconv.Itoa(int(s.Port)))
-			}
-			return addrs, err
-		},
-		newService: newService,
-		current:    make(map[string]bool),
+	d := newDNS(fn, r, full, interval, newService, opts)
+	d.lookup = func(ctx context.Context) ([]string, error) {
+		_, srvs, err := d.resolver.LookupSRV(ctx, service, proto, name)
+		addrs := make([]string, len(srvs))
+		for i, s := range srvs {
+			addrs[i] = net.JoinHostPort(strings.TrimSuffix(s.Target, "."), strconv.Itoa(int(s.Port)))
+		}
+		return addrs, err
 	}
+	return d
 }
 
-func validate[S any](fn string, r Resolver, interval time.Duration, newService func(string) (S, error)) Resolver {
+// newDNS checks the arguments common to NewDNS and NewDNSSRV, and returns
+// a DNS without its lookup.
+func newDNS[S any](fn string, r Resolver, name string, interval time.Duration, newService func(string) (S, error), opts []DNSOption) *DNS[S] {
 	if interval <= 0 {
 		panic(fmt.Sprintf("%s: interval must be positive, got %v", fn, interval))
 	}
 	if newService == nil {
 		panic(fn + ": newService is nil")
 	}
-	if r == nil {
-		return net.DefaultResolver
+	if isnil.Is(r) {
+		r = net.DefaultResolver
 	}
-	return r
+	o := newDNSOptions(fn, opts)
+	return &DNS[S]{
+		resolver:   r,
+		name:       name,
+		interval:   interval,
+		newService: newService,
+		max:        o.max,
+		sink:       o.sink,
+		current:    make(map[string]bool),
+	}
 }
 
 // Next returns the next change, looking the name up again when the last
 // lookup's changes have all been returned and the interval has passed. It
-// returns a *LookupError or a *ServiceError as a report (the set is
-// unchanged by it), and ctx.Err() if ctx ends first. With a done ctx, it
-// returns a change only if one is queued: it does not look up.
+// returns a *LookupError, a *ServiceError or a *TruncatedError as a report
+// (the set is unchanged by it), and ctx.Err() if ctx ends first. With a
+// done ctx, it returns a change only if one is queued: it does not look up.
 func (d *DNS[S]) Next(ctx context.Context) (Change[string, S], error) {
 	for len(d.queue) == 0 {
 		if err := d.wait(ctx); err != nil {
@@ -220,14 +202,28 @@ func (d *DNS[S]) wait(ctx context.Context) error {
 	}
 }
 
+// Where the user code a DNS calls in Next, on its caller's goroutine,
+// panicked.
+const (
+	whereResolver   = "the Resolver, in a DNS Discover's Next"
+	whereNewService = "the function that makes a service, in a DNS Discover's Next"
+)
+
 // refresh looks the name up and queues the changes from the current set to
 // the one found.
 func (d *DNS[S]) refresh(ctx context.Context) error {
 	start := time.Now()
-	addrs, err := d.lookup(ctx)
-	if err != nil && ctx.Err() != nil {
+	var (
+		addrs []string
+		err   error
+	)
+	if perr := safe.Call(whereResolver, func() { addrs, err = d.lookup(ctx) }); perr != nil {
+		addrs, err = nil, perr
+	} else if err != nil && ctx.Err() != nil {
 		return ctx.Err() // cut short: the lookup is still due
 	}
+	// A time too far for the monotonic clock falls back on the wall clock's,
+	// which reaches 292 years on: an interval that long never ends.
 	d.due = start.Add(d.interval)
 	if err == nil && len(addrs) == 0 {
 		err = ErrNoAddresses
@@ -236,20 +232,16 @@ func (d *DNS[S]) refresh(ctx context.Context) error {
 		return &LookupError{Name: d.name, Err: err}
 	}
 	slices.Sort(addrs)
-	addrs = slices.Compact(addrs)
+	addrs, truncated := d.capped(slices.Compact(addrs))
+	if truncated != nil {
+		d.queue = append(d.queue, dnsItem[S]{err: truncated})
+	}
 	found := make(map[string]bool, len(addrs))
 	for _, a := range addrs {
 		found[a] = true
-		if d.current[a] {
-			continue
+		if !d.current[a] {
+			d.insert(a)
 		}
-		s, err := d.newService(a)
-		if err != nil {
-			d.queue = append(d.queue, dnsItem[S]{err: &ServiceError{Addr: a, Err: err}})
-			continue
-		}
-		d.current[a] = true
-		d.queue = append(d.queue, dnsItem[S]{change: Change[string, S]{Kind: Insert, Key: a, Service: s}})
 	}
 	var gone []string
 	for a := range d.current {
@@ -263,4 +255,22 @@ func (d *DNS[S]) refresh(ctx context.Context) error {
 		d.queue = append(d.queue, dnsItem[S]{change: Change[string, S]{Kind: Remove, Key: a}})
 	}
 	return nil
+}
+
+// insert makes the service for the new address a and queues its insert,
+// or the report of its failure (or panic).
+func (d *DNS[S]) insert(a string) {
+	var (
+		s   S
+		err error
+	)
+	if perr := safe.Call(whereNewService, func() { s, err = d.newService(a) }); perr != nil {
+		err = perr
+	}
+	if err != nil {
+		d.queue = append(d.queue, dnsItem[S]{err: &ServiceError{Addr: a, Err: err}})
+		return
+	}
+	d.current[a] = true
+	d.queue = append(d.queue, dnsItem[S]{change: Change[string, S]{Kind: Insert, Key: a, Service: s}})
 }

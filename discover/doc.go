@@ -17,8 +17,11 @@
 //   - [DNS]: the addresses a name resolves to (A/AAAA with [NewDNS], SRV
 //     with [NewDNSSRV]), looked up again on an interval and compared with
 //     the last set by key. A failed lookup is reported and changes nothing:
-//     the last good set stays. The [Resolver] is an interface that
-//     *net.Resolver satisfies, so tests can give a fake one.
+//     the last good set stays. The set holds at most
+//     [DefaultMaxEndpoints] endpoints ([WithMaxEndpoints]); a lookup that
+//     finds more is reported as a [TruncatedError], and the addresses left
+//     out are counted by the sink of [WithMetrics]. The [Resolver] is an
+//     interface that *net.Resolver satisfies, so tests can give a fake one.
 //
 // A DNS Discover needs a function that makes the endpoint for an address;
 // wrapping it in a load metric (package load) there gives a balancer what
@@ -37,6 +40,12 @@
 // after its last Insert. Any other error is a report: the set is
 // unchanged, and the consumer may call Next again. A balancer passes the
 // reports to its error handler and carries on with the endpoints it has.
+//
+// A DNS Discover recovers a panic in its Resolver or in the function that
+// makes a service, and reports it as a failed lookup or a failed service:
+// a bug there does not stop the discovery. A balancer that meets a panic
+// in any other Discover's Next reports it and stops asking that Discover
+// (package balance).
 //
 // # Duplicate keys
 //

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/internal/option"
 )
 
@@ -81,9 +82,10 @@ type options[Res any] struct {
 }
 
 // WithCompletion makes a request count as pending until c says it is done,
-// instead of until its Call returns. It panics if c is nil.
+// instead of until its Call returns. It panics if c is nil, or holds a nil
+// pointer.
 func WithCompletion[Res any](c Completion[Res]) Option[Res] {
-	if c == nil {
+	if isnil.Is(c) {
 		panic("load.WithCompletion: nil Completion")
 	}
 	return func(o *options[Res]) { o.completion = c }

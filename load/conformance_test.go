@@ -42,6 +42,11 @@ func TestConformance(t *testing.T) {
 	}
 }
 
+// typedCompletion is a Completion with a pointer receiver, for a typed nil.
+type typedCompletion struct{}
+
+func (*typedCompletion) Track(h *load.Handle, res string) string { return res }
+
 func TestBadInputPanics(t *testing.T) {
 	var nilOpt load.Option[string]
 	for _, tt := range []struct {
@@ -56,6 +61,12 @@ func TestBadInputPanics(t *testing.T) {
 		{"NewPendingRequestsNilOption", func() { load.NewPendingRequests[string, string](echo, nilOpt) }, "load.NewPendingRequests: option 0 is nil"},
 		{"NewPendingRequestsLayerNilOption", func() { load.NewPendingRequestsLayer[string, string](nilOpt) }, "load.NewPendingRequestsLayer: option 0 is nil"},
 		{"WithCompletionNil", func() { load.WithCompletion[string](nil) }, "load.WithCompletion: nil Completion"},
+		{"WithCompletionTypedNil", func() { load.WithCompletion[string]((*typedCompletion)(nil)) }, "load.WithCompletion: nil Completion"},
+		{"NewConstantTypedNilInner", func() { load.NewConstant[string, string]((*towertest.Mock[string, string])(nil), 1) }, "load.NewConstant: inner is nil"},
+		{"NewPendingRequestsTypedNilInner", func() { load.NewPendingRequests[string, string]((*towertest.Mock[string, string])(nil)) }, "load.NewPendingRequests: inner is nil"},
+		{"NewPeakEwmaTypedNilInner", func() {
+			load.NewPeakEwma[string, string]((*towertest.Mock[string, string])(nil), time.Millisecond, time.Second)
+		}, "load.NewPeakEwma: inner is nil"},
 		{"NewPeakEwmaNilInner", func() { load.NewPeakEwma[string, string](nil, time.Millisecond, time.Second) }, "load.NewPeakEwma: inner is nil"},
 		{"NewPeakEwmaZeroRTT", func() { load.NewPeakEwma[string, string](echo, 0, time.Second) }, "load.NewPeakEwma: defaultRTT must be positive, got 0s"},
 		{"NewPeakEwmaNegativeRTT", func() { load.NewPeakEwma[string, string](echo, -time.Millisecond, time.Second) }, "load.NewPeakEwma: defaultRTT must be positive, got -1ms"},

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/isnil"
 )
 
 // A Service is a [tower.Service] that reports its load, so that a balancer
@@ -31,9 +32,9 @@ type Constant[Req, Res any] struct {
 }
 
 // NewConstant returns inner with a load of load. It panics if inner is nil
-// or load is NaN.
+// (or holds a nil pointer) or load is NaN.
 func NewConstant[Req, Res any](inner tower.Service[Req, Res], load float64) *Constant[Req, Res] {
-	if inner == nil {
+	if isnil.Is(inner) {
 		panic("load.NewConstant: inner is nil")
 	}
 	validateConstant("load.NewConstant", load)

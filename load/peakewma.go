@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/isnil"
 )
 
 // PeakEwma is a service whose load is its expected latency times its
@@ -54,11 +55,12 @@ type PeakEwma[Req, Res any] struct {
 
 // NewPeakEwma returns inner with its load estimated by Peak-EWMA, starting
 // from an RTT of defaultRTT and decaying with a time constant of decay
-// (Linkerd uses 30ms and 10s). It panics if inner or an option is nil, or
-// if defaultRTT or decay is not positive.
+// (Linkerd uses 30ms and 10s). Either may be as long as a Duration holds:
+// the estimate is a float64. It panics if inner or an option is nil (or
+// inner holds a nil pointer), or if defaultRTT or decay is not positive.
 func NewPeakEwma[Req, Res any](inner tower.Service[Req, Res], defaultRTT, decay time.Duration, opts ...Option[Res]) *PeakEwma[Req, Res] {
 	const fn = "load.NewPeakEwma"
-	if inner == nil {
+	if isnil.Is(inner) {
 		panic(fn + ": inner is nil")
 	}
 	validatePeakEwma(fn, defaultRTT, decay)

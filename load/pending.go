@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/isnil"
 )
 
 // PendingRequests is a service whose load is the number of its requests in
@@ -24,9 +25,9 @@ type PendingRequests[Req, Res any] struct {
 }
 
 // NewPendingRequests returns inner with its pending requests counted. It
-// panics if inner or an option is nil.
+// panics if inner or an option is nil, or inner holds a nil pointer.
 func NewPendingRequests[Req, Res any](inner tower.Service[Req, Res], opts ...Option[Res]) *PendingRequests[Req, Res] {
-	if inner == nil {
+	if isnil.Is(inner) {
 		panic("load.NewPendingRequests: inner is nil")
 	}
 	o := newOptions("load.NewPendingRequests", opts)

@@ -66,6 +66,7 @@ func (c *Counts) Snapshot() Snapshot {
 		TimedOut:   c.Get(TimedOut),
 		Retried:    c.Get(Retried),
 		Hedged:     c.Get(Hedged),
+		Excluded:   c.Get(Excluded),
 		Calls:      c.calls.Load(),
 		Latency:    time.Duration(c.sum.Load()),
 		MaxLatency: time.Duration(c.max.Load()),
@@ -77,6 +78,7 @@ func (c *Counts) Snapshot() Snapshot {
 type Snapshot struct {
 	InFlight, Waiting, Queued       int64         // up-down: the number now
 	Shed, TimedOut, Retried, Hedged int64         // counters: the total so far
+	Excluded                        int64         // up-down: the number now
 	Calls                           int64         // latencies observed
 	Latency                         time.Duration // their sum
 	MaxLatency                      time.Duration // the longest of them
@@ -103,6 +105,7 @@ func (s Snapshot) String() string {
 	field("TimedOut", s.TimedOut, s.TimedOut == 0)
 	field("Retried", s.Retried, s.Retried == 0)
 	field("Hedged", s.Hedged, s.Hedged == 0)
+	field("Excluded", s.Excluded, s.Excluded == 0)
 	field("Calls", s.Calls, s.Calls == 0)
 	field("Latency", s.Latency, s.Latency == 0)
 	field("MaxLatency", s.MaxLatency, s.MaxLatency == 0)

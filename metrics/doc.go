@@ -1,7 +1,7 @@
 // Package metrics is how the middleware of this module report what they
 // see: requests in flight, callers waiting in Ready, requests queued in a
-// Buffer, requests shed, timed out, retried and hedged, and the latency of
-// calls.
+// Buffer, requests shed, timed out, retried and hedged, the latency of
+// calls, and the addresses a discovery left out of its set.
 //
 // A middleware reports to a [Sink] given with its WithMetrics option; the
 // metrics layer of [New] reports a call's latency and InFlight wherever it
@@ -15,7 +15,10 @@
 // Each measurement has a [Kind]. InFlight, Waiting and Queued are up-down
 // counts: a request adds 1 when it enters the state and -1 when it leaves
 // it, however it leaves, so their sum is the number in that state now.
-// Shed, TimedOut, Retried and Hedged are counters: 1 for each event.
+// Excluded is up-down too, for addresses: a DNS Discover adds the change
+// in the number its lookup left out, so the sum is the number its last
+// lookup left out. Shed, TimedOut, Retried and Hedged are counters: 1 for
+// each event.
 //
 //	kind      reported by                 +1                               -1
 //	InFlight  limit.Concurrency           Ready takes a permit             the call returns, or the permit is released
@@ -29,6 +32,8 @@
 //	TimedOut  timeout.Timeout             a call ends with this Timeout's ErrElapsed
 //	Retried   retry.Retry                 a retry is sent, after its backoff and its Ready
 //	Hedged    hedge.Hedge                 a hedge is sent, after its delay and its Ready
+//	Excluded  discover.DNS                a lookup leaves more addresses   a lookup leaves fewer addresses
+//	                                      out than the last one            out than the last one
 //
 // A caller that finds capacity free, or that asks with a done context
 // ([tower.ReadyNow], as a LoadShed does) and finds none, never counts as

@@ -5,9 +5,9 @@ import (
 	"time"
 )
 
-// Kind says what a measurement counts. Up-down kinds go up and down by one
-// as requests enter and leave a state, and read as the number in that state
-// now; counters only go up.
+// Kind says what a measurement counts. Up-down kinds go up and down as
+// requests (or addresses) enter and leave a state, and read as the number
+// in that state now; counters only go up.
 type Kind uint8
 
 const (
@@ -31,11 +31,16 @@ const (
 	Retried
 	// Hedged is a counter: hedges a Hedge sent, not counting originals.
 	Hedged
+	// Excluded is up-down: addresses a discovery found beyond its cap and
+	// left out of the set, as of its last lookup. A DNS Discover of
+	// package discover reports it, by the change from one lookup to the
+	// next.
+	Excluded
 )
 
 // NumKinds is one more than the largest Kind: a Sink that keeps a value per
 // Kind can index an array of NumKinds by Kind.
-const NumKinds = int(Hedged) + 1
+const NumKinds = int(Excluded) + 1
 
 var kindNames = [NumKinds]string{
 	InFlight: "InFlight",
@@ -45,6 +50,7 @@ var kindNames = [NumKinds]string{
 	TimedOut: "TimedOut",
 	Retried:  "Retried",
 	Hedged:   "Hedged",
+	Excluded: "Excluded",
 }
 
 // String returns the Kind's name, such as "InFlight", or "Kind(n)" for a
@@ -56,9 +62,9 @@ func (k Kind) String() string {
 	return fmt.Sprintf("Kind(%d)", uint8(k))
 }
 
-// UpDown reports whether k goes up and down (InFlight, Waiting, Queued)
-// rather than only up.
-func (k Kind) UpDown() bool { return k == InFlight || k == Waiting || k == Queued }
+// UpDown reports whether k goes up and down (InFlight, Waiting, Queued,
+// Excluded) rather than only up.
+func (k Kind) UpDown() bool { return k == InFlight || k == Waiting || k == Queued || k == Excluded }
 
 // A Sink receives the measurements of one or more middleware. It must be
 // safe for concurrent use, and cheap: it runs on the request path, on the
@@ -66,8 +72,9 @@ func (k Kind) UpDown() bool { return k == InFlight || k == Waiting || k == Queue
 // Queued on its own), never under a lock of the middleware's. A Sink
 // should ignore a Kind it does not know, so that kinds can be added.
 type Sink interface {
-	// Add adds delta to the kind's count: +1 or -1 for an up-down kind, +1
-	// for a counter.
+	// Add adds delta to the kind's count: +1 or -1 for an up-down kind
+	// that counts requests, the change in the number for Excluded, +1 for
+	// a counter.
 	Add(k Kind, delta int64)
 	// Observe records the latency of one call, as the metrics layer
 	// measured it (see [New]).

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/internal/mono"
 )
 
@@ -16,21 +17,23 @@ import (
 // decides what a latency includes, as it does for a Timeout.
 //
 // The layer adds nothing else: its permits wrap inner's and allocate
-// nothing once warm. New panics if inner or sink is nil.
+// nothing once warm. New panics if inner or sink is nil, or holds a nil
+// pointer.
 func New[Req, Res any](inner tower.Service[Req, Res], sink Sink) tower.Service[Req, Res] {
-	if inner == nil {
+	if isnil.Is(inner) {
 		panic("metrics.New: nil inner service")
 	}
-	if sink == nil {
+	if isnil.Is(sink) {
 		panic("metrics.New: nil sink")
 	}
 	return &service[Req, Res]{inner: inner, sink: sink}
 }
 
 // NewLayer returns a Layer that wraps each service in the metrics layer of
-// [New], all of them reporting to sink. It panics if sink is nil.
+// [New], all of them reporting to sink. It panics if sink is nil, or holds
+// a nil pointer.
 func NewLayer[Req, Res any](sink Sink) tower.Layer[Req, Res] {
-	if sink == nil {
+	if isnil.Is(sink) {
 		panic("metrics.NewLayer: nil sink")
 	}
 	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {

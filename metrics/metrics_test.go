@@ -28,6 +28,7 @@ func TestKindString(t *testing.T) {
 		{metrics.TimedOut, "TimedOut"},
 		{metrics.Retried, "Retried"},
 		{metrics.Hedged, "Hedged"},
+		{metrics.Excluded, "Excluded"},
 		{0, "Kind(0)"},
 		{metrics.Kind(metrics.NumKinds), fmt.Sprintf("Kind(%d)", metrics.NumKinds)},
 	}
@@ -47,7 +48,7 @@ func TestKindUpDown(t *testing.T) {
 			got = append(got, k)
 		}
 	}
-	if s, want := fmt.Sprint(got), "[InFlight Waiting Queued]"; s != want {
+	if s, want := fmt.Sprint(got), "[InFlight Waiting Queued Excluded]"; s != want {
 		t.Errorf("got up-down kinds %s, want %s", s, want)
 	}
 }
@@ -65,7 +66,7 @@ func TestCounts(t *testing.T) {
 		c.Observe(d)
 	}
 	want := metrics.Snapshot{
-		InFlight: 10, Waiting: 15, Queued: 30, Shed: 40, TimedOut: 50, Retried: 60, Hedged: 70,
+		InFlight: 10, Waiting: 15, Queued: 30, Shed: 40, TimedOut: 50, Retried: 60, Hedged: 70, Excluded: 80,
 		Calls: 3, Latency: 150 * ms, MaxLatency: 100 * ms,
 	}
 	if got := c.Snapshot(); got != want {
@@ -77,7 +78,7 @@ func TestCounts(t *testing.T) {
 	if got := c.Get(metrics.Kind(metrics.NumKinds)); got != 0 {
 		t.Errorf("Get of an unknown kind: got %d, want 0", got)
 	}
-	const wantString = "InFlight=10 Waiting=15 Queued=30 Shed=40 TimedOut=50 Retried=60 Hedged=70 Calls=3 Latency=150ms MaxLatency=100ms"
+	const wantString = "InFlight=10 Waiting=15 Queued=30 Shed=40 TimedOut=50 Retried=60 Hedged=70 Excluded=80 Calls=3 Latency=150ms MaxLatency=100ms"
 	if got := want.String(); got != wantString {
 		t.Errorf("String: got %q, want %q", got, wantString)
 	}
@@ -250,6 +251,9 @@ func TestNewPanics(t *testing.T) {
 		{"NilSink", "metrics.New: nil sink", func() { metrics.New[int, int](echo, nil) }},
 		{"LayerNilSink", "metrics.NewLayer: nil sink", func() { metrics.NewLayer[int, int](nil) }},
 		{"LayerNilInner", "metrics.New: nil inner service", func() { metrics.NewLayer[int, int](&metrics.Counts{}).Wrap(nil) }},
+		{"TypedNilInner", "metrics.New: nil inner service", func() { metrics.New[int, int]((*towertest.Mock[int, int])(nil), &metrics.Counts{}) }},
+		{"TypedNilSink", "metrics.New: nil sink", func() { metrics.New[int, int](echo, (*metrics.Counts)(nil)) }},
+		{"LayerTypedNilSink", "metrics.NewLayer: nil sink", func() { metrics.NewLayer[int, int]((*metrics.Counts)(nil)) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/internal/option"
 )
 
@@ -44,6 +45,20 @@ type Picker[S any] interface {
 // is not watched: if it breaks, that is seen at its next Ready, once its
 // permit has been taken.
 //
+// An endpoint whose Ready panics fails its readiness just the same,
+// wherever the cache asks it: on a driver, or on the goroutine of the
+// caller of Push, TryTake, TakeKey or Take. The panic is recovered, and
+// the endpoint removed and reported as a *Failed whose Err is a
+// *[tower.PanicError], which says where it happened and holds the stack;
+// no panic of an endpoint's Ready leaves the cache. A permit taken just
+// before is still the caller's: it was granted before the endpoint broke.
+//
+// A panic in a handler (or in a Picker) goes up to the caller that made the
+// cache call it, once the cache has given back every reservation it held
+// for that call; the cache stays as consistent as if the handler had
+// returned. On a driver, which has no caller, a handler's panic is logged
+// (see [tower.PanicError]) and the driver carries on.
+//
 // The ready endpoints are kept in a slice, in the order they became ready;
 // an endpoint that stops being ready is swapped with the last one, as in
 // tower's ReadyCache. An endpoint that is ready again as soon as it is
@@ -55,15 +70,15 @@ type Picker[S any] interface {
 // reported, without the lock.
 //
 // A Cache is safe for concurrent use. The zero Cache is not usable; make
-// one with [New], and Close it when done: no goroutine outlives Close. K is
-// the key type, Req and Res the request and response types, and S the
-// endpoint type.
+// one with [New], and Close (or Shutdown) it when done: no goroutine
+// outlives Close. K is the key type, Req and Res the request and response
+// types, and S the endpoint type.
 type Cache[K comparable, Req, Res any, S tower.Service[Req, Res]] struct {
 	onFailure func(*Failed[K])
 	onRemove  func(K, S)
 	root      context.Context // ended by Close; the parent of every driver's context
 	stop      context.CancelFunc
-	drivers   sync.WaitGroup
+	stopped   chan struct{} // closed once closed, with no driver left
 
 	mu       sync.Mutex
 	entries  map[K]*entry[K, Req, Res, S]
@@ -72,6 +87,7 @@ type Cache[K comparable, Req, Res any, S tower.Service[Req, Res]] struct {
 	changed  chan struct{}            // closed at the next change, if watched
 	watched  bool
 	closed   bool
+	drivers  int // goroutines running drive
 }
 
 // entry is one endpoint in the cache.
@@ -95,9 +111,10 @@ type options[K comparable] struct {
 }
 
 // WithFailureHandler makes the cache call f with each endpoint it removes
-// because its Ready failed. f is called without the cache's lock, on the
+// because its Ready failed or panicked. f is called without the cache's lock, on the
 // goroutine that saw the failure (a driver, or the caller of Push or Take),
-// so it must be safe for concurrent use. By default failures are dropped,
+// so it must be safe for concurrent use. A panic in f goes up to that
+// caller; on a driver, it is logged. By default failures are dropped,
 // as tower's ReadyCache does once it has returned them. It panics if f is
 // nil.
 func WithFailureHandler[K comparable](f func(*Failed[K])) Option[K] {
@@ -109,7 +126,8 @@ func WithFailureHandler[K comparable](f func(*Failed[K])) Option[K] {
 
 // WithRemovalHandler makes the cache call f with each endpoint that leaves
 // it: evicted, replaced by a Push of its key, removed because its Ready
-// failed (after the failure handler has heard of it), or dropped by Close.
+// failed (after the failure handler has heard of it), dropped by Close, or
+// pushed on a closed cache.
 // By then the cache has released the reservation the endpoint held and no
 // goroutine of the cache is using it, so f may close it: tower's cache
 // drops the service, which in Rust ends it. Permits taken from the endpoint
@@ -117,7 +135,8 @@ func WithFailureHandler[K comparable](f func(*Failed[K])) Option[K] {
 //
 // f is called without the cache's lock, on the goroutine that removed the
 // endpoint (Close, Evict or Push's caller, a driver, or a Take that found
-// it broken), so it must be safe for concurrent use. S must be the cache's
+// it broken), so it must be safe for concurrent use. A panic in f goes up
+// to that caller; on a driver, it is logged. S must be the cache's
 // endpoint type: New panics if it is not. It panics if f is nil.
 func WithRemovalHandler[K comparable, S any](f func(key K, svc S)) Option[K] {
 	if f == nil {
@@ -143,6 +162,7 @@ func New[K comparable, Req, Res any, S tower.Service[Req, Res]](opts ...Option[K
 		onRemove:  onRemove,
 		root:      root,
 		stop:      stop,
+		stopped:   make(chan struct{}),
 		entries:   make(map[K]*entry[K, Req, Res, S]),
 		changed:   make(chan struct{}),
 	}
@@ -151,22 +171,23 @@ func New[K comparable, Req, Res any, S tower.Service[Req, Res]](opts ...Option[K
 // Push adds svc under key, replacing the endpoint that key had: the old one
 // is dropped at once, and the reservation it held released. svc is asked
 // whether it is ready now; if it is not, a goroutine waits for it. A push
-// on a closed cache does nothing. It panics if svc is nil.
+// on a closed cache hands svc straight to the removal handler, as Close
+// would have. It panics if svc is nil, or holds a nil pointer.
 func (c *Cache[K, Req, Res, S]) Push(key K, svc S) {
-	if isNil(svc) {
+	if isnil.Is(svc) {
 		panic("readycache.Cache.Push: nil service")
 	}
 	old, failed := c.push(key, svc)
-	c.finish(old)
-	c.finish(failed)
+	c.finishBoth(old, failed)
 }
 
-// push returns the endpoint key had, and the new one if it is broken.
+// push returns the endpoint key had, and the new one if it is broken (or
+// if the cache is closed: then it never entered).
 func (c *Cache[K, Req, Res, S]) push(key K, svc S) (old, failed *removal[K, Req, Res, S]) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
-		return nil, nil
+		return nil, &removal[K, Req, Res, S]{e: &entry[K, Req, Res, S]{key: key, svc: svc}, tell: true}
 	}
 	if e := c.entries[key]; e != nil {
 		old = c.removeLocked(e, nil)
@@ -179,7 +200,9 @@ func (c *Cache[K, Req, Res, S]) push(key K, svc S) (old, failed *removal[K, Req,
 
 // Evict removes the endpoint under key, releasing the reservation it held
 // if it was ready, and stopping the wait for it if it was pending. It
-// reports whether there was one.
+// reports whether there was one. The removal handler is called on Evict's
+// goroutine, unless a driver is still in the endpoint's Ready: then that
+// driver calls it once Ready has returned.
 func (c *Cache[K, Req, Res, S]) Evict(key K) bool {
 	c.mu.Lock()
 	e := c.entries[key]
@@ -195,11 +218,16 @@ func (c *Cache[K, Req, Res, S]) Evict(key K) bool {
 // TryTake takes a ready endpoint's permit, chosen by pick, if an endpoint is
 // ready now; otherwise it returns false. The caller owns the permit and must
 // call or release it. The endpoint is asked for its next reservation at
-// once, and stays ready if it has one.
+// once, and stays ready if it has one; if that Ready fails or panics, the
+// endpoint is removed and reported, and the permit taken is still the
+// caller's. A panic in pick, or in a handler called for that removal, goes
+// up to the caller with no permit taken.
 func (c *Cache[K, Req, Res, S]) TryTake(pick Picker[S]) (key K, p tower.Permit[Req, Res], ok bool) {
 	var failed *removal[K, Req, Res, S]
 	key, p, ok, failed = c.tryTake(pick)
-	c.finish(failed)
+	if failed != nil {
+		c.finishTaken(failed, p)
+	}
 	return key, p, ok
 }
 
@@ -223,7 +251,9 @@ func (c *Cache[K, Req, Res, S]) tryTake(pick Picker[S]) (key K, p tower.Permit[R
 // as TryTake does. It returns false if key is pending or not in the cache.
 func (c *Cache[K, Req, Res, S]) TakeKey(key K) (tower.Permit[Req, Res], bool) {
 	p, ok, failed := c.takeKey(key)
-	c.finish(failed)
+	if failed != nil {
+		c.finishTaken(failed, p)
+	}
 	return p, ok
 }
 
@@ -317,63 +347,4 @@ func (c *Cache[K, Req, Res, S]) Closed() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.closed
-}
-
-// Close empties the cache: it releases the reservations of the ready
-// endpoints, stops the goroutines waiting for the pending ones and waits
-// for them to exit, and wakes every Take with ErrClosed. Permits already
-// taken stay valid: they belong to their callers. Close is idempotent and
-// returns nil.
-func (c *Cache[K, Req, Res, S]) Close() error {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return nil
-	}
-	c.closed = true
-	removed := make([]*removal[K, Req, Res, S], 0, len(c.entries))
-	for _, e := range c.entries {
-		removed = append(removed, c.removeLocked(e, nil))
-	}
-	close(c.changed) // whether watched or not: Changed returns it from now on
-	c.mu.Unlock()
-	c.stop()
-	for _, r := range removed {
-		c.finish(r)
-	}
-	c.drivers.Wait() // each tells onRemove of its own endpoint
-	return nil
-}
-
-// A removal is an endpoint that has left the cache, with what its remover
-// must do once it has let go of the lock: release the reservation the
-// endpoint held, report its failure, and then tell the removal handler.
-// Removals are rare, so they are allocated: the paths that take a permit
-// pass a nil one.
-type removal[K comparable, Req, Res any, S tower.Service[Req, Res]] struct {
-	e      *entry[K, Req, Res, S]
-	held   tower.Permit[Req, Res]
-	failed *Failed[K]
-	tell   bool // no driver is in e's Ready: that one would tell the handler
-}
-
-// finish does what r, if not nil, left to do, without the lock.
-func (c *Cache[K, Req, Res, S]) finish(r *removal[K, Req, Res, S]) {
-	if r != nil {
-		c.finishRemoval(r)
-	}
-}
-
-func (c *Cache[K, Req, Res, S]) finishRemoval(r *removal[K, Req, Res, S]) {
-	r.held.Release()
-	c.report(r.failed)
-	if r.tell && c.onRemove != nil {
-		c.onRemove(r.e.key, r.e.svc)
-	}
-}
-
-func (c *Cache[K, Req, Res, S]) report(f *Failed[K]) {
-	if f != nil && c.onFailure != nil {
-		c.onFailure(f)
-	}
 }

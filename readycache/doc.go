@@ -42,9 +42,19 @@
 // watched; if it breaks while ready, that shows at its next Ready, once
 // its permit has been taken, and the permit taken is still good.
 //
+// An endpoint whose Ready panics fails the same way, wherever the cache
+// asks it, on a goroutine of its own or on the caller's: the panic is
+// recovered, and the *Failed reported carries a *[tower.PanicError] with
+// the panic's value and stack. No panic of an endpoint's Ready leaves the
+// cache, and a permit taken just before it is the caller's.
+//
 // Whatever the way an endpoint leaves (evicted, replaced, failed or
 // closed), the handler given with [WithRemovalHandler] hears of it once
-// the cache has released its reservation and stopped using it.
+// the cache has released its reservation and stopped using it. A panic in
+// a handler goes up to the caller that made the cache call it (of Push,
+// Evict, TryTake, Take or Close), with every reservation given back; on
+// the cache's own goroutines it is logged through log/slog's default
+// logger, and the cache carries on.
 //
 // # Goroutines
 //
@@ -55,5 +65,7 @@
 // when a request reached it).
 // Evicting or replacing a pending endpoint ends its goroutine's wait, by
 // cancelling the context its Ready was given. Close ends them all and
-// waits for them: no goroutine outlives Close.
+// waits for them: no goroutine outlives Close. Shutdown waits only as long
+// as its context lasts, for an endpoint whose Ready ignores its context;
+// such a goroutine then finishes on its own.
 package readycache

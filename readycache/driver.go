@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/safe"
 )
 
 // takeLocked moves e's permit out to the caller, and asks e for its next
@@ -16,19 +17,22 @@ func (c *Cache[K, Req, Res, S]) takeLocked(e *entry[K, Req, Res, S]) (tower.Perm
 	return p, c.refillLocked(e)
 }
 
+// whereRefill is where a panic in an endpoint's Ready happened when the
+// cache asked it whether it is ready now.
+const whereRefill = "an endpoint's Ready, asked by a ready cache on its caller's goroutine"
+
 // refillLocked asks e, which holds no permit, whether it is ready now. If it
 // is, e is ready (in place, if it was already in the ready set); if it is
-// not, e is pending and a driver waits for it; if it is broken, e is
-// removed and its removal returned. c.mu must be held.
+// not, e is pending and a driver waits for it; if it is broken, or its
+// Ready panics, e is removed and its removal returned. c.mu must be held.
 func (c *Cache[K, Req, Res, S]) refillLocked(e *entry[K, Req, Res, S]) (failed *removal[K, Req, Res, S]) {
 	asked := false
 	defer func() {
 		if !asked {
-			// Ready panicked: drop the endpoint before the panic goes on,
-			// so that the cache stays consistent. It held no reservation,
-			// and the panic is its report; the removal handler is not
-			// told.
-			c.removeLocked(e, nil)
+			// Ready panicked: e failed its readiness. The deferred call
+			// costs nothing on the way through (it is open-coded), and the
+			// recovery allocates only when there is a panic.
+			failed = c.removeLocked(e, safe.Recovered(whereRefill, recover()))
 		}
 	}()
 	p, ok, err := tower.ReadyNow[Req, Res](e.svc)
@@ -56,36 +60,70 @@ func (c *Cache[K, Req, Res, S]) driveLocked(e *entry[K, Req, Res, S]) {
 	if e.ctx == nil {
 		e.ctx, e.cancel = context.WithCancel(c.root)
 	}
-	c.drivers.Add(1)
+	c.drivers++
 	e.driving = true
 	go c.drive(e)
 }
 
+// whereDriver is where a panic in an endpoint's Ready happened when a
+// driver waited in it.
+const whereDriver = "an endpoint's Ready, on a ready cache's driver"
+
 // drive waits in e's Ready. The permit makes e ready, unless e has left the
-// cache meanwhile; an error other than e's context ending removes e and is
-// reported.
+// cache meanwhile; an error other than e's context ending, or a panic,
+// removes e and is reported. A panic in Ready, or a runtime.Goexit, never
+// ends the program: it is e failing its readiness, or, if e has left the
+// cache already, a panic no one is left to hear of, which is logged.
 func (c *Cache[K, Req, Res, S]) drive(e *entry[K, Req, Res, S]) {
-	defer c.drivers.Done()
+	defer c.driverDone()
+	returned := false
+	defer func() {
+		if !returned {
+			perr := safe.Recovered(whereDriver, recover())
+			if !c.driven(e, tower.Permit[Req, Res]{}, perr) {
+				safe.Orphan(perr)
+			}
+		}
+	}()
 	p, err := e.svc.Ready(e.ctx)
+	returned = true
+	c.driven(e, p, err)
+}
+
+// driven is the end of e's driver, whose Ready returned p or err. It
+// reports whether e was still in the cache, to fail with err.
+func (c *Cache[K, Req, Res, S]) driven(e *entry[K, Req, Res, S], p tower.Permit[Req, Res], err error) bool {
 	c.mu.Lock()
 	e.driving = false
-	if e.gone {
-		c.mu.Unlock()
-		p.Release() // e left while its Ready returned: the reservation is nobody's
-		if c.onRemove != nil {
-			c.onRemove(e.key, e.svc) // its removal left that to this goroutine
-		}
-		return
+	var r *removal[K, Req, Res, S]
+	gone := e.gone
+	switch {
+	case gone:
+		// e left while its Ready returned: the reservation is nobody's,
+		// and its removal left telling the handler to this goroutine.
+		r = &removal[K, Req, Res, S]{e: e, held: p, tell: true}
+	case err != nil:
+		r = c.removeLocked(e, err)
+	default:
+		e.permit = p
+		c.readyLocked(e)
 	}
-	if err != nil {
-		r := c.removeLocked(e, err)
-		c.mu.Unlock()
-		c.finish(r)
-		return
-	}
-	e.permit = p
-	c.readyLocked(e)
 	c.mu.Unlock()
+	if r != nil {
+		c.finishOnDriver(r)
+	}
+	return !gone
+}
+
+// driverDone counts a driver out, once it has done all it had to do (its
+// removal handler's call included): Close waits for that.
+func (c *Cache[K, Req, Res, S]) driverDone() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.drivers--
+	if c.drivers == 0 && c.closed {
+		close(c.stopped)
+	}
 }
 
 // readyLocked adds e, which holds a permit, to the ready set. c.mu must be

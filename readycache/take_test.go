@@ -145,24 +145,6 @@ func TestChanged(t *testing.T) {
 	})
 }
 
-// panicReady is an endpoint whose Ready panics.
-type panicReady struct{}
-
-func (panicReady) Ready(context.Context) (tower.Permit[string, string], error) {
-	panic("Ready exploded")
-}
-
-// An endpoint whose Ready panics is dropped before the panic reaches the
-// caller, so the cache stays consistent.
-func TestPanickingReadyDropsEndpoint(t *testing.T) {
-	c := readycache.New[int, string, string, tower.Service[string, string]]()
-	defer c.Close()
-	towertest.Panics(t, "Ready exploded", func() { c.Push(0, panicReady{}) })
-	if c.Len() != 0 {
-		t.Errorf("got Len() %d, want 0", c.Len())
-	}
-}
-
 func TestFailedError(t *testing.T) {
 	f := &readycache.Failed[string]{Key: "a", Err: doom}
 	if f.Error() != "doom" || !errors.Is(f, doom) {
@@ -184,6 +166,11 @@ func TestBadInputPanics(t *testing.T) {
 		{"NewNilOption", func() { readycache.New[int, string, string, *mock](nilOpt) }, "readycache.New: option 0 is nil"},
 		{"WithFailureHandlerNil", func() { readycache.WithFailureHandler[int](nil) }, "readycache.WithFailureHandler: nil handler"},
 		{"PushNil", func() { c.Push(1, nil) }, "readycache.Cache.Push: nil service"},
+		{"PushTypedNil", func() {
+			ci := readycache.New[int, string, string, tower.Service[string, string]]()
+			defer ci.Close()
+			ci.Push(1, (*mock)(nil))
+		}, "readycache.Cache.Push: nil service"},
 		{"PickerOutOfRange", func() { c.TryTake(pickAt(1)) }, "readycache: Picker returned index 1 for 1 ready endpoints"},
 		{"PickerNegative", func() { c.TryTake(pickAt(-1)) }, "readycache: Picker returned index -1 for 1 ready endpoints"},
 	} {

@@ -22,6 +22,7 @@
 //	tower.timed_out  Int64ObservableCounter        {request}  tower_timed_out_total
 //	tower.retried    Int64ObservableCounter        {request}  tower_retried_total
 //	tower.hedged     Int64ObservableCounter        {request}  tower_hedged_total
+//	tower.excluded   Int64ObservableUpDownCounter  {address}  tower_excluded
 //	tower.latency    Float64Histogram              s          tower_latency_seconds
 //
 // Package metrics says what each one counts and which middleware reports

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/metrics"
 )
 
@@ -24,6 +25,7 @@ const (
 	TimedOutName = "tower.timed_out"
 	RetriedName  = "tower.retried"
 	HedgedName   = "tower.hedged"
+	ExcludedName = "tower.excluded"
 	LatencyName  = "tower.latency"
 )
 
@@ -46,12 +48,13 @@ var instruments = [metrics.NumKinds]instrument{
 	metrics.TimedOut: {TimedOutName, "{request}", "Calls a Timeout ended with ErrElapsed."},
 	metrics.Retried:  {RetriedName, "{request}", "Retries a Retry sent."},
 	metrics.Hedged:   {HedgedName, "{request}", "Hedges a Hedge sent."},
+	metrics.Excluded: {ExcludedName, "{address}", "Addresses a discovery found beyond its cap and left out of its set, as of its last lookup."},
 }
 
 // Sink is a [metrics.Sink] that reports to OpenTelemetry instruments: an
-// Int64ObservableUpDownCounter each for InFlight, Waiting and Queued, an
-// Int64ObservableCounter each for Shed, TimedOut, Retried and Hedged, and
-// a Float64Histogram of latencies in seconds. Every measurement carries
+// Int64ObservableUpDownCounter each for InFlight, Waiting, Queued and
+// Excluded, an Int64ObservableCounter each for Shed, TimedOut, Retried and
+// Hedged, and a Float64Histogram of latencies in seconds. Every measurement carries
 // the attributes given with [WithAttributes], fixed when the Sink is made.
 //
 // Counts are kept in the Sink, one atomic counter per Kind spread over
@@ -110,9 +113,9 @@ func WithLatencyBuckets(bounds ...float64) Option {
 // again, for the Sink of another layer, returns the ones already made, as
 // the SDK does for instruments of one name, kind and unit. NewSink returns
 // an error if meter fails to make one or to register the callback, or if
-// an option is nil. It panics if meter is nil.
+// an option is nil. It panics if meter is nil, or holds a nil pointer.
 func NewSink(meter metric.Meter, opts ...Option) (*Sink, error) {
-	if meter == nil {
+	if isnil.Is(meter) {
 		panic("towerotel.NewSink: nil meter")
 	}
 	o := options{buckets: DefaultLatencyBuckets}

@@ -102,7 +102,11 @@ func TestInstruments(t *testing.T) {
 		t.Fatal(err)
 	}
 	upDown := func(name, desc string, v int64) metricdata.Metrics {
-		return metricdata.Metrics{Name: name, Description: desc, Unit: "{request}", Data: metricdata.Sum[int64]{
+		unit := "{request}"
+		if name == "tower.excluded" {
+			unit = "{address}"
+		}
+		return metricdata.Metrics{Name: name, Description: desc, Unit: unit, Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality, IsMonotonic: false,
 			DataPoints: []metricdata.DataPoint[int64]{{Value: v}},
 		}}
@@ -123,6 +127,7 @@ func TestInstruments(t *testing.T) {
 			counter("tower.timed_out", "Calls a Timeout ended with ErrElapsed."),
 			counter("tower.retried", "Retries a Retry sent."),
 			counter("tower.hedged", "Hedges a Hedge sent."),
+			upDown("tower.excluded", "Addresses a discovery found beyond its cap and left out of its set, as of its last lookup.", 1),
 			{
 				Name:        "tower.latency",
 				Description: "The latency of calls, from Call to its return, as the metrics layer measures it.",
@@ -255,6 +260,7 @@ func TestNewSinkBadInput(t *testing.T) {
 		t.Errorf("nil option: got error %v, want %q", err, "towerotel.NewSink: option 0 is nil")
 	}
 	towertest.Panics(t, "towerotel.NewSink: nil meter", func() { towerotel.NewSink(nil) })
+	towertest.Panics(t, "towerotel.NewSink: nil meter", func() { towerotel.NewSink((*typedNilMeter)(nil)) })
 }
 
 // Two Sinks of one meter report their own counts under their own
@@ -281,3 +287,6 @@ func TestSinksReportTheirOwnCounts(t *testing.T) {
 		t.Errorf("after Close, got:\n%s\nwant no layer=b", got)
 	}
 }
+
+// typedNilMeter is a metric.Meter with a pointer receiver, for a typed nil.
+type typedNilMeter struct{ noop.Meter }

@@ -1,0 +1,90 @@
+package balance
+
+import (
+	"context"
+
+	"github.com/towergo/tower"
+	"github.com/towergo/tower/discover"
+	"github.com/towergo/tower/internal/safe"
+)
+
+// What the discovery goroutine calls user code for. It has no caller to
+// hand a panic to: a panic in Next is reported to the error handler, one
+// in a handler is logged.
+const (
+	whereNext     = "the Discover's Next, on a balancer's discovery goroutine"
+	whereHandlers = "the error or removal handler, on a balancer's discovery goroutine"
+)
+
+// consume applies d's changes until d ends, panics, or the balancer is
+// closed. A panic in d's Next, or a runtime.Goexit there, is reported as a
+// DiscoverError of its PanicError, and ends the discovery: d is in a state
+// no one knows, so the balancer keeps the endpoints it has, as at io.EOF.
+func (b *balancer[K, Req, Res, S]) consume(ctx context.Context, d discover.Discover[K, S]) {
+	defer close(b.done)
+	where, returned := whereNext, false
+	defer func() {
+		if !returned { // Next or a handler ended the goroutine with runtime.Goexit
+			b.stopped(safe.Recovered(where, recover()))
+		}
+	}()
+	for {
+		where = whereNext
+		ch, err, perr := next(ctx, d)
+		where = whereHandlers
+		if perr != nil {
+			b.stopped(perr)
+			break
+		}
+		if ctx.Err() != nil {
+			if err == nil {
+				// Closed while Next returned a change: apply it all the same,
+				// so that an endpoint inserted reaches the removal handler.
+				b.applyOrLog(ch, nil)
+			}
+			break
+		}
+		if !b.applyOrLog(ch, err) {
+			break
+		}
+	}
+	returned = true
+}
+
+// next calls d.Next, and returns a panic in it as a PanicError.
+func next[K comparable, S any](ctx context.Context, d discover.Discover[K, S]) (ch discover.Change[K, S], err error, perr *tower.PanicError) {
+	returned := false
+	defer func() {
+		if !returned {
+			perr = safe.Recovered(whereNext, recover())
+		}
+	}()
+	ch, err = d.Next(ctx)
+	returned = true
+	return ch, err, nil
+}
+
+// applyOrLog applies one answer of the Discover, as apply does, and reports
+// whether to ask for more. A panic in a handler is logged: the discovery
+// goes on.
+func (b *balancer[K, Req, Res, S]) applyOrLog(ch discover.Change[K, S], err error) (more bool) {
+	more = true
+	if perr := safe.Call(whereHandlers, func() { more = b.apply(ch, err) }); perr != nil {
+		safe.Orphan(perr)
+	}
+	return more
+}
+
+// stopped reports the end of the discovery by perr: a panic or Goexit in
+// Next, which goes to the error handler, or one in a handler, which is
+// logged.
+func (b *balancer[K, Req, Res, S]) stopped(perr *tower.PanicError) {
+	defer b.answer() // the Discover has answered, if only by failing
+	if perr.Where != whereNext {
+		safe.Orphan(perr)
+		return
+	}
+	if perr2 := safe.Call(whereHandlers, func() { b.report(&DiscoverError{Err: perr}) }); perr2 != nil {
+		safe.Orphan(perr2)
+	}
+}

@@ -1,0 +1,159 @@
+package readycache
+
+import (
+	"context"
+
+	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/safe"
+)
+
+// Close empties the cache: it releases the reservations of the ready
+// endpoints, stops the goroutines waiting for the pending ones and waits
+// for them to exit, and wakes every Take with ErrClosed. Permits already
+// taken stay valid: they belong to their callers. Close is Shutdown with a
+// context that never ends: it waits as long as an endpoint's Ready takes
+// to return. It is idempotent and returns nil.
+func (c *Cache[K, Req, Res, S]) Close() error {
+	return c.Shutdown(context.Background())
+}
+
+// Shutdown does what Close does, but waits for the cache's goroutines only
+// as long as ctx lasts, as net/http's Server.Shutdown does: it returns nil
+// once they have all exited, or ctx.Err() if ctx ends first. A goroutine
+// still waiting then is in the Ready of an endpoint that ignores its
+// context, which Shutdown has cancelled; it exits on its own when that
+// Ready returns, releasing the permit it got, and tells the removal handler
+// of its endpoint then. Call Shutdown or Close again to wait for it.
+//
+// The first call closes the cache and calls the removal handler for every
+// endpoint not waited for, on its own goroutine, before it waits, whatever
+// ctx says. If one of those calls panics, the others are made all the same,
+// and then the panic goes on up to the caller; the goroutines are stopped,
+// and not waited for.
+func (c *Cache[K, Req, Res, S]) Shutdown(ctx context.Context) error {
+	if removed, first := c.closeAll(); first {
+		c.stop()
+		c.finishAll(removed)
+	}
+	select {
+	case <-c.stopped:
+		return nil
+	default:
+	}
+	select {
+	case <-c.stopped:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// closeAll marks the cache closed and removes every endpoint. It returns
+// the removals to finish, and false if the cache was closed already.
+func (c *Cache[K, Req, Res, S]) closeAll() ([]*removal[K, Req, Res, S], bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, false
+	}
+	c.closed = true
+	removed := make([]*removal[K, Req, Res, S], 0, len(c.entries))
+	for _, e := range c.entries {
+		removed = append(removed, c.removeLocked(e, nil))
+	}
+	close(c.changed) // whether watched or not: Changed returns it from now on
+	if c.drivers == 0 {
+		close(c.stopped)
+	}
+	return removed, true
+}
+
+// A removal is an endpoint that has left the cache, with what its remover
+// must do once it has let go of the lock: release the reservation the
+// endpoint held, report its failure, and then tell the removal handler.
+// Removals are rare, so they are allocated: the paths that take a permit
+// pass a nil one.
+type removal[K comparable, Req, Res any, S tower.Service[Req, Res]] struct {
+	e      *entry[K, Req, Res, S]
+	held   tower.Permit[Req, Res]
+	failed *Failed[K]
+	tell   bool // no driver is in e's Ready: that one would tell the handler
+}
+
+// finish does what r, if not nil, left to do, without the lock, on the
+// goroutine of a caller of the cache: a panic in a handler goes on up to
+// that caller, once the reservation is released and the other handler
+// called.
+func (c *Cache[K, Req, Res, S]) finish(r *removal[K, Req, Res, S]) {
+	if r == nil {
+		return
+	}
+	r.held.Release()
+	if r.tell && c.onRemove != nil {
+		defer c.onRemove(r.e.key, r.e.svc) // even if the failure handler panics
+	}
+	if r.failed != nil && c.onFailure != nil {
+		c.onFailure(r.failed)
+	}
+}
+
+// finishBoth finishes a and b, b even if a handler of a's panics.
+func (c *Cache[K, Req, Res, S]) finishBoth(a, b *removal[K, Req, Res, S]) {
+	defer c.finish(b)
+	c.finish(a)
+}
+
+// finishAll finishes every removal in rs, even if a handler panics: the
+// panic goes on once all are finished.
+func (c *Cache[K, Req, Res, S]) finishAll(rs []*removal[K, Req, Res, S]) {
+	i := 0
+	defer func() {
+		if i < len(rs) {
+			c.finishAll(rs[i+1:]) // rs[i]'s handler panicked
+		}
+	}()
+	for ; i < len(rs); i++ {
+		c.finish(rs[i])
+	}
+}
+
+// finishTaken finishes r, the removal of the endpoint whose permit p the
+// caller has just taken. If a handler panics, the caller never gets p, so
+// p is released before the panic goes on.
+func (c *Cache[K, Req, Res, S]) finishTaken(r *removal[K, Req, Res, S], p tower.Permit[Req, Res]) {
+	finished := false
+	defer func() {
+		if !finished {
+			p.Release()
+		}
+	}()
+	c.finish(r)
+	finished = true
+}
+
+// What a driver, which has no caller to hand a panic to, calls user code
+// for: a panic there is recovered and logged, as safe.Orphan does.
+const (
+	whereRelease   = "an endpoint's permit's Release, on a ready cache's driver"
+	whereOnFailure = "the failure handler, on a ready cache's driver"
+	whereOnRemove  = "the removal handler, on a ready cache's driver"
+)
+
+// finishOnDriver is finish on a driver: a panic in the endpoint's Release
+// or a handler is logged, and the driver carries on with the rest.
+func (c *Cache[K, Req, Res, S]) finishOnDriver(r *removal[K, Req, Res, S]) {
+	orphan(whereRelease, r.held.Release)
+	if r.failed != nil && c.onFailure != nil {
+		orphan(whereOnFailure, func() { c.onFailure(r.failed) })
+	}
+	if r.tell && c.onRemove != nil {
+		orphan(whereOnRemove, func() { c.onRemove(r.e.key, r.e.svc) })
+	}
+}
+
+// orphan calls f, and logs a panic in it with safe.Orphan.
+func orphan(where string, f func()) {
+	if perr := safe.Call(where, f); perr != nil {
+		safe.Orphan(perr)
+	}
+}
