@@ -6,6 +6,7 @@ import (
 	"iter"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/isnil"
 )
 
 // Ordered sends each request of reqs through svc and yields the responses
@@ -24,6 +25,17 @@ import (
 // already sent, and the sequence ends. A request that was taken and could
 // not be sent is dropped.
 //
+// A panic in svc's Ready, or in reqs, does not end the program: it is
+// recovered into a [*tower.PanicError], which ends the sequence as an
+// error of svc's Ready does. A panic in a call is recovered into a
+// *tower.PanicError that is that request's response error, and the
+// sequence goes on. runtime.Goexit in any of them does the same, with a
+// PanicError that says so. A panic in the loop body is the caller's own:
+// it goes on up, once the calls in flight have been cancelled and have
+// returned, as when the loop breaks. A recovered panic whose error the
+// loop body never saw, because it ended early, is logged (log/slog's
+// default logger).
+//
 // reqs runs on a goroutine of its own. Breaking out of the range loop
 // early cancels the calls in flight (their ctx is derived from ctx) and
 // waits for them, and for reqs to return, before the loop ends: an
@@ -31,7 +43,9 @@ import (
 // yield returns false, or be a channel given to [OrderedChan]. Each range
 // over the result starts a new run, over reqs again.
 //
-// Ordered panics if svc or reqs is nil or limit is below 1.
+// A limit above [MaxLimit] counts as MaxLimit. Ordered panics if svc or
+// reqs is nil (svc may not be a nil pointer in an interface either) or
+// limit is below 1.
 func Ordered[Req, Res any](ctx context.Context, svc tower.Service[Req, Res], reqs iter.Seq[Req], limit int) iter.Seq2[Res, error] {
 	validate("callall.Ordered", svc, reqs == nil, limit)
 	return all(ctx, svc, fromSeq(reqs), limit, true)
@@ -60,9 +74,16 @@ func UnorderedChan[Req, Res any](ctx context.Context, svc tower.Service[Req, Res
 	return all(ctx, svc, fromChan(reqs), limit, false)
 }
 
+// MaxLimit is the largest number of requests a call-all has out at once; a
+// larger limit, up to math.MaxInt, counts as MaxLimit, so a caller that
+// means "no limit" can say so. A run makes a worker goroutine per request
+// out, up to the limit, and allocates its queues for limit requests when
+// it starts: 24 bytes per unit of limit, 1.5 MiB at MaxLimit.
+const MaxLimit = 1 << 16
+
 func validate[Req, Res any](fn string, svc tower.Service[Req, Res], nilReqs bool, limit int) {
 	switch {
-	case svc == nil:
+	case isnil.Is(svc):
 		panic(fn + ": svc is nil")
 	case nilReqs:
 		panic(fn + ": reqs is nil")
@@ -97,6 +118,7 @@ func fromChan[Req any](reqs <-chan Req) source[Req] {
 
 // all returns the sequence of one of the four variants.
 func all[Req, Res any](ctx context.Context, svc tower.Service[Req, Res], src source[Req], limit int, ordered bool) iter.Seq2[Res, error] {
+	limit = min(limit, MaxLimit)
 	return func(yield func(Res, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		r := newRun(ctx, svc, limit, ordered)
@@ -105,6 +127,7 @@ func all[Req, Res any](ctx context.Context, svc tower.Service[Req, Res], src sou
 			cancel()
 			<-r.stopped
 			r.calls.Wait()
+			r.orphans()
 		}()
 		r.consume(yield)
 	}

@@ -360,12 +360,14 @@ func TestBadInput(t *testing.T) {
 	reqs := slices.Values([]string{"a"})
 	ch := make(chan string)
 	ctx := context.Background()
+	var typedNil *towertest.Mock[string, string] // a nil pointer in the interface
 	tests := []struct {
 		name, want string
 		f          func()
 	}{
 		{"OrderedLimit0", "callall.Ordered: limit must be at least 1, got 0", func() { callall.Ordered[string, string](ctx, mock, reqs, 0) }},
 		{"UnorderedNilService", "callall.Unordered: svc is nil", func() { callall.Unordered[string, string](ctx, nil, reqs, 1) }},
+		{"OrderedChanTypedNilService", "callall.OrderedChan: svc is nil", func() { callall.OrderedChan[string, string](ctx, typedNil, ch, 1) }},
 		{"OrderedNilSeq", "callall.Ordered: reqs is nil", func() { callall.Ordered[string, string](ctx, mock, nil, 1) }},
 		{"OrderedChanNilChan", "callall.OrderedChan: reqs is nil", func() { callall.OrderedChan[string, string](ctx, mock, nil, 1) }},
 		{"UnorderedChanLimitNegative", "callall.UnorderedChan: limit must be at least 1, got -1", func() { callall.UnorderedChan[string, string](ctx, mock, ch, -1) }},

@@ -35,6 +35,16 @@
 // at once, then the responses of the requests already sent, and ends
 // (tower #706). The same happens when ctx ends, with ctx's error.
 //
+// # Panics
+//
+// The requests' iterator and the service's Ready run on a goroutine of
+// the call-all's, and the calls on worker goroutines: a panic there does
+// not end the program. It is recovered into a [*tower.PanicError]: in a
+// call, it is that request's error, and the sequence goes on; in Ready or
+// in the iterator, it stops the sequence as an error from Ready does. A
+// panic in the loop body goes on up to the caller, once the calls in
+// flight have returned.
+//
 // # Stopping early
 //
 // No goroutine outlives the range loop. Breaking out of it cancels the

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/safe"
 )
 
 // run is one range over a call-all sequence. Three parties share it: the
@@ -36,9 +37,13 @@ type run[Req, Res any] struct {
 	calls   sync.WaitGroup // the workers
 
 	// Written by the dispatcher only; read by the consumer after stopped.
-	made   int   // records, and workers, made so far
-	issued int   // requests sent
-	err    error // why the dispatcher stopped before reqs ended
+	made     int    // records, and workers, made so far
+	issued   int    // requests sent
+	err      error  // why the dispatcher stopped before reqs ended
+	panicked bool   // err is a panic the dispatcher recovered
+	in       string // the user code the dispatcher runs: the iterator, Ready or Release
+
+	reported bool // the consumer has yielded err
 }
 
 type record[Req, Res any] struct {
@@ -47,6 +52,8 @@ type record[Req, Res any] struct {
 	res  Res
 	err  error
 	done chan struct{} // ordered: signalled when the call has returned
+
+	panicked bool // err is a panic the worker recovered
 }
 
 func newRun[Req, Res any](ctx context.Context, svc tower.Service[Req, Res], limit int, ordered bool) *run[Req, Res] {
@@ -62,14 +69,51 @@ func newRun[Req, Res any](ctx context.Context, svc tower.Service[Req, Res], limi
 	}
 }
 
-// dispatch sends the requests of reqs, one at a time, until they end or
+// Where the user code that panicked ran, for the PanicError's Where.
+const (
+	inIterator = "the request iterator, on a callall dispatcher"
+	inReady    = "the service's Ready, on a callall dispatcher"
+	inRelease  = "the release of the service's permit, on a callall dispatcher"
+	inCall     = "the service's Call, on a callall worker"
+)
+
+// dispatch is the dispatcher goroutine. A panic in the user code it runs,
+// or runtime.Goexit, ends the run as a failed Ready does: the PanicError
+// is its error, yielded to the consumer, and the requests already sent are
+// still answered. A panic in the service's Ready is recovered where it
+// happens, in send; one in the iterator unwinds the loop, and is
+// recovered here.
+func (r *run[Req, Res]) dispatch(reqs iter.Seq[Req]) {
+	returned := false
+	defer func() {
+		if !returned {
+			r.fail(safe.Recovered(r.in, recover()))
+		}
+		close(r.work)
+		close(r.stopped)
+	}()
+	r.in = inIterator
+	r.sendAll(reqs)
+	returned = true
+}
+
+// fail records perr, recovered by the dispatcher, as the run's error,
+// unless the run had stopped for another reason before: the iterator
+// panicked on its way out, and nobody will hear of it.
+func (r *run[Req, Res]) fail(perr *tower.PanicError) {
+	if r.err != nil {
+		safe.Orphan(perr)
+		return
+	}
+	r.err, r.panicked = perr, true
+}
+
+// sendAll sends the requests of reqs, one at a time, until they end or
 // one cannot be sent. It takes a free record before it takes the next
 // request, so that a request is taken only when it can be sent at once
 // (once the service is ready): the requests that come later stay where
 // they are, in a channel, if the run ends.
-func (r *run[Req, Res]) dispatch(reqs iter.Seq[Req]) {
-	defer close(r.stopped)
-	defer close(r.work)
+func (r *run[Req, Res]) sendAll(reqs iter.Seq[Req]) {
 	rec := r.record()
 	if rec == nil {
 		r.err = r.ctx.Err()
@@ -90,13 +134,16 @@ func (r *run[Req, Res]) dispatch(reqs iter.Seq[Req]) {
 }
 
 // send waits for svc's readiness and hands req, with rec, to a worker. It
-// returns false, with r.err set, if svc failed or ctx ended.
+// returns false, with r.err set, if svc failed (a panic in its Ready is a
+// failure) or ctx ended.
 func (r *run[Req, Res]) send(rec *record[Req, Res], req Req) bool {
-	p, err := r.svc.Ready(r.ctx)
+	p, err := r.ready()
 	if err == nil {
 		// Capacity is granted even to a done ctx; the run is over anyway.
 		if err = r.ctx.Err(); err != nil {
+			r.in = inRelease
 			p.Release()
+			r.in = inIterator
 		}
 	}
 	if err != nil {
@@ -111,6 +158,18 @@ func (r *run[Req, Res]) send(rec *record[Req, Res], req Req) bool {
 	}
 	r.work <- rec
 	return true
+}
+
+// ready asks svc for a permit, and returns a panic in its Ready as a
+// PanicError. Should Ready call runtime.Goexit, it does not return, and
+// dispatch, told by r.in, reports it.
+func (r *run[Req, Res]) ready() (p tower.Permit[Req, Res], err error) {
+	r.in = inReady
+	if perr := safe.Call(inReady, func() { p, err = r.svc.Ready(r.ctx) }); perr != nil {
+		err, r.panicked = perr, true
+	}
+	r.in = inIterator
+	return p, err
 }
 
 // record returns a free record, waiting for one if limit are out, or nil
@@ -147,15 +206,61 @@ func (r *run[Req, Res]) worker() {
 	}
 }
 
-// call makes rec's call and hands the response to the consumer.
+// call makes rec's call and hands the response to the consumer. A panic
+// in the call, or runtime.Goexit, is the response's error.
 func (r *run[Req, Res]) call(rec *record[Req, Res]) {
+	returned := false
+	defer func() {
+		if !returned {
+			r.failed(rec, recover())
+		}
+	}()
 	rec.res, rec.err = rec.p.Call(r.ctx, rec.req)
+	returned = true
+	r.answer(rec)
+}
+
+// failed answers rec with v, the panic of its call, which is nil for
+// runtime.Goexit. Goexit ends the worker's goroutine: another takes its
+// place, so that every record handed to the workers still finds one.
+func (r *run[Req, Res]) failed(rec *record[Req, Res], v any) {
+	var zero Res
+	rec.res, rec.err, rec.panicked = zero, safe.Recovered(inCall, v), true
+	if v == nil {
+		r.calls.Add(1) // before this worker's Done: Wait cannot return in between
+		go r.worker()
+	}
+	r.answer(rec)
+}
+
+// answer hands rec, whose call has returned, to the consumer.
+func (r *run[Req, Res]) answer(rec *record[Req, Res]) {
 	var zero Req
 	rec.req = zero
 	if r.ordered {
 		rec.done <- struct{}{}
 	} else {
 		r.out <- rec
+	}
+}
+
+// orphans reports, once the run is over, the panics recovered that no
+// caller heard of because the loop ended early: the dispatcher's, and
+// those in the responses left unread. An ordered consumer holds no record
+// when it leaves: it leaves only right after a yield.
+func (r *run[Req, Res]) orphans() {
+	if r.panicked && !r.reported {
+		safe.Orphan(r.err.(*tower.PanicError))
+	}
+	for {
+		select {
+		case rec := <-r.out:
+			if rec.panicked {
+				safe.Orphan(rec.err.(*tower.PanicError))
+			}
+		default:
+			return
+		}
 	}
 }
 
@@ -173,8 +278,11 @@ func (r *run[Req, Res]) consume(yield func(Res, error) bool) {
 		select {
 		case <-stopped:
 			stopped = nil
-			if r.err != nil && !yield(zero, r.err) {
-				return
+			if r.err != nil {
+				r.reported = true
+				if !yield(zero, r.err) {
+					return
+				}
 			}
 		default:
 		}
@@ -204,7 +312,7 @@ func (r *run[Req, Res]) consume(yield func(Res, error) bool) {
 			}
 		}
 		res, err := rec.res, rec.err
-		rec.res, rec.err = zero, nil
+		rec.res, rec.err, rec.panicked = zero, nil, false
 		yielded++
 		if !yield(res, err) {
 			return

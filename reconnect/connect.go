@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/isnil"
+	"github.com/towergo/tower/internal/safe"
 )
 
 // core is the part of a Reconnect that a connect goroutine uses.
@@ -48,7 +50,7 @@ func (c *core[Target, Req, Res]) ready(ctx context.Context) (tower.Permit[Req, R
 	reconnected := false // this caller has waited for a connect
 	for {
 		if cn := c.conn.Load(); cn != nil {
-			p, err := cn.svc.Ready(ctx)
+			p, err := c.serviceReady(ctx, cn)
 			if err == nil || isCtxErr(ctx, err) {
 				return p, err
 			}
@@ -97,15 +99,22 @@ func (c *core[Target, Req, Res]) join(ctx context.Context) (*attempt[Req, Res], 
 	}
 	a := c.attempt
 	if a == nil {
-		// The connect keeps the values of the ctx that started it, for
-		// tracing, but must outlive that caller's wait.
-		cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		a = &attempt[Req, Res]{done: make(chan struct{}), cancel: cancel}
-		c.attempt = a
-		go c.connect(cctx, a)
+		a = c.start(ctx)
 	}
 	a.waiters++
 	return a, tower.Permit[Req, Res]{}, nil
+}
+
+// start starts a connect, with no caller waiting for it yet. c.mu must be
+// held, and no connect be in progress.
+func (c *core[Target, Req, Res]) start(ctx context.Context) *attempt[Req, Res] {
+	// The connect keeps the values of the ctx that started it, for
+	// tracing, but must outlive that caller's wait.
+	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	a := &attempt[Req, Res]{done: make(chan struct{}), cancel: cancel}
+	c.attempt = a
+	go c.connect(cctx, a)
+	return a
 }
 
 // wait waits for a to finish, or for ctx to end. A connect that finished
@@ -126,16 +135,72 @@ func (c *core[Target, Req, Res]) wait(ctx context.Context, a *attempt[Req, Res])
 	return ctx.Err()
 }
 
+// Where the user code that panicked ran, for the PanicError's Where.
+const (
+	inMakerReady = "the maker's Ready, on a Reconnect's connect goroutine"
+	inMakerCall  = "the maker's Call, on a Reconnect's connect goroutine"
+	inClose      = "the Close of a service made after the Reconnect closed, on its connect goroutine"
+)
+
 // connect runs one connect on its own goroutine and records its outcome.
+//
+// A panic in the maker, or runtime.Goexit, is recovered into a PanicError
+// that counts as the maker's error: in its Ready, it breaks the Reconnect
+// for good; in its Call, it fails the connect. Either way the waiters hear
+// of it once done closes, unless the Reconnect was closed meanwhile, when
+// nobody will: it goes to safe.Orphan, as does a panic in the Close of a
+// service made after Close.
 func (c *core[Target, Req, Res]) connect(ctx context.Context, a *attempt[Req, Res]) {
-	svc, broken, err := c.make(ctx)
-	var discard tower.Service[Req, Res]
+	where, returned := inMakerReady, false
+	defer func() {
+		if !returned {
+			perr := safe.Recovered(where, recover())
+			if where == inClose {
+				safe.Orphan(perr)
+			} else if _, heard := c.record(a, nil, where == inMakerReady, perr); !heard {
+				safe.Orphan(perr)
+			}
+		}
+		a.cancel()
+		close(a.done)
+	}()
+	svc, broken, err := c.make(ctx, &where)
+	if discard, _ := c.record(a, svc, broken, err); discard != nil {
+		where = inClose
+		closeService(discard)
+	}
+	returned = true
+}
+
+// make asks the maker for a new service. broken reports that the maker's
+// own Ready failed, which is final; ctx ends only when the Reconnect
+// closes. It sets *where to the maker's Call once it calls it.
+func (c *core[Target, Req, Res]) make(ctx context.Context, where *string) (svc tower.Service[Req, Res], broken bool, err error) {
+	p, err := c.maker.Ready(ctx)
+	if err != nil {
+		return nil, ctx.Err() == nil, err
+	}
+	*where = inMakerCall
+	svc, err = p.Call(ctx, c.target)
+	if err == nil && isnil.Is(svc) {
+		err = ErrNilService
+	}
+	return svc, false, err
+}
+
+// record records the outcome of the connect a: the service it made, or
+// its error, which broke the maker for good if broken is set. It returns
+// the service to close if the Reconnect closed while connecting, and
+// whether anyone will hear of the outcome: not once the Reconnect has
+// closed.
+func (c *core[Target, Req, Res]) record(a *attempt[Req, Res], svc tower.Service[Req, Res], broken bool, err error) (discard tower.Service[Req, Res], heard bool) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.attempt = nil
 	a.finished = true
 	switch {
 	case c.err != nil:
-		discard = svc // closed while connecting
+		return svc, false // closed while connecting
 	case broken:
 		c.err = err
 	case err != nil:
@@ -146,67 +211,5 @@ func (c *core[Target, Req, Res]) connect(ctx context.Context, a *attempt[Req, Re
 	default:
 		c.conn.Store(&conn[Req, Res]{svc: svc})
 	}
-	c.mu.Unlock()
-	if discard != nil {
-		closeService(discard)
-	}
-	a.cancel()
-	close(a.done)
-}
-
-// make asks the maker for a new service. broken reports that the maker's
-// own Ready failed, which is final; ctx ends only when the Reconnect closes.
-func (c *core[Target, Req, Res]) make(ctx context.Context) (svc tower.Service[Req, Res], broken bool, err error) {
-	p, err := c.maker.Ready(ctx)
-	if err != nil {
-		return nil, ctx.Err() == nil, err
-	}
-	svc, err = p.Call(ctx, c.target)
-	if err == nil && svc == nil {
-		err = ErrNilService
-	}
-	return svc, false, err
-}
-
-// drop forgets cn, which failed its readiness check, and closes it; it
-// does nothing if cn was already dropped.
-func (c *core[Target, Req, Res]) drop(cn *conn[Req, Res]) {
-	if c.conn.CompareAndSwap(cn, nil) {
-		closeService(cn.svc)
-	}
-}
-
-func (c *core[Target, Req, Res]) close() error {
-	c.mu.Lock()
-	if c.err == nil {
-		c.err = ErrClosed
-	}
-	a := c.attempt
-	c.mu.Unlock()
-	// No connect starts once err is set, and one that finishes now
-	// discards its service.
-	if a != nil {
-		a.cancel()
-		<-a.done
-	}
-	if cn := c.conn.Swap(nil); cn != nil {
-		return closeService(cn.svc)
-	}
-	return nil
-}
-
-// collected is the cleanup of a Reconnect the garbage collector found
-// unreachable: it cancels a connect in progress, without waiting, as a
-// cleanup must not block. It does not close the current service, which
-// calls made with its permits may still be using.
-func (c *core[Target, Req, Res]) collected() {
-	c.mu.Lock()
-	if c.err == nil {
-		c.err = ErrClosed
-	}
-	a := c.attempt
-	c.mu.Unlock()
-	if a != nil {
-		a.cancel()
-	}
+	return nil, true
 }

@@ -52,5 +52,17 @@
 // Reconnect connects on a goroutine of its own, one connect at a time,
 // shared by every caller who needs it; a caller whose ctx ends stops
 // waiting, and the connect goes on for the next one. Close cancels a
-// connect in progress and closes the current service.
+// connect in progress and closes the current service; Shutdown(ctx) does
+// the same, but waits for a maker that ignores its ctx only as long as
+// ctx lasts, as net/http's Server.Shutdown does.
+//
+// # Panics
+//
+// A panic in the maker, which runs on the connect goroutine, does not end
+// the program: it becomes a [*tower.PanicError] that goes where the
+// maker's error would. In the maker's Ready it breaks the Reconnect for
+// good; in its Call it is a failed connect, reported by the Call of the
+// waiting callers' permits as a *ConnectError that wraps it. A panic in
+// the current service's Ready goes on up to the caller, and the service,
+// which has failed its readiness, is replaced.
 package reconnect

@@ -7,6 +7,7 @@ import (
 	"runtime"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/internal/lifetime"
 )
 
@@ -31,6 +32,26 @@ import (
 // Only a failure of the maker's own Ready fails Ready: the maker is broken
 // for good, and so is the Reconnect, whose every Ready returns that error.
 //
+// # Panics
+//
+// The maker runs on the connect goroutine, where a panic must not end the
+// program: it is recovered into a [*tower.PanicError], and goes where an
+// error from the same place would. A panic in the maker's Ready is the
+// maker failing its readiness: the Reconnect is broken for good, and every
+// Ready returns the PanicError. A panic in the maker's Call is a failed
+// connect: the callers waiting get a permit whose Call returns a
+// *ConnectError that wraps the PanicError, and the next Ready connects
+// again. A panic in the Close of a service made after Close, which the
+// connect goroutine closes, reaches no caller: it is logged (log/slog's
+// default logger). runtime.Goexit in any of them does the same, with a
+// PanicError that says so.
+//
+// A panic in the current service's Ready, which runs on the caller's
+// goroutine, goes on up to that caller. It is that service failing its
+// readiness: Reconnect drops it, starts a connect for the next caller,
+// and closes it, before the panic leaves Ready. A panic in a permit's
+// Call is the caller's, and changes nothing.
+//
 // # Connecting in the background
 //
 // One connect runs at a time, on a goroutine of its own, and every caller
@@ -45,12 +66,13 @@ import (
 // timeout on the maker; to bound a caller's wait, give its ctx a deadline.
 //
 // Close cancels a connect in progress, waits for its goroutine, and closes
-// the current service. No goroutine runs unless a connect is in progress,
-// and a Reconnect that becomes unreachable has its connect cancelled by the
-// garbage collector, except inside a testing/synctest bubble (its cleanups
-// run outside the bubble, where they could not): there, close every
-// Reconnect a test makes, and synctest reports a connect left running
-// when the test ends.
+// the current service; Shutdown does the same, but waits for the connect
+// only as long as its ctx lasts. No goroutine runs unless a connect is in
+// progress, and a Reconnect that becomes unreachable has its connect
+// cancelled by the garbage collector, except inside a testing/synctest
+// bubble (its cleanups run outside the bubble, where they could not):
+// there, close every Reconnect a test makes, and synctest reports a
+// connect left running when the test ends.
 //
 // A Reconnect is safe for concurrent use. Its zero value is not usable;
 // call [New] or [NewConnected]. Target is the type of the target the maker
@@ -62,9 +84,9 @@ type Reconnect[Target, Req, Res any] struct {
 
 // New returns a Reconnect that makes its services by calling maker with
 // target. It does not connect until the first Ready. It panics if maker is
-// nil.
+// nil, or a nil pointer (or func, map, chan) in an interface.
 func New[Target, Req, Res any](maker MakeService[Target, Req, Res], target Target) *Reconnect[Target, Req, Res] {
-	if maker == nil {
+	if isnil.Is(maker) {
 		panic("reconnect.New: maker is nil")
 	}
 	return newReconnect(maker, target, nil)
@@ -72,12 +94,13 @@ func New[Target, Req, Res any](maker MakeService[Target, Req, Res], target Targe
 
 // NewConnected returns a Reconnect that starts out with svc, a service
 // already made for target (tower's Reconnect::with_connection), and makes
-// new ones by calling maker with target. It panics if maker or svc is nil.
+// new ones by calling maker with target. It panics if maker or svc is nil,
+// or a nil pointer (or func, map, chan) in an interface.
 func NewConnected[Target, Req, Res any](maker MakeService[Target, Req, Res], target Target, svc tower.Service[Req, Res]) *Reconnect[Target, Req, Res] {
-	if maker == nil {
+	if isnil.Is(maker) {
 		panic("reconnect.NewConnected: maker is nil")
 	}
-	if svc == nil {
+	if isnil.Is(svc) {
 		panic("reconnect.NewConnected: svc is nil")
 	}
 	return newReconnect(maker, target, &conn[Req, Res]{svc: svc})
@@ -96,13 +119,13 @@ func newReconnect[Target, Req, Res any](maker MakeService[Target, Req, Res], tar
 // ctx.Err(); a connect it started goes on. The permit is the service's own,
 // except after a failed connect, when its Call returns a *ConnectError.
 // Ready fails with ErrClosed after Close, and with the maker's error if the
-// maker's Ready failed.
+// maker's Ready failed (a *tower.PanicError if it panicked).
 func (r *Reconnect[Target, Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	c := r.c
 	// The path taken by nearly every request: connected, and the service is
 	// fine.
 	if cn := c.conn.Load(); cn != nil {
-		p, err := cn.svc.Ready(ctx)
+		p, err := c.serviceReady(ctx, cn)
 		if err == nil || isCtxErr(ctx, err) {
 			return p, err
 		}
@@ -121,8 +144,22 @@ func (r *Reconnect[Target, Req, Res]) Ready(ctx context.Context) (tower.Permit[R
 // and so do the callers that were waiting for the connect. Permits already
 // handed out are the current service's own: their calls go on, or fail as
 // that service's Close makes them. Close is idempotent.
+//
+// A maker that ignores its ctx holds Close up for as long as it does;
+// [Reconnect.Shutdown] bounds that wait.
 func (r *Reconnect[Target, Req, Res]) Close() error {
-	return r.c.close()
+	return r.c.shutdown(context.Background())
+}
+
+// Shutdown does what Close does, and returns once the connect in progress,
+// if any, has ended, with the current service's Close error, as Close
+// does; or it returns ctx.Err() if ctx ends first, as net/http's
+// Server.Shutdown does. A connect still running then goes on until the
+// maker returns, and closes the service it made, if any; a later Close or
+// Shutdown waits for it again. (While a connect runs there is no current
+// service to close.) Shutdown is idempotent.
+func (r *Reconnect[Target, Req, Res]) Shutdown(ctx context.Context) error {
+	return r.c.shutdown(ctx)
 }
 
 // isCtxErr reports whether err is ctx's own error: the service was not

@@ -355,22 +355,6 @@ func TestServiceMadeAfterCloseIsClosed(t *testing.T) {
 	})
 }
 
-func TestBadInput(t *testing.T) {
-	maker, _ := towertest.NewMock[string, svc]()
-	inner, _ := towertest.NewMock[string, string]()
-	tests := []struct {
-		name, want string
-		f          func()
-	}{
-		{"NewNilMaker", "reconnect.New: maker is nil", func() { reconnect.New[string, string, string](nil, target) }},
-		{"NewConnectedNilMaker", "reconnect.NewConnected: maker is nil", func() { reconnect.NewConnected[string, string, string](nil, target, inner) }},
-		{"NewConnectedNilService", "reconnect.NewConnected: svc is nil", func() { reconnect.NewConnected[string, string, string](maker, target, nil) }},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { towertest.Panics(t, tt.want, tt.f) })
-	}
-}
-
 func TestConnectErrorMessage(t *testing.T) {
 	err := error(&reconnect.ConnectError{Err: errRefused})
 	if got, want := err.Error(), "reconnect: connect failed: connection refused"; got != want {

@@ -33,4 +33,17 @@
 // ConcurrencyLimit(1) inside, a drive holding a permit is the one request
 // in flight, although no request was sent. Close, or [Layer.Close] for
 // every SpawnReady a layer made, stops a drive and releases its permit.
+// Close waits for the drive's goroutine, so an inner service whose Ready
+// ignores its ctx holds Close up; Shutdown(ctx) waits only as long as ctx
+// lasts, as net/http's Server.Shutdown does.
+//
+// # Panics
+//
+// A panic in the inner service's Ready is that service failing its
+// readiness, on whichever goroutine it happens: the SpawnReady fails for
+// good with a [*tower.PanicError], which the callers waiting for a drive,
+// and every later caller, get from Ready. A panic on a drive does not end
+// the program. One on a caller's own goroutine, when Ready asks the inner
+// service directly, goes on up to that caller once the SpawnReady has
+// failed.
 package spawnready

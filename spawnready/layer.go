@@ -1,6 +1,8 @@
 package spawnready
 
 import (
+	"context"
+
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/lifetime"
 )
@@ -19,7 +21,7 @@ type Layer[Req, Res any] struct {
 func NewLayer[Req, Res any]() *Layer[Req, Res] { return &Layer[Req, Res]{} }
 
 // Wrap returns inner wrapped in a new SpawnReady. It panics if inner is
-// nil.
+// nil, as [New] does.
 func (l *Layer[Req, Res]) Wrap(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
 	s := New(inner)
 	l.made.Add(s)
@@ -29,8 +31,30 @@ func (l *Layer[Req, Res]) Wrap(inner tower.Service[Req, Res]) tower.Service[Req,
 // Close closes every SpawnReady the layer made, waiting for their drives
 // to exit. It always returns nil.
 func (l *Layer[Req, Res]) Close() error {
-	for _, v := range l.made.Take() {
-		v.Close()
+	l.Shutdown(context.Background())
+	return nil
+}
+
+// Shutdown does what Close does, and returns nil once the drives of every
+// SpawnReady the layer made have exited, or ctx.Err() if ctx ends first,
+// as net/http's Server.Shutdown does. It stops every drive first, then
+// waits for them: a drive still running when ctx ends goes on until the
+// inner service's Ready returns, and releases the permit it gets. The
+// SpawnReadys whose drives may still run stay with the layer, so that a
+// later Close or Shutdown waits for them again.
+func (l *Layer[Req, Res]) Shutdown(ctx context.Context) error {
+	made := l.made.Take()
+	drives := make([]*drive[Req, Res], len(made))
+	for i, s := range made {
+		drives[i] = s.c.stop(ErrClosed)
+	}
+	for i, s := range made {
+		if err := s.c.wait(ctx, drives[i]); err != nil {
+			for _, s := range made[i:] {
+				l.made.Add(s)
+			}
+			return err
+		}
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/internal/lifetime"
 )
 
@@ -47,9 +48,20 @@ var ErrClosed = errors.New("spawnready: closed")
 // the values of the ctx of the caller that started it, but not its
 // cancellation, which would end the drive with the caller's wait.
 //
+// A panic in the inner service's Ready is that service failing its
+// readiness, wherever it happens. On a drive, it is recovered into a
+// [*tower.PanicError], and the SpawnReady fails for good with it: the
+// callers waiting, and every later Ready, get it as their error. On a
+// caller's own goroutine (Ready asks the inner service directly first),
+// the SpawnReady fails for good with the same PanicError, and then the
+// panic goes on up to that caller. runtime.Goexit in the inner service's
+// Ready does the same, with a PanicError that says so.
+//
 // A SpawnReady must be closed, or be unreachable, for a drive to stop
 // before the inner service is ready; a drive that holds a permit waits for
-// a caller or for Close. Close stops the drive and releases its permit.
+// a caller or for Close. Close stops the drive and releases its permit;
+// Shutdown does the same, but waits for the drive only as long as its ctx
+// lasts.
 // Inside a testing/synctest bubble the garbage collector stops no drive
 // (its cleanups run outside the bubble, where they could not): close every
 // SpawnReady a test makes, or the Layer that made it, and synctest reports
@@ -68,7 +80,7 @@ type core[Req, Res any] struct {
 	stopped atomic.Bool                     // err is set
 
 	mu  sync.Mutex
-	err error // set for good: the inner service failed, or ErrClosed
+	err error // set for good: the inner service failed or panicked, or ErrClosed
 }
 
 // drive is one goroutine waiting for the inner service's readiness.
@@ -79,9 +91,10 @@ type drive[Req, Res any] struct {
 }
 
 // New returns inner wrapped in a SpawnReady. It starts no goroutine until
-// the inner service is found not ready. It panics if inner is nil.
+// the inner service is found not ready. It panics if inner is nil, or a
+// nil pointer (or func, map, chan) in an interface.
 func New[Req, Res any](inner tower.Service[Req, Res]) *SpawnReady[Req, Res] {
-	if inner == nil {
+	if isnil.Is(inner) {
 		panic("spawnready.New: inner is nil")
 	}
 	c := &core[Req, Res]{inner: inner}
@@ -93,8 +106,8 @@ func New[Req, Res any](inner tower.Service[Req, Res]) *SpawnReady[Req, Res] {
 // Ready returns the inner service's permit: at once if the inner service
 // is ready now or a drive holds a permit, and otherwise when a drive gets
 // one. If ctx ends first, it returns ctx.Err(), and the drive goes on. It
-// returns the inner service's error once that has failed, and ErrClosed
-// after Close.
+// returns the inner service's error once that has failed (a
+// *tower.PanicError if its Ready panicked), and ErrClosed after Close.
 func (s *SpawnReady[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	p, err := s.c.ready(ctx)
 	// A caller waiting for a drive keeps the SpawnReady reachable: its
@@ -108,9 +121,22 @@ func (s *SpawnReady[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res
 // with the inner service's error if that came first; so do the callers
 // that were waiting. Permits already handed out are the inner service's
 // own and are not affected. Close is idempotent and always returns nil.
+//
+// A drive waits in the inner service's Ready, under a ctx that Close
+// cancels; an inner service that ignores its ctx holds Close up for as
+// long as it does. [SpawnReady.Shutdown] bounds that wait.
 func (s *SpawnReady[Req, Res]) Close() error {
-	s.c.stop(ErrClosed, true)
+	s.c.wait(context.Background(), s.c.stop(ErrClosed))
 	return nil
+}
+
+// Shutdown does what Close does, and returns nil once the drive, if one
+// ran, has exited, or ctx.Err() if ctx ends first, as net/http's
+// Server.Shutdown does. A drive still running then goes on until the
+// inner service's Ready returns, and releases the permit it gets; a
+// later Close or Shutdown waits for it again. Shutdown is idempotent.
+func (s *SpawnReady[Req, Res]) Shutdown(ctx context.Context) error {
+	return s.c.wait(ctx, s.c.stop(ErrClosed))
 }
 
 // ready waits for a drive's permit, starting a drive if none runs.
@@ -149,102 +175,4 @@ func (c *core[Req, Res]) ready(ctx context.Context) (tower.Permit[Req, Res], err
 			return tower.Permit[Req, Res]{}, ctx.Err()
 		}
 	}
-}
-
-// readyNow asks the inner service whether it is ready now, unless the
-// SpawnReady has stopped. An error from the inner service fails the
-// SpawnReady for good; the error recorded is returned.
-func (c *core[Req, Res]) readyNow() (tower.Permit[Req, Res], bool, error) {
-	if c.stopped.Load() {
-		return tower.Permit[Req, Res]{}, false, c.failure()
-	}
-	p, ok, err := tower.ReadyNow(c.inner)
-	if err != nil {
-		err = c.fail(err)
-	}
-	return p, ok, err
-}
-
-// start starts a drive, unless one runs, which it returns, or the
-// SpawnReady has stopped, when it returns nil.
-func (c *core[Req, Res]) start(ctx context.Context) *drive[Req, Res] {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.err != nil {
-		return nil
-	}
-	if d := c.drive.Load(); d != nil {
-		return d
-	}
-	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	d := &drive[Req, Res]{
-		handoff: make(chan tower.Permit[Req, Res]),
-		done:    make(chan struct{}),
-		cancel:  cancel,
-	}
-	c.drive.Store(d)
-	go c.run(dctx, d)
-	return d
-}
-
-// run is a drive: it waits for the inner service and hands its permit to
-// one caller, or releases it if the SpawnReady stops first.
-func (c *core[Req, Res]) run(ctx context.Context, d *drive[Req, Res]) {
-	defer close(d.done)
-	defer d.cancel()
-	// Cleared before done closes: a caller woken by done starts afresh.
-	defer c.drive.CompareAndSwap(d, nil)
-	p, err := c.inner.Ready(ctx)
-	if err != nil {
-		if ctx.Err() == nil {
-			c.fail(err)
-		}
-		return
-	}
-	select {
-	case d.handoff <- p:
-	case <-ctx.Done():
-		p.Release()
-	}
-}
-
-// fail records the inner service's failure, stops a drive without waiting
-// for it, and returns the error Ready must return: the first one recorded.
-func (c *core[Req, Res]) fail(err error) error {
-	c.stop(err, false)
-	return c.failure()
-}
-
-// failure returns the error recorded by stop.
-func (c *core[Req, Res]) failure() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.err
-}
-
-// stop records err, unless an error is recorded already, and cancels the
-// drive, waiting for it to exit if wait is set. A cancelled drive releases
-// the permit it holds.
-func (c *core[Req, Res]) stop(err error, wait bool) {
-	c.mu.Lock()
-	if c.err == nil {
-		c.err = err
-		c.stopped.Store(true)
-	}
-	// No drive starts once err is set.
-	d := c.drive.Load()
-	c.mu.Unlock()
-	if d != nil {
-		d.cancel()
-		if wait {
-			<-d.done
-		}
-	}
-}
-
-// collected is the cleanup of a SpawnReady the garbage collector found
-// unreachable: it stops the drive without waiting, as a cleanup must not
-// block.
-func (c *core[Req, Res]) collected() {
-	c.stop(ErrClosed, false)
 }

@@ -301,10 +301,6 @@ func TestReadyInnerIsUsedDirectly(t *testing.T) {
 	})
 }
 
-func TestNewNilInner(t *testing.T) {
-	towertest.Panics(t, "spawnready.New: inner is nil", func() { spawnready.New[string, string](nil) })
-}
-
 // Layer.Close stops the drives of every SpawnReady the layer made.
 func TestLayerClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

@@ -1,0 +1,103 @@
+package reconnect
+
+import (
+	"context"
+
+	"github.com/towergo/tower"
+)
+
+// serviceReady asks the service of cn for a permit, on the caller's
+// goroutine. A panic in its Ready, or runtime.Goexit, is that service
+// failing its readiness: it is replaced, and the panic goes on up to the
+// caller.
+func (c *core[Target, Req, Res]) serviceReady(ctx context.Context, cn *conn[Req, Res]) (p tower.Permit[Req, Res], err error) {
+	returned := false
+	defer func() {
+		if !returned {
+			c.replace(ctx, cn)
+		}
+	}()
+	p, err = cn.svc.Ready(ctx)
+	returned = true
+	return p, err
+}
+
+// replace drops cn, whose Ready panicked on the caller's goroutine, starts
+// a connect so that the next caller finds a new service (the caller that
+// would have waited for it gets the panic instead), and closes cn. It does
+// nothing if cn was already dropped. The connect starts before the Close,
+// which may panic too.
+func (c *core[Target, Req, Res]) replace(ctx context.Context, cn *conn[Req, Res]) {
+	if !c.conn.CompareAndSwap(cn, nil) {
+		return
+	}
+	c.mu.Lock()
+	if c.err == nil && c.attempt == nil && c.pending == nil && c.conn.Load() == nil {
+		c.start(ctx)
+	}
+	c.mu.Unlock()
+	closeService(cn.svc)
+}
+
+// drop forgets cn, which failed its readiness check, and closes it; it
+// does nothing if cn was already dropped.
+func (c *core[Target, Req, Res]) drop(cn *conn[Req, Res]) {
+	if c.conn.CompareAndSwap(cn, nil) {
+		closeService(cn.svc)
+	}
+}
+
+// shutdown closes the Reconnect, waits for the connect in progress, if
+// any, as long as ctx lasts, and closes the current service.
+func (c *core[Target, Req, Res]) shutdown(ctx context.Context) error {
+	c.mu.Lock()
+	if c.err == nil {
+		c.err = ErrClosed
+	}
+	a := c.attempt
+	c.mu.Unlock()
+	// No connect starts once err is set, and one that finishes now
+	// discards its service, which it closes.
+	if a != nil {
+		a.cancel()
+		if err := waitDone(ctx, a.done); err != nil {
+			return err // no service is current while a connect runs
+		}
+	}
+	if cn := c.conn.Swap(nil); cn != nil {
+		return closeService(cn.svc)
+	}
+	return nil
+}
+
+// waitDone waits for done to close and returns nil, or returns ctx.Err() if
+// ctx ends first. done closed counts even if ctx has ended.
+func waitDone(ctx context.Context, done <-chan struct{}) error {
+	select {
+	case <-done:
+		return nil
+	default:
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// collected is the cleanup of a Reconnect the garbage collector found
+// unreachable: it cancels a connect in progress, without waiting, as a
+// cleanup must not block. It does not close the current service, which
+// calls made with its permits may still be using.
+func (c *core[Target, Req, Res]) collected() {
+	c.mu.Lock()
+	if c.err == nil {
+		c.err = ErrClosed
+	}
+	a := c.attempt
+	c.mu.Unlock()
+	if a != nil {
+		a.cancel()
+	}
+}

@@ -1,0 +1,312 @@
+package reconnect_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/towergo/tower"
+	"github.com/towergo/tower/reconnect"
+	"github.com/towergo/tower/towertest"
+)
+
+// boom is the value the faults panic with.
+var boom = errors.New("boom")
+
+// faults are the two ways user code ends without returning.
+var faults = []struct {
+	name  string
+	fault func()
+	value func(t *testing.T, v any) // checks a PanicError's Value
+}{
+	{"Panic", func() { panic(boom) }, func(t *testing.T, v any) {
+		if v != boom {
+			t.Errorf("the PanicError's Value is %v, want %v", v, boom)
+		}
+	}},
+	{"Goexit", runtime.Goexit, func(t *testing.T, v any) {
+		if err, ok := v.(error); !ok || !strings.Contains(err.Error(), "runtime.Goexit") {
+			t.Errorf("the PanicError's Value is %v, want an error that says runtime.Goexit was called", v)
+		}
+	}},
+}
+
+// panicError fails t unless err is, or wraps, a *tower.PanicError from
+// where, with a stack, and returns it.
+func panicError(t *testing.T, err error, where string) *tower.PanicError {
+	t.Helper()
+	var pe *tower.PanicError
+	if !errors.As(err, &pe) {
+		t.Fatalf("got error %v, want a *tower.PanicError", err)
+	}
+	if pe.Where != where || len(pe.Stack) == 0 {
+		t.Errorf("got a PanicError from %q with %d bytes of stack, want one from %q with its stack", pe.Where, len(pe.Stack), where)
+	}
+	return pe
+}
+
+// faultyMaker is a maker whose Ready faults once readyFaults is set, and
+// whose Call faults once callFaults is set, and otherwise makes the next
+// service of made. Its Call waits for gate first.
+type faultyMaker struct {
+	fault                   func()
+	readyFaults, callFaults atomic.Bool
+	gate                    chan struct{}
+	made                    chan svc
+}
+
+func newFaultyMaker(fault func()) *faultyMaker {
+	gate := make(chan struct{})
+	close(gate)
+	return &faultyMaker{fault: fault, gate: gate, made: make(chan svc, 10)}
+}
+
+func (m *faultyMaker) Ready(ctx context.Context) (tower.Permit[string, svc], error) {
+	if m.readyFaults.Load() {
+		m.fault()
+	}
+	return reconnect.MakeFunc[string, string, string](m.make).Ready(ctx)
+}
+
+func (m *faultyMaker) make(context.Context, string) (svc, error) {
+	<-m.gate
+	if m.callFaults.Load() {
+		m.fault()
+	}
+	return <-m.made, nil
+}
+
+// A panic in the maker's Ready, or runtime.Goexit, on the connect
+// goroutine is the maker failing its readiness: the Reconnect is broken
+// for good with the PanicError, which the caller waiting gets, and every
+// later Ready too.
+func TestMakerReadyFault(t *testing.T) {
+	for _, f := range faults {
+		t.Run(f.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				m := newFaultyMaker(f.fault)
+				m.readyFaults.Store(true)
+				r := reconnect.New[string, string, string](m, target)
+				defer r.Close()
+				_, err := r.Ready(t.Context())
+				pe := panicError(t, err, "the maker's Ready, on a Reconnect's connect goroutine")
+				f.value(t, pe.Value)
+				if errors.As(err, new(*reconnect.ConnectError)) {
+					t.Errorf("Ready: got %v, want the PanicError itself, as for an error of the maker's Ready", err)
+				}
+				if _, err := r.Ready(t.Context()); err != error(pe) {
+					t.Errorf("Ready after the fault: got %v, want the same PanicError", err)
+				}
+			})
+		})
+	}
+}
+
+// A panic in the maker's Call, or runtime.Goexit, is a failed connect: the
+// callers waiting get a permit whose Call returns a *ConnectError that
+// wraps the PanicError, and the next Ready connects again.
+func TestMakerCallFault(t *testing.T) {
+	for _, f := range faults {
+		t.Run(f.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				m := newFaultyMaker(f.fault)
+				m.callFaults.Store(true)
+				m.gate = make(chan struct{})
+				r := reconnect.New[string, string, string](m, target)
+				defer r.Close()
+				start := time.Now()
+				a, b := goReady(r, t.Context(), start), goReady(r, t.Context(), start)
+				close(m.gate)
+				var first *tower.PanicError
+				for _, rd := range []*readier{a, b} {
+					p := rd.permit(t, 0)
+					_, err := p.Call(t.Context(), "hello")
+					if !errors.As(err, new(*reconnect.ConnectError)) {
+						t.Errorf("Call: got %v, want a *ConnectError", err)
+					}
+					pe := panicError(t, err, "the maker's Call, on a Reconnect's connect goroutine")
+					f.value(t, pe.Value)
+					if first == nil {
+						first = pe
+					} else if pe != first {
+						t.Error("the two callers got different PanicErrors, want the one of their connect")
+					}
+				}
+				m.callFaults.Store(false)
+				inner, h := towertest.NewMock[string, string]()
+				m.made <- inner
+				callThrough(t, mustReady(t, r), h, "hello", "world")
+			})
+		})
+	}
+}
+
+// A connect whose maker panics while nobody waits for it (the caller
+// asked "ready now?" and left) is reported to the next caller, through
+// its Call.
+func TestMakerCallPanicNobodyWaitedFor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := newFaultyMaker(func() { panic(boom) })
+		m.callFaults.Store(true)
+		r := reconnect.New[string, string, string](m, target)
+		defer r.Close()
+		readyNow(t, r)
+		synctest.Wait()
+		p, ok := readyNow(t, r)
+		if !ok {
+			t.Fatal("ReadyNow: not ready, want the failed connect's permit")
+		}
+		_, err := p.Call(t.Context(), "hello")
+		panicError(t, err, "the maker's Call, on a Reconnect's connect goroutine")
+	})
+}
+
+// faultyConn is a closable mock whose Ready faults once armed.
+type faultyConn struct {
+	*closable
+	fault func()
+	armed atomic.Bool
+}
+
+func (c *faultyConn) Ready(ctx context.Context) (permit, error) {
+	if c.armed.CompareAndSwap(true, false) {
+		c.fault()
+	}
+	return c.closable.Ready(ctx)
+}
+
+// A panic in the current service's Ready, or runtime.Goexit, on the
+// caller's goroutine reaches that caller. It is the service failing its
+// readiness: the Reconnect has dropped and closed it, and started a
+// connect, by the time the panic leaves Ready; the next caller gets the
+// new service. Nothing stays reserved.
+func TestServiceReadyFaultOnCaller(t *testing.T) {
+	for _, f := range faults {
+		t.Run(f.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				old, oldH := newClosable()
+				cur := &faultyConn{closable: old, fault: f.fault}
+				maker, mh := towertest.NewMock[string, svc]()
+				r := reconnect.NewConnected[string, string, string](maker, target, cur)
+				defer r.Close()
+				cur.armed.Store(true)
+				var (
+					wg       sync.WaitGroup
+					returned bool
+					raised   any
+				)
+				wg.Go(func() {
+					defer func() { raised = recover() }()
+					p, _ := r.Ready(t.Context())
+					p.Release()
+					returned = true
+				})
+				wg.Wait()
+				if returned || (f.name == "Panic" && raised != boom) {
+					t.Errorf("the caller's goroutine: returned %t, panicked with %v; want the fault to reach it", returned, raised)
+				}
+				if !old.isClosed() {
+					t.Error("the service whose Ready panicked was not closed")
+				}
+				checkConnects(t, mh, 1)
+				inner, h := towertest.NewMock[string, string]()
+				connect(t, mh, inner)
+				synctest.Wait()
+				p, ok := readyNow(t, r)
+				if !ok {
+					t.Fatal("ReadyNow: not ready once the new service was made, want ready")
+				}
+				callThrough(t, p, h, "hello", "world")
+				if n := oldH.Outstanding(); n != 0 {
+					t.Errorf("the old service has %d reservations outstanding, want 0", n)
+				}
+			})
+		})
+	}
+}
+
+// A panic that no caller is left to hear of is logged: in the maker's
+// Call, or in the Close of the service it made, once the Reconnect has
+// closed (Shutdown gave up waiting for a maker that ignores its ctx).
+func TestPanicAfterCloseIsLogged(t *testing.T) {
+	tests := []struct {
+		name, where string
+		arm         func(m *faultyMaker)
+	}{
+		{"MakerCall", "the maker's Call, on a Reconnect's connect goroutine", func(m *faultyMaker) {
+			m.callFaults.Store(true)
+		}},
+		{"ServiceClose", "the Close of a service made after the Reconnect closed, on its connect goroutine", func(m *faultyMaker) {
+			m.made <- panicsOnClose{}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				log := captureLog(t)
+				m := newFaultyMaker(func() { panic(boom) })
+				m.gate = make(chan struct{})
+				tt.arm(m)
+				r := reconnect.New[string, string, string](m, target)
+				readyNow(t, r)
+				synctest.Wait()
+				ctx, cancel := context.WithTimeout(t.Context(), 10*time.Millisecond)
+				defer cancel()
+				if err := r.Shutdown(ctx); err != context.DeadlineExceeded {
+					t.Fatalf("Shutdown: got %v, want %v", err, context.DeadlineExceeded)
+				}
+				close(m.gate)
+				synctest.Wait()
+				for _, want := range []string{"recovered a panic that no caller is left to hear of", tt.where, "boom"} {
+					if !strings.Contains(log.String(), want) {
+						t.Errorf("the log does not say %q:\n%s", want, log.String())
+					}
+				}
+				if _, err := r.Ready(t.Context()); err != reconnect.ErrClosed {
+					t.Errorf("Ready: got %v, want %v", err, reconnect.ErrClosed)
+				}
+			})
+		})
+	}
+}
+
+// panicsOnClose is a service whose Close panics.
+type panicsOnClose struct{ svc }
+
+func (panicsOnClose) Close() error { panic(boom) }
+
+// lockedBuffer is a bytes.Buffer safe for concurrent use.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// captureLog sends log/slog's default logger to a buffer until the test
+// ends.
+func captureLog(t *testing.T) *lockedBuffer {
+	b := new(lockedBuffer)
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(b, nil)))
+	t.Cleanup(func() { slog.SetDefault(old) })
+	return b
+}

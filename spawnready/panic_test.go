@@ -1,0 +1,226 @@
+package spawnready_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/towergo/tower"
+	"github.com/towergo/tower/spawnready"
+)
+
+// faulty is a service whose Ready fails by a fault (a panic, or
+// runtime.Goexit). A Ready that may wait does so until gate closes, or
+// until its ctx ends if it heeds it, and then faults. A Ready with a done
+// ctx ("ready now?") says not ready, or faults once faultNow is set.
+type faulty struct {
+	fault    func()
+	gate     chan struct{}
+	heedsCtx bool
+	faultNow atomic.Bool
+}
+
+func newFaulty(fault func()) *faulty {
+	return &faulty{fault: fault, gate: make(chan struct{})}
+}
+
+func (f *faulty) Ready(ctx context.Context) (permit, error) {
+	if ctx.Err() != nil {
+		if f.faultNow.Load() {
+			f.fault()
+		}
+		return permit{}, ctx.Err()
+	}
+	if f.heedsCtx {
+		select {
+		case <-f.gate:
+		case <-ctx.Done():
+			return permit{}, ctx.Err()
+		}
+	} else {
+		<-f.gate
+	}
+	f.fault()
+	return permit{}, errors.New("faulty: the fault returned")
+}
+
+// boom is the value the faults panic with.
+var boom = errors.New("boom")
+
+// faults are the two ways user code ends without returning.
+var faults = []struct {
+	name  string
+	fault func()
+	value func(t *testing.T, v any) // checks a PanicError's Value
+}{
+	{"Panic", func() { panic(boom) }, func(t *testing.T, v any) {
+		if v != boom {
+			t.Errorf("the PanicError's Value is %v, want %v", v, boom)
+		}
+	}},
+	{"Goexit", runtime.Goexit, func(t *testing.T, v any) {
+		if err, ok := v.(error); !ok || !strings.Contains(err.Error(), "runtime.Goexit") {
+			t.Errorf("the PanicError's Value is %v, want an error that says runtime.Goexit was called", v)
+		}
+	}},
+}
+
+// panicError fails t unless err is a *tower.PanicError from where, with a
+// stack, and returns it.
+func panicError(t *testing.T, err error, where string) *tower.PanicError {
+	t.Helper()
+	var pe *tower.PanicError
+	if !errors.As(err, &pe) {
+		t.Fatalf("got error %v, want a *tower.PanicError", err)
+	}
+	if pe.Where != where || len(pe.Stack) == 0 {
+		t.Errorf("got a PanicError from %q with %d bytes of stack, want one from %q with its stack", pe.Where, len(pe.Stack), where)
+	}
+	return pe
+}
+
+// A panic, or runtime.Goexit, in the inner service's Ready on a drive
+// does not end the program: the SpawnReady fails for good with a
+// PanicError, which the callers waiting get at once, and every later
+// Ready gets too. The drive's goroutine exits (synctest checks it).
+func TestReadyFaultOnDrive(t *testing.T) {
+	for _, f := range faults {
+		t.Run(f.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				inner := newFaulty(f.fault)
+				s := spawnready.New[string, string](inner)
+				defer s.Close()
+				start := time.Now()
+				var rds []*readier
+				for range 3 {
+					rds = append(rds, goReady(s, t.Context(), start))
+				}
+				time.Sleep(20 * time.Millisecond)
+				close(inner.gate)
+				var first *tower.PanicError
+				for i, rd := range rds {
+					_, err := rd.Wait()
+					pe := panicError(t, err, "the inner service's Ready, on a SpawnReady's drive")
+					if first == nil {
+						first = pe
+						f.value(t, pe.Value)
+					} else if pe != first {
+						t.Errorf("caller %d got another PanicError than the first caller", i)
+					}
+					if rd.at != 20*time.Millisecond {
+						t.Errorf("caller %d: Ready returned at %v, want 20ms", i, rd.at)
+					}
+				}
+				if _, _, err := readyNow(s); err != error(first) {
+					t.Errorf("ReadyNow after the fault: got %v, want the same PanicError", err)
+				}
+			})
+		})
+	}
+}
+
+// A panic in the inner service's Ready on the caller's own goroutine (the
+// direct question) goes on up to that caller, and fails the SpawnReady for
+// good with the PanicError; runtime.Goexit ends the caller's goroutine,
+// and fails the SpawnReady the same way. A drive that was waiting is
+// stopped.
+func TestReadyFaultOnCaller(t *testing.T) {
+	for _, f := range faults {
+		t.Run(f.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				inner := newFaulty(f.fault)
+				inner.heedsCtx = true
+				s := spawnready.New[string, string](inner)
+				defer s.Close()
+				if _, ok, err := readyNow(s); ok || err != nil {
+					t.Fatalf("ReadyNow: got %t, %v; want false, nil", ok, err)
+				}
+				synctest.Wait() // the drive waits
+				inner.faultNow.Store(true)
+				var (
+					wg       sync.WaitGroup
+					returned bool
+					raised   any
+				)
+				wg.Go(func() {
+					defer func() { raised = recover() }()
+					readyNow(s)
+					returned = true
+				})
+				wg.Wait()
+				if returned || (f.name == "Panic" && raised != boom) {
+					t.Errorf("the caller's goroutine: returned %t, panicked with %v; want the fault to reach it", returned, raised)
+				}
+				_, _, err := readyNow(s)
+				pe := panicError(t, err, "the inner service's Ready, on the goroutine of a SpawnReady's caller")
+				f.value(t, pe.Value)
+				if _, err := s.Ready(t.Context()); err != error(pe) {
+					t.Errorf("Ready after the fault: got %v, want the same PanicError", err)
+				}
+			})
+		})
+	}
+}
+
+// A panic on a drive that nobody is left to hear of (the SpawnReady was
+// closed while the inner service's Ready ignored its ctx) is logged.
+func TestReadyPanicAfterCloseIsLogged(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		log := captureLog(t)
+		inner := newFaulty(func() { panic(boom) })
+		s := spawnready.New[string, string](inner)
+		readyNow(s)
+		synctest.Wait()
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Millisecond)
+		defer cancel()
+		if err := s.Shutdown(ctx); err != context.DeadlineExceeded {
+			t.Fatalf("Shutdown: got %v, want %v", err, context.DeadlineExceeded)
+		}
+		close(inner.gate)
+		synctest.Wait()
+		for _, want := range []string{"recovered a panic that no caller is left to hear of", "on a SpawnReady's drive", "boom"} {
+			if !strings.Contains(log.String(), want) {
+				t.Errorf("the log does not say %q:\n%s", want, log.String())
+			}
+		}
+		if _, _, err := readyNow(s); err != spawnready.ErrClosed {
+			t.Errorf("ReadyNow: got %v, want %v", err, spawnready.ErrClosed)
+		}
+	})
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent use.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// captureLog sends log/slog's default logger to a buffer until the test
+// ends.
+func captureLog(t *testing.T) *lockedBuffer {
+	b := new(lockedBuffer)
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(b, nil)))
+	t.Cleanup(func() { slog.SetDefault(old) })
+	return b
+}
