@@ -1,13 +1,10 @@
 package balance_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"log/slog"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 
@@ -97,33 +94,6 @@ func callAndRespond(t *testing.T, p permit, h *handle, req, resp string) {
 	}
 }
 
-// logs is log/slog's default logger's output, captured until the test
-// ends.
-type logs struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logs) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(b)
-}
-
-func (l *logs) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func captureLogs(t *testing.T) *logs {
-	l := &logs{}
-	old := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(l, nil)))
-	t.Cleanup(func() { slog.SetDefault(old) })
-	return l
-}
-
 // panicky is a Discover that answers from a channel, as scripted does, and
 // panics (or calls runtime.Goexit) when it receives an answer with no
 // change and the error errPanic (errGoexit).
@@ -209,7 +179,7 @@ func TestDiscoverNextPanicsWhileBuilt(t *testing.T) {
 // removal handler, for an endpoint replaced.
 func TestHandlerPanicsOnDiscoveryGoroutine(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := captureLogs(t)
+		l := towertest.CaptureLog(t)
 		d := make(scripted)
 		a, _ := constMock(-1, 0)
 		b, hb := constMock(-1, 0)

@@ -1,10 +1,8 @@
 package buffer_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"log/slog"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -142,10 +140,7 @@ func TestShutdownReturnsWhenStopped(t *testing.T) {
 // panic; the process lives on, the panic is logged, and ErrClosed stands.
 func TestPanicAfterShutdownIsLogged(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var log bytes.Buffer
-		old := slog.Default()
-		slog.SetDefault(slog.New(slog.NewTextHandler(&log, nil)))
-		defer slog.SetDefault(old)
+		log := towertest.CaptureLog(t)
 
 		m, h := towertest.NewMock[string, string]()
 		h.Allow(0)

@@ -1,15 +1,12 @@
 package callall_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"iter"
-	"log/slog"
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -213,7 +210,7 @@ func TestPanicAfterBreakIsLogged(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				log := captureLog(t)
+				log := towertest.CaptureLog(t)
 				gate := make(chan struct{})
 				loop := towertest.Go(func() (string, error) {
 					for res, err := range tt.all(gate) {
@@ -234,32 +231,4 @@ func TestPanicAfterBreakIsLogged(t *testing.T) {
 			})
 		})
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe for concurrent use.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// captureLog sends log/slog's default logger to a buffer until the test
-// ends.
-func captureLog(t *testing.T) *lockedBuffer {
-	b := new(lockedBuffer)
-	old := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(b, nil)))
-	t.Cleanup(func() { slog.SetDefault(old) })
-	return b
 }

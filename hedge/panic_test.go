@@ -1,13 +1,10 @@
 package hedge_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"log/slog"
 	"runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -157,7 +154,7 @@ func TestHedgeLegLatePanicIsLogged(t *testing.T) {
 		{"Goexit", exits, "runtime.Goexit was called"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			log := captureLog(t)
+			log := towertest.CaptureLog(t)
 			synctest.Test(t, func(t *testing.T) {
 				var n atomic.Int32
 				inner := tower.ServiceFunc[string, string](func(context.Context, string) (string, error) {
@@ -187,7 +184,7 @@ func TestHedgeLegLatePanicIsLogged(t *testing.T) {
 // 20ms: the caller gets the original's panic, as it would without the
 // Hedge, and the hedge's, which it does not hear of, is logged.
 func TestHedgeLegPanicThenOriginalPanics(t *testing.T) {
-	log := captureLog(t)
+	log := towertest.CaptureLog(t)
 	synctest.Test(t, func(t *testing.T) {
 		inner := tower.ServiceFunc[string, string](func(context.Context, string) (string, error) {
 			time.Sleep(20 * ms)
@@ -208,32 +205,4 @@ func TestHedgeLegPanicThenOriginalPanics(t *testing.T) {
 			t.Errorf("the log lacks %q:\n%s", want, out)
 		}
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe for concurrent use.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// captureLog sends log/slog's default logger to a buffer until the test
-// ends.
-func captureLog(t *testing.T) *lockedBuffer {
-	b := new(lockedBuffer)
-	old := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(b, nil)))
-	t.Cleanup(func() { slog.SetDefault(old) })
-	return b
 }

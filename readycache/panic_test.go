@@ -1,11 +1,9 @@
 package readycache_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"runtime"
 	"strings"
 	"sync"
@@ -119,39 +117,12 @@ func TestReadyGoexitOnDriver(t *testing.T) {
 	})
 }
 
-// logs is log/slog's default logger's output, captured until the test
-// ends.
-type logs struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logs) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(b)
-}
-
-func (l *logs) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func captureLogs(t *testing.T) *logs {
-	l := &logs{}
-	old := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(l, nil)))
-	t.Cleanup(func() { slog.SetDefault(old) })
-	return l
-}
-
 // A panic in a handler on a driver is logged, and the cache carries on: a
 // failure handler that panics still lets the removal handler hear of the
 // endpoint, and a removal handler that panics breaks nothing.
 func TestHandlerPanicsOnDriver(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := captureLogs(t)
+		l := towertest.CaptureLog(t)
 		var mu sync.Mutex
 		var removed []int
 		c := readycache.New[int, string, string, *mock](
@@ -197,7 +168,7 @@ func TestHandlerPanicsOnDriver(t *testing.T) {
 // tell of a panic there: it is logged.
 func TestReadyPanicAfterEvict(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := captureLogs(t)
+		l := towertest.CaptureLog(t)
 		var failures []string
 		svc := &panicLater{leave: make(chan struct{})}
 		c := readycache.New[int, string, string, *panicLater](

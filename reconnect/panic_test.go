@@ -1,10 +1,8 @@
 package reconnect_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"log/slog"
 	"runtime"
 	"strings"
 	"sync"
@@ -251,7 +249,7 @@ func TestPanicAfterCloseIsLogged(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				log := captureLog(t)
+				log := towertest.CaptureLog(t)
 				m := newFaultyMaker(func() { panic(boom) })
 				m.gate = make(chan struct{})
 				tt.arm(m)
@@ -282,31 +280,3 @@ func TestPanicAfterCloseIsLogged(t *testing.T) {
 type panicsOnClose struct{ svc }
 
 func (panicsOnClose) Close() error { panic(boom) }
-
-// lockedBuffer is a bytes.Buffer safe for concurrent use.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// captureLog sends log/slog's default logger to a buffer until the test
-// ends.
-func captureLog(t *testing.T) *lockedBuffer {
-	b := new(lockedBuffer)
-	old := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(b, nil)))
-	t.Cleanup(func() { slog.SetDefault(old) })
-	return b
-}

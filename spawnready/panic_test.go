@@ -1,10 +1,8 @@
 package spawnready_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"log/slog"
 	"runtime"
 	"strings"
 	"sync"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/spawnready"
+	"github.com/towergo/tower/towertest"
 )
 
 // faulty is a service whose Ready fails by a fault (a panic, or
@@ -174,7 +173,7 @@ func TestReadyFaultOnCaller(t *testing.T) {
 // closed while the inner service's Ready ignored its ctx) is logged.
 func TestReadyPanicAfterCloseIsLogged(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		log := captureLog(t)
+		log := towertest.CaptureLog(t)
 		inner := newFaulty(func() { panic(boom) })
 		s := spawnready.New[string, string](inner)
 		readyNow(s)
@@ -195,32 +194,4 @@ func TestReadyPanicAfterCloseIsLogged(t *testing.T) {
 			t.Errorf("ReadyNow: got %v, want %v", err, spawnready.ErrClosed)
 		}
 	})
-}
-
-// lockedBuffer is a bytes.Buffer safe for concurrent use.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// captureLog sends log/slog's default logger to a buffer until the test
-// ends.
-func captureLog(t *testing.T) *lockedBuffer {
-	b := new(lockedBuffer)
-	old := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(b, nil)))
-	t.Cleanup(func() { slog.SetDefault(old) })
-	return b
 }

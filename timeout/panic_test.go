@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"log/slog"
 	"runtime"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/limit"
 	"github.com/towergo/tower/timeout"
+	"github.com/towergo/tower/towertest"
 )
 
 // abandonedCall is the Where of the PanicError of an abandoned call.
@@ -147,7 +147,7 @@ func TestLatePanicIsLogged(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			log := captureLog(t)
+			log := towertest.CaptureLog(t)
 			synctest.Test(t, func(t *testing.T) {
 				lim := limit.NewConcurrency(ending(200*ms, tt.end), 1)
 				svc := timeout.New(lim, 100*ms, abandon...)
@@ -172,32 +172,4 @@ func TestLatePanicIsLogged(t *testing.T) {
 			}
 		})
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe for concurrent use.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// captureLog sends log/slog's default logger to a buffer until the test
-// ends.
-func captureLog(t *testing.T) *lockedBuffer {
-	b := new(lockedBuffer)
-	old := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(b, nil)))
-	t.Cleanup(func() { slog.SetDefault(old) })
-	return b
 }
