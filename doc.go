@@ -85,6 +85,22 @@
 //     caller's ctx a deadline, as [Call] does with whatever deadline its ctx
 //     carries.
 //
+// Panics:
+//
+//   - A panic in a service's Ready or Call, or in any code a middleware
+//     runs for a caller (a policy, a predicate, a picker), goes on up to
+//     that caller when it happens on the caller's own goroutine, as any
+//     panic does, and every middleware it crosses gives back what it
+//     reserved on the way.
+//   - A panic in such code on a goroutine a middleware started (a Buffer's
+//     worker, an abandoned call, a hedge, a connect, a drive) never ends
+//     the program: it reaches the callers it concerns as a [*PanicError],
+//     which carries the panic value and the stack. A panic in an inner
+//     service's Ready is that service failing its readiness, and breaks
+//     the middleware that saw it for good, as an error would. A panic that
+//     no caller is left to hear of (a call abandoned at its deadline) is
+//     logged through log/slog's default logger.
+//
 // # Layers and stacking
 //
 // A [Layer] wraps a service in middleware. [Stack] and [Builder] compose

@@ -51,6 +51,9 @@ func (s LayerSuite[Req, Res]) Run(t *testing.T) {
 		{"InnerReadyFailure", s.innerReadyFailure},
 		{"CallContextReachesInner", s.callContext},
 		{"ConcurrentCallers", s.concurrentCallers},
+		{"InnerReadyPanicsAtOnce", s.readyPanicsAtOnce},
+		{"InnerReadyPanicsWhileWaited", s.readyPanicsWhileWaited},
+		{"InnerCallPanics", s.callPanics},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
