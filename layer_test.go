@@ -98,6 +98,15 @@ func (s *typedNil) Ready(ctx context.Context) (tower.Permit[string, string], err
 	return s.inner.Ready(ctx)
 }
 
+// An empty Stack is a layer like any other: it wraps a service in nothing.
+func TestEmptyStackIsALayer(t *testing.T) {
+	empty := tower.Stack[string, string]()
+	svc := tower.NewBuilder[string, string]().Layer(empty).Layer(tower.Stack(empty, tag("a"))).Service(tower.ServiceFunc[string, string](echo))
+	if got, err := tower.Call(context.Background(), svc, "x"); got != "xa" || err != nil {
+		t.Errorf("got %q, %v; want %q, nil", got, err, "xa")
+	}
+}
+
 func TestBadInput(t *testing.T) {
 	tests := []struct {
 		name string

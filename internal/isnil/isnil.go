@@ -6,14 +6,16 @@ package isnil
 
 import "reflect"
 
-// Is reports whether v is a nil interface, or holds a nil pointer, map,
-// slice, channel, func or unsafe pointer.
+// Is reports whether v is a nil interface, or holds a nil pointer,
+// channel, func or unsafe pointer. A nil slice or map is a value: reading
+// it works, and a type built on one can have methods that do (tower.Stack
+// of no layers is a nil slice that wraps a service in nothing).
 func Is(v any) bool {
 	if v == nil {
 		return true
 	}
 	switch rv := reflect.ValueOf(v); rv.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Chan, reflect.Func, reflect.Interface, reflect.UnsafePointer:
+	case reflect.Pointer, reflect.Chan, reflect.Func, reflect.Interface, reflect.UnsafePointer:
 		return rv.IsNil()
 	}
 	return false
