@@ -34,7 +34,10 @@ type benchStack[Req, Res any] struct {
 // so every call is shed.
 func stacks[Req, Res any](b *testing.B) []benchStack[Req, Res] {
 	full := limit.NewSemaphore(1)
-	p, err := limit.NewConcurrencyWith(tower.ServiceFunc[Req, Res](nil), full).Ready(b.Context())
+	p, err := limit.NewSharedConcurrencyLayer[Req, Res](full).Wrap(tower.ServiceFunc[Req, Res](func(context.Context, Req) (Res, error) {
+		var zero Res
+		return zero, nil
+	})).Ready(b.Context())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -43,10 +46,10 @@ func stacks[Req, Res any](b *testing.B) []benchStack[Req, Res] {
 		{"no layers", nil},
 		{"ConcurrencyLimit", []tower.Layer[Req, Res]{limit.NewConcurrencyLayer[Req, Res](1000)}},
 		{"Timeout", []tower.Layer[Req, Res]{timeout.NewLayer[Req, Res](time.Second)}},
-		{"LoadShed>ConcurrencyLimit>Timeout", []tower.Layer[Req, Res]{
+		{"LoadShed>Timeout>ConcurrencyLimit", []tower.Layer[Req, Res]{
 			loadshed.NewLayer[Req, Res](),
-			limit.NewConcurrencyLayer[Req, Res](1000),
 			timeout.NewLayer[Req, Res](time.Second),
+			limit.NewConcurrencyLayer[Req, Res](1000),
 		}},
 		{"LoadShed>ConcurrencyLimit, shed", []tower.Layer[Req, Res]{
 			loadshed.NewLayer[Req, Res](),

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/isnil"
 )
 
 // A UnaryServerCall is one unary RPC on its way through a server's stack.
@@ -82,14 +83,21 @@ type StreamClientCall struct {
 
 // build returns the service each RPC of an interceptor goes through: leaf
 // wrapped in layers, the first outermost. It panics, naming fn, if a layer
-// is nil.
+// is nil, a nil in an interface with a type included, or if the layers
+// wrap the leaf in a nil service.
 func build[Req, Res any](fn string, leaf tower.ServiceFunc[Req, Res], layers []tower.Layer[Req, Res]) tower.Service[Req, Res] {
 	for i, l := range layers {
-		if l == nil {
+		if isnil.Is(l) {
 			panic(fmt.Sprintf("%s: layer %d is nil", fn, i))
 		}
 	}
-	return tower.Stack(layers...).Wrap(leaf)
+	svc := tower.Service[Req, Res](leaf)
+	for i := len(layers) - 1; i >= 0; i-- {
+		if svc = layers[i].Wrap(svc); isnil.Is(svc) {
+			panic(fmt.Sprintf("%s: layer %d wrapped the service in a nil one", fn, i))
+		}
+	}
+	return svc
 }
 
 func serveUnary(ctx context.Context, c UnaryServerCall) (any, error) {

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/safe"
 )
 
 // UnaryClientInterceptor returns an interceptor that runs every unary RPC
@@ -60,8 +61,14 @@ func UnaryClientInterceptor(layers ...tower.Layer[UnaryClientCall, struct{}]) gr
 //
 // The stack must call the step below it at most once per stream: a retry
 // or a hedge cannot open a stream again, because the first one was already
-// handed to the caller, and a second attempt fails with codes.Internal. It
-// panics if a layer is nil.
+// handed to the caller, and a second attempt fails with codes.Internal.
+//
+// A panic in the stack's call, which runs on the interceptor's goroutine
+// (in a layer, in the streamer or an interceptor after this one), does not
+// end the program: before the stream is handed to the caller, the caller
+// gets it as a *tower.PanicError with codes.Internal; after, it is logged
+// through log/slog, since no caller is left to hear of it. It panics if a
+// layer is nil.
 func StreamClientInterceptor(layers ...tower.Layer[StreamClientCall, struct{}]) grpc.StreamClientInterceptor {
 	svc := build("towergrpc.StreamClientInterceptor", openStream, layers)
 	return func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
@@ -76,20 +83,47 @@ func StreamClientInterceptor(layers ...tower.Layer[StreamClientCall, struct{}]) 
 			done:    make(chan struct{}),
 		}
 		call := StreamClientCall{Method: method, Desc: desc, Conn: cc, Opts: opts, streamer: streamer, stream: cs}
-		go func() {
-			defer close(cs.done)
-			_, err := p.Call(ctx, call)
-			if err == nil {
-				err = errNotOpened
-			}
-			cs.start(nil, callError(err)) // unless the stream was opened
-		}()
+		go runStream(ctx, p, call)
 		<-cs.started
 		if cs.err != nil {
 			return nil, cs.err
 		}
 		return cs, nil
 	}
+}
+
+// streamCall is the Where of the PanicError of a panic in a client stream
+// stack's call, which runs on a goroutine of the interceptor's.
+const streamCall = "the stream stack's Call, on a StreamClientInterceptor's goroutine"
+
+// runStream is the goroutine that runs the stack's call for a client
+// stream: it opens the stream, hands it to the caller, and holds what the
+// stack reserved until the stream has ended. A panic in the stack (a
+// layer, the streamer or an interceptor after this one), or its
+// runtime.Goexit, must not end the program: it becomes a
+// *tower.PanicError, the caller's error if the stream has not been handed
+// over yet, and otherwise is reported to safe.Orphan, as no caller is left
+// to hear of it. Either way the stack's layers have given back what they
+// held on the way up, and the stream's end is not kept waiting.
+func runStream(ctx context.Context, p tower.Permit[StreamClientCall, struct{}], call StreamClientCall) {
+	cs := call.stream
+	defer close(cs.done)
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		pe := safe.Recovered(streamCall, recover())
+		if !cs.start(nil, callError(pe)) {
+			safe.Orphan(pe)
+		}
+	}()
+	_, err := p.Call(ctx, call)
+	returned = true
+	if err == nil {
+		err = errNotOpened
+	}
+	cs.start(nil, callError(err)) // unless the stream was opened
 }
 
 var (

@@ -7,8 +7,8 @@
 //	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(
 //		towergrpc.UnaryServerInterceptor(
 //			loadshed.NewLayer[towergrpc.UnaryServerCall, any](),
-//			limit.NewConcurrencyLayer[towergrpc.UnaryServerCall, any](64),
 //			timeout.NewLayer[towergrpc.UnaryServerCall, any](time.Second),
+//			limit.NewConcurrencyLayer[towergrpc.UnaryServerCall, any](64),
 //		),
 //		// interceptors listed after it run only for admitted calls
 //	))
@@ -16,7 +16,11 @@
 // The 65th call in flight fails at once with codes.ResourceExhausted and
 // "service overloaded", without reaching the handler; a call whose handler
 // has not answered within a second fails with codes.DeadlineExceeded and
-// "request timed out".
+// "request timed out". The Timeout sits above the limit: the wait for the
+// limit's permit happens in Ready, which no Timeout times, so it measures
+// the handler alone wherever it sits, and above the limit a call that a
+// Timeout in Abandon mode gives up on keeps its permit until its handler
+// returns, so that the limit counts the handlers that really run.
 //
 // # What flows through the stack
 //
@@ -63,9 +67,20 @@
 //
 // On the client, [StreamClientInterceptor] holds what the stack reserved
 // until the stream has ended as grpc defines it (see there), and runs the
-// stack's call on a goroutine of its own for that time. A stream stack
-// cannot retry or hedge: the stream was handed to the caller when it
-// opened.
+// stack's call on a goroutine of its own for that time. A panic there does
+// not end the program: the caller gets it as an error with
+// codes.Internal, or, once the stream is the caller's, it is logged. A
+// stream stack cannot retry or hedge: the stream was handed to the caller
+// when it opened.
+//
+// # Panics
+//
+// A panic in a handler, an invoker or a layer on the RPC's own goroutine
+// goes on up, once the stack's layers have given back what they held, as
+// it would without this package (grpc does not recover it). One that a
+// layer recovered on a goroutine of its own (a Timeout in Abandon mode)
+// comes back as a *tower.PanicError, which errors.As reaches through the
+// status, and which the RPC fails with as codes.Internal.
 //
 // # Errors and status codes
 //
@@ -75,11 +90,15 @@
 //	the caller's context ended             Canceled or          the context's error
 //	  while the stack waited in Ready        DeadlineExceeded
 //	another error from Ready               Unavailable          the error's
+//	a *tower.PanicError: a panic that a    Internal             the error's
+//	  layer recovered on a goroutine of
+//	  its own, whatever its value
 //	a gRPC status error, or one that       unchanged            unchanged
 //	  wraps one
 //	loadshed.ErrOverloaded                 ResourceExhausted    "service overloaded"
 //	timeout.ErrElapsed                     DeadlineExceeded     "request timed out"
 //	buffer.ErrClosed, *buffer.ServiceError Unavailable          the error's
+//	  (a Buffer a panic broke included)
 //	context.DeadlineExceeded or Canceled   DeadlineExceeded or  the error's
 //	  from the call                          Canceled
 //	any other error                        the error unchanged

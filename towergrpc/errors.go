@@ -7,6 +7,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/towergo/tower"
 	"github.com/towergo/tower/buffer"
 	"github.com/towergo/tower/loadshed"
 	"github.com/towergo/tower/timeout"
@@ -51,14 +52,16 @@ var (
 // failed with err, ctx being the context Ready was given. The caller's own
 // context ending is reported as grpc reports it; a status error passes
 // through unchanged; any other error means the stack is broken for good
-// (see package tower), and is codes.Unavailable.
+// (see package tower), and is codes.Unavailable, a panic in the stack's
+// readiness included (a *tower.PanicError, even one whose value is a
+// status).
 func readyError(ctx context.Context, err error) error {
 	switch {
 	case err == context.Canceled && ctx.Err() == err:
 		return errCanceled
 	case err == context.DeadlineExceeded && ctx.Err() == err:
 		return errDeadline
-	case isStatus(err):
+	case isStatus(err) && !panicked(err):
 		return err
 	case err == buffer.ErrClosed:
 		return errClosed
@@ -67,9 +70,11 @@ func readyError(ctx context.Context, err error) error {
 }
 
 // callError returns the error an RPC fails with when the stack's call
-// failed with err: see the table in the package doc. An error it does not
-// know is returned unchanged, and a grpc server then sends it as
-// codes.Unknown with its message, as it does any error a handler returns.
+// failed with err: see the table in the package doc. A panic recovered on
+// a goroutine of a layer's is codes.Internal, whatever its value, which
+// may be an error with a code of its own. An error it does not know is
+// returned unchanged, and a grpc server then sends it as codes.Unknown
+// with its message, as it does any error a handler returns.
 func callError(err error) error {
 	switch err { // the common cases, without walking a chain of wrapped errors
 	case nil:
@@ -87,6 +92,8 @@ func callError(err error) error {
 	}
 	var bufferFailed *buffer.ServiceError
 	switch {
+	case panicked(err) && !brokeBuffer(err):
+		return newStatusError(codes.Internal, err)
 	case isStatus(err):
 		return err
 	case errors.Is(err, loadshed.ErrOverloaded):
@@ -101,6 +108,24 @@ func callError(err error) error {
 		return newStatusError(codes.Canceled, err)
 	}
 	return err
+}
+
+// panicked reports whether err is, or wraps, a *tower.PanicError: a panic
+// in user code that a layer recovered on a goroutine of its own.
+func panicked(err error) bool {
+	var pe *tower.PanicError
+	return errors.As(err, &pe)
+}
+
+// brokeBuffer reports whether err is a failed Buffer's error that wraps the
+// panic err carries: the panic broke the Buffer's inner service, and every
+// call fails the same way, as for any Buffer that failed.
+func brokeBuffer(err error) bool {
+	var (
+		pe     *tower.PanicError
+		failed *buffer.ServiceError
+	)
+	return errors.As(err, &pe) && errors.As(err, &failed) && errors.Is(failed.Unwrap(), pe)
 }
 
 // isStatus reports whether err is, or wraps, a gRPC status error.

@@ -19,10 +19,10 @@ import (
 var errTest = errors.New("test error")
 
 // bufferFailure returns the *buffer.ServiceError of a Buffer whose inner
-// service is broken.
-func bufferFailure(t *testing.T) error {
+// service is broken: its Ready fails with cause.
+func bufferFailure(t *testing.T, cause error) error {
 	t.Helper()
-	b := buffer.New[int, int](brokenService{}, 1)
+	b := buffer.New[int, int](brokenService{cause}, 1)
 	defer b.Close()
 	p, err := b.Ready(t.Context()) // reserves a place in the queue
 	if err == nil {
@@ -35,10 +35,11 @@ func bufferFailure(t *testing.T) error {
 	return err
 }
 
-type brokenService struct{}
+// brokenService is a service whose Ready fails with err.
+type brokenService struct{ err error }
 
-func (brokenService) Ready(context.Context) (tower.Permit[int, int], error) {
-	return tower.Permit[int, int]{}, errTest
+func (s brokenService) Ready(context.Context) (tower.Permit[int, int], error) {
+	return tower.Permit[int, int]{}, s.err
 }
 
 // A mapping says what an error must become: a status with code and msg
@@ -73,7 +74,8 @@ func TestCallError(t *testing.T) {
 	if err := callError(nil); err != nil {
 		t.Fatalf("callError(nil): got %v, want nil", err)
 	}
-	failed := bufferFailure(t)
+	failed := bufferFailure(t, errTest)
+	brokenByPanic := bufferFailure(t, boom)
 	notFound := status.Error(codes.NotFound, "no such service")
 	tests := []struct {
 		name string
@@ -95,12 +97,24 @@ func TestCallError(t *testing.T) {
 		{"wrapped status", fmt.Errorf("lookup: %w", notFound), mapping{same: true}},
 		{"status over a tower error", &statusError{st: status.New(codes.Aborted, "x"), err: loadshed.ErrOverloaded}, mapping{same: true}},
 		{"plain error", errTest, mapping{same: true}},
+		{"panic", boom, mapping{codes.Internal, "tower: panic in a test's goroutine: boom", false}},
+		{"panic with a status", panicWith(notFound), mapping{codes.Internal, "tower: panic in a test's goroutine: rpc error: code = NotFound desc = no such service", false}},
+		{"panic with a tower error", panicWith(loadshed.ErrOverloaded), mapping{codes.Internal, "tower: panic in a test's goroutine: service overloaded", false}},
+		{"wrapped panic", fmt.Errorf("x: %w", boom), mapping{codes.Internal, "x: tower: panic in a test's goroutine: boom", false}},
+		{"buffer a panic broke", brokenByPanic, mapping{codes.Unavailable, "buffered service failed: tower: panic in a test's goroutine: boom", false}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			checkMapping(t, tt.err, callError(tt.err), tt.want)
 		})
 	}
+}
+
+// boom is the PanicError of a panic with "boom".
+var boom = panicWith("boom")
+
+func panicWith(v any) error {
+	return &tower.PanicError{Where: "a test's goroutine", Value: v}
 }
 
 func TestReadyError(t *testing.T) {
@@ -124,6 +138,8 @@ func TestReadyError(t *testing.T) {
 		{"buffer closed", live, buffer.ErrClosed, mapping{codes.Unavailable, "buffer's worker closed unexpectedly", false}},
 		{"overloaded", live, loadshed.ErrOverloaded, mapping{codes.Unavailable, "service overloaded", false}},
 		{"status", live, notFound, mapping{same: true}},
+		{"panic", live, boom, mapping{codes.Unavailable, "tower: panic in a test's goroutine: boom", false}},
+		{"panic with a status", live, panicWith(notFound), mapping{codes.Unavailable, "tower: panic in a test's goroutine: rpc error: code = NotFound desc = no such service", false}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -339,6 +339,26 @@ func TestStreamClientStackMisuse(t *testing.T) {
 	})
 }
 
+// wrapsInNil is a layer that wraps a service in a typed nil.
+var wrapsInNil = tower.LayerFunc[unaryClientCall, struct{}](func(tower.Service[unaryClientCall, struct{}]) tower.Service[unaryClientCall, struct{}] {
+	return (*nilService)(nil)
+})
+
+type nilService struct{}
+
+func (*nilService) Ready(context.Context) (tower.Permit[unaryClientCall, struct{}], error) {
+	panic("a nil service was used")
+}
+
+// A stack of no layers is no nil layer: it wraps the step in nothing.
+func TestInterceptorsTakeEmptyStack(t *testing.T) {
+	intercept := towergrpc.UnaryServerInterceptor(tower.Stack[unaryCall, any]())
+	res, err := intercept(t.Context(), "req", unaryInfo, func(_ context.Context, req any) (any, error) { return req, nil })
+	if res != "req" || err != nil {
+		t.Errorf("got %v, %v; want req, nil", res, err)
+	}
+}
+
 func TestInterceptorsPanicOnNilLayer(t *testing.T) {
 	tests := []struct {
 		name string
@@ -351,6 +371,12 @@ func TestInterceptorsPanicOnNilLayer(t *testing.T) {
 		{"StreamServerInterceptor", func() { towergrpc.StreamServerInterceptor(nil) }, "towergrpc.StreamServerInterceptor: layer 0 is nil"},
 		{"UnaryClientInterceptor", func() { towergrpc.UnaryClientInterceptor(nil) }, "towergrpc.UnaryClientInterceptor: layer 0 is nil"},
 		{"StreamClientInterceptor", func() { towergrpc.StreamClientInterceptor(nil) }, "towergrpc.StreamClientInterceptor: layer 0 is nil"},
+		{"typed nil layer", func() {
+			towergrpc.UnaryServerInterceptor(tower.LayerFunc[unaryCall, any](nil))
+		}, "towergrpc.UnaryServerInterceptor: layer 0 is nil"},
+		{"layer that returns a nil service", func() {
+			towergrpc.UnaryClientInterceptor(timeout.NewLayer[unaryClientCall, struct{}](time.Second), wrapsInNil)
+		}, "towergrpc.UnaryClientInterceptor: layer 1 wrapped the service in a nil one"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package towerhttp
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/balance"
 	"github.com/towergo/tower/discover"
+	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/load"
 )
 
@@ -29,7 +31,10 @@ import (
 // usable.
 type BalancedTransport struct {
 	svc tower.Service[*http.Request, *http.Response]
-	bal interface{ Close() error }
+	bal interface {
+		Close() error
+		Shutdown(context.Context) error
+	}
 }
 
 // NewBalancedTransport returns a BalancedTransport over the endpoints
@@ -40,15 +45,15 @@ type BalancedTransport struct {
 // rather than wait when there are no endpoints at all. It panics if d,
 // stack or an option is nil.
 func NewBalancedTransport[K comparable](d discover.Discover[K, load.Service[*http.Request, *http.Response]], stack tower.Layer[*http.Request, *http.Response], opts ...balance.Option) *BalancedTransport {
-	if stack == nil {
+	if isnil.Is(stack) {
 		panic("towerhttp.NewBalancedTransport: nil stack")
 	}
-	if d == nil {
+	if isnil.Is(d) {
 		panic("towerhttp.NewBalancedTransport: nil Discover")
 	}
 	p2c := balance.NewP2C(d, opts...)
 	svc := stack.Wrap(p2c)
-	if svc == nil {
+	if isnil.Is(svc) {
 		p2c.Close()
 		panic("towerhttp.NewBalancedTransport: stack.Wrap returned nil")
 	}
@@ -69,6 +74,12 @@ func (b *BalancedTransport) RoundTrip(req *http.Request) (*http.Response, error)
 // endpoints hold; requests sent after it fail with balance.ErrClosed.
 // It returns nil.
 func (b *BalancedTransport) Close() error { return b.bal.Close() }
+
+// Shutdown stops the balancer as Close does, and waits for its goroutines
+// only as long as ctx lasts, as balance.P2C's Shutdown does: it returns nil
+// once they have exited, or ctx.Err() if ctx ends first (an endpoint or a
+// Discover that ignores its context holds them up).
+func (b *BalancedTransport) Shutdown(ctx context.Context) error { return b.bal.Shutdown(ctx) }
 
 // The load estimate of an endpoint starts at EndpointRTT, and its memory
 // of a slow answer fades over EndpointDecay: Linkerd's values.
@@ -91,18 +102,18 @@ const (
 // scheme or a host.
 func NewEndpoint(base http.RoundTripper, target *url.URL, stack tower.Layer[*http.Request, *http.Response]) load.Service[*http.Request, *http.Response] {
 	switch {
-	case base == nil:
+	case isnil.Is(base):
 		panic("towerhttp.NewEndpoint: nil base RoundTripper")
 	case target == nil:
 		panic("towerhttp.NewEndpoint: nil target")
 	case target.Scheme == "" || target.Host == "":
 		panic("towerhttp.NewEndpoint: target " + target.String() + " lacks a scheme or a host")
-	case stack == nil:
+	case isnil.Is(stack):
 		panic("towerhttp.NewEndpoint: nil stack")
 	}
 	u := *target
 	svc := stack.Wrap(newLeaf(base, &u))
-	if svc == nil {
+	if isnil.Is(svc) {
 		panic("towerhttp.NewEndpoint: stack.Wrap returned nil")
 	}
 	return load.NewPeakEwma(svc, EndpointRTT, EndpointDecay, load.WithCompletion[*http.Response](BodyCompletion{}))

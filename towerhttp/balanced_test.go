@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -133,6 +134,55 @@ func TestBalancedTransportNoEndpoints(t *testing.T) {
 	})
 }
 
+// Shutdown of a BalancedTransport whose Discover ignores its context
+// returns at the caller's deadline, and requests fail with
+// balance.ErrClosed from then on; the discovery goroutine exits once the
+// Discover returns.
+func TestBalancedTransportShutdown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		deaf := make(chan discover.Change[int, endpoint])
+		tr := towerhttp.NewBalancedTransport[int](discoverIgnoringCtx(deaf), tower.Stack[*http.Request, *http.Response]())
+		synctest.Wait() // the discovery goroutine waits in Next
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		if err := tr.Shutdown(ctx); err != context.DeadlineExceeded || time.Since(start) != 10*time.Millisecond {
+			t.Errorf("Shutdown: got %v at %v, want %v at 10ms", err, time.Since(start), context.DeadlineExceeded)
+		}
+		req, _ := http.NewRequestWithContext(t.Context(), "GET", "http://svc/", nil)
+		if _, err := tr.RoundTrip(req); !errors.Is(err, balance.ErrClosed) {
+			t.Errorf("RoundTrip after Shutdown: got %v, want balance.ErrClosed", err)
+		}
+		close(deaf)
+		if err := tr.Shutdown(t.Context()); err != nil {
+			t.Errorf("second Shutdown: %v", err)
+		}
+	})
+}
+
+// discoverIgnoringCtx is a Discover that waits for its channel whatever
+// its context says.
+type discoverIgnoringCtx chan discover.Change[int, endpoint]
+
+func (d discoverIgnoringCtx) Next(ctx context.Context) (discover.Change[int, endpoint], error) {
+	if ctx.Err() != nil {
+		select {
+		case ch, ok := <-d:
+			if !ok {
+				return ch, io.EOF
+			}
+			return ch, nil
+		default:
+			return discover.Change[int, endpoint]{}, ctx.Err()
+		}
+	}
+	ch, ok := <-d
+	if !ok {
+		return ch, io.EOF
+	}
+	return ch, nil
+}
+
 // A Timeout in Abandon mode answers at its deadline while the base is
 // still waiting for headers; the response that comes later has nobody to
 // read it, and its body is closed.
@@ -229,6 +279,17 @@ func TestCloneRequest(t *testing.T) {
 	}
 }
 
+// clientWrapsInNil is a layer that returns a typed nil service.
+var clientWrapsInNil = tower.LayerFunc[*http.Request, *http.Response](func(tower.Service[*http.Request, *http.Response]) tower.Service[*http.Request, *http.Response] {
+	return (*nilClientService)(nil)
+})
+
+type nilClientService struct{}
+
+func (*nilClientService) Ready(context.Context) (tower.Permit[*http.Request, *http.Response], error) {
+	panic("a nil service was used")
+}
+
 func TestTransportConstructorsPanic(t *testing.T) {
 	none := tower.Stack[*http.Request, *http.Response]()
 	base := http.DefaultTransport
@@ -247,6 +308,27 @@ func TestTransportConstructorsPanic(t *testing.T) {
 		{"towerhttp.NewBalancedTransport: nil stack", func() { towerhttp.NewBalancedTransport(discover.NewList[endpoint](), nil) }},
 		{"towerhttp.NewBalancedTransport: nil Discover", func() {
 			towerhttp.NewBalancedTransport[int](nil, none)
+		}},
+		// Typed nils: a nil in an interface with a type.
+		{"towerhttp.NewTransport: nil base RoundTripper", func() { towerhttp.NewTransport((*http.Transport)(nil), none) }},
+		{"towerhttp.NewTransport: nil stack", func() { towerhttp.NewTransport(base, tower.LayerFunc[*http.Request, *http.Response](nil)) }},
+		{"towerhttp.NewEndpoint: nil base RoundTripper", func() {
+			towerhttp.NewEndpoint(fakeBase(nil), &url.URL{Scheme: "http", Host: "x"}, none)
+		}},
+		{"towerhttp.NewEndpoint: nil stack", func() {
+			towerhttp.NewEndpoint(base, &url.URL{Scheme: "http", Host: "x"}, tower.LayerFunc[*http.Request, *http.Response](nil))
+		}},
+		{"towerhttp.NewEndpoint: stack.Wrap returned nil", func() {
+			towerhttp.NewEndpoint(base, &url.URL{Scheme: "http", Host: "x"}, clientWrapsInNil)
+		}},
+		{"towerhttp.NewBalancedTransport: nil stack", func() {
+			towerhttp.NewBalancedTransport(discover.NewList[endpoint](), tower.LayerFunc[*http.Request, *http.Response](nil))
+		}},
+		{"towerhttp.NewBalancedTransport: nil Discover", func() {
+			towerhttp.NewBalancedTransport[int]((*discover.List[endpoint])(nil), none)
+		}},
+		{"towerhttp.Transport: stack.Wrap returned nil", func() {
+			towerhttp.NewTransport(base, clientWrapsInNil).RoundTrip(httptest.NewRequest("GET", "http://x/", nil))
 		}},
 	} {
 		t.Run(tt.want, func(t *testing.T) { towertest.Panics(t, tt.want, tt.f) })

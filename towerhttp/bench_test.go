@@ -1,6 +1,7 @@
 package towerhttp_test
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -78,6 +79,55 @@ func BenchmarkServer(b *testing.B) {
 				w := httptest.NewRecorder()
 				s.h.ServeHTTP(w, r)
 				n += w.Code
+			}
+			sink += n
+		})
+	}
+}
+
+// benchBody is a request body of 64 bytes, made again for each request
+// without an allocation.
+type benchBody struct{ left int }
+
+func (b *benchBody) Read(p []byte) (int, error) {
+	if b.left == 0 {
+		return 0, io.EOF
+	}
+	n := min(len(p), b.left)
+	b.left -= n
+	return n, nil
+}
+
+func (b *benchBody) Close() error { return nil }
+
+// BenchmarkServerBody is the server adapter's overhead per request for a
+// POST whose handler reads its 64-byte body: the body's reads are watched
+// (for the limit of WithMaxBodyBytes, for the handler's deadline under a
+// Timeout).
+func BenchmarkServerBody(b *testing.B) {
+	reads := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusNoContent)
+	})
+	for _, s := range []struct {
+		name string
+		h    http.Handler
+	}{
+		{"bare", reads},
+		{"Handler", towerhttp.NewHandler(reads, tower.Stack[*http.Request, towerhttp.Response]())},
+		{"Handler/MaxBodyBytes", towerhttp.NewHandler(reads, tower.Stack[*http.Request, towerhttp.Response](), towerhttp.WithMaxBodyBytes(1<<20))},
+		{"Handler/Timeout", towerhttp.NewHandler(reads, timeout.NewLayer[*http.Request, towerhttp.Response](time.Minute))},
+	} {
+		b.Run(s.name, func(b *testing.B) {
+			body := &benchBody{}
+			r := httptest.NewRequest("POST", "/", nil)
+			w := &discardWriter{h: http.Header{}}
+			b.ReportAllocs()
+			n := 0
+			for b.Loop() {
+				body.left, r.Body, r.ContentLength = 64, body, 64
+				s.h.ServeHTTP(w, r)
+				n += w.code
 			}
 			sink += n
 		})

@@ -10,13 +10,21 @@
 //
 //	h := towerhttp.NewHandler(mux, tower.Stack(
 //		loadshed.NewLayer[*http.Request, towerhttp.Response](),        // turn away what the limit cannot take now
-//		limit.NewConcurrencyLayer[*http.Request, towerhttp.Response](64), // at most 64 in the handler
 //		timeout.NewLayer[*http.Request, towerhttp.Response](time.Second), // each for at most a second
+//		limit.NewConcurrencyLayer[*http.Request, towerhttp.Response](64), // at most 64 in the handler
 //	))
 //	srv := &http.Server{Addr: ":8080", Handler: h}
 //
 //	client := &http.Client{Transport: towerhttp.NewTransport(http.DefaultTransport,
 //		limit.NewConcurrencyLayer[*http.Request, *http.Response](16))} // 16 per host
+//
+// Put the Timeout above the limits, as here: the wait for the limit's
+// permit happens in Ready, which no Timeout times, so the Timeout measures
+// the handler alone wherever it sits; and above the limit, a call that a
+// Timeout in Abandon mode gives up on keeps its permit until its handler
+// returns, so the limit counts the handlers that really run. Below the
+// limit, the permit would come back when the Timeout answers, and the
+// handlers it abandoned would run on beyond the limit.
 //
 // go run ./examples/overload shows what the server stack above does for a
 // server offered twice the load it can serve.
@@ -37,7 +45,48 @@
 //  2. waits for the stack's Ready under the request's context: a limit
 //     makes the request wait here, a load shedder decides here, before
 //     anything of the request, its body included, has been read;
-//  3. calls the permit, which runs the handler.
+//  3. calls the permit, which runs the handler, and bounds the reading of
+//     the request's body by the handler's deadline (see below).
+//
+// # Request bodies and deadlines
+//
+// A client that sends its body slowly would hold whatever the stack
+// reserved for it (a limit's permit) for as long as it takes, whatever a
+// Timeout says, since a handler blocked reading a body does not see its
+// context end. So the Handler ends the reads of a request's body at the
+// deadline of the context the handler runs with: a Timeout's, or the
+// request's own. A read that reaches it fails with an error that wraps
+// os.ErrDeadlineExceeded, as under http.Server.ReadTimeout; if the handler
+// then writes nothing, the Handler answers 503 "request timed out".
+//
+// The deadline is set on the connection through http.ResponseController,
+// as ReadTimeout is (a ResponseWriter without read deadlines,
+// httptest.ResponseRecorder, gets none). On HTTP/2 it is the request's
+// stream's, and ends with it. On HTTP/1, it is set when the handler starts
+// if net/http has not read the body to its end, and stays set: what
+// net/http reads of the body once the handler has answered, to use the
+// connection again, fails at once if the deadline has passed, and net/http
+// then closes the connection rather than wait for a slow client; net/http
+// sets its own deadlines again for the connection's next request. Once the
+// body has been read to its end, net/http waits on the connection for the
+// next request, with no deadline, and one the Handler left there would end
+// that wait, which net/http would take for a client that has gone, and
+// cancel the contexts of the connection's later requests. So a body that
+// something before the Handler read (ParseForm, a middleware that checks a
+// signature and puts back a copy) or wrapped, of which the Handler cannot
+// tell whether net/http has read it to its end, gets the deadline around
+// each read of the handler's only. What net/http reads of the rest of such a
+// body once the handler has answered is not bounded by the Handler, should
+// the deadline pass between two reads.
+//
+// A handler that sets a read deadline of its own, with
+// http.ResponseController, takes over from the Handler.
+//
+// A server with a ReadTimeout bounds bodies itself, from when it started
+// reading the request, which the Handler cannot know: the Handler leaves
+// them to it rather than loosen it. Keep ReadTimeout no longer than the
+// stack's Timeout, or leave it unset (bound the headers with
+// ReadHeaderTimeout) and let the Handler bound bodies.
 //
 // # Errors and status codes
 //
@@ -52,10 +101,13 @@
 //     request now. Retry-After says when to try again, in whole seconds:
 //     [DefaultRetryAfter], one second, unless [WithRetryAfter] says
 //     otherwise.
-//   - 503 without Retry-After for timeout.ErrElapsed.
+//   - 503 without Retry-After for timeout.ErrElapsed, and for a body that
+//     did not come by the handler's deadline.
 //   - 413 for a body over the limit.
 //   - 500 for anything else, with the status text as body: an error's
-//     message may say more than a client should know.
+//     message may say more than a client should know. (A panic that a
+//     layer returns as a *tower.PanicError gets no answer at all: see
+//     Panics below.)
 //
 // timeout.ErrElapsed is 503, as http.TimeoutHandler answers, and not 504
 // Gateway Timeout: 504 says that an upstream server did not answer a
@@ -94,7 +146,8 @@
 //
 // Once the Handler has the stack's answer, a handler still running (in
 // Abandon mode) writes nowhere: its writes fail with
-// http.ErrHandlerTimeout, as under http.TimeoutHandler, and w.Header
+// http.ErrHandlerTimeout, as under http.TimeoutHandler, as do the
+// deadlines and the full duplex of http.ResponseController, and w.Header
 // gives it a map that goes nowhere. It must not read the request's body
 // any more, nor touch a header map it got before, where the Handler may be
 // writing its own answer: Abandon mode is for handlers that ignore their
@@ -106,6 +159,18 @@
 // back what they hold on the way (a ConcurrencyLimit's permit), and on up
 // to net/http, which logs it unless it is http.ErrAbortHandler and closes
 // the connection.
+//
+// A layer that runs the handler on a goroutine of its own (a Timeout in
+// Abandon mode) cannot let a panic there go up: it would end the program.
+// It returns it as a *tower.PanicError instead, and the Handler does what
+// net/http does: it logs it through the server's ErrorLog (or the log
+// package's logger), "http: panic serving <address>: <value>" and the
+// panic's stack, unless the value is http.ErrAbortHandler, and aborts the
+// response with http.ErrAbortHandler, which closes the connection. A
+// panic that broke the whole stack (one in an inner service's Ready, on a
+// Buffer's worker, say) fails every request the same way: the Handler
+// answers them 503, as for any stack that is not ready, and logs the panic
+// once, the first time it meets it.
 //
 // A client that goes away ends the request's context. Waiting in Ready,
 // the request gives up and holds nothing; in the handler, the handler
@@ -121,7 +186,8 @@
 // A client stack's request is the *http.Request and its response the
 // *http.Response. The leaf sends the request with the base RoundTripper.
 // A [Transport] builds a stack for each host the first time it sends a
-// request there, and keeps at most [WithMaxHosts] of them; a
+// request there, every spelling of a host sharing one (case, a trailing
+// dot, the default port), and keeps at most [WithMaxHosts] of them; a
 // [BalancedTransport] sends each request through one stack to a
 // balancer over endpoints ([NewEndpoint]), each a stack of its own in
 // front of one backend.
@@ -173,10 +239,14 @@
 //
 // # Cost
 //
-// A Handler adds about 150ns and one allocation (96 bytes) per request to
+// A Handler adds about 150ns and one allocation (112 bytes) per request to
 // a handler that answers at once, and a Timeout in its stack adds the
 // copy of the request that carries the Timeout's context to the handler
-// (r.WithContext). A Transport with no layer that derives a context adds
-// about 160ns and one allocation (80 bytes) to a base that answers at
-// once. The benchmarks measure both.
+// (r.WithContext). A request with a body whose reads the Handler watches
+// (a limit, a deadline) goes to the handler on such a copy in any case,
+// so that net/http's own request keeps its body: with WithMaxBodyBytes
+// and no layer that derives a context, that copy is the price, about
+// 200ns. A Transport with no layer that derives a context adds about
+// 160ns and one allocation (80 bytes) to a base that answers at once. The
+// benchmarks measure both.
 package towerhttp

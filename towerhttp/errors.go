@@ -47,6 +47,12 @@ var ErrTooManyHosts = errors.New("towerhttp: too many hosts with requests in fli
 //     deadline set outside the Handler), as http.TimeoutHandler answers;
 //     the package doc says why not 504;
 //   - 503 Service Unavailable for context.Canceled;
+//   - 500 Internal Server Error for a *tower.PanicError, a panic in user
+//     code that a layer recovered on a goroutine of its own, whatever the
+//     panic value: a panic is a bug, not something a client did (a
+//     Handler does not answer it, but aborts the response: see the
+//     package doc). A panic that broke the whole stack, which a
+//     [ReadyError] or a failed Buffer wraps, is 503 as above;
 //   - 500 Internal Server Error for any other error.
 //
 // StatusCode(nil) is 200.
@@ -55,6 +61,8 @@ func StatusCode(err error) int {
 	switch {
 	case err == nil:
 		return http.StatusOK
+	case requestPanic(err) != nil:
+		return http.StatusInternalServerError
 	case errors.As(err, &tooLarge):
 		return http.StatusRequestEntityTooLarge
 	case unavailable(err), timedOut(err), errors.Is(err, context.Canceled):
@@ -102,6 +110,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 func message(err error, code int) string {
 	var tooLarge *http.MaxBytesError
 	switch {
+	case code == http.StatusInternalServerError:
 	case errors.As(err, &tooLarge):
 		return fmt.Sprintf("request body larger than %d bytes", tooLarge.Limit)
 	case errors.Is(err, loadshed.ErrOverloaded):

@@ -73,8 +73,37 @@ func TestHandlerConstructorsPanic(t *testing.T) {
 		{"towerhttp.WithRetryAfter: d must not be negative, got -1s", func() { towerhttp.WithRetryAfter(-time.Second) }},
 		{"towerhttp.WithMaxBodyBytes: n must be positive, got 0", func() { towerhttp.WithMaxBodyBytes(0) }},
 		{"towerhttp.WithErrorHandler: nil function", func() { towerhttp.WithErrorHandler(nil) }},
+		// Typed nils: a nil in an interface with a type.
+		{"towerhttp.NewHandler: nil http.Handler", func() { towerhttp.NewHandler((*http.ServeMux)(nil), none) }},
+		{"towerhttp.NewHandler: nil http.Handler", func() { towerhttp.NewHandler(http.HandlerFunc(nil), none) }},
+		{"towerhttp.NewHandler: nil stack", func() { towerhttp.NewHandler(ok, tower.LayerFunc[*http.Request, towerhttp.Response](nil)) }},
+		{"towerhttp.NewHandler: stack.Wrap returned nil", func() { towerhttp.NewHandler(ok, wrapsInNil) }},
+		{"towerhttp.NewServiceHandler: nil Service", func() {
+			towerhttp.NewServiceHandler(tower.ServiceFunc[*http.Request, towerhttp.Response](nil))
+		}},
+		{"towerhttp.HandlerService: nil http.Handler", func() { towerhttp.HandlerService(http.HandlerFunc(nil)) }},
 	} {
 		t.Run(tt.want, func(t *testing.T) { towertest.Panics(t, tt.want, tt.f) })
+	}
+}
+
+// wrapsInNil is a layer that returns a typed nil service.
+var wrapsInNil = tower.LayerFunc[*http.Request, towerhttp.Response](func(tower.Service[*http.Request, towerhttp.Response]) tower.Service[*http.Request, towerhttp.Response] {
+	return (*nilService)(nil)
+})
+
+type nilService struct{}
+
+func (*nilService) Ready(context.Context) (tower.Permit[*http.Request, towerhttp.Response], error) {
+	panic("a nil service was used")
+}
+
+// A stack of no layers is no nil: it wraps the handler in nothing.
+func TestHandlerEmptyStack(t *testing.T) {
+	rec := httptest.NewRecorder()
+	towerhttp.NewHandler(ok, tower.Stack[*http.Request, towerhttp.Response]()).ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+	if rec.Code != 200 || rec.Body.String() != "ok" {
+		t.Errorf("got %d %q, want 200 %q", rec.Code, rec.Body.String(), "ok")
 	}
 }
 

@@ -23,9 +23,11 @@ import (
 	"github.com/towergo/tower/towerhttp"
 )
 
-// LoadShed > ConcurrencyLimit(1) > Timeout in front of a handler: while
+// LoadShed > Timeout > ConcurrencyLimit(1) in front of a handler: while
 // one request is being served, the next is turned away at once with 503
-// and Retry-After, before anything of it is read.
+// and Retry-After, before anything of it is read. The Timeout sits above
+// the limit, so that a handler it gives up on keeps its permit until it
+// returns.
 func ExampleNewHandler() {
 	arrived, release := make(chan struct{}), make(chan struct{})
 	hello := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -37,8 +39,8 @@ func ExampleNewHandler() {
 	})
 	srv := httptest.NewServer(towerhttp.NewHandler(hello, tower.Stack(
 		loadshed.NewLayer[*http.Request, towerhttp.Response](),
-		limit.NewConcurrencyLayer[*http.Request, towerhttp.Response](1),
 		timeout.NewLayer[*http.Request, towerhttp.Response](10*time.Second),
+		limit.NewConcurrencyLayer[*http.Request, towerhttp.Response](1),
 	)))
 	defer srv.Close()
 

@@ -3,12 +3,12 @@ package towerhttp
 import (
 	"bufio"
 	"context"
-	"errors"
 	"io"
 	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // exchange is one request being served by a Handler. It is the context the
@@ -27,16 +27,24 @@ import (
 type exchange struct {
 	context.Context // the request's own
 	w               http.ResponseWriter
-	body            limitedBody // r.Body, when the Handler limits bodies
 
-	// mu orders the handler's writes with finish: no write reaches
-	// net/http's writer once finish has returned.
+	// The request's body, when the Handler watches its reads (see
+	// requestBody): body as the Handler got it, and read, what the
+	// handler's reads go to, body under http.MaxBytesReader with a limit.
+	// Both are set before the stack is called, and nil without a body.
+	body, read io.ReadCloser
+
+	// mu orders the handler's writes, and the read deadlines it sets, with
+	// finish: nothing reaches net/http's writer, or its connection, once
+	// finish has returned.
 	mu       sync.Mutex
+	deadline readDeadline
 	finished bool // the Handler has the stack's answer
 
-	status   atomic.Int32 // the status sent, or 0; set under mu
-	running  atomic.Int32 // calls of the leaf that have not returned
-	tooLarge atomic.Pointer[http.MaxBytesError]
+	status       atomic.Int32 // the status sent, or 0; set under mu
+	running      atomic.Int32 // calls of the leaf that have not returned
+	bodyTimedOut atomic.Bool  // a read of the body ended at the deadline
+	tooLarge     atomic.Pointer[http.MaxBytesError]
 }
 
 // exchangeKey is the context key under which an exchange finds itself.
@@ -75,12 +83,18 @@ func (ex *exchange) finish() (wrote, running bool) {
 }
 
 // result is what the leaf returns once the handler has, with ctx the
-// handler's context: the status sent; or, if the handler sent nothing, the
+// handler's context: the status sent; or, if the handler sent nothing,
+// errBodyDeadline if a read of its body ended at the deadline, the
 // context's error if it has ended (the handler gave up), or the limit's
 // error if its body hit the limit, for the Handler to answer 413.
 func (ex *exchange) result(ctx context.Context) (Response, error) {
 	if status := ex.status.Load(); status != 0 {
 		return Response{StatusCode: int(status)}, nil
+	}
+	if ex.bodyTimedOut.Load() {
+		// Before ctx: net/http cancels the request's context, which ctx
+		// derives from, when the read fails.
+		return Response{}, errBodyDeadline
 	}
 	if err := ctx.Err(); err != nil {
 		return Response{}, err
@@ -180,22 +194,43 @@ func (ex *exchange) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	return conn, rw, err
 }
 
-// Unwrap returns net/http's ResponseWriter, for http.ResponseController
-// (deadlines, full duplex).
+// Unwrap returns net/http's ResponseWriter, for http.ResponseController.
+// The controller's calls that touch the connection find the exchange's
+// own methods first, which do nothing once the exchange is finished.
 func (ex *exchange) Unwrap() http.ResponseWriter { return ex.w }
 
-// limitedBody is a request body under http.MaxBytesReader that records,
-// in its exchange, that the limit was hit.
-type limitedBody struct {
-	io.ReadCloser
-	ex *exchange
+// SetReadDeadline sets the read deadline of the request's body, for
+// http.ResponseController: the handler takes it over from the Handler
+// (see bound). Once the exchange is finished, the connection may serve
+// another request, and it returns http.ErrHandlerTimeout.
+func (ex *exchange) SetReadDeadline(t time.Time) error {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	if ex.finished {
+		return http.ErrHandlerTimeout
+	}
+	ex.deadline.off = true
+	return http.NewResponseController(ex.w).SetReadDeadline(t)
 }
 
-func (b *limitedBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	var tooLarge *http.MaxBytesError
-	if err != nil && errors.As(err, &tooLarge) {
-		b.ex.tooLarge.Store(tooLarge)
+// SetWriteDeadline sets the write deadline, for http.ResponseController,
+// until the exchange is finished.
+func (ex *exchange) SetWriteDeadline(t time.Time) error {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	if ex.finished {
+		return http.ErrHandlerTimeout
 	}
-	return n, err
+	return http.NewResponseController(ex.w).SetWriteDeadline(t)
+}
+
+// EnableFullDuplex lets the handler read the body while it writes, for
+// http.ResponseController, until the exchange is finished.
+func (ex *exchange) EnableFullDuplex() error {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	if ex.finished {
+		return http.ErrHandlerTimeout
+	}
+	return http.NewResponseController(ex.w).EnableFullDuplex()
 }

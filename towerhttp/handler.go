@@ -2,12 +2,15 @@ package towerhttp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/internal/option"
 )
 
@@ -34,6 +37,11 @@ type Handler struct {
 	retryAfter string // the Retry-After value, or "" for none
 	maxBody    int64  // -1: no limit
 	onError    func(http.ResponseWriter, *http.Request, error)
+
+	// logged is the last panic that broke the stack the Handler logged,
+	// so that a stack broken for good logs its panic once, not once per
+	// request.
+	logged atomic.Pointer[tower.PanicError]
 }
 
 // NewHandler returns a Handler that serves each request through stack
@@ -41,15 +49,15 @@ type Handler struct {
 // [HandlerService](h). Give several layers with tower.Stack or a
 // tower.Builder. It panics if h, stack or an option is nil.
 func NewHandler(h http.Handler, stack tower.Layer[*http.Request, Response], opts ...HandlerOption) *Handler {
-	if h == nil {
+	if isnil.Is(h) {
 		panic("towerhttp.NewHandler: nil http.Handler")
 	}
-	if stack == nil {
+	if isnil.Is(stack) {
 		panic("towerhttp.NewHandler: nil stack")
 	}
 	o := newHandlerOptions("towerhttp.NewHandler", opts)
 	svc := stack.Wrap(HandlerService(h))
-	if svc == nil {
+	if isnil.Is(svc) {
 		panic("towerhttp.NewHandler: stack.Wrap returned nil")
 	}
 	return o.handler(svc)
@@ -60,7 +68,7 @@ func NewHandler(h http.Handler, stack tower.Layer[*http.Request, Response], opts
 // tower.Builder, or a steer.Steer that picks a stack per path. It panics
 // if svc or an option is nil.
 func NewServiceHandler(svc tower.Service[*http.Request, Response], opts ...HandlerOption) *Handler {
-	if svc == nil {
+	if isnil.Is(svc) {
 		panic("towerhttp.NewServiceHandler: nil Service")
 	}
 	return newHandlerOptions("towerhttp.NewServiceHandler", opts).handler(svc)
@@ -85,8 +93,8 @@ const DefaultRetryAfter = time.Second
 // WithRetryAfter sets the delay a Handler asks for, in a Retry-After
 // header, when it answers 503 because the stack shed the request or is
 // not ready (see [StatusCode]). The header carries whole seconds, d
-// rounded up. The default is [DefaultRetryAfter]; 0 sends no Retry-After.
-// It panics if d is negative.
+// rounded up: math.MaxInt64 sends 9223372037. The default is
+// [DefaultRetryAfter]; 0 sends no Retry-After. It panics if d is negative.
 func WithRetryAfter(d time.Duration) HandlerOption {
 	if d < 0 {
 		panic(fmt.Sprintf("towerhttp.WithRetryAfter: d must not be negative, got %v", d))
@@ -100,7 +108,8 @@ func WithRetryAfter(d time.Duration) HandlerOption {
 // bytes by http.MaxBytesReader, and if the handler returns without writing
 // anything after its read failed, the request is answered 413. A handler
 // that answers the read error itself keeps its answer. The default is no
-// limit, as in net/http. It panics if n is not positive.
+// limit, as in net/http; math.MaxInt64 is no limit either. It panics if n
+// is not positive.
 func WithMaxBodyBytes(n int64) HandlerOption {
 	if n <= 0 {
 		panic(fmt.Sprintf("towerhttp.WithMaxBodyBytes: n must be positive, got %d", n))
@@ -114,7 +123,7 @@ func WithMaxBodyBytes(n int64) HandlerOption {
 // error calls for it (see [StatusCode]). The default is [WriteError]. It
 // panics if f is nil.
 func WithErrorHandler(f func(w http.ResponseWriter, r *http.Request, err error)) HandlerOption {
-	if f == nil {
+	if isnil.Is(f) {
 		panic("towerhttp.WithErrorHandler: nil function")
 	}
 	return func(o *handlerOptions) { o.onError = f }
@@ -129,16 +138,29 @@ func newHandlerOptions(fn string, opts []HandlerOption) handlerOptions {
 func (o handlerOptions) handler(svc tower.Service[*http.Request, Response]) *Handler {
 	h := &Handler{svc: svc, maxBody: o.maxBody, onError: o.onError}
 	if o.retryAfter > 0 {
-		secs := (o.retryAfter + time.Second - 1) / time.Second
-		h.retryAfter = strconv.FormatInt(int64(secs), 10)
+		h.retryAfter = strconv.FormatInt(wholeSeconds(o.retryAfter), 10)
 	}
 	return h
 }
 
+// wholeSeconds returns d in whole seconds, rounded up. It divides before
+// it rounds, so that no d near math.MaxInt64 wraps around.
+func wholeSeconds(d time.Duration) int64 {
+	secs := int64(d / time.Second)
+	if d%time.Second > 0 {
+		secs++
+	}
+	return secs
+}
+
 // ServeHTTP serves r through the stack: Ready, under r's context, before
 // anything of the request is read, then the call, whose leaf runs the
-// handler. A panic in the handler, or in a layer, goes on up to net/http
-// once the stack has given back what it held.
+// handler. A panic in the handler, or in a layer, on the goroutine that
+// serves r goes on up to net/http once the stack has given back what it
+// held. One that a layer recovered on a goroutine of its own (a Timeout in
+// Abandon mode) and returned as a *tower.PanicError is logged and aborts
+// the response, as net/http does with a handler's panic: see the package
+// doc.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.maxBody >= 0 && r.ContentLength > h.maxBody {
 		h.fail(w, r, &http.MaxBytesError{Limit: h.maxBody})
@@ -154,10 +176,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ex := &exchange{Context: ctx, w: w}
-	if h.maxBody >= 0 && r.Body != nil && r.Body != http.NoBody {
-		ex.body = limitedBody{ReadCloser: http.MaxBytesReader(w, r.Body, h.maxBody), ex: ex}
-		r.Body = &ex.body
-	}
+	ex.watchBody(r, h.maxBody)
 	returned := false
 	defer func() {
 		if !returned {
@@ -168,9 +187,26 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	_, err = p.Call(ex, r)
 	returned = true
+	h.settle(w, r, ex, err)
+}
+
+// settle finishes ex once the stack's call has returned err, and answers r
+// if the stack failed.
+func (h *Handler) settle(w http.ResponseWriter, r *http.Request, ex *exchange, err error) {
 	wrote, running := ex.finish()
+	if err == nil {
+		return
+	}
+	if pe := requestPanic(err); pe != nil {
+		abort(r, pe)
+	}
+	if ex.bodyTimedOut.Load() && errors.Is(err, context.Canceled) {
+		// net/http cancels the request's context when a read from the
+		// connection fails, the read the body's deadline ended included:
+		// the client has not gone, its request ran out of time.
+		err = errBodyDeadline
+	}
 	switch {
-	case err == nil:
 	case !wrote:
 		h.fail(w, r, err)
 	case running:
@@ -189,6 +225,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if h.retryAfter != "" && unavailable(err) {
 		w.Header().Set("Retry-After", h.retryAfter)
 	}
+	h.logBroken(r, err)
 	h.onError(w, r, err)
 }
 
@@ -196,15 +233,18 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 // always ready, that runs h for each request it is called with. It works
 // only under a [Handler], which gives it the ResponseWriter through the
 // call's context; called any other way, it panics. The request h sees
-// carries the call's context, so a Timeout above it cancels it.
+// carries the call's context, so a Timeout above it cancels it, and its
+// body's reads end at that context's deadline (see the package doc).
 //
 // The call returns a [Response] with the status h sent, and no error,
-// except in two cases where h wrote nothing: if its context had ended, h
-// gave up, and the call returns the context's error (so that a Timeout
-// above tells its deadline from an answer); if its body hit the limit of
+// except in three cases where h wrote nothing: if its context had ended,
+// h gave up, and the call returns the context's error (so that a Timeout
+// above tells its deadline from an answer); if a read of its body ended
+// at the deadline, the call returns an error that wraps
+// context.DeadlineExceeded; if its body hit the limit of
 // [WithMaxBodyBytes], the call returns the *http.MaxBytesError.
 func HandlerService(h http.Handler) tower.Service[*http.Request, Response] {
-	if h == nil {
+	if isnil.Is(h) {
 		panic("towerhttp.HandlerService: nil http.Handler")
 	}
 	return tower.ServiceFunc[*http.Request, Response](func(ctx context.Context, r *http.Request) (Response, error) {
@@ -218,7 +258,9 @@ func HandlerService(h http.Handler) tower.Service[*http.Request, Response] {
 		if ctx == context.Context(ex) {
 			gov = ex.Context
 		}
-		if r.Context() != gov {
+		if ex.body != nil {
+			r = ex.request(r, gov)
+		} else if r.Context() != gov {
 			r = r.WithContext(gov)
 		}
 		ex.enter()

@@ -364,3 +364,34 @@ func TestHandlerServiceOutsideHandlerPanics(t *testing.T) {
 		tower.Call(t.Context(), svc, httptest.NewRequest("GET", "/", nil))
 	})
 }
+
+// A handler still running once the Handler has answered (in Abandon mode)
+// can no longer touch the connection through http.ResponseController,
+// which may be serving another request by then: its deadlines and full
+// duplex fail with http.ErrHandlerTimeout. Before, they reach net/http's
+// writer (a recorder, here, which has none).
+func TestHandlerAbandonedLosesConnection(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		errs := make(chan []error, 2)
+		calls := func(w http.ResponseWriter) []error {
+			rc := http.NewResponseController(w)
+			return []error{rc.SetReadDeadline(time.Time{}), rc.SetWriteDeadline(time.Time{}), rc.EnableFullDuplex()}
+		}
+		stuck := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			errs <- calls(w)
+			<-release
+			errs <- calls(w)
+		})
+		h := towerhttp.NewHandler(stuck, timeout.NewLayer[*http.Request, towerhttp.Response](100*time.Millisecond, timeout.WithMode(timeout.Abandon)))
+		serve(h, httptest.NewRequest("GET", "/", nil), time.Now()).expect(t, 503, "request timed out\n")
+		close(release)
+		for i, want := range []error{http.ErrNotSupported, http.ErrHandlerTimeout} {
+			for _, err := range <-errs {
+				if !errors.Is(err, want) {
+					t.Errorf("call %d: got %v, want %v", i, err, want)
+				}
+			}
+		}
+	})
+}

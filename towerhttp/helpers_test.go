@@ -50,13 +50,16 @@ func checkGoroutines(t *testing.T) {
 	})
 }
 
+// discardLog is a server's error log that goes nowhere.
+var discardLog = log.New(io.Discard, "", 0)
+
 // newServer starts an httptest server for h whose error log is discarded
 // (a panicking handler logs there), and closes it, and the default
 // client's idle connections, when the test ends.
 func newServer(t *testing.T, h http.Handler) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(h)
-	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.Config.ErrorLog = discardLog
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return srv

@@ -8,16 +8,23 @@ import (
 	"sync"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/internal/option"
 )
 
 // A Transport is an http.RoundTripper that sends each request through a
 // tower stack of its host: the stack's layers, the first one outermost,
 // wrap a leaf that sends the request with the base RoundTripper. Each host
-// (a URL's scheme and host, as written) gets a stack of its own, built the
-// first time a request goes there, so that a concurrency limit or a rate
-// limit in the stack applies per host; a layer made to share its state
-// (limit.NewSharedConcurrencyLayer) puts every host under one limit.
+// gets a stack of its own, built the first time a request goes there, so
+// that a concurrency limit or a rate limit in the stack applies per host; a
+// layer made to share its state (limit.NewSharedConcurrencyLayer) puts
+// every host under one limit.
+//
+// A host is a URL's scheme and host, in canonical form, so that every
+// spelling of one host shares its stack: letters in lower case, no
+// trailing dot, and no default port, so that "http://Example.COM.:80/" goes
+// through the stack of "http://example.com/". An IPv6 literal keeps its
+// brackets. The request itself is sent to its URL as written.
 //
 // The stacks kept are bounded ([WithMaxHosts]): once there are that many,
 // a request to a new host drops the stack least recently used that has no
@@ -42,8 +49,6 @@ type Transport struct {
 	clock uint64 // counts requests, to find the stack least recently used
 }
 
-type hostKey struct{ scheme, host string }
-
 // host is the stack of one host.
 type host struct {
 	svc      tower.Service[*http.Request, *http.Response]
@@ -63,7 +68,8 @@ type transportOptions struct {
 }
 
 // WithMaxHosts sets how many host stacks a Transport keeps at most. The
-// default is [DefaultMaxHosts]. It panics if n is less than 1.
+// default is [DefaultMaxHosts]; math.MaxInt keeps every host's. It panics
+// if n is less than 1.
 func WithMaxHosts(n int) TransportOption {
 	if n < 1 {
 		panic(fmt.Sprintf("towerhttp.WithMaxHosts: n must be at least 1, got %d", n))
@@ -76,10 +82,10 @@ func WithMaxHosts(n int) TransportOption {
 // leaf that calls base.RoundTrip. Give several layers with tower.Stack or a
 // tower.Builder. It panics if base, stack or an option is nil.
 func NewTransport(base http.RoundTripper, stack tower.Layer[*http.Request, *http.Response], opts ...TransportOption) *Transport {
-	if base == nil {
+	if isnil.Is(base) {
 		panic("towerhttp.NewTransport: nil base RoundTripper")
 	}
-	if stack == nil {
+	if isnil.Is(stack) {
 		panic("towerhttp.NewTransport: nil stack")
 	}
 	o := transportOptions{maxHosts: DefaultMaxHosts}
@@ -104,7 +110,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, errNoURL
 	}
-	h, err := t.acquire(hostKey{req.URL.Scheme, req.URL.Host})
+	h, err := t.acquire(keyOf(req.URL))
 	if err != nil {
 		closeBody(req)
 		return nil, err
@@ -129,7 +135,7 @@ func (t *Transport) acquire(k hostKey) (*host, error) {
 			}
 		}
 		svc := t.stack.Wrap(t.leaf)
-		if svc == nil {
+		if isnil.Is(svc) {
 			panic("towerhttp.Transport: stack.Wrap returned nil")
 		}
 		h = &host{svc: svc}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/towergo/tower"
@@ -258,4 +259,60 @@ func TestTransportClosesBodyOfShedRequest(t *testing.T) {
 	}
 	close(g.release)
 	<-done
+}
+
+// Five spellings of one host (case, trailing dot, the scheme's default
+// port) share one stack, and so one ConcurrencyLimit(1): while a request to
+// one spelling is in flight, a request to any other is shed. A port that
+// is not the default, or another scheme, is another host.
+func TestTransportCanonicalHosts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		arrived, release := make(chan struct{}), make(chan struct{})
+		base := fakeBase(func(req *http.Request) (*http.Response, error) {
+			if req.URL.Path == "/hold" {
+				arrived <- struct{}{}
+				<-release
+			}
+			return textResponse(req, 200, "ok", nil), nil
+		})
+		tr := towerhttp.NewTransport(base, clientShedOverLimit(1))
+		done := make(chan error, 1)
+		go func() {
+			resp, err := tr.RoundTrip(mustRequest(t, "http://example.com/hold"))
+			if err == nil {
+				resp.Body.Close()
+			}
+			done <- err
+		}()
+		<-arrived
+		for _, u := range []string{"http://example.com/", "http://EXAMPLE.com/", "http://example.com./", "http://example.com:80/", "http://Example.COM.:80/"} {
+			if _, err := tr.RoundTrip(mustRequest(t, u)); !errors.Is(err, loadshed.ErrOverloaded) {
+				t.Errorf("GET %s while example.com has a request in flight: got %v, want loadshed.ErrOverloaded", u, err)
+			}
+		}
+		for _, u := range []string{"http://example.com:8080/", "https://example.com/", "http://[::1]:80/", "http://[::1]/"} {
+			resp, err := tr.RoundTrip(mustRequest(t, u))
+			if err != nil {
+				t.Errorf("GET %s: got %v, want a response", u, err)
+				continue
+			}
+			resp.Body.Close()
+		}
+		close(release)
+		if err := <-done; err != nil {
+			t.Errorf("the request held: %v", err)
+		}
+		if n := tr.Hosts(); n != 4 {
+			t.Errorf("got %d host stacks, want 4: example.com, example.com:8080, https://example.com, [::1]", n)
+		}
+	})
+}
+
+func mustRequest(t *testing.T, url string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
 }

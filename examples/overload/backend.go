@@ -83,12 +83,12 @@ func (wk *worker) serve(queued time.Time) {
 	time.Sleep(time.Until(wk.free))
 }
 
-// protect returns h behind LoadShed > ConcurrencyLimit(inFlight) >
-// Timeout(handlerTimeout).
+// protect returns h behind LoadShed > Timeout(handlerTimeout) >
+// ConcurrencyLimit(inFlight).
 func protect(h http.Handler) http.Handler {
 	return towerhttp.NewHandler(h, tower.Stack(
 		loadshed.NewLayer[*http.Request, towerhttp.Response](),
-		limit.NewConcurrencyLayer[*http.Request, towerhttp.Response](inFlight),
 		timeout.NewLayer[*http.Request, towerhttp.Response](handlerTimeout),
+		limit.NewConcurrencyLayer[*http.Request, towerhttp.Response](inFlight),
 	))
 }

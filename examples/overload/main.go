@@ -1,5 +1,5 @@
 // Overload offers a server twice the load it can serve, once bare and once
-// behind a towerhttp stack, LoadShed > ConcurrencyLimit(8) > Timeout, and
+// behind a towerhttp stack, LoadShed > Timeout > ConcurrencyLimit(8), and
 // prints what the clients got:
 //
 //	unprotected: goodput=39/s p99=2000ms errors=80%
@@ -76,6 +76,10 @@
 // microseconds instead of queueing, and its clients know at once that
 // they should try later or elsewhere. The Timeout, 250ms, is far above
 // what the limit lets a request take: it is there for a worker that hangs.
+// It sits above the limit, as package towerhttp recommends: the wait for
+// the limit's permit happens in Ready, which no Timeout times, and above
+// the limit a handler the Timeout gives up on keeps its permit until it
+// returns, so that the limit counts the handlers that really run.
 //
 // The queue cannot grow, so the wait cannot either: goodput is the
 // server's capacity, and p99 is a fiftieth of the bare server's.

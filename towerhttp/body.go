@@ -1,0 +1,230 @@
+package towerhttp
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/towergo/tower/internal/mono"
+)
+
+// errReadDeadline is the error of a read of the body that starts after the
+// handler's deadline.
+var errReadDeadline = fmt.Errorf("towerhttp: request body read after the handler's deadline: %w", os.ErrDeadlineExceeded)
+
+// errBodyDeadline is the error of a call whose handler wrote nothing after
+// a read of its body ended at the handler's deadline. It wraps
+// context.DeadlineExceeded, so that a Timeout above takes it for its own
+// deadline, and StatusCode answers 503 "request timed out".
+var errBodyDeadline = fmt.Errorf("towerhttp: request body not received by the handler's deadline: %w", context.DeadlineExceeded)
+
+// requestBody is the body of the request a Handler gives its handler when
+// it watches the reads: to cut the body at the limit of WithMaxBodyBytes,
+// and to tell a read that ended at the handler's deadline. Its state is
+// its exchange's, and a struct of one pointer goes in an interface without
+// an allocation. It goes on a copy of the request: net/http's own request
+// keeps its body, which net/http inspects once the handler has written its
+// header or returned.
+type requestBody struct{ ex *exchange }
+
+// readDeadline is the deadline that ends the reads of the body, and how it
+// is set: see bound. It is guarded by its exchange's mu.
+type readDeadline struct {
+	at      time.Duration // a reading of package mono's clock; 0: none
+	perRead bool          // set around each read, not once for all
+	off     bool          // the ResponseWriter has no read deadline to set
+}
+
+// watchBody prepares the watching of r's body, if it has one: the limit of
+// maxBody, if not negative, and the deadline the leaf finds (see bound).
+func (ex *exchange) watchBody(r *http.Request, maxBody int64) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return
+	}
+	ex.body, ex.read = r.Body, r.Body
+	if maxBody >= 0 {
+		ex.read = http.MaxBytesReader(ex.w, r.Body, maxBody)
+	}
+}
+
+// netHTTPBody is the type of the body net/http gives an HTTP/1 request
+// that has one, found by having net/http read such a request.
+var netHTTPBody = sync.OnceValue(func() reflect.Type {
+	r, err := http.ReadRequest(bufio.NewReader(strings.NewReader("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nx")))
+	if err != nil {
+		return nil
+	}
+	return reflect.TypeOf(r.Body)
+})
+
+// unread reports whether r's body is net/http's own HTTP/1 body, that
+// nothing has read to its end: no middleware replaced it, and no form was
+// parsed from it. net/http waits on the connection for the next request
+// only once the body has been read to its end.
+func unread(r *http.Request) bool {
+	return r.ProtoMajor == 1 && reflect.TypeOf(r.Body) == netHTTPBody() &&
+		r.PostForm == nil && r.MultipartForm == nil
+}
+
+// request returns the request the leaf gives the handler, when the Handler
+// got one with a body: r with gov, the handler's context; and with the
+// watched body, if r still has the body the Handler got and there is
+// something to watch, a limit or a deadline.
+func (ex *exchange) request(r *http.Request, gov context.Context) *http.Request {
+	if !sameBody(r.Body, ex.body) || !ex.bound(r, gov) && ex.read == ex.body {
+		if r.Context() != gov {
+			r = r.WithContext(gov)
+		}
+		return r
+	}
+	r = r.WithContext(gov)
+	r.Body = requestBody{ex}
+	return r
+}
+
+// sameBody reports whether a is b, the body the Handler got: whether no
+// layer replaced it. It does not compare bodies of a type == cannot
+// compare, which would panic: one of those is taken for b if it has b's
+// type.
+func sameBody(a, b io.ReadCloser) bool {
+	t := reflect.TypeOf(a)
+	if t != reflect.TypeOf(b) {
+		return false
+	}
+	return !t.Comparable() || a == b
+}
+
+// bound makes the deadline of gov, the handler's context, end the reads of
+// r's body, and reports whether gov has one.
+//
+// The deadline is set on the connection, through http.ResponseController,
+// as http.Server.ReadTimeout is: on HTTP/2 it is the request's stream's,
+// which ends with the stream. On HTTP/1, net/http clears it once the body
+// has been read to its end, to wait on the connection for the next
+// request; a deadline set while it waits would end that wait when it
+// passed, and net/http would take it for a lost client and cancel the
+// contexts of the connection's later requests. So it is set once, now, on
+// a body that net/http has not read to its end (see unread), and around
+// each read otherwise: on a body that a middleware before the Handler
+// read (to check a signature, say) and replaced, or wrapped.
+//
+// A server with a ReadTimeout bounds bodies itself, from an instant the
+// Handler cannot know: the Handler leaves them to it, rather than loosen
+// it.
+func (ex *exchange) bound(r *http.Request, gov context.Context) bool {
+	d, ok := gov.Deadline()
+	if !ok {
+		return false
+	}
+	if srv, _ := ex.Value(http.ServerContextKey).(*http.Server); srv != nil && srv.ReadTimeout > 0 {
+		return false
+	}
+	at, ok := mono.Of(d)
+	if !ok {
+		at = mono.Now() + time.Until(d) // a deadline without a monotonic reading
+	}
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	if ex.finished {
+		return false
+	}
+	ex.deadline = readDeadline{at: max(at, 1), perRead: r.ProtoMajor < 2 && !unread(r), off: !readDeadlines(ex.w)}
+	if !ex.deadline.perRead && !ex.deadline.off {
+		http.NewResponseController(ex.w).SetReadDeadline(d)
+	}
+	return true
+}
+
+// readDeadlines reports whether http.ResponseController can set w's read
+// deadline: whether w, or a writer it unwraps to, has SetReadDeadline. It
+// asks without the allocation of the controller's error when it cannot
+// (an httptest.ResponseRecorder).
+func readDeadlines(w http.ResponseWriter) bool {
+	for {
+		switch t := w.(type) {
+		case interface{ SetReadDeadline(time.Time) error }:
+			return true
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = t.Unwrap()
+		default:
+			return false
+		}
+	}
+}
+
+// armRead prepares a read of the body under the deadline, if there is
+// one: it reports whether one is in force, and whether the read must be
+// followed by disarm. A deadline set around each read that has passed is
+// not set, which would end at once a read net/http waits on: armRead
+// returns errReadDeadline instead. Nothing is set once the exchange is
+// finished: net/http then owns the connection again, and may be serving
+// its next request.
+func (ex *exchange) armRead() (watched, armed bool, err error) {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	d := &ex.deadline
+	switch {
+	case d.at == 0 || d.off || ex.finished:
+		return false, false, nil
+	case !d.perRead:
+		return true, false, nil
+	case mono.Now() >= d.at:
+		ex.bodyTimedOut.Store(true)
+		return true, false, errReadDeadline
+	}
+	http.NewResponseController(ex.w).SetReadDeadline(mono.Time(d.at))
+	return true, true, nil
+}
+
+// disarm clears the connection's read deadline after a read that armRead
+// armed and that did not end at it.
+func (ex *exchange) disarm() {
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	if !ex.finished {
+		http.NewResponseController(ex.w).SetReadDeadline(time.Time{})
+	}
+}
+
+// Read reads the body, ending at the handler's deadline. A read that ends
+// there leaves the connection's deadline set: what net/http reads of the
+// rest of the body, once the handler has answered, fails at once too, and
+// net/http closes the connection rather than wait for a slow client.
+func (b requestBody) Read(p []byte) (int, error) {
+	watched, armed, err := b.ex.armRead()
+	if err != nil {
+		return 0, err
+	}
+	n, err := b.ex.read.Read(p)
+	timedOut := watched && err != nil && errors.Is(err, os.ErrDeadlineExceeded)
+	if timedOut {
+		b.ex.bodyTimedOut.Store(true)
+	}
+	if armed && !timedOut {
+		b.ex.disarm()
+	}
+	if err != nil && err != io.EOF {
+		b.ex.readFailed(err)
+	}
+	return n, err
+}
+
+// readFailed records err, the error of a read of the body, if it says the
+// body hit the limit of WithMaxBodyBytes.
+func (ex *exchange) readFailed(err error) {
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		ex.tooLarge.Store(tooLarge)
+	}
+}
+
+// Close closes the body.
+func (b requestBody) Close() error { return b.ex.read.Close() }

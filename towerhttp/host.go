@@ -1,0 +1,115 @@
+package towerhttp
+
+import (
+	"net/url"
+	"strings"
+)
+
+// hostKey is the key of a host's stack in a Transport: the URL's scheme,
+// and its host in canonical form.
+type hostKey struct{ scheme, host string }
+
+// keyOf returns the key of u's host.
+func keyOf(u *url.URL) hostKey {
+	return hostKey{u.Scheme, canonicalHost(u.Scheme, u.Host)}
+}
+
+// canonicalHost returns host, a URL's host with or without a port, in the
+// form a Transport keys its stacks by, so that the spellings of one host
+// share one stack: ASCII letters in lower case, no trailing dot after a
+// name, and no port if it is empty or the scheme's default (80 for http,
+// 443 for https). An IPv6 literal keeps its brackets, and its zone (after
+// "%25") keeps its case, as interface names have one. The port is found
+// as url.URL.Port finds it. A host already in canonical form is returned
+// as it is, without an allocation; so is one whose only change is a port
+// or a trailing dot dropped.
+func canonicalHost(scheme, host string) string {
+	if plain(host) {
+		return host
+	}
+	name, port, hasPort := host, "", false
+	if i := portColon(host); i >= 0 {
+		name, port, hasPort = host[:i], host[i+1:], true
+	}
+	if hasPort && (port == "" || port == defaultPort(scheme)) {
+		hasPort = false
+	}
+	if !strings.HasPrefix(name, "[") {
+		name = strings.TrimSuffix(name, ".")
+	}
+	name = lowerASCII(name)
+	switch {
+	case !hasPort:
+		return name
+	case len(name)+1+len(port) == len(host) && host[:len(name)] == name:
+		return host // nothing changed
+	}
+	return name + ":" + port
+}
+
+// plain reports whether host is canonical at a glance, in one pass: no
+// port, no trailing dot, no upper case. Most hosts are.
+func plain(host string) bool {
+	for i := range len(host) {
+		if c := host[i]; c == ':' || 'A' <= c && c <= 'Z' {
+			return false
+		}
+	}
+	return !strings.HasSuffix(host, ".")
+}
+
+// portColon returns the index of the colon before host's port, or -1 if it
+// has none: the last colon, if only digits follow it and it is not inside
+// an IPv6 literal's brackets.
+func portColon(host string) int {
+	i := strings.LastIndexByte(host, ':')
+	if i < 0 {
+		return -1
+	}
+	for _, c := range []byte(host[i+1:]) {
+		if c < '0' || c > '9' {
+			return -1
+		}
+	}
+	return i
+}
+
+// defaultPort returns the port a URL of scheme goes to when it names none,
+// or "" for a scheme that net/http does not know.
+func defaultPort(scheme string) string {
+	switch scheme {
+	case "http":
+		return "80"
+	case "https":
+		return "443"
+	}
+	return ""
+}
+
+// lowerASCII returns name with its ASCII letters in lower case, up to the
+// zone of an IPv6 literal: name itself if it has none in upper case.
+func lowerASCII(name string) string {
+	end := len(name)
+	if strings.HasPrefix(name, "[") {
+		if i := strings.IndexByte(name, '%'); i >= 0 {
+			end = i
+		}
+	}
+	first := -1
+	for i := range end {
+		if c := name[i]; 'A' <= c && c <= 'Z' {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		return name
+	}
+	b := []byte(name)
+	for i := first; i < end; i++ {
+		if c := b[i]; 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
