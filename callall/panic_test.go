@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"iter"
-	"runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -16,27 +15,6 @@ import (
 	"github.com/towergo/tower/callall"
 	"github.com/towergo/tower/towertest"
 )
-
-// boom is the value the faults panic with.
-var boom = errors.New("boom")
-
-// faults are the two ways user code ends without returning.
-var faults = []struct {
-	name  string
-	fault func()
-	value func(t *testing.T, v any) // checks a PanicError's Value
-}{
-	{"Panic", func() { panic(boom) }, func(t *testing.T, v any) {
-		if v != boom {
-			t.Errorf("the PanicError's Value is %v, want %v", v, boom)
-		}
-	}},
-	{"Goexit", runtime.Goexit, func(t *testing.T, v any) {
-		if err, ok := v.(error); !ok || !strings.Contains(err.Error(), "runtime.Goexit") {
-			t.Errorf("the PanicError's Value is %v, want an error that says runtime.Goexit was called", v)
-		}
-	}},
-}
 
 // expectPanic fails t unless the next item is a *tower.PanicError from
 // where, with a stack, and returns it.
@@ -69,18 +47,18 @@ func faultyCalls(fault func()) svc {
 // answered, and it ends as usual. With a limit of 1, the one worker's
 // Goexit leaves the next request to the worker that replaces it.
 func TestCallFault(t *testing.T) {
-	for _, f := range faults {
-		t.Run(f.name, func(t *testing.T) {
+	for _, f := range towertest.Exits {
+		t.Run(f.Name, func(t *testing.T) {
 			forEach(t, func(t *testing.T, v variant) {
 				reqs := make(chan string, 3)
 				for _, r := range []string{"a", "fault", "b"} {
 					reqs <- r
 				}
 				close(reqs)
-				c := collect(v.all(t.Context(), faultyCalls(f.fault), reqs, 1), time.Now())
+				c := collect(v.all(t.Context(), faultyCalls(f.Do), reqs, 1), time.Now())
 				c.expect(t, "a", 0)
 				pe := c.expectPanic(t, "the service's Call, on a callall worker")
-				f.value(t, pe.Value)
+				f.Check(t, pe.Value)
 				c.expect(t, "b", 0)
 				c.ended(t, 0)
 			})
@@ -108,11 +86,11 @@ func (f *faultyReady) Ready(ctx context.Context) (tower.Permit[string, string], 
 // yielded at once, then the response of the request already sent, and the
 // sequence ends. Nothing stays reserved.
 func TestReadyFault(t *testing.T) {
-	for _, f := range faults {
-		t.Run(f.name, func(t *testing.T) {
+	for _, f := range towertest.Exits {
+		t.Run(f.Name, func(t *testing.T) {
 			forEach(t, func(t *testing.T, v variant) {
 				mock, h := towertest.NewMock[string, string]()
-				inner := &faultyReady{Mock: mock, fault: f.fault, n: 2}
+				inner := &faultyReady{Mock: mock, fault: f.Do, n: 2}
 				reqs := make(chan string, 3)
 				for _, r := range []string{"req0", "req1", "req2"} {
 					reqs <- r
@@ -120,7 +98,7 @@ func TestReadyFault(t *testing.T) {
 				start := time.Now()
 				c := collect(v.all(t.Context(), inner, reqs, 4), start)
 				pe := c.expectPanic(t, "the service's Ready, on a callall dispatcher")
-				f.value(t, pe.Value)
+				f.Check(t, pe.Value)
 				c.none(t)
 				time.Sleep(10 * time.Millisecond)
 				answer(t, h, "req0", "res0")
@@ -153,18 +131,18 @@ func faultyIter(fault func(), reqs ...string) iter.Seq[string] {
 // ends the sequence as a failed Ready does: the PanicError is yielded, the
 // requests already sent are still answered, and the sequence ends.
 func TestIteratorFault(t *testing.T) {
-	for _, f := range faults {
+	for _, f := range towertest.Exits {
 		for _, all := range []struct {
 			name string
 			f    func(context.Context, svc, iter.Seq[string], int) iter.Seq2[string, error]
 		}{{"Ordered", callall.Ordered[string, string]}, {"Unordered", callall.Unordered[string, string]}} {
-			t.Run(f.name+"/"+all.name, func(t *testing.T) {
+			t.Run(f.Name+"/"+all.name, func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
 					mock, h := towertest.NewMock[string, string]()
 					start := time.Now()
-					c := collect(all.f(t.Context(), mock, faultyIter(f.fault, "a", "b"), 4), start)
+					c := collect(all.f(t.Context(), mock, faultyIter(f.Do, "a", "b"), 4), start)
 					pe := c.expectPanic(t, "the request iterator, on a callall dispatcher")
-					f.value(t, pe.Value)
+					f.Check(t, pe.Value)
 					got := received(t, h, 2)
 					time.Sleep(10 * time.Millisecond)
 					got["a"].Respond("A")
@@ -190,7 +168,7 @@ func TestPanicAfterBreakIsLogged(t *testing.T) {
 			s := tower.ServiceFunc[string, string](func(ctx context.Context, req string) (string, error) {
 				if req == "b" {
 					<-ctx.Done()
-					panic(boom)
+					panic(towertest.ExitValue)
 				}
 				return req, nil
 			})
@@ -202,7 +180,7 @@ func TestPanicAfterBreakIsLogged(t *testing.T) {
 					return
 				}
 				<-gate // this iterator does not return when the loop breaks
-				panic(boom)
+				panic(towertest.ExitValue)
 			}
 			return callall.Ordered(context.Background(), faultyCalls(nil), reqs, 2)
 		}},
@@ -223,7 +201,7 @@ func TestPanicAfterBreakIsLogged(t *testing.T) {
 				if res, err := loop.Wait(); res != "a" || err != nil {
 					t.Errorf("the loop got %q, %v; want %q, nil", res, err, "a")
 				}
-				for _, want := range []string{"recovered a panic that no caller is left to hear of", tt.where, "boom"} {
+				for _, want := range []string{"recovered a panic that no caller is left to hear of", tt.where, towertest.ExitValue.Error()} {
 					if !strings.Contains(log.String(), want) {
 						t.Errorf("the log does not say %q:\n%s", want, log.String())
 					}

@@ -3,7 +3,6 @@ package reconnect_test
 import (
 	"context"
 	"errors"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,41 +14,6 @@ import (
 	"github.com/towergo/tower/reconnect"
 	"github.com/towergo/tower/towertest"
 )
-
-// boom is the value the faults panic with.
-var boom = errors.New("boom")
-
-// faults are the two ways user code ends without returning.
-var faults = []struct {
-	name  string
-	fault func()
-	value func(t *testing.T, v any) // checks a PanicError's Value
-}{
-	{"Panic", func() { panic(boom) }, func(t *testing.T, v any) {
-		if v != boom {
-			t.Errorf("the PanicError's Value is %v, want %v", v, boom)
-		}
-	}},
-	{"Goexit", runtime.Goexit, func(t *testing.T, v any) {
-		if err, ok := v.(error); !ok || !strings.Contains(err.Error(), "runtime.Goexit") {
-			t.Errorf("the PanicError's Value is %v, want an error that says runtime.Goexit was called", v)
-		}
-	}},
-}
-
-// panicError fails t unless err is, or wraps, a *tower.PanicError from
-// where, with a stack, and returns it.
-func panicError(t *testing.T, err error, where string) *tower.PanicError {
-	t.Helper()
-	var pe *tower.PanicError
-	if !errors.As(err, &pe) {
-		t.Fatalf("got error %v, want a *tower.PanicError", err)
-	}
-	if pe.Where != where || len(pe.Stack) == 0 {
-		t.Errorf("got a PanicError from %q with %d bytes of stack, want one from %q with its stack", pe.Where, len(pe.Stack), where)
-	}
-	return pe
-}
 
 // faultyMaker is a maker whose Ready faults once readyFaults is set, and
 // whose Call faults once callFaults is set, and otherwise makes the next
@@ -87,16 +51,16 @@ func (m *faultyMaker) make(context.Context, string) (svc, error) {
 // for good with the PanicError, which the caller waiting gets, and every
 // later Ready too.
 func TestMakerReadyFault(t *testing.T) {
-	for _, f := range faults {
-		t.Run(f.name, func(t *testing.T) {
+	for _, f := range towertest.Exits {
+		t.Run(f.Name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				m := newFaultyMaker(f.fault)
+				m := newFaultyMaker(f.Do)
 				m.readyFaults.Store(true)
 				r := reconnect.New[string, string, string](m, target)
 				defer r.Close()
 				_, err := r.Ready(t.Context())
-				pe := panicError(t, err, "the maker's Ready, on a Reconnect's connect goroutine")
-				f.value(t, pe.Value)
+				pe := towertest.ExpectPanicError(t, err, "the maker's Ready, on a Reconnect's connect goroutine")
+				f.Check(t, pe.Value)
 				if errors.As(err, new(*reconnect.ConnectError)) {
 					t.Errorf("Ready: got %v, want the PanicError itself, as for an error of the maker's Ready", err)
 				}
@@ -112,10 +76,10 @@ func TestMakerReadyFault(t *testing.T) {
 // callers waiting get a permit whose Call returns a *ConnectError that
 // wraps the PanicError, and the next Ready connects again.
 func TestMakerCallFault(t *testing.T) {
-	for _, f := range faults {
-		t.Run(f.name, func(t *testing.T) {
+	for _, f := range towertest.Exits {
+		t.Run(f.Name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				m := newFaultyMaker(f.fault)
+				m := newFaultyMaker(f.Do)
 				m.callFaults.Store(true)
 				m.gate = make(chan struct{})
 				r := reconnect.New[string, string, string](m, target)
@@ -130,8 +94,8 @@ func TestMakerCallFault(t *testing.T) {
 					if !errors.As(err, new(*reconnect.ConnectError)) {
 						t.Errorf("Call: got %v, want a *ConnectError", err)
 					}
-					pe := panicError(t, err, "the maker's Call, on a Reconnect's connect goroutine")
-					f.value(t, pe.Value)
+					pe := towertest.ExpectPanicError(t, err, "the maker's Call, on a Reconnect's connect goroutine")
+					f.Check(t, pe.Value)
 					if first == nil {
 						first = pe
 					} else if pe != first {
@@ -152,7 +116,7 @@ func TestMakerCallFault(t *testing.T) {
 // its Call.
 func TestMakerCallPanicNobodyWaitedFor(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := newFaultyMaker(func() { panic(boom) })
+		m := newFaultyMaker(func() { panic(towertest.ExitValue) })
 		m.callFaults.Store(true)
 		r := reconnect.New[string, string, string](m, target)
 		defer r.Close()
@@ -163,7 +127,7 @@ func TestMakerCallPanicNobodyWaitedFor(t *testing.T) {
 			t.Fatal("ReadyNow: not ready, want the failed connect's permit")
 		}
 		_, err := p.Call(t.Context(), "hello")
-		panicError(t, err, "the maker's Call, on a Reconnect's connect goroutine")
+		towertest.ExpectPanicError(t, err, "the maker's Call, on a Reconnect's connect goroutine")
 	})
 }
 
@@ -187,11 +151,11 @@ func (c *faultyConn) Ready(ctx context.Context) (permit, error) {
 // connect, by the time the panic leaves Ready; the next caller gets the
 // new service. Nothing stays reserved.
 func TestServiceReadyFaultOnCaller(t *testing.T) {
-	for _, f := range faults {
-		t.Run(f.name, func(t *testing.T) {
+	for _, f := range towertest.Exits {
+		t.Run(f.Name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				old, oldH := newClosable()
-				cur := &faultyConn{closable: old, fault: f.fault}
+				cur := &faultyConn{closable: old, fault: f.Do}
 				maker, mh := towertest.NewMock[string, svc]()
 				r := reconnect.NewConnected[string, string, string](maker, target, cur)
 				defer r.Close()
@@ -208,7 +172,7 @@ func TestServiceReadyFaultOnCaller(t *testing.T) {
 					returned = true
 				})
 				wg.Wait()
-				if returned || (f.name == "Panic" && raised != boom) {
+				if returned || (f.Name == "Panic" && raised != towertest.ExitValue) {
 					t.Errorf("the caller's goroutine: returned %t, panicked with %v; want the fault to reach it", returned, raised)
 				}
 				if !old.isClosed() {
@@ -250,7 +214,7 @@ func TestPanicAfterCloseIsLogged(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				log := towertest.CaptureLog(t)
-				m := newFaultyMaker(func() { panic(boom) })
+				m := newFaultyMaker(func() { panic(towertest.ExitValue) })
 				m.gate = make(chan struct{})
 				tt.arm(m)
 				r := reconnect.New[string, string, string](m, target)
@@ -263,7 +227,7 @@ func TestPanicAfterCloseIsLogged(t *testing.T) {
 				}
 				close(m.gate)
 				synctest.Wait()
-				for _, want := range []string{"recovered a panic that no caller is left to hear of", tt.where, "boom"} {
+				for _, want := range []string{"recovered a panic that no caller is left to hear of", tt.where, towertest.ExitValue.Error()} {
 					if !strings.Contains(log.String(), want) {
 						t.Errorf("the log does not say %q:\n%s", want, log.String())
 					}
@@ -279,4 +243,4 @@ func TestPanicAfterCloseIsLogged(t *testing.T) {
 // panicsOnClose is a service whose Close panics.
 type panicsOnClose struct{ svc }
 
-func (panicsOnClose) Close() error { panic(boom) }
+func (panicsOnClose) Close() error { panic(towertest.ExitValue) }

@@ -3,7 +3,6 @@ package spawnready_test
 import (
 	"context"
 	"errors"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -51,50 +50,15 @@ func (f *faulty) Ready(ctx context.Context) (permit, error) {
 	return permit{}, errors.New("faulty: the fault returned")
 }
 
-// boom is the value the faults panic with.
-var boom = errors.New("boom")
-
-// faults are the two ways user code ends without returning.
-var faults = []struct {
-	name  string
-	fault func()
-	value func(t *testing.T, v any) // checks a PanicError's Value
-}{
-	{"Panic", func() { panic(boom) }, func(t *testing.T, v any) {
-		if v != boom {
-			t.Errorf("the PanicError's Value is %v, want %v", v, boom)
-		}
-	}},
-	{"Goexit", runtime.Goexit, func(t *testing.T, v any) {
-		if err, ok := v.(error); !ok || !strings.Contains(err.Error(), "runtime.Goexit") {
-			t.Errorf("the PanicError's Value is %v, want an error that says runtime.Goexit was called", v)
-		}
-	}},
-}
-
-// panicError fails t unless err is a *tower.PanicError from where, with a
-// stack, and returns it.
-func panicError(t *testing.T, err error, where string) *tower.PanicError {
-	t.Helper()
-	var pe *tower.PanicError
-	if !errors.As(err, &pe) {
-		t.Fatalf("got error %v, want a *tower.PanicError", err)
-	}
-	if pe.Where != where || len(pe.Stack) == 0 {
-		t.Errorf("got a PanicError from %q with %d bytes of stack, want one from %q with its stack", pe.Where, len(pe.Stack), where)
-	}
-	return pe
-}
-
 // A panic, or runtime.Goexit, in the inner service's Ready on a drive
 // does not end the program: the SpawnReady fails for good with a
 // PanicError, which the callers waiting get at once, and every later
 // Ready gets too. The drive's goroutine exits (synctest checks it).
 func TestReadyFaultOnDrive(t *testing.T) {
-	for _, f := range faults {
-		t.Run(f.name, func(t *testing.T) {
+	for _, f := range towertest.Exits {
+		t.Run(f.Name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				inner := newFaulty(f.fault)
+				inner := newFaulty(f.Do)
 				s := spawnready.New[string, string](inner)
 				defer s.Close()
 				start := time.Now()
@@ -107,10 +71,10 @@ func TestReadyFaultOnDrive(t *testing.T) {
 				var first *tower.PanicError
 				for i, rd := range rds {
 					_, err := rd.Wait()
-					pe := panicError(t, err, "the inner service's Ready, on a SpawnReady's drive")
+					pe := towertest.ExpectPanicError(t, err, "the inner service's Ready, on a SpawnReady's drive")
 					if first == nil {
 						first = pe
-						f.value(t, pe.Value)
+						f.Check(t, pe.Value)
 					} else if pe != first {
 						t.Errorf("caller %d got another PanicError than the first caller", i)
 					}
@@ -132,10 +96,10 @@ func TestReadyFaultOnDrive(t *testing.T) {
 // and fails the SpawnReady the same way. A drive that was waiting is
 // stopped.
 func TestReadyFaultOnCaller(t *testing.T) {
-	for _, f := range faults {
-		t.Run(f.name, func(t *testing.T) {
+	for _, f := range towertest.Exits {
+		t.Run(f.Name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				inner := newFaulty(f.fault)
+				inner := newFaulty(f.Do)
 				inner.heedsCtx = true
 				s := spawnready.New[string, string](inner)
 				defer s.Close()
@@ -155,12 +119,12 @@ func TestReadyFaultOnCaller(t *testing.T) {
 					returned = true
 				})
 				wg.Wait()
-				if returned || (f.name == "Panic" && raised != boom) {
+				if returned || (f.Name == "Panic" && raised != towertest.ExitValue) {
 					t.Errorf("the caller's goroutine: returned %t, panicked with %v; want the fault to reach it", returned, raised)
 				}
 				_, _, err := readyNow(s)
-				pe := panicError(t, err, "the inner service's Ready, on the goroutine of a SpawnReady's caller")
-				f.value(t, pe.Value)
+				pe := towertest.ExpectPanicError(t, err, "the inner service's Ready, on the goroutine of a SpawnReady's caller")
+				f.Check(t, pe.Value)
 				if _, err := s.Ready(t.Context()); err != error(pe) {
 					t.Errorf("Ready after the fault: got %v, want the same PanicError", err)
 				}
@@ -174,7 +138,7 @@ func TestReadyFaultOnCaller(t *testing.T) {
 func TestReadyPanicAfterCloseIsLogged(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		log := towertest.CaptureLog(t)
-		inner := newFaulty(func() { panic(boom) })
+		inner := newFaulty(func() { panic(towertest.ExitValue) })
 		s := spawnready.New[string, string](inner)
 		readyNow(s)
 		synctest.Wait()
@@ -185,7 +149,7 @@ func TestReadyPanicAfterCloseIsLogged(t *testing.T) {
 		}
 		close(inner.gate)
 		synctest.Wait()
-		for _, want := range []string{"recovered a panic that no caller is left to hear of", "on a SpawnReady's drive", "boom"} {
+		for _, want := range []string{"recovered a panic that no caller is left to hear of", "on a SpawnReady's drive", towertest.ExitValue.Error()} {
 			if !strings.Contains(log.String(), want) {
 				t.Errorf("the log does not say %q:\n%s", want, log.String())
 			}
