@@ -79,10 +79,7 @@ func TestCombinatorPermits(t *testing.T) {
 	mock, h := towertest.NewMock[int, int]()
 	for name, svc := range combinators(mock) {
 		t.Run(name, func(t *testing.T) {
-			p1, err := svc.Ready(t.Context())
-			if err != nil {
-				t.Fatalf("Ready: got %v, want a permit", err)
-			}
+			p1 := towertest.MustReady(t, svc)
 			if n := h.Outstanding(); n != 1 {
 				t.Fatalf("after Ready: inner has %d reservations outstanding, want 1", n)
 			}
@@ -110,10 +107,7 @@ func TestCombinatorPermits(t *testing.T) {
 func TestMapRequestPanicReleasesInner(t *testing.T) {
 	mock, h := towertest.NewMock[int, int]()
 	svc := tower.MapRequest(mock, func(int) int { panic("boom") })
-	p, err := svc.Ready(t.Context())
-	if err != nil {
-		t.Fatalf("Ready: got %v, want a permit", err)
-	}
+	p := towertest.MustReady(t, svc)
 	mustPanicPrefix(t, "boom", func() { p.Call(t.Context(), 1) })
 	if n, c := h.Outstanding(), h.Calls(); n != 0 || c != 0 {
 		t.Errorf("got %d reservations outstanding and %d calls, want 0 and 0", n, c)

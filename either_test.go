@@ -24,8 +24,7 @@ func TestEither(t *testing.T) {
 				if svc != want {
 					t.Errorf("got %p, want the chosen service itself, %p", svc, want)
 				}
-				wait := callAsync(t.Context(), svc, "hello")
-				synctest.Wait()
+				wait := towertest.GoRequest(t.Context(), svc, "hello").Wait
 				chosen.ExpectNow(t, "hello").Respond("world")
 				if res, err := wait(); res != "world" || err != nil {
 					t.Errorf("got %q, %v; want %q, nil", res, err, "world")

@@ -16,20 +16,13 @@ import (
 	"github.com/towergo/tower/towertest"
 )
 
-// callAsync runs tower.Call(ctx, svc, req) on its own goroutine and returns
-// a function that waits for its outcome.
-func callAsync[Req, Res any](ctx context.Context, svc tower.Service[Req, Res], req Req) func() (Res, error) {
-	return towertest.Go(func() (Res, error) { return tower.Call(ctx, svc, req) }).Wait
-}
-
 // The inner service receives f(request), of its own type; the response
 // comes back unchanged.
 func TestMapRequest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mock, h := towertest.NewMock[string, string]()
 		svc := tower.MapRequest(mock, strconv.Itoa) // int requests, string for the inner
-		wait := callAsync(t.Context(), svc, 42)
-		synctest.Wait()
+		wait := towertest.GoRequest(t.Context(), svc, 42).Wait
 		h.ExpectNow(t, "42").Respond("done")
 		if res, err := wait(); res != "done" || err != nil {
 			t.Errorf("got %q, %v; want %q, nil", res, err, "done")
@@ -45,15 +38,13 @@ func TestMapResponse(t *testing.T) {
 		calls := 0
 		svc := tower.MapResponse(mock, func(res string) int { calls++; return len(res) })
 
-		wait := callAsync(t.Context(), svc, "a")
-		synctest.Wait()
+		wait := towertest.GoRequest(t.Context(), svc, "a").Wait
 		h.ExpectNow(t, "a").Respond("hello")
 		if res, err := wait(); res != 5 || err != nil {
 			t.Errorf("success: got %d, %v; want 5, nil", res, err)
 		}
 
-		wait = callAsync(t.Context(), svc, "b")
-		synctest.Wait()
+		wait = towertest.GoRequest(t.Context(), svc, "b").Wait
 		h.ExpectNow(t, "b").Fail(errFailed)
 		if res, err := wait(); res != 0 || err != errFailed {
 			t.Errorf("failure: got %d, %v; want 0, %v", res, err, errFailed)
@@ -84,15 +75,13 @@ func TestMapErrCall(t *testing.T) {
 		mock, h := towertest.NewMock[string, string]()
 		svc, seen := mapErrCounting(mock)
 
-		wait := callAsync(t.Context(), svc, "a")
-		synctest.Wait()
+		wait := towertest.GoRequest(t.Context(), svc, "a").Wait
 		h.ExpectNow(t, "a").Respond("ok")
 		if res, err := wait(); res != "ok" || err != nil {
 			t.Errorf("success: got %q, %v; want %q, nil", res, err, "ok")
 		}
 
-		wait = callAsync(t.Context(), svc, "b")
-		synctest.Wait()
+		wait = towertest.GoRequest(t.Context(), svc, "b").Wait
 		h.ExpectNow(t, "b").Fail(errFailed)
 		_, err := wait()
 		if got, want := fmt.Sprint(err), "mapped: failed"; got != want || !errors.Is(err, errFailed) {
@@ -119,8 +108,7 @@ func TestMapErrReadyError(t *testing.T) {
 		}
 
 		h.Allow(0)
-		waiting := towertest.Go(func() (tower.Permit[string, string], error) { return svc.Ready(t.Context()) })
-		synctest.Wait()
+		waiting := towertest.GoReady(t.Context(), svc)
 		h.FailReady(broken)
 		_, err = waiting.Wait()
 		if got, want := fmt.Sprint(err), "mapped: broken"; got != want {
@@ -201,8 +189,7 @@ func TestMapErrCallContextError(t *testing.T) {
 		mock, h := towertest.NewMock[string, string]()
 		svc, seen := mapErrCounting(mock)
 		ctx, cancel := context.WithCancel(t.Context())
-		wait := callAsync(ctx, svc, "a")
-		synctest.Wait()
+		wait := towertest.GoRequest(ctx, svc, "a").Wait
 		h.ExpectNow(t, "a") // never answered
 		cancel()
 		_, err := wait()
@@ -252,8 +239,7 @@ func TestMapResult(t *testing.T) {
 			{"response into error", func(r *towertest.Request[string, string]) { r.Respond("") }, 0, "empty"},
 		}
 		for _, tt := range tests {
-			wait := callAsync(t.Context(), svc, tt.name)
-			synctest.Wait()
+			wait := towertest.GoRequest(t.Context(), svc, tt.name).Wait
 			tt.answer(h.ExpectNow(t, tt.name))
 			if res, err := wait(); res != tt.want || fmt.Sprint(err) != tt.wantErr {
 				t.Errorf("%s: got %d, %v; want %d, %s", tt.name, res, err, tt.want, tt.wantErr)
@@ -291,7 +277,7 @@ func TestBuilderWithMapSteps(t *testing.T) {
 			Layer(limit.NewRateLayer[string, bool](5, 5*time.Second)).
 			Service(mapped)
 		h.Allow(1)
-		wait := callAsync(t.Context(), svc, "hello")
+		wait := towertest.GoRequest(t.Context(), svc, "hello").Wait
 		h.Expect(t, true).Respond("world")
 		if res, err := wait(); !res || err != nil {
 			t.Errorf("got %v, %v; want true, nil", res, err)

@@ -22,33 +22,11 @@ import (
 	"github.com/towergo/tower/towertest"
 )
 
-const rhMs = time.Millisecond
-
-// rhCall is one tower.Call running on its own goroutine.
-type rhCall struct {
-	*towertest.Outcome[string]
-	at time.Duration // when it returned, since start; read it after Wait
-}
-
-// rhGo starts tower.Call(ctx, svc, req) on its own goroutine and waits
-// until it has returned or blocked. It must run inside a synctest bubble.
-func rhGo(ctx context.Context, svc tower.Service[string, string], req string, start time.Time) *rhCall {
-	c := new(rhCall)
-	c.Outcome = towertest.Go(func() (string, error) {
-		res, err := tower.Call(ctx, svc, req)
-		c.at = time.Since(start)
-		return res, err
-	})
-	synctest.Wait()
-	return c
-}
-
 // rhTake returns the next request the mock received, which must be want,
 // be there already, and have arrived at since start.
 func rhTake(t *testing.T, h *towertest.Handle[string, string], want string, start time.Time, at time.Duration) *towertest.Request[string, string] {
 	t.Helper()
-	synctest.Wait()
-	r := h.ExpectNow(t, want)
+	r := h.ExpectSettled(t, want)
 	if got := time.Since(start); got != at {
 		t.Errorf("request %q arrived at %v, want %v", want, got, at)
 	}
@@ -121,36 +99,36 @@ func TestStackRetryTimeoutConcurrencyLimit(t *testing.T) {
 		timedOut := func(_ string, err error) bool { return errors.Is(err, timeout.ErrElapsed) }
 		svc := tower.NewBuilder[string, string]().
 			Layer(retry.NewLayer(retry.NewPolicy[string, string](timedOut))).
-			Layer(timeout.NewLayer[string, string](100 * rhMs)).
+			Layer(timeout.NewLayer[string, string](100 * time.Millisecond)).
 			Layer(limit.NewConcurrencyLayer[string, string](1)).
 			Service(mock)
 		start := time.Now()
 
-		a := rhGo(t.Context(), svc, "a", start)
+		a := towertest.GoRequest(t.Context(), svc, "a")
 		a1 := rhTake(t, h, "a", start, 0)
-		time.Sleep(50 * rhMs)
-		b := rhGo(t.Context(), svc, "b", start)
-		time.Sleep(50 * rhMs)
-		rb := rhTake(t, h, "b", start, 100*rhMs)
+		time.Sleep(50 * time.Millisecond)
+		b := towertest.GoRequest(t.Context(), svc, "b")
+		time.Sleep(50 * time.Millisecond)
+		rb := rhTake(t, h, "b", start, 100*time.Millisecond)
 		if err := a1.Context().Err(); err != context.DeadlineExceeded || context.Cause(a1.Context()) != timeout.ErrElapsed {
 			t.Errorf("attempt 1's context: got %v (cause %v), want %v (cause %v)", err, context.Cause(a1.Context()), context.DeadlineExceeded, timeout.ErrElapsed)
 		}
-		time.Sleep(30 * rhMs)
+		time.Sleep(30 * time.Millisecond)
 		rb.Respond("b ok")
-		a2 := rhTake(t, h, "a", start, 130*rhMs)
-		time.Sleep(99 * rhMs)
+		a2 := rhTake(t, h, "a", start, 130*time.Millisecond)
+		time.Sleep(99 * time.Millisecond)
 		if err := a2.Context().Err(); err != nil {
 			t.Errorf("attempt 2's context at 229ms: got %v, want it live: its clock started at 130ms", err)
 		}
-		time.Sleep(rhMs)
-		a3 := rhTake(t, h, "a", start, 230*rhMs)
-		time.Sleep(90 * rhMs)
+		time.Sleep(time.Millisecond)
+		a3 := rhTake(t, h, "a", start, 230*time.Millisecond)
+		time.Sleep(90 * time.Millisecond)
 		a3.Respond("a ok")
-		if res, err := a.Wait(); err != nil || res != "a ok" || a.at != 320*rhMs {
-			t.Errorf("A: got %q, %v at %v; want %q, nil at 320ms", res, err, a.at, "a ok")
+		if res, err := a.Wait(); err != nil || res != "a ok" || a.Since(start) != 320*time.Millisecond {
+			t.Errorf("A: got %q, %v at %v; want %q, nil at 320ms", res, err, a.Since(start), "a ok")
 		}
-		if res, err := b.Wait(); err != nil || res != "b ok" || b.at != 130*rhMs {
-			t.Errorf("B: got %q, %v at %v; want %q, nil at 130ms", res, err, b.at, "b ok")
+		if res, err := b.Wait(); err != nil || res != "b ok" || b.Since(start) != 130*time.Millisecond {
+			t.Errorf("B: got %q, %v at %v; want %q, nil at 130ms", res, err, b.Since(start), "b ok")
 		}
 		if n := h.Calls(); n != 4 {
 			t.Errorf("inner service got %d calls, want 4", n)
@@ -166,9 +144,9 @@ func TestStackRetryTimeoutConcurrencyLimit(t *testing.T) {
 func TestStackTimeoutRetry(t *testing.T) {
 	failed := errors.New("failed")
 	wait50 := retry.PolicyFunc[string, string](func(_ context.Context, a *retry.Attempt[string, string]) (time.Duration, bool) {
-		return 50 * rhMs, a.Err != nil
+		return 50 * time.Millisecond, a.Err != nil
 	})
-	backoff50, err := retry.NewExponentialBackoff(50*rhMs, 50*rhMs, 0)
+	backoff50, err := retry.NewExponentialBackoff(50*time.Millisecond, 50*time.Millisecond, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,24 +160,24 @@ func TestStackTimeoutRetry(t *testing.T) {
 	}{
 		// 0: attempt 1, fails at 100; 150: attempt 2, fails at 200; the
 		// backoff to 250 is cut short.
-		{"DuringBackoff", wait50, []time.Duration{100 * rhMs, 50 * rhMs}, []time.Duration{0, 150 * rhMs}, timeout.ErrElapsed, 250 * rhMs},
+		{"DuringBackoff", wait50, []time.Duration{100 * time.Millisecond, 50 * time.Millisecond}, []time.Duration{0, 150 * time.Millisecond}, timeout.ErrElapsed, 250 * time.Millisecond},
 		// 150: attempt 2, never answered: cancelled at 250.
-		{"DuringAttempt", wait50, []time.Duration{100 * rhMs, 0}, []time.Duration{0, 150 * rhMs}, timeout.ErrElapsed, 250 * rhMs},
+		{"DuringAttempt", wait50, []time.Duration{100 * time.Millisecond, 0}, []time.Duration{0, 150 * time.Millisecond}, timeout.ErrElapsed, 250 * time.Millisecond},
 		// Attempt 2 fails at 220: the next one could not start before
 		// 270, past the deadline, so its error is returned at 220.
 		{"StandardPolicyGivesUpEarly", retry.NewPolicy[string, string](nil, retry.WithMaxAttempts(10), retry.WithBackoff(backoff50)),
-			[]time.Duration{100 * rhMs, 70 * rhMs}, []time.Duration{0, 150 * rhMs}, failed, 220 * rhMs},
+			[]time.Duration{100 * time.Millisecond, 70 * time.Millisecond}, []time.Duration{0, 150 * time.Millisecond}, failed, 220 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				mock, h := towertest.NewMock[string, string]()
 				svc := tower.NewBuilder[string, string]().
-					Layer(timeout.NewLayer[string, string](250 * rhMs)).
+					Layer(timeout.NewLayer[string, string](250 * time.Millisecond)).
 					Layer(retry.NewLayer(tt.policy)).
 					Service(mock)
 				start := time.Now()
-				c := rhGo(t.Context(), svc, "req", start)
+				c := towertest.GoRequest(t.Context(), svc, "req")
 				var last *towertest.Request[string, string]
 				for i, at := range tt.attempts {
 					time.Sleep(at - time.Since(start))
@@ -209,8 +187,8 @@ func TestStackTimeoutRetry(t *testing.T) {
 						last.Fail(failed)
 					}
 				}
-				if res, err := c.Wait(); err != tt.wantErr || c.at != tt.at {
-					t.Errorf("got %q, %v at %v; want error %v at %v", res, err, c.at, tt.wantErr, tt.at)
+				if res, err := c.Wait(); err != tt.wantErr || c.Since(start) != tt.at {
+					t.Errorf("got %q, %v at %v; want error %v at %v", res, err, c.Since(start), tt.wantErr, tt.at)
 				}
 				if tt.answers[len(tt.answers)-1] == 0 && context.Cause(last.Context()) != timeout.ErrElapsed {
 					t.Errorf("the last attempt's context ended with cause %v, want %v", context.Cause(last.Context()), timeout.ErrElapsed)
@@ -245,30 +223,29 @@ func TestStackHedgeBuffer(t *testing.T) {
 			Service(mock)
 		start := time.Now()
 
-		w := rhGo(t.Context(), svc, "warm", start)
+		w := towertest.GoRequest(t.Context(), svc, "warm")
 		warm := rhTake(t, h, "warm", start, 0)
-		time.Sleep(10 * rhMs)
+		time.Sleep(10 * time.Millisecond)
 		warm.Respond("warm")
 		w.Wait()
-		time.Sleep(990 * rhMs)
+		time.Sleep(990 * time.Millisecond)
 
-		a := rhGo(t.Context(), svc, "a", start)
-		orig := rhTake(t, h, "a", start, 1000*rhMs)
-		time.Sleep(5 * rhMs)
+		a := towertest.GoRequest(t.Context(), svc, "a")
+		orig := rhTake(t, h, "a", start, 1000*time.Millisecond)
+		time.Sleep(5 * time.Millisecond)
 		p, ok, err := tower.ReadyNow[string, string](svc)
 		if !ok || err != nil {
 			t.Fatalf("ReadyNow at 1005ms: got %t, %v; want the free slot: the pending hedge must not hold one", ok, err)
 		}
-		time.Sleep(5 * rhMs)
-		synctest.Wait()
-		h.ExpectNone(t) // the hedge waits for the slot C holds
-		time.Sleep(10 * rhMs)
+		time.Sleep(5 * time.Millisecond)
+		h.ExpectNoneSettled(t) // the hedge waits for the slot C holds
+		time.Sleep(10 * time.Millisecond)
 		p.Release()
-		hedged := rhTake(t, h, "a", start, 1020*rhMs)
-		time.Sleep(5 * rhMs)
+		hedged := rhTake(t, h, "a", start, 1020*time.Millisecond)
+		time.Sleep(5 * time.Millisecond)
 		hedged.Respond("from the hedge")
-		if res, err := a.Wait(); err != nil || res != "from the hedge" || a.at != 1025*rhMs {
-			t.Errorf("A: got %q, %v at %v; want %q, nil at 1025ms", res, err, a.at, "from the hedge")
+		if res, err := a.Wait(); err != nil || res != "from the hedge" || a.Since(start) != 1025*time.Millisecond {
+			t.Errorf("A: got %q, %v at %v; want %q, nil at 1025ms", res, err, a.Since(start), "from the hedge")
 		}
 		if err := orig.Context().Err(); err != context.Canceled {
 			t.Errorf("A's original's context: got %v, want %v", err, context.Canceled)
@@ -299,7 +276,7 @@ func TestStackHedgeBuffer(t *testing.T) {
 func TestStackRetryLoadShed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mock, h := towertest.NewMock[string, string]()
-		backoff, err := retry.NewExponentialBackoff(10*rhMs, 10*rhMs, 0)
+		backoff, err := retry.NewExponentialBackoff(10*time.Millisecond, 10*time.Millisecond, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -317,41 +294,41 @@ func TestStackRetryLoadShed(t *testing.T) {
 			Layer(loadshed.NewLayer[string, string]()).
 			Layer(limit.NewConcurrencyLayer[string, string](1)).
 			Service(mock)
-		check := func(name string, c *rhCall, res string, err error, at time.Duration, attempts ...time.Duration) {
+		check := func(name string, c *towertest.Outcome[string], res string, err error, at time.Duration, attempts ...time.Duration) {
 			t.Helper()
-			if got, gotErr := c.Wait(); got != res || gotErr != err || c.at != at {
-				t.Errorf("%s: got %q, %v at %v; want %q, %v at %v", name, got, gotErr, c.at, res, err, at)
+			if got, gotErr := c.Wait(); got != res || gotErr != err || c.Since(start) != at {
+				t.Errorf("%s: got %q, %v at %v; want %q, %v at %v", name, got, gotErr, c.Since(start), res, err, at)
 			}
 			if got := counter.take(); !rhSame(got, attempts) {
 				t.Errorf("%s: attempts at %v, want %v", name, got, attempts)
 			}
 		}
 
-		x := rhGo(t.Context(), svc, "x", start)
+		x := towertest.GoRequest(t.Context(), svc, "x")
 		rx := rhTake(t, h, "x", start, 0)
 		counter.take()
-		a := rhGo(t.Context(), svc, "a", start)
-		time.Sleep(15 * rhMs)
+		a := towertest.GoRequest(t.Context(), svc, "a")
+		time.Sleep(15 * time.Millisecond)
 		rx.Respond("x ok")
 		if res, err := x.Wait(); res != "x ok" || err != nil {
 			t.Errorf("X: got %q, %v; want %q, nil", res, err, "x ok")
 		}
-		time.Sleep(5 * rhMs)
-		rhTake(t, h, "a", start, 20*rhMs).Respond("a ok")
-		check("A", a, "a ok", nil, 20*rhMs, 0, 10*rhMs, 20*rhMs)
+		time.Sleep(5 * time.Millisecond)
+		rhTake(t, h, "a", start, 20*time.Millisecond).Respond("a ok")
+		check("A", a, "a ok", nil, 20*time.Millisecond, 0, 10*time.Millisecond, 20*time.Millisecond)
 
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
-		y := rhGo(ctx, svc, "y", start)
-		rhTake(t, h, "y", start, 20*rhMs) // Y holds the permit from now on
+		y := towertest.GoRequest(ctx, svc, "y")
+		rhTake(t, h, "y", start, 20*time.Millisecond) // Y holds the permit from now on
 		counter.take()
-		b := rhGo(t.Context(), svc, "b", start)
-		check("B", b, "", loadshed.ErrOverloaded, 20*rhMs, 20*rhMs)
+		b := towertest.GoRequest(t.Context(), svc, "b")
+		check("B", b, "", loadshed.ErrOverloaded, 20*time.Millisecond, 20*time.Millisecond)
 
-		time.Sleep(1080 * rhMs)
-		c := rhGo(t.Context(), svc, "c", start)
-		time.Sleep(20 * rhMs)
-		check("C", c, "", loadshed.ErrOverloaded, 1120*rhMs, 1100*rhMs, 1110*rhMs, 1120*rhMs)
+		time.Sleep(1080 * time.Millisecond)
+		c := towertest.GoRequest(t.Context(), svc, "c")
+		time.Sleep(20 * time.Millisecond)
+		check("C", c, "", loadshed.ErrOverloaded, 1120*time.Millisecond, 1100*time.Millisecond, 1110*time.Millisecond, 1120*time.Millisecond)
 		cancel()
 		y.Wait()
 	})

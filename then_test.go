@@ -32,8 +32,7 @@ func TestAndThen(t *testing.T) {
 		ctx := context.WithValue(t.Context(), ctxKey{}, "v")
 		start := time.Now()
 
-		wait := callAsync(ctx, svc, "a")
-		synctest.Wait()
+		wait := towertest.GoRequest(ctx, svc, "a").Wait
 		h.ExpectNow(t, "a").Respond("hello")
 		if res, err := wait(); res != 5 || err != nil {
 			t.Errorf("success: got %d, %v; want 5, nil", res, err)
@@ -42,15 +41,13 @@ func TestAndThen(t *testing.T) {
 			t.Errorf("success answered at %v, want 20ms (f's work counted)", d)
 		}
 
-		wait = callAsync(ctx, svc, "b")
-		synctest.Wait()
+		wait = towertest.GoRequest(ctx, svc, "b").Wait
 		h.ExpectNow(t, "b").Respond("bad")
 		if res, err := wait(); res != 0 || err != errFailed {
 			t.Errorf("f fails: got %d, %v; want 0, %v", res, err, errFailed)
 		}
 
-		wait = callAsync(ctx, svc, "c")
-		synctest.Wait()
+		wait = towertest.GoRequest(ctx, svc, "c").Wait
 		h.ExpectNow(t, "c").Fail(errFailed)
 		if res, err := wait(); res != 0 || err != errFailed {
 			t.Errorf("call fails: got %d, %v; want 0, %v", res, err, errFailed)
@@ -85,15 +82,13 @@ func TestThen(t *testing.T) {
 		})
 		ctx := context.WithValue(t.Context(), ctxKey{}, "v")
 
-		wait := callAsync(ctx, svc, "a")
-		synctest.Wait()
+		wait := towertest.GoRequest(ctx, svc, "a").Wait
 		h.ExpectNow(t, "a").Respond("primary")
 		if res, err := wait(); res != "primary" || err != nil {
 			t.Errorf("success: got %q, %v; want %q, nil", res, err, "primary")
 		}
 
-		wait = callAsync(ctx, svc, "b")
-		synctest.Wait()
+		wait = towertest.GoRequest(ctx, svc, "b").Wait
 		h.ExpectNow(t, "b").Fail(errFailed)
 		if res, err := wait(); res != "fallback v" || err != nil {
 			t.Errorf("failure: got %q, %v; want %q, nil", res, err, "fallback v")

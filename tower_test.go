@@ -39,8 +39,7 @@ func TestCallWaitsForReadiness(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mock, h := towertest.NewMock[string, string]()
 		h.Allow(0)
-		call := towertest.Go(func() (string, error) { return tower.Call(t.Context(), mock, "hello") })
-		synctest.Wait()
+		call := towertest.GoRequest(t.Context(), mock, "hello")
 		if n := h.Calls(); n != 0 {
 			t.Fatalf("got %d calls before the service was ready, want 0", n)
 		}

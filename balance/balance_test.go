@@ -51,7 +51,7 @@ func TestRoundRobinSkipsNotReady(t *testing.T) {
 		defer bal.Close()
 		handles := map[string]*handle{"a": ha, "b": hb}
 		for i := range 3 {
-			if got := callWhich(t, mustReady(t, bal), "x", handles); got != "b" {
+			if got := callWhich(t, readySettled(t, bal), "x", handles); got != "b" {
 				t.Errorf("request %d: got %s, want b, the only ready endpoint", i, got)
 			}
 		}
@@ -77,10 +77,7 @@ func TestFailFastEmpty(t *testing.T) {
 		bal := balance.NewP2C(list(), balance.WithFailFast())
 		defer bal.Close()
 		start := time.Now()
-		p, err := bal.Ready(t.Context())
-		if err != nil {
-			t.Fatalf("Ready: got %v, want a permit that fails", err)
-		}
+		p := towertest.MustReady(t, bal)
 		if _, err := p.Call(t.Context(), "x"); err != balance.ErrNoEndpoints {
 			t.Errorf("Call: got %v, want %v", err, balance.ErrNoEndpoints)
 		}
@@ -105,18 +102,12 @@ func TestFailFastFollowsDiscovery(t *testing.T) {
 		bal := balance.NewP2C(d, balance.WithFailFast())
 		defer bal.Close()
 		start := time.Now()
-		call := towertest.Go(func() (string, error) { return tower.Call(t.Context(), bal, "x") })
-		synctest.Wait()
-		if call.Done() {
-			t.Fatal("a request failed before the Discover answered")
-		}
+		call := towertest.GoRequest(t.Context(), bal, "x")
+		call.ExpectPending(t) // the Discover has not answered
 		time.Sleep(10 * time.Millisecond)
 		ep, _ := constMock(0, 0) // never ready
 		d <- insert(1, ep)
-		synctest.Wait()
-		if call.Done() {
-			t.Fatal("a request failed with an endpoint pending")
-		}
+		call.ExpectPending(t) // an endpoint is pending
 		time.Sleep(10 * time.Millisecond)
 		d <- remove(1)
 		if _, err := call.Wait(); err != balance.ErrNoEndpoints {
@@ -206,7 +197,7 @@ func TestDiscoverChanges(t *testing.T) {
 		if n := ha.Outstanding(); bal.Len() != 1 || n != 0 {
 			t.Fatalf("after Insert(1, b): got Len() %d, a's reservations %d; want 1, 0", bal.Len(), n)
 		}
-		if got := callWhich(t, mustReady(t, bal), "x", handles); got != "b" {
+		if got := callWhich(t, readySettled(t, bal), "x", handles); got != "b" {
 			t.Errorf("after the replacement: request went to %s, want b", got)
 		}
 
@@ -226,7 +217,7 @@ func TestDiscoverChanges(t *testing.T) {
 		d <- insert(1, a) // a key may be used again
 		d <- answer{err: io.EOF}
 		synctest.Wait()
-		if got := callWhich(t, mustReady(t, bal), "x", handles); got != "a" {
+		if got := callWhich(t, readySettled(t, bal), "x", handles); got != "a" {
 			t.Errorf("after the end of the stream: request went to %s, want a", got)
 		}
 		e.check(t,
@@ -249,8 +240,8 @@ func TestClose(t *testing.T) {
 		d <- insert(1, a)
 		d <- insert(2, p)
 		synctest.Wait()
-		taken := mustReady(t, bal) // a's one reservation; a goes pending
-		waiting := towertest.Go(func() (permit, error) { return bal.Ready(t.Context()) })
+		taken := readySettled(t, bal) // a's one reservation; a goes pending
+		waiting := towertest.GoReady(t.Context(), bal)
 		time.Sleep(5 * time.Millisecond)
 		if err := bal.Close(); err != nil {
 			t.Fatalf("Close: %v", err)
@@ -323,13 +314,13 @@ func TestLimitedEndpoints(t *testing.T) {
 		bal := balance.NewP2C(list(one(), one()))
 		defer bal.Close()
 
-		p := mustReady(t, bal)
-		q := mustReady(t, bal)
-		if readyNow(t, bal) {
+		p := readySettled(t, bal)
+		q := readySettled(t, bal)
+		if readyNowSettled(t, bal) {
 			t.Fatal("ReadyNow with both endpoints reserved: got ready, want not ready")
 		}
 		p.Release()
-		if !readyNow(t, bal) {
+		if !readyNowSettled(t, bal) {
 			t.Fatal("ReadyNow after a release: got not ready, want ready")
 		}
 		q.Release()

@@ -65,28 +65,24 @@ func constMock(n int, l float64) (endpoint, *handle) {
 // list is a discover.List of endpoints.
 func list(eps ...endpoint) *discover.List[endpoint] { return discover.NewList(eps...) }
 
-// readyNow reports whether svc has an endpoint ready now, releasing the
-// permit it gets, and fails t on an error.
-func readyNow(t *testing.T, svc tower.Service[string, string]) bool {
+// readyNowSettled reports whether svc has an endpoint ready now, once the
+// balancer's goroutines have taken in what discovery and the endpoints
+// told them, releasing the permit it gets. It fails t on an error.
+func readyNowSettled(t *testing.T, svc tower.Service[string, string]) bool {
 	t.Helper()
 	synctest.Wait()
-	p, ok, err := tower.ReadyNow(svc)
-	if err != nil {
-		t.Fatalf("ReadyNow: got error %v, want none", err)
-	}
+	p, ok := towertest.ReadyNow(t, svc)
 	p.Release()
 	return ok
 }
 
-// mustReady gets a permit from svc or fails t.
-func mustReady(t *testing.T, svc tower.Service[string, string]) permit {
+// readySettled gets a permit from svc, once the balancer's goroutines have
+// taken in what discovery and the endpoints told them, or fails t. Which
+// endpoint the permit is for depends on what the balancer knows.
+func readySettled(t *testing.T, svc tower.Service[string, string]) permit {
 	t.Helper()
 	synctest.Wait()
-	p, err := svc.Ready(t.Context())
-	if err != nil {
-		t.Fatalf("Ready: got %v, want a permit", err)
-	}
-	return p
+	return towertest.MustReady(t, svc)
 }
 
 // callWhich calls p with req on its own goroutine, finds which of handles
@@ -94,8 +90,7 @@ func mustReady(t *testing.T, svc tower.Service[string, string]) permit {
 // fails t unless exactly one did and the call returned its answer.
 func callWhich(t *testing.T, p permit, req string, handles map[string]*handle) string {
 	t.Helper()
-	call := towertest.Go(func() (string, error) { return p.Call(t.Context(), req) })
-	synctest.Wait()
+	call := towertest.GoCall(t.Context(), p, req)
 	got := ""
 	for name, h := range handles {
 		if r, ok := h.TryNext(); ok {
@@ -112,9 +107,7 @@ func callWhich(t *testing.T, p permit, req string, handles map[string]*handle) s
 	if got == "" {
 		t.Fatal("no endpoint received the request")
 	}
-	if res, err := call.Wait(); err != nil || res != got {
-		t.Errorf("Call: got %q, %v; want %q, nil", res, err, got)
-	}
+	call.ExpectValue(t, got)
 	return got
 }
 

@@ -19,7 +19,7 @@ func TestP2CEmpty(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		bal := balance.NewP2C(list())
 		defer bal.Close()
-		if readyNow(t, bal) {
+		if readyNowSettled(t, bal) {
 			t.Fatal("ReadyNow on an empty balancer: got ready, want not ready")
 		}
 		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
@@ -45,7 +45,7 @@ func TestP2CSingleEndpoint(t *testing.T) {
 		ep, h := constMock(0, 0)
 		bal := balance.NewP2C(list(ep), balance.WithErrorHandler(e.add))
 		defer bal.Close()
-		if readyNow(t, bal) {
+		if readyNowSettled(t, bal) {
 			t.Fatal("ReadyNow with Allow(0): got ready, want not ready")
 		}
 		if n := bal.Len(); n != 1 {
@@ -53,7 +53,7 @@ func TestP2CSingleEndpoint(t *testing.T) {
 		}
 
 		h.Allow(1)
-		p := mustReady(t, bal)
+		p := readySettled(t, bal)
 		if got := callWhich(t, p, "x", map[string]*handle{"1": h}); got != "1" {
 			t.Fatalf("got %q, want 1", got)
 		}
@@ -65,9 +65,9 @@ func TestP2CSingleEndpoint(t *testing.T) {
 		}
 		lost := errors.New("endpoint lost")
 		h.FailReady(lost)
-		p = mustReady(t, bal) // granted before the failure
+		p = readySettled(t, bal) // granted before the failure
 		p.Release()
-		if readyNow(t, bal) {
+		if readyNowSettled(t, bal) {
 			t.Error("ReadyNow after the endpoint broke: got ready, want not ready")
 		}
 		if n := bal.Len(); n != 0 {
@@ -89,7 +89,7 @@ func TestP2CTwoEndpointsWithEqualLoad(t *testing.T) {
 		handles := map[string]*handle{"a": ha, "b": hb}
 		bal := balance.NewP2C(list(a, b))
 		defer bal.Close()
-		if readyNow(t, bal) {
+		if readyNowSettled(t, bal) {
 			t.Fatal("ReadyNow with both at Allow(0): got ready, want not ready")
 		}
 		if n := bal.Len(); n != 2 {
@@ -97,11 +97,11 @@ func TestP2CTwoEndpointsWithEqualLoad(t *testing.T) {
 		}
 
 		ha.Allow(1)
-		if got := callWhich(t, mustReady(t, bal), "x", handles); got != "a" {
+		if got := callWhich(t, readySettled(t, bal), "x", handles); got != "a" {
 			t.Errorf("with only a ready: request went to %s, want a", got)
 		}
 		hb.Allow(1)
-		if got := callWhich(t, mustReady(t, bal), "x", handles); got != "b" {
+		if got := callWhich(t, readySettled(t, bal), "x", handles); got != "b" {
 			t.Errorf("with only b ready: request went to %s, want b", got)
 		}
 
@@ -109,14 +109,14 @@ func TestP2CTwoEndpointsWithEqualLoad(t *testing.T) {
 		hb.Allow(1)
 		seen := map[string]bool{}
 		for range 2 {
-			seen[callWhich(t, mustReady(t, bal), "x", handles)] = true
+			seen[callWhich(t, readySettled(t, bal), "x", handles)] = true
 		}
 		if !seen["a"] || !seen["b"] {
 			t.Errorf("two requests with both ready once each: got %v, want both used", seen)
 		}
 
 		ha.FailReady(errors.New("endpoint lost"))
-		if readyNow(t, bal) {
+		if readyNowSettled(t, bal) {
 			t.Error("ReadyNow after a broke with b pending: got ready, want not ready")
 		}
 		if n := bal.Len(); n != 1 {
@@ -145,7 +145,7 @@ func TestP2CLowerLoadWins(t *testing.T) {
 		bal := balance.NewP2C(list(a, b, c), balance.WithRand(rnd))
 		defer bal.Close()
 		for i, want := range []string{"b", "b", "c", "b", "c", "b"} {
-			if got := callWhich(t, mustReady(t, bal), "x", handles); got != want {
+			if got := callWhich(t, readySettled(t, bal), "x", handles); got != want {
 				t.Errorf("pick %d: got %s, want %s", i, got, want)
 			}
 		}
@@ -164,7 +164,7 @@ func TestP2CTieGoesToFirstDrawn(t *testing.T) {
 		bal := balance.NewP2C(list(a, b), balance.WithRand(rnd))
 		defer bal.Close()
 		for i, want := range []string{"a", "b"} {
-			if got := callWhich(t, mustReady(t, bal), "x", handles); got != want {
+			if got := callWhich(t, readySettled(t, bal), "x", handles); got != want {
 				t.Errorf("pick %d: got %s, want %s", i, got, want)
 			}
 		}
@@ -179,7 +179,7 @@ func TestP2COneReadyNoDraw(t *testing.T) {
 		rnd := &script{t: t} // any draw fails the test
 		bal := balance.NewP2C(list(a, b), balance.WithRand(rnd))
 		defer bal.Close()
-		if got := callWhich(t, mustReady(t, bal), "x", map[string]*handle{"a": ha, "b": hb}); got != "b" {
+		if got := callWhich(t, readySettled(t, bal), "x", map[string]*handle{"a": ha, "b": hb}); got != "b" {
 			t.Errorf("got %s, want b, the only ready endpoint", got)
 		}
 	})
@@ -200,7 +200,7 @@ func TestP2CSeededRandRepeats(t *testing.T) {
 			bal := balance.NewP2C(list(eps...), balance.WithRand(newRand(7)))
 			defer bal.Close()
 			for range 12 {
-				out = append(out, callWhich(t, mustReady(t, bal), "x", handles))
+				out = append(out, callWhich(t, readySettled(t, bal), "x", handles))
 			}
 		})
 		return out

@@ -38,11 +38,11 @@ func TestEndpointReadyPanicsWhileTaken(t *testing.T) {
 		defer bal.Close()
 		h.PanicReady("endpoint exploded") // the next Ready: the one the cache asks right after the take
 		var p permit
-		if v := recovered(func() { p = mustReady(t, bal) }); v != nil {
+		if v := recovered(func() { p = readySettled(t, bal) }); v != nil {
 			t.Errorf("Ready panicked with %v, want the permit taken", v)
 		}
 		if p != (permit{}) {
-			callAndRespond(t, p, h, "x", "served")
+			towertest.CallThrough(t, p, h, "x", "served")
 		}
 		synctest.Wait()
 		if got := bal.Len(); got != 0 {
@@ -68,7 +68,7 @@ func TestEndpointReadyPanicReported(t *testing.T) {
 		bal := balance.NewP2C(list(ep), balance.WithErrorHandler(func(err error) { got = err }))
 		defer bal.Close()
 		h.PanicReady("boom")
-		p := mustReady(t, bal)
+		p := readySettled(t, bal)
 		p.Release()
 		synctest.Wait()
 		var f *readycache.Failed[int]
@@ -82,18 +82,6 @@ func TestEndpointReadyPanicReported(t *testing.T) {
 	})
 }
 
-// callAndRespond calls p with req on its own goroutine, answers at h with
-// resp, and fails t unless the call returns resp.
-func callAndRespond(t *testing.T, p permit, h *handle, req, resp string) {
-	t.Helper()
-	call := towertest.Go(func() (string, error) { return p.Call(t.Context(), req) })
-	synctest.Wait()
-	h.ExpectNow(t, req).Respond(resp)
-	if got, err := call.Wait(); err != nil || got != resp {
-		t.Errorf("Call: got %q, %v; want %q, nil", got, err, resp)
-	}
-}
-
 // panicky is a Discover that answers from a channel, as scripted does, and
 // panics (or calls runtime.Goexit) when it receives an answer with no
 // change and the error errPanic (errGoexit).
@@ -101,7 +89,7 @@ type panicky scripted
 
 var (
 	errPanic  = errors.New("panic, please")
-	errGoexit = errors.New("Goexit, please")
+	errGoexit = errors.New("runtime.Goexit, please")
 )
 
 func (p panicky) Next(ctx context.Context) (discover.Change[int, endpoint], error) {
@@ -144,7 +132,7 @@ func TestDiscoverNextPanics(t *testing.T) {
 				default:
 				}
 				e.check(t, "*balance.DiscoverError: load balancer discovery error: tower: panic in the Discover's Next, on a balancer's discovery goroutine: "+tt.want)
-				if got := callWhich(t, mustReady(t, bal), "x", map[string]*handle{"a": ha}); got != "a" {
+				if got := callWhich(t, readySettled(t, bal), "x", map[string]*handle{"a": ha}); got != "a" {
 					t.Errorf("after the panic: request went to %s, want a", got)
 				}
 				if pe := e.lastPanic(); pe == nil || len(pe.Stack) == 0 {
@@ -277,7 +265,7 @@ func TestP2CPickPanics(t *testing.T) {
 					t.Errorf("got %d and %d reservations outstanding, ReadyLen() %d; want 1, 1 (the balancer's), 2", na, nb, bal.ReadyLen())
 				}
 				panics = false
-				callWhich(t, mustReady(t, bal), "x", map[string]*handle{"a": ha, "b": hb})
+				callWhich(t, readySettled(t, bal), "x", map[string]*handle{"a": ha, "b": hb})
 			})
 		})
 	}

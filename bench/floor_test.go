@@ -14,7 +14,7 @@ type floorCall struct {
 	t        *int
 	held     any
 	deadline time.Duration
-	lazy     atomic.Pointer[int]
+	_        atomic.Pointer[int] // the standard context made once Done is asked for: here for its size
 }
 
 var (

@@ -78,26 +78,26 @@ func TestOrdered(t *testing.T) {
 		reqs <- "one"
 		c.none(t)
 		h.Allow(1)
-		answer(t, h, "one", "one")
+		h.ExpectSettled(t, "one").Respond("one")
 		c.expect(t, "one", 0)
 		c.none(t)
 
 		h.Allow(1)
 		reqs <- "two"
 		reqs <- "three"
-		answer(t, h, "two", "two")
+		h.ExpectSettled(t, "two").Respond("two")
 		c.expect(t, "two", 0)
 		c.none(t)
 		h.ExpectNone(t) // three is not admitted
 
 		h.Allow(1)
-		answer(t, h, "three", "three")
+		h.ExpectSettled(t, "three").Respond("three")
 		c.expect(t, "three", 0)
 
 		h.Allow(1)
 		c.none(t)
 		reqs <- "four"
-		answer(t, h, "four", "four")
+		h.ExpectSettled(t, "four").Respond("four")
 		c.expect(t, "four", 0)
 		c.none(t)
 
@@ -161,7 +161,7 @@ func TestPending(t *testing.T) {
 		reqs <- "req"
 		c.none(t)
 		time.Sleep(10 * time.Millisecond)
-		answer(t, h, "req", "res")
+		h.ExpectSettled(t, "req").Respond("res")
 		c.expect(t, "res", 10*time.Millisecond)
 		c.none(t)
 		close(reqs)
@@ -190,7 +190,7 @@ func TestReadyError(t *testing.T) {
 		c.expectErr(t, errPollReady, 10*time.Millisecond)
 		c.none(t)
 		time.Sleep(10 * time.Millisecond)
-		answer(t, h, "req0", "res0")
+		h.ExpectSettled(t, "req0").Respond("res0")
 		c.expect(t, "res0", 20*time.Millisecond)
 		c.ended(t, 20*time.Millisecond)
 		if n := h.Calls(); n != 1 {
@@ -215,7 +215,7 @@ func TestStreamDoesNotBlockService(t *testing.T) {
 		c.none(t)
 
 		call := towertest.Go(func() (string, error) { return tower.Call[string, string](t.Context(), buf, "req") })
-		answer(t, h, "req", "res")
+		h.ExpectSettled(t, "req").Respond("res")
 		if res, err := call.Wait(); res != "res" || err != nil {
 			t.Errorf("the other caller got %q, %v; want %q, nil", res, err, "res")
 		}
@@ -234,10 +234,9 @@ func TestResponseErrorIsAnItem(t *testing.T) {
 		close(reqs)
 		c := collect(v.all(t.Context(), mock, reqs, 1), time.Now())
 		failure := errors.New("no such key")
-		synctest.Wait()
-		h.ExpectNow(t, "a").Fail(failure)
+		h.ExpectSettled(t, "a").Fail(failure)
 		c.expectErr(t, failure, 0)
-		answer(t, h, "b", "B")
+		h.ExpectSettled(t, "b").Respond("B")
 		c.expect(t, "B", 0)
 		c.ended(t, 0)
 	})

@@ -99,14 +99,6 @@ func (c *collector) ended(t *testing.T, at time.Duration) {
 	}
 }
 
-// answer answers the request the mock must have received by now, which
-// must be req, with res.
-func answer(t *testing.T, h *handle, req, res string) {
-	t.Helper()
-	synctest.Wait()
-	h.ExpectNow(t, req).Respond(res)
-}
-
 // received takes the n requests the mock must have received by now, in
 // whatever order they arrived, keyed by value.
 func received(t *testing.T, h *handle, n int) map[string]*towertest.Request[string, string] {

@@ -101,7 +101,7 @@ func TestReadyFault(t *testing.T) {
 				f.Check(t, pe.Value)
 				c.none(t)
 				time.Sleep(10 * time.Millisecond)
-				answer(t, h, "req0", "res0")
+				h.ExpectSettled(t, "req0").Respond("res0")
 				c.expect(t, "res0", 10*time.Millisecond)
 				c.ended(t, 10*time.Millisecond)
 				if n := h.Calls(); n != 1 {

@@ -116,7 +116,7 @@ type step struct {
 
 // nextN calls d.Next n times with ctx and records each result and its
 // time.
-func nextN(d discover.Discover[string, string], ctx context.Context, start time.Time, n int) []step {
+func nextN(ctx context.Context, d discover.Discover[string, string], start time.Time, n int) []step {
 	var out []step
 	for range n {
 		got := show(d.Next(ctx))
@@ -152,7 +152,7 @@ func TestDNSRefresh(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 6500*time.Millisecond)
 		defer cancel()
 		s := func(got string, ms int) step { return step{got, time.Duration(ms) * time.Millisecond} }
-		checkSteps(t, nextN(d, ctx, start, 10), []step{
+		checkSteps(t, nextN(ctx, d, start, 10), []step{
 			s("Insert 10.0.0.1:8080 svc(10.0.0.1:8080)", 0),
 			s("Insert 10.0.0.2:8080 svc(10.0.0.2:8080)", 0),
 			s("Insert 10.0.0.3:8080 svc(10.0.0.3:8080)", 1000),
@@ -186,7 +186,7 @@ func TestDNSIntervalFromLookupStart(t *testing.T) {
 		d := discover.NewDNS(r, "b", 80, time.Second, (&maker{}).make)
 		start := time.Now()
 		s := func(got string, ms int) step { return step{got, time.Duration(ms) * time.Millisecond} }
-		checkSteps(t, nextN(d, t.Context(), start, 4), []step{
+		checkSteps(t, nextN(t.Context(), d, start, 4), []step{
 			s("Insert 10.0.0.1:80 svc(10.0.0.1:80)", 300),
 			s("Insert 10.0.0.2:80 svc(10.0.0.2:80)", 1300),
 			s("Remove 10.0.0.1:80", 1300),
@@ -207,7 +207,7 @@ func TestDNSServiceErrorRetried(t *testing.T) {
 		d := discover.NewDNS(r, "b", 80, time.Second, m.make)
 		start := time.Now()
 		s := func(got string, ms int) step { return step{got, time.Duration(ms) * time.Millisecond} }
-		checkSteps(t, nextN(d, t.Context(), start, 3), []step{
+		checkSteps(t, nextN(t.Context(), d, start, 3), []step{
 			s("error: discover: making a service for 10.0.0.1:80: connection refused", 0),
 			s("Insert 10.0.0.2:80 svc(10.0.0.2:80)", 0),
 			s("Insert 10.0.0.1:80 svc(10.0.0.1:80)", 1000),
@@ -274,7 +274,7 @@ func TestDNSSRV(t *testing.T) {
 		d := discover.NewDNSSRV(r, "http", "tcp", "example.com", time.Minute, (&maker{}).make)
 		start := time.Now()
 		s := func(got string) step { return step{got, 0} }
-		checkSteps(t, nextN(d, t.Context(), start, 3), []step{
+		checkSteps(t, nextN(t.Context(), d, start, 3), []step{
 			s("Insert a.example.com:8080 svc(a.example.com:8080)"),
 			s("Insert a.example.com:9090 svc(a.example.com:9090)"),
 			s("Insert b.example.com:8080 svc(b.example.com:8080)"),

@@ -45,7 +45,7 @@ func TestDNSResolverPanics(t *testing.T) {
 		d := discover.NewDNS(r, "b", 80, time.Second, (&maker{}).make)
 		start := time.Now()
 		s := func(got string, ms int) step { return step{got, time.Duration(ms) * time.Millisecond} }
-		checkSteps(t, nextN(d, t.Context(), start, 3), []step{
+		checkSteps(t, nextN(t.Context(), d, start, 3), []step{
 			s("Insert 10.0.0.1:80 svc(10.0.0.1:80)", 0),
 			s("error: discover: lookup b: tower: panic in the Resolver, in a DNS Discover's Next: resolver exploded", 1000),
 			s("Insert 10.0.0.2:80 svc(10.0.0.2:80)", 2000),
@@ -79,7 +79,7 @@ func TestDNSNewServicePanics(t *testing.T) {
 		start := time.Now()
 		s := func(got string, ms int) step { return step{got, time.Duration(ms) * time.Millisecond} }
 		var first error
-		steps := nextN(d, t.Context(), start, 3)
+		steps := nextN(t.Context(), d, start, 3)
 		checkSteps(t, steps, []step{
 			s("error: discover: making a service for 10.0.0.1:80: tower: panic in the function that makes a service, in a DNS Discover's Next: newService exploded", 0),
 			s("Insert 10.0.0.2:80 svc(10.0.0.2:80)", 0),
@@ -184,7 +184,7 @@ func TestDNSCapPolicy(t *testing.T) {
 		d := discover.NewDNS(r, "b", 80, time.Second, (&maker{}).make, discover.WithMaxEndpoints(3), discover.WithMetrics(&c))
 		start := time.Now()
 		s := func(got string, ms int) step { return step{got, time.Duration(ms) * time.Millisecond} }
-		checkSteps(t, nextN(d, t.Context(), start, 10), []step{
+		checkSteps(t, nextN(t.Context(), d, start, 10), []step{
 			s("error: discover: lookup b: found 5 addresses, more than the cap of 3: 2 left out", 0),
 			s("Insert 10.0.0.1:80 svc(10.0.0.1:80)", 0),
 			s("Insert 10.0.0.2:80 svc(10.0.0.2:80)", 0),

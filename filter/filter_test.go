@@ -34,12 +34,6 @@ func kinds(pred filter.Predicate[string]) map[string]func(tower.Service[string, 
 	}
 }
 
-// callAsync runs tower.Call on its own goroutine and returns a function
-// that waits for its outcome.
-func callAsync(ctx context.Context, svc tower.Service[string, string], req string) func() (string, error) {
-	return towertest.Go(func() (string, error) { return tower.Call(ctx, svc, req) }).Wait
-}
-
 // checkIdle fails t unless the inner service holds no reservation and got
 // calls calls.
 func checkIdle(t *testing.T, h *handle, calls int) {
@@ -60,8 +54,7 @@ func TestFilterPassthrough(t *testing.T) {
 				svc := build(mock)
 				for i := range 10 {
 					ping, pong := fmt.Sprint("ping-", i), fmt.Sprint("pong-", i)
-					wait := callAsync(t.Context(), svc, ping)
-					synctest.Wait()
+					wait := towertest.GoRequest(t.Context(), svc, ping).Wait
 					h.ExpectNow(t, ping).Respond(pong)
 					if res, err := wait(); res != pong || err != nil {
 						t.Fatalf("got %q, %v; want %q, nil", res, err, pong)
@@ -82,10 +75,7 @@ func TestFilterRejected(t *testing.T) {
 			mock, h := towertest.NewMock[string, string]()
 			h.Allow(1) // one reservation: the next Ready needs it back
 			svc := build(mock)
-			p, err := svc.Ready(t.Context())
-			if err != nil {
-				t.Fatalf("Ready: got %v, want a permit", err)
-			}
+			p := towertest.MustReady(t, svc)
 			if n := h.Outstanding(); n != 1 {
 				t.Fatalf("after Ready: inner has %d reservations outstanding, want 1", n)
 			}
@@ -128,8 +118,7 @@ func TestFilterChangesRequest(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				mock, h := towertest.NewMock[string, string]()
-				wait := callAsync(t.Context(), build(mock), "  hello ")
-				synctest.Wait()
+				wait := towertest.GoRequest(t.Context(), build(mock), "  hello ").Wait
 				h.ExpectNow(t, "hello").Respond("world")
 				if res, err := wait(); res != "world" || err != nil {
 					t.Errorf("got %q, %v; want %q, nil", res, err, "world")
@@ -162,15 +151,14 @@ func TestAsyncFilterCallsOut(t *testing.T) {
 		})
 		ctx := context.WithValue(t.Context(), ctxKey{}, "ada")
 
-		wait := callAsync(ctx, svc, "ada")
+		wait := towertest.GoRequest(ctx, svc, "ada").Wait
 		time.Sleep(29 * time.Millisecond)
 		synctest.Wait()
 		if n, c := h.Outstanding(), h.Calls(); n != 1 || c != 0 {
 			t.Errorf("while the predicate runs: inner has %d reservations outstanding and %d calls, want 1 and 0", n, c)
 		}
 		time.Sleep(time.Millisecond)
-		synctest.Wait()
-		h.ExpectNow(t, "ada").Respond("welcome")
+		h.ExpectSettled(t, "ada").Respond("welcome")
 		if res, err := wait(); res != "welcome" || err != nil {
 			t.Errorf("accepted: got %q, %v; want %q, nil", res, err, "welcome")
 		}
@@ -203,8 +191,7 @@ func TestFilterOverBuffer(t *testing.T) {
 			return req, nil
 		})
 		start := time.Now()
-		wait := callAsync(t.Context(), svc, "bad")
-		synctest.Wait()
+		wait := towertest.GoRequest(t.Context(), svc, "bad").Wait
 		if n := h.Outstanding(); n != 0 {
 			t.Errorf("while the predicate runs: inner has %d reservations outstanding, want 0", n)
 		}
@@ -214,10 +201,9 @@ func TestFilterOverBuffer(t *testing.T) {
 		if _, err := wait(); err != errRejected {
 			t.Errorf("got %v, want %v", err, errRejected)
 		}
-		wait = callAsync(t.Context(), svc, "good")
+		wait = towertest.GoRequest(t.Context(), svc, "good").Wait
 		time.Sleep(10 * time.Millisecond)
-		synctest.Wait()
-		h.ExpectNow(t, "good").Respond("ok")
+		h.ExpectSettled(t, "good").Respond("ok")
 		if res, err := wait(); res != "ok" || err != nil {
 			t.Errorf("got %q, %v; want %q, nil", res, err, "ok")
 		}
@@ -258,10 +244,7 @@ func TestFilterPredicatePanicReleasesInner(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			mock, h := towertest.NewMock[string, string]()
 			svc := build(mock)
-			p, err := svc.Ready(t.Context())
-			if err != nil {
-				t.Fatalf("Ready: got %v, want a permit", err)
-			}
+			p := towertest.MustReady(t, svc)
 			func() {
 				defer func() {
 					if r := recover(); r != "boom" {

@@ -72,20 +72,22 @@ func TestHugeParameters(t *testing.T) {
 				mock, h := towertest.NewMock[string, string]()
 				svc := hedge.New[string, string](mock, hedge.Idempotent[string]{}, tt.minPoints, 0.5, tt.period, hedge.WithMockLatencies(10))
 				time.Sleep(200 * 365 * 24 * time.Hour)
-				c := goCall(t.Context(), svc, "req")
-				orig := take(t, h, "req")
+				c := towertest.GoRequest(t.Context(), svc, "req")
+				orig := h.ExpectSettled(t, "req")
 				time.Sleep(10 * ms)
 				synctest.Wait()
 				if r, ok := h.TryNext(); ok != tt.hedged {
 					t.Fatalf("a hedge was sent at 10ms: %t, want %t", ok, tt.hedged)
 				} else if ok {
 					r.Respond("hedge")
-					c.expect(t, "hedge", 10*ms)
+					c.ExpectValue(t, "hedge")
+					c.ExpectElapsed(t, 10*ms)
 					cancelled(t, orig, "the original")
 					return
 				}
 				orig.Respond("orig")
-				c.expect(t, "orig", 10*ms)
+				c.ExpectValue(t, "orig")
+				c.ExpectElapsed(t, 10*ms)
 			})
 		})
 	}

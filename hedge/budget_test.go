@@ -8,6 +8,7 @@ import (
 
 	"github.com/towergo/tower/hedge"
 	"github.com/towergo/tower/retry"
+	"github.com/towergo/tower/towertest"
 )
 
 // A budget that cannot pay for a hedge stops it; one that pays for one
@@ -17,13 +18,13 @@ func TestHedgeBudget(t *testing.T) {
 		// Deposits earn nothing; the reserve pays for one hedge per second.
 		svc, h, _ := newHedge(hedge.WithBudget(retry.NewTPSBudget(time.Second, 1, 0)))
 		for i, wantHedge := range []bool{true, false} {
-			c := goCall(t.Context(), svc, "orig")
-			orig := take(t, h, "orig")
+			c := towertest.GoRequest(t.Context(), svc, "orig")
+			orig := h.ExpectSettled(t, "orig")
 			time.Sleep(10 * ms)
 			if wantHedge {
-				take(t, h, "orig")
+				h.ExpectSettled(t, "orig")
 			} else {
-				noRequest(t, h)
+				h.ExpectNoneSettled(t)
 			}
 			orig.Respond("done")
 			res, err := c.Wait()
@@ -31,7 +32,7 @@ func TestHedgeBudget(t *testing.T) {
 				t.Errorf("call %d: got %q, %v; want %q", i+1, res, err, "done")
 			}
 		}
-		checkCalls(t, h, 3)
+		h.ExpectIdle(t, 3)
 	})
 }
 
@@ -45,8 +46,8 @@ func TestHedgeDefaultBudget(t *testing.T) {
 		svc, h, _ := newHedge()
 		var hedged []int
 		for i := 1; i <= 200; i++ {
-			c := goCall(t.Context(), svc, "orig")
-			orig := take(t, h, "orig")
+			c := towertest.GoRequest(t.Context(), svc, "orig")
+			orig := h.ExpectSettled(t, "orig")
 			time.Sleep(10 * ms)
 			synctest.Wait()
 			if _, ok := h.TryNext(); ok {
@@ -73,13 +74,13 @@ func TestHedgeNoBudget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		svc, h, _ := newHedge(hedge.WithBudget(nil))
 		for range 200 {
-			c := goCall(t.Context(), svc, "orig")
-			orig := take(t, h, "orig")
+			c := towertest.GoRequest(t.Context(), svc, "orig")
+			orig := h.ExpectSettled(t, "orig")
 			time.Sleep(10 * ms)
-			take(t, h, "orig")
+			h.ExpectSettled(t, "orig")
 			orig.Respond("done")
 			c.Wait()
 		}
-		checkCalls(t, h, 400)
+		h.ExpectIdle(t, 400)
 	})
 }

@@ -22,21 +22,22 @@ const ms = time.Millisecond
 func TestHedgeOriginalCompletesFirst(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		svc, h, p := newHedge()
-		c := goCall(t.Context(), svc, "orig")
-		orig := take(t, h, "orig")
-		c.pending(t)
-		noRequest(t, h)
+		c := towertest.GoRequest(t.Context(), svc, "orig")
+		orig := h.ExpectSettled(t, "orig")
+		c.ExpectPending(t)
+		h.ExpectNoneSettled(t)
 		time.Sleep(10*ms - 1)
-		noRequest(t, h)
-		time.Sleep(1)
-		hedged := take(t, h, "orig") // the hedge, at 10ms
+		h.ExpectNoneSettled(t)
+		time.Sleep(time.Nanosecond)
+		hedged := h.ExpectSettled(t, "orig") // the hedge, at 10ms
 		p.asked(t, 10*ms)
-		c.pending(t)
+		c.ExpectPending(t)
 		time.Sleep(2 * ms)
 		orig.Respond("orig-done")
-		c.expect(t, "orig-done", 12*ms)
+		c.ExpectValue(t, "orig-done")
+		c.ExpectElapsed(t, 12*ms)
 		cancelled(t, hedged, "the hedge")
-		checkCalls(t, h, 2)
+		h.ExpectIdle(t, 2)
 	})
 }
 
@@ -44,17 +45,18 @@ func TestHedgeOriginalCompletesFirst(t *testing.T) {
 func TestHedgeHedgeCompletesFirst(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		svc, h, _ := newHedge()
-		c := goCall(t.Context(), svc, "orig")
-		orig := take(t, h, "orig")
-		noRequest(t, h)
+		c := towertest.GoRequest(t.Context(), svc, "orig")
+		orig := h.ExpectSettled(t, "orig")
+		h.ExpectNoneSettled(t)
 		time.Sleep(10 * ms)
-		hedged := take(t, h, "orig")
-		c.pending(t)
+		hedged := h.ExpectSettled(t, "orig")
+		c.ExpectPending(t)
 		time.Sleep(3 * ms)
 		hedged.Respond("hedge-done")
-		c.expect(t, "hedge-done", 13*ms)
+		c.ExpectValue(t, "hedge-done")
+		c.ExpectElapsed(t, 13*ms)
 		cancelled(t, orig, "the original")
-		checkCalls(t, h, 2)
+		h.ExpectIdle(t, 2)
 	})
 }
 
@@ -63,15 +65,16 @@ func TestHedgeHedgeCompletesFirst(t *testing.T) {
 func TestHedgeCompletesBeforeHedge(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		svc, h, p := newHedge()
-		c := goCall(t.Context(), svc, "orig")
-		orig := take(t, h, "orig")
+		c := towertest.GoRequest(t.Context(), svc, "orig")
+		orig := h.ExpectSettled(t, "orig")
 		time.Sleep(5 * ms)
 		orig.Respond("orig-done")
-		c.expect(t, "orig-done", 5*ms)
+		c.ExpectValue(t, "orig-done")
+		c.ExpectElapsed(t, 5*ms)
 		time.Sleep(time.Second)
-		noRequest(t, h)
+		h.ExpectNoneSettled(t)
 		p.asked(t)
-		checkCalls(t, h, 1)
+		h.ExpectIdle(t, 1)
 	})
 }
 
@@ -80,17 +83,18 @@ func TestHedgeCompletesBeforeHedge(t *testing.T) {
 func TestHedgeRequestNotRetryable(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		svc, h, p := newHedge()
-		c := goCall(t.Context(), svc, notRetryable)
-		orig := take(t, h, notRetryable)
+		c := towertest.GoRequest(t.Context(), svc, notRetryable)
+		orig := h.ExpectSettled(t, notRetryable)
 		time.Sleep(10 * ms)
-		noRequest(t, h)
+		h.ExpectNoneSettled(t)
 		p.asked(t, 10*ms)
-		c.pending(t)
+		c.ExpectPending(t)
 		time.Sleep(20 * ms)
-		noRequest(t, h)
+		h.ExpectNoneSettled(t)
 		orig.Respond("orig-done")
-		c.expect(t, "orig-done", 30*ms)
-		checkCalls(t, h, 1)
+		c.ExpectValue(t, "orig-done")
+		c.ExpectElapsed(t, 30*ms)
+		h.ExpectIdle(t, 1)
 	})
 }
 
@@ -98,15 +102,16 @@ func TestHedgeRequestNotRetryable(t *testing.T) {
 func TestHedgeRequestNotClonable(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		svc, h, p := newHedge()
-		c := goCall(t.Context(), svc, notClonable)
-		orig := take(t, h, notClonable)
+		c := towertest.GoRequest(t.Context(), svc, notClonable)
+		orig := h.ExpectSettled(t, notClonable)
 		time.Sleep(10 * ms)
-		noRequest(t, h)
-		c.pending(t)
+		h.ExpectNoneSettled(t)
+		c.ExpectPending(t)
 		orig.Respond("orig-done")
-		c.expect(t, "orig-done", 10*ms)
+		c.ExpectValue(t, "orig-done")
+		c.ExpectElapsed(t, 10*ms)
 		p.asked(t)
-		checkCalls(t, h, 1)
+		h.ExpectIdle(t, 1)
 	})
 }
 
@@ -115,24 +120,26 @@ func TestHedgeRequestNotClonable(t *testing.T) {
 func TestHedgeFirstErrorWins(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		svc, h, _ := newHedge()
-		c := goCall(t.Context(), svc, "orig")
-		orig := take(t, h, "orig")
+		c := towertest.GoRequest(t.Context(), svc, "orig")
+		orig := h.ExpectSettled(t, "orig")
 		time.Sleep(10 * ms)
-		hedged := take(t, h, "orig")
+		hedged := h.ExpectSettled(t, "orig")
 		time.Sleep(5 * ms)
 		boom := errors.New("boom")
 		orig.Fail(boom)
-		c.expectErr(t, boom, 15*ms)
+		c.ExpectError(t, boom)
+		c.ExpectElapsed(t, 15*ms)
 		cancelled(t, hedged, "the hedge")
 
 		// And the hedge's error, the other way round.
-		c = goCall(t.Context(), svc, "orig")
-		orig = take(t, h, "orig")
+		c = towertest.GoRequest(t.Context(), svc, "orig")
+		orig = h.ExpectSettled(t, "orig")
 		time.Sleep(10 * ms)
-		take(t, h, "orig").Fail(boom)
-		c.expectErr(t, boom, 10*ms)
+		h.ExpectSettled(t, "orig").Fail(boom)
+		c.ExpectError(t, boom)
+		c.ExpectElapsed(t, 10*ms)
 		cancelled(t, orig, "the original")
-		checkCalls(t, h, 4)
+		h.ExpectIdle(t, 4)
 	})
 }
 
@@ -144,8 +151,8 @@ func TestHedgeLearnsFromSuccesses(t *testing.T) {
 		mock, h := towertest.NewMock[string, string]()
 		svc := hedge.New[string, string](mock, hedge.Idempotent[string]{}, 2, 0.5, time.Second)
 		answer := func(after time.Duration, fail bool) {
-			c := goCall(t.Context(), svc, "req")
-			r := take(t, h, "req")
+			c := towertest.GoRequest(t.Context(), svc, "req")
+			r := h.ExpectSettled(t, "req")
 			time.Sleep(after)
 			if fail {
 				r.Fail(errors.New("boom"))
@@ -160,14 +167,15 @@ func TestHedgeLearnsFromSuccesses(t *testing.T) {
 		// The previous period holds one latency: not enough.
 		answer(50*ms, false) // recorded in this period, as 50ms
 		answer(2*ms, false)  // and 2ms
-		checkCalls(t, h, 4)
+		h.ExpectIdle(t, 4)
 
 		time.Sleep(time.Second - 52*ms) // the next period: its delay is the median, 2ms
-		c := goCall(t.Context(), svc, "req")
-		orig := take(t, h, "req")
+		c := towertest.GoRequest(t.Context(), svc, "req")
+		orig := h.ExpectSettled(t, "req")
 		time.Sleep(2 * ms)
-		take(t, h, "req").Respond("hedge")
-		c.expect(t, "hedge", 2*ms)
+		h.ExpectSettled(t, "req").Respond("hedge")
+		c.ExpectValue(t, "hedge")
+		c.ExpectElapsed(t, 2*ms)
 		cancelled(t, orig, "the original")
 	})
 }
@@ -180,19 +188,21 @@ func TestHedgeDelayFixedAtCall(t *testing.T) {
 		svc := hedge.New[string, string](mock, hedge.Idempotent[string]{}, 1, 0.5, 100*ms,
 			hedge.WithMockLatencies(50, 50))
 		time.Sleep(60 * ms)
-		c := goCall(t.Context(), svc, "a") // at 60ms, delay 50ms
-		orig := take(t, h, "a")
+		c := towertest.GoRequest(t.Context(), svc, "a") // at 60ms, delay 50ms
+		orig := h.ExpectSettled(t, "a")
 		time.Sleep(40 * ms) // 100ms: the read histogram is now the empty write one
-		c2 := goCall(t.Context(), svc, "b")
-		origB := take(t, h, "b")
+		c2 := towertest.GoRequest(t.Context(), svc, "b")
+		origB := h.ExpectSettled(t, "b")
 		time.Sleep(10 * ms) // 110ms: a's hedge
-		take(t, h, "a").Respond("hedge")
-		c.expect(t, "hedge", 50*ms)
+		h.ExpectSettled(t, "a").Respond("hedge")
+		c.ExpectValue(t, "hedge")
+		c.ExpectElapsed(t, 50*ms)
 		cancelled(t, orig, "a's original")
 		time.Sleep(time.Second)
-		noRequest(t, h) // b was never hedged
+		h.ExpectNoneSettled(t) // b was never hedged
 		origB.Respond("b")
-		c2.expect(t, "b", 1010*ms)
+		c2.ExpectValue(t, "b")
+		c2.ExpectElapsed(t, 1010*ms)
 	})
 }
 
@@ -206,13 +216,13 @@ func TestHedgeReleasesLoserReservation(t *testing.T) {
 		svc := hedge.New[string, string](cl, hedge.Idempotent[string]{}, 1, 0.5, time.Minute, hedge.WithMockLatencies(10))
 		sem := cl.Semaphore()
 		for _, hedgeWins := range []bool{false, true} {
-			c := goCall(t.Context(), svc, "req")
-			orig := take(t, h, "req")
+			c := towertest.GoRequest(t.Context(), svc, "req")
+			orig := h.ExpectSettled(t, "req")
 			if got := sem.Available(); got != 1 {
 				t.Errorf("before the delay: %d permits free, want 1 (the hedge holds none)", got)
 			}
 			time.Sleep(10 * ms)
-			hedged := take(t, h, "req")
+			hedged := h.ExpectSettled(t, "req")
 			if got := sem.Available(); got != 0 {
 				t.Errorf("with both legs out: %d permits free, want 0", got)
 			}
@@ -227,7 +237,7 @@ func TestHedgeReleasesLoserReservation(t *testing.T) {
 				t.Errorf("after the call: %d permits free, want 2", got)
 			}
 		}
-		checkCalls(t, h, 4)
+		h.ExpectIdle(t, 4)
 	})
 }
 
@@ -239,14 +249,15 @@ func TestHedgeWaitingForReadinessGivesUp(t *testing.T) {
 		mock, h := towertest.NewMock[string, string]()
 		h.Allow(1)
 		svc := hedge.New[string, string](mock, hedge.Idempotent[string]{}, 1, 0.5, time.Minute, hedge.WithMockLatencies(10))
-		c := goCall(t.Context(), svc, "req")
-		orig := take(t, h, "req")
+		c := towertest.GoRequest(t.Context(), svc, "req")
+		orig := h.ExpectSettled(t, "req")
 		time.Sleep(15 * ms) // the hedge has waited in Ready since 10ms
 		orig.Respond("ok")
-		c.expect(t, "ok", 15*ms)
-		h.Allow(1) // a wait the hedge had not given up would now send it
-		noRequest(t, h)
-		checkCalls(t, h, 1)
+		c.ExpectValue(t, "ok") // a wait the hedge had not given up would now send it
+		c.ExpectElapsed(t, 15*ms)
+		h.Allow(1)
+		h.ExpectNoneSettled(t)
+		h.ExpectIdle(t, 1)
 	})
 }
 
@@ -260,16 +271,17 @@ func TestHedgeWaitingForPermitGivesUp(t *testing.T) {
 		mock, h := towertest.NewMock[string, string]()
 		cl := limit.NewConcurrency[string, string](mock, 1)
 		svc := hedge.New[string, string](cl, hedge.Idempotent[string]{}, 1, 0.5, time.Minute, hedge.WithMockLatencies(10))
-		c := goCall(t.Context(), svc, "req")
-		orig := take(t, h, "req")
+		c := towertest.GoRequest(t.Context(), svc, "req")
+		orig := h.ExpectSettled(t, "req")
 		time.Sleep(10 * ms)
-		noRequest(t, h)
+		h.ExpectNoneSettled(t)
 		if got := cl.Semaphore().Waiting(); got != 1 {
 			t.Errorf("at 10ms: %d waiting for a permit, want 1 (the hedge)", got)
 		}
 		time.Sleep(5 * ms)
 		orig.Respond("ok")
-		c.expect(t, "ok", 15*ms)
+		c.ExpectValue(t, "ok")
+		c.ExpectElapsed(t, 15*ms)
 		if w, a := cl.Semaphore().Waiting(), cl.Semaphore().Available(); w != 0 || a != 1 {
 			t.Errorf("after the call: %d waiting, %d free; want 0, 1", w, a)
 		}
@@ -281,7 +293,7 @@ func TestHedgeWaitingForPermitGivesUp(t *testing.T) {
 		default:
 			t.Errorf("inner service got %d calls, want 1, or 2 with the hedge cancelled", n)
 		}
-		noRequest(t, h)
+		h.ExpectNoneSettled(t)
 		if got := h.Outstanding(); got != 0 {
 			t.Errorf("inner service has %d reservations outstanding, want 0", got)
 		}
@@ -306,14 +318,15 @@ func TestHedgeOriginalAnswersBeforeHedgeIsReady(t *testing.T) {
 		mock, h := towertest.NewMock[string, string]()
 		p := gatedPolicy{gate: make(chan struct{})}
 		svc := hedge.New[string, string](mock, p, 1, 0.5, time.Minute, hedge.WithMockLatencies(10))
-		c := goCall(t.Context(), svc, "req")
-		orig := take(t, h, "req")
+		c := towertest.GoRequest(t.Context(), svc, "req")
+		orig := h.ExpectSettled(t, "req")
 		time.Sleep(15 * ms) // CanRetry has been deciding since 10ms
 		orig.Respond("ok")
-		c.pending(t) // Call waits for the hedge leg to return
+		c.ExpectPending(t) // Call waits for the hedge leg to return
 		close(p.gate)
-		c.expect(t, "ok", 15*ms)
-		checkCalls(t, h, 1)
+		c.ExpectValue(t, "ok")
+		c.ExpectElapsed(t, 15*ms)
+		h.ExpectIdle(t, 1)
 	})
 }
 
@@ -322,14 +335,15 @@ func TestHedgeOriginalAnswersBeforeHedgeIsReady(t *testing.T) {
 func TestHedgeReadyErrorWins(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		svc, h, _ := newHedge()
-		c := goCall(t.Context(), svc, "orig")
-		orig := take(t, h, "orig")
+		c := towertest.GoRequest(t.Context(), svc, "orig")
+		orig := h.ExpectSettled(t, "orig")
 		broken := errors.New("broken")
 		h.FailReady(broken)
 		time.Sleep(10 * ms)
-		c.expectErr(t, broken, 10*ms)
+		c.ExpectError(t, broken)
+		c.ExpectElapsed(t, 10*ms)
 		cancelled(t, orig, "the original")
-		checkCalls(t, h, 1)
+		h.ExpectIdle(t, 1)
 	})
 }
 
@@ -339,16 +353,17 @@ func TestHedgeCallerCancels(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		svc, h, _ := newHedge()
 		ctx, cancel := context.WithCancel(t.Context())
-		c := goCall(ctx, svc, "orig")
-		orig := take(t, h, "orig")
+		c := towertest.GoRequest(ctx, svc, "orig")
+		orig := h.ExpectSettled(t, "orig")
 		time.Sleep(10 * ms)
-		hedged := take(t, h, "orig")
+		hedged := h.ExpectSettled(t, "orig")
 		time.Sleep(ms)
 		cancel()
-		c.expectErr(t, context.Canceled, 11*ms)
+		c.ExpectError(t, context.Canceled)
+		c.ExpectElapsed(t, 11*ms)
 		cancelled(t, orig, "the original")
 		cancelled(t, hedged, "the hedge")
-		checkCalls(t, h, 2)
+		h.ExpectIdle(t, 2)
 	})
 }
 

@@ -5,18 +5,13 @@ import (
 	"fmt"
 	"sync"
 	"testing"
-	"testing/synctest"
 	"time"
 
-	"github.com/towergo/tower"
 	"github.com/towergo/tower/hedge"
 	"github.com/towergo/tower/towertest"
 )
 
-type (
-	svc    = tower.Service[string, string]
-	handle = towertest.Handle[string, string]
-)
+type handle = towertest.Handle[string, string]
 
 const (
 	notRetryable = "NOT_RETRYABLE"
@@ -64,80 +59,6 @@ func newHedge(opts ...hedge.Option) (*hedge.Hedge[string, string], *handle, *tes
 	p := &testPolicy{start: time.Now()}
 	opts = append([]hedge.Option{hedge.WithMockLatencies(towerLatencies...)}, opts...)
 	return hedge.New[string, string](mock, p, 10, 0.9, 60*time.Second, opts...), h, p
-}
-
-// caller is one tower.Call running on its own goroutine.
-type caller struct {
-	*towertest.Outcome[string]
-	at time.Duration // when the call returned, since it started; read it after Wait
-}
-
-// goCall starts tower.Call(ctx, s, req) on its own goroutine and waits
-// until it has returned or blocked. It must run inside a synctest bubble.
-func goCall(ctx context.Context, s svc, req string) *caller {
-	c := new(caller)
-	start := time.Now()
-	c.Outcome = towertest.Go(func() (string, error) {
-		res, err := tower.Call(ctx, s, req)
-		c.at = time.Since(start)
-		return res, err
-	})
-	synctest.Wait()
-	return c
-}
-
-// pending fails t if the call has returned.
-func (c *caller) pending(t *testing.T) {
-	t.Helper()
-	synctest.Wait()
-	if c.Done() {
-		res, err := c.Wait()
-		t.Fatalf("Call returned %q, %v; want it still waiting", res, err)
-	}
-}
-
-// expect waits for the call and fails t unless it answered want at at.
-func (c *caller) expect(t *testing.T, want string, at time.Duration) {
-	t.Helper()
-	if res, err := c.Wait(); err != nil || res != want || c.at != at {
-		t.Fatalf("Call: got %q, %v at %v; want %q, nil at %v", res, err, c.at, want, at)
-	}
-}
-
-// expectErr waits for the call and fails t unless it failed with err at
-// at.
-func (c *caller) expectErr(t *testing.T, err error, at time.Duration) {
-	t.Helper()
-	if res, got := c.Wait(); got != err || c.at != at {
-		t.Fatalf("Call: got %q, %v at %v; want error %v at %v", res, got, c.at, err, at)
-	}
-}
-
-// take returns the next request, which must be want and already there.
-func take(t *testing.T, h *handle, want string) *towertest.Request[string, string] {
-	t.Helper()
-	synctest.Wait()
-	return h.ExpectNow(t, want)
-}
-
-// noRequest fails t if the inner service has a request waiting.
-func noRequest(t *testing.T, h *handle) {
-	t.Helper()
-	synctest.Wait()
-	h.ExpectNone(t)
-}
-
-// checkCalls fails t unless the mock has received n requests and holds no
-// reservation.
-func checkCalls(t *testing.T, h *handle, n int) {
-	t.Helper()
-	synctest.Wait()
-	if got := h.Calls(); got != n {
-		t.Errorf("inner service got %d calls, want %d", got, n)
-	}
-	if got := h.Outstanding(); got != 0 {
-		t.Errorf("inner service has %d reservations outstanding, want 0", got)
-	}
 }
 
 // cancelled fails t unless r's context was cancelled.

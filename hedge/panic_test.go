@@ -19,14 +19,14 @@ import (
 // leg is the end of the Where of a PanicError of the hedge leg.
 const leg = ", on the goroutine of a Hedge's hedge leg"
 
-// boom is what the user code of these tests panics with.
-var boom = errors.New("boom")
+// errBoom is what the user code of these tests panics with.
+var errBoom = errors.New("boom")
 
 // ender ends the user code it is called in: with a panic, or with
 // runtime.Goexit.
 type ender func()
 
-func panics() { panic(boom) }
+func panics() { panic(errBoom) }
 func exits()  { runtime.Goexit() }
 
 // endingPolicy is an Idempotent policy whose CanRetry runs end.
@@ -73,13 +73,15 @@ func TestHedgeLegPanicIsItsAnswer(t *testing.T) {
 		{name: "Withdraw/Goexit", where: "the budget's Withdraw", end: exits, calls: 1, goexit: true,
 			opts: func(e ender) []hedge.Option { return []hedge.Option{hedge.WithBudget(endingBudget{e})} }},
 		{name: "Ready/Panic", where: "the inner service's Ready", end: panics, calls: 1,
-			setup: func(h *handle, _ ender) { h.PanicReady(boom) }},
+			setup: func(h *handle, _ ender) { h.PanicReady(errBoom) }},
 		{name: "MetricsAdd/Panic", where: "the metrics sink's Add", end: panics, calls: 1,
 			opts: func(e ender) []hedge.Option { return []hedge.Option{hedge.WithMetrics(endingSink{e})} }},
 		{name: "MetricsAdd/Goexit", where: "the metrics sink's Add", end: exits, calls: 1, goexit: true,
 			opts: func(e ender) []hedge.Option { return []hedge.Option{hedge.WithMetrics(endingSink{e})} }},
 		{name: "Call/Panic", where: "the inner service's Call", end: panics, calls: 2,
-			hedge: func(t *testing.T, h *handle, _ *towertest.Request[string, string]) { take(t, h, "req").Panic(boom) }},
+			hedge: func(t *testing.T, h *handle, _ *towertest.Request[string, string]) {
+				h.ExpectSettled(t, "req").Panic(errBoom)
+			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -94,8 +96,8 @@ func TestHedgeLegPanicIsItsAnswer(t *testing.T) {
 					opts = append(opts, tt.opts(tt.end)...)
 				}
 				svc := hedge.New[string, string](mock, policy, 1, 0.5, time.Minute, opts...)
-				c := goCall(t.Context(), svc, "req")
-				orig := take(t, h, "req")
+				c := towertest.GoRequest(t.Context(), svc, "req")
+				orig := h.ExpectSettled(t, "req")
 				if tt.setup != nil {
 					tt.setup(h, tt.end)
 				}
@@ -104,19 +106,17 @@ func TestHedgeLegPanicIsItsAnswer(t *testing.T) {
 					tt.hedge(t, h, orig)
 				}
 				_, err := c.Wait()
-				if c.at != 10*ms {
-					t.Errorf("the call returned at %v, want 10ms", c.at)
-				}
+				c.ExpectElapsed(t, 10*ms)
 				checkLegPanic(t, err, tt.where+leg, tt.goexit)
 				cancelled(t, orig, "the original")
-				checkCalls(t, h, tt.calls)
+				h.ExpectIdle(t, tt.calls)
 			})
 		})
 	}
 }
 
 // checkLegPanic fails t unless err is a *tower.PanicError of where, with
-// a stack, whose value is boom, or says runtime.Goexit was called if
+// a stack, whose value is errBoom, or says runtime.Goexit was called if
 // goexit.
 func checkLegPanic(t *testing.T, err error, where string, goexit bool) {
 	t.Helper()
@@ -132,8 +132,8 @@ func checkLegPanic(t *testing.T, err error, where string, goexit bool) {
 	}
 	v, _ := pe.Value.(error)
 	switch {
-	case !goexit && v != boom:
-		t.Errorf("got panic value %v, want %v", pe.Value, boom)
+	case !goexit && v != errBoom:
+		t.Errorf("got panic value %v, want %v", pe.Value, errBoom)
 	case goexit && (v == nil || !strings.Contains(v.Error(), "runtime.Goexit was called")):
 		t.Errorf("got panic value %v, want one that says runtime.Goexit was called", pe.Value)
 	}
@@ -167,8 +167,9 @@ func TestHedgeLegLatePanicIsLogged(t *testing.T) {
 					return "unreachable", nil
 				})
 				svc := hedge.New[string, string](inner, hedge.Idempotent[string]{}, 1, 0.5, time.Minute, hedge.WithMockLatencies(10))
-				c := goCall(t.Context(), svc, "req")
-				c.expect(t, "orig", 30*ms)
+				c := towertest.GoRequest(t.Context(), svc, "req")
+				c.ExpectValue(t, "orig")
+				c.ExpectElapsed(t, 30*ms)
 			})
 			for _, want := range []string{"level=ERROR", `where="the inner service's Call` + leg + `"`, tt.says, "panic_test.go"} {
 				if out := log.String(); !strings.Contains(out, want) {

@@ -34,29 +34,28 @@ func checkSem(t *testing.T, s *limit.Semaphore, avail, waiting int) {
 func TestConcurrencyBasicLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cl, h := newConcurrency(2)
-		start := time.Now()
-		c1 := goCall(t.Context(), mustReady(t, cl), "hello 1")
-		c2 := goCall(t.Context(), mustReady(t, cl), "hello 2")
-		r3 := goReady(cl, t.Context(), start)
+		c1 := towertest.GoCall(t.Context(), towertest.MustReady(t, cl), "hello 1")
+		c2 := towertest.GoCall(t.Context(), towertest.MustReady(t, cl), "hello 2")
+		r3 := towertest.GoReady(t.Context(), cl)
 		if r3.Done() {
 			t.Fatal("third Ready returned with two requests in flight, want it to wait")
 		}
-		req1 := take(t, h, "hello 1")
-		req2 := take(t, h, "hello 2")
-		noRequest(t, h)
+		req1 := h.ExpectSettled(t, "hello 1")
+		req2 := h.ExpectSettled(t, "hello 2")
+		h.ExpectNoneSettled(t)
 
 		req1.Respond("world 1")
-		c1.expect(t, "world 1")
-		c3 := goCall(t.Context(), r3.permit(t), "hello 3")
-		r4 := goReady(cl, t.Context(), start)
+		c1.ExpectValue(t, "world 1")
+		c3 := towertest.GoCall(t.Context(), r3.Value(t), "hello 3")
+		r4 := towertest.GoReady(t.Context(), cl)
 		if r4.Done() {
 			t.Fatal("fourth Ready returned with two requests in flight, want it to wait")
 		}
 		req2.Respond("world 2")
-		c2.expect(t, "world 2")
-		take(t, h, "hello 3").Respond("world 3")
-		c3.expect(t, "world 3")
-		p := r4.permit(t)
+		c2.ExpectValue(t, "world 2")
+		h.ExpectSettled(t, "hello 3").Respond("world 3")
+		c3.ExpectValue(t, "world 3")
+		p := r4.Value(t)
 		p.Release()
 		checkSem(t, cl.Semaphore(), 2, 0)
 	})
@@ -75,13 +74,13 @@ func TestConcurrencyPermitHeldUntilCallReturns(t *testing.T) {
 		})
 		cl := limit.NewConcurrency[string, string](inner, 1)
 		start := time.Now()
-		c := goCall(t.Context(), mustReady(t, cl), "hello")
-		r := goReady(cl, t.Context(), start)
-		r.call(t, "again")
-		if r.at != 10*time.Millisecond {
-			t.Errorf("waiter served at %v, want 10ms", r.at)
+		c := towertest.GoCall(t.Context(), towertest.MustReady(t, cl), "hello")
+		r := towertest.GoReady(t.Context(), cl)
+		echoCall(t, r.Value(t), "again")
+		if r.Since(start) != 10*time.Millisecond {
+			t.Errorf("waiter served at %v, want 10ms", r.Since(start))
 		}
-		c.expect(t, "hello")
+		c.ExpectValue(t, "hello")
 	})
 }
 
@@ -90,9 +89,9 @@ func TestConcurrencyPermitHeldUntilCallReturns(t *testing.T) {
 // is not ready now, and asking does not queue.
 func TestConcurrencyRequestWithoutCapacity(t *testing.T) {
 	cl, _ := newConcurrency(1)
-	p := mustReady(t, cl)
+	p := towertest.MustReady(t, cl)
 	defer p.Release()
-	if _, ok := readyNow(t, cl); ok {
+	if _, ok := towertest.ReadyNow(t, cl); ok {
 		t.Fatal("ReadyNow with the only permit taken: got ready, want not ready")
 	}
 	checkSem(t, cl.Semaphore(), 0, 0)
@@ -103,21 +102,20 @@ func TestConcurrencyRequestWithoutCapacity(t *testing.T) {
 func TestConcurrencyReserveWithoutSending(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cl, h := newConcurrency(1)
-		start := time.Now()
-		p := mustReady(t, cl)
-		r := goReady(cl, t.Context(), start)
+		p := towertest.MustReady(t, cl)
+		r := towertest.GoReady(t.Context(), cl)
 		if r.Done() {
 			t.Fatal("Ready returned while another permit was held, want it to wait")
 		}
-		c := goCall(t.Context(), p, "hello")
-		req := take(t, h, "hello")
+		c := towertest.GoCall(t.Context(), p, "hello")
+		req := h.ExpectSettled(t, "hello")
 		synctest.Wait()
 		if r.Done() {
 			t.Fatal("Ready returned while the call was in flight, want it to wait")
 		}
 		req.Respond("world")
-		c.expect(t, "world")
-		p = r.permit(t)
+		c.ExpectValue(t, "world")
+		p = r.Value(t)
 		p.Release()
 	})
 }
@@ -127,13 +125,13 @@ func TestConcurrencyReserveWithoutSending(t *testing.T) {
 func TestConcurrencyReleaseFreesCapacity(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cl, h := newConcurrency(1)
-		p := mustReady(t, cl)
-		r := goReady(cl, t.Context(), time.Now())
+		p := towertest.MustReady(t, cl)
+		r := towertest.GoReady(t.Context(), cl)
 		if r.Done() {
 			t.Fatal("Ready returned while another permit was held, want it to wait")
 		}
 		p.Release()
-		r.release(t)
+		release(t, r)
 		if n := h.Outstanding(); n != 0 {
 			t.Errorf("inner service has %d reservations outstanding, want 0", n)
 		}
@@ -145,15 +143,15 @@ func TestConcurrencyReleaseFreesCapacity(t *testing.T) {
 func TestConcurrencyResponseErrorReleasesCapacity(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cl, h := newConcurrency(1)
-		c := goCall(t.Context(), mustReady(t, cl), "hello")
-		r := goReady(cl, t.Context(), time.Now())
+		c := towertest.GoCall(t.Context(), towertest.MustReady(t, cl), "hello")
+		r := towertest.GoReady(t.Context(), cl)
 		boom := errors.New("boom")
-		take(t, h, "hello").Fail(boom)
+		h.ExpectSettled(t, "hello").Fail(boom)
 		_, err := c.Wait()
 		if err != boom {
 			t.Fatalf("Call: got %v, want %v", err, boom)
 		}
-		r.release(t)
+		release(t, r)
 		checkSem(t, cl.Semaphore(), 1, 0)
 	})
 }
@@ -164,15 +162,15 @@ func TestConcurrencyCancelledCallReleasesCapacity(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cl, h := newConcurrency(1)
 		ctx, cancel := context.WithCancel(t.Context())
-		c := goCall(ctx, mustReady(t, cl), "hello")
-		r := goReady(cl, t.Context(), time.Now())
-		take(t, h, "hello") // never answered
+		c := towertest.GoCall(ctx, towertest.MustReady(t, cl), "hello")
+		r := towertest.GoReady(t.Context(), cl)
+		h.ExpectSettled(t, "hello") // never answered
 		cancel()
 		_, err := c.Wait()
 		if err != context.Canceled {
 			t.Fatalf("Call: got %v, want %v", err, context.Canceled)
 		}
-		r.release(t)
+		release(t, r)
 		checkSem(t, cl.Semaphore(), 1, 0)
 	})
 }
@@ -182,10 +180,9 @@ func TestConcurrencyCancelledCallReleasesCapacity(t *testing.T) {
 func TestConcurrencyMultiWaiters(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cl, _ := newConcurrency(1)
-		start := time.Now()
-		p := mustReady(t, cl)
-		r2 := goReady(cl, t.Context(), start)
-		r3 := goReady(cl, t.Context(), start)
+		p := towertest.MustReady(t, cl)
+		r2 := towertest.GoReady(t.Context(), cl)
+		r3 := towertest.GoReady(t.Context(), cl)
 		checkSem(t, cl.Semaphore(), 0, 2)
 
 		p.Release()
@@ -194,8 +191,8 @@ func TestConcurrencyMultiWaiters(t *testing.T) {
 			t.Fatalf("after one release: got r2 %t, r3 %t finished; want true, false", r2.Done(), r3.Done())
 		}
 		checkSem(t, cl.Semaphore(), 0, 1)
-		r2.release(t)
-		r3.release(t)
+		release(t, r2)
+		release(t, r3)
 		checkSem(t, cl.Semaphore(), 1, 0)
 	})
 }
@@ -205,11 +202,10 @@ func TestConcurrencyMultiWaiters(t *testing.T) {
 func TestConcurrencyPermitBeforeInnerReady(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cl, h := newConcurrency(1)
-		start := time.Now()
 		h.Allow(0)
-		r1 := goReady(cl, t.Context(), start) // has the permit, waits for inner
+		r1 := towertest.GoReady(t.Context(), cl) // has the permit, waits for inner
 		checkSem(t, cl.Semaphore(), 0, 0)
-		r2 := goReady(cl, t.Context(), start) // waits for the permit
+		r2 := towertest.GoReady(t.Context(), cl) // waits for the permit
 		checkSem(t, cl.Semaphore(), 0, 1)
 
 		h.Allow(1)
@@ -225,8 +221,8 @@ func TestConcurrencyPermitBeforeInnerReady(t *testing.T) {
 		if r2.Done() {
 			t.Fatal("r2 returned without a permit")
 		}
-		r1.release(t)
-		r2.release(t)
+		release(t, r1)
+		release(t, r2)
 		if n := h.Outstanding(); n != 0 {
 			t.Errorf("inner service has %d reservations outstanding, want 0", n)
 		}
@@ -264,13 +260,13 @@ func TestConcurrencyContextEndsWaitingForInner(t *testing.T) {
 func TestConcurrencyContextEndsWaitingForPermit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cl, _ := newConcurrency(1)
-		p := mustReady(t, cl)
+		p := towertest.MustReady(t, cl)
 		ctx, cancel := context.WithTimeout(t.Context(), 40*time.Millisecond)
 		defer cancel()
-		r := goReady(cl, ctx, time.Now())
+		r := towertest.GoReady(ctx, cl)
 		_, err := r.Wait()
-		if err != context.DeadlineExceeded || r.at != 40*time.Millisecond {
-			t.Fatalf("got %v at %v, want %v unchanged at 40ms", err, r.at, context.DeadlineExceeded)
+		if err != context.DeadlineExceeded || r.Elapsed() != 40*time.Millisecond {
+			t.Fatalf("got %v at %v, want %v unchanged at 40ms", err, r.Elapsed(), context.DeadlineExceeded)
 		}
 		checkSem(t, cl.Semaphore(), 0, 0)
 		p.Release()
@@ -284,7 +280,7 @@ func TestConcurrencyPanickingCallReleasesPermit(t *testing.T) {
 	})
 	cl := limit.NewConcurrency[string, string](inner, 1)
 	for i := range 2 { // the second round needs the permit back
-		p, ok := readyNow(t, cl)
+		p, ok := towertest.ReadyNow(t, cl)
 		if !ok {
 			t.Fatalf("round %d: ReadyNow: got not ready, want the permit back", i)
 		}
@@ -318,17 +314,17 @@ func TestConcurrencyShared(t *testing.T) {
 					t.Fatal("Semaphore() is not the shared semaphore")
 				}
 
-				c := goCall(t.Context(), mustReady(t, a), "to a")
-				rb := goReady(b, t.Context(), time.Now())
+				c := towertest.GoCall(t.Context(), towertest.MustReady(t, a), "to a")
+				rb := towertest.GoReady(t.Context(), b)
 				checkSem(t, sem, 0, 1)
 				if rb.Done() {
 					t.Fatal("b got a permit while a held the only one")
 				}
-				take(t, ha, "to a").Respond("from a")
-				c.expect(t, "from a")
-				c = goCall(t.Context(), rb.permit(t), "to b")
-				take(t, hb, "to b").Respond("from b")
-				c.expect(t, "from b")
+				ha.ExpectSettled(t, "to a").Respond("from a")
+				c.ExpectValue(t, "from a")
+				c = towertest.GoCall(t.Context(), rb.Value(t), "to b")
+				hb.ExpectSettled(t, "to b").Respond("from b")
+				c.ExpectValue(t, "from b")
 				checkSem(t, sem, 1, 0)
 			})
 		})
@@ -340,13 +336,12 @@ func TestSemaphoreCounts(t *testing.T) {
 		sem := limit.NewSemaphore(2)
 		cl := limit.NewConcurrencyWith[string, string](echo, sem)
 		checkSem(t, sem, 2, 0)
-		p1 := mustReady(t, cl)
+		p1 := towertest.MustReady(t, cl)
 		checkSem(t, sem, 1, 0)
-		p2 := mustReady(t, cl)
+		p2 := towertest.MustReady(t, cl)
 		checkSem(t, sem, 0, 0)
-		start := time.Now()
-		r1 := goReady(cl, t.Context(), start)
-		r2 := goReady(cl, t.Context(), start)
+		r1 := towertest.GoReady(t.Context(), cl)
+		r2 := towertest.GoReady(t.Context(), cl)
 		checkSem(t, sem, 0, 2)
 		p1.Release()
 		synctest.Wait()
@@ -354,9 +349,9 @@ func TestSemaphoreCounts(t *testing.T) {
 		p2.Call(t.Context(), "x")
 		synctest.Wait()
 		checkSem(t, sem, 0, 0)
-		r1.release(t)
+		release(t, r1)
 		checkSem(t, sem, 1, 0)
-		r2.call(t, "y")
+		echoCall(t, r2.Value(t), "y")
 		checkSem(t, sem, 2, 0)
 	})
 }
@@ -411,9 +406,9 @@ func TestConcurrencyPermitsBeyondTheSlots(t *testing.T) {
 	for round := range 2 { // the second round reuses the records of the first
 		var ps []permit
 		for range max {
-			ps = append(ps, mustReady(t, cl))
+			ps = append(ps, towertest.MustReady(t, cl))
 		}
-		if _, ok := readyNow(t, cl); ok {
+		if _, ok := towertest.ReadyNow(t, cl); ok {
 			t.Fatalf("round %d: ReadyNow with all %d permits out: got ready", round, max)
 		}
 		for i, p := range ps {

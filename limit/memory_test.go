@@ -8,6 +8,7 @@ import (
 	"testing/synctest"
 
 	"github.com/towergo/tower/limit"
+	"github.com/towergo/tower/towertest"
 )
 
 // parked measures the memory held by n goroutines while each is parked in
@@ -41,7 +42,7 @@ func TestConcurrencyWaiterMemory(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const n = 4000
 		cl := limit.NewConcurrency[string, string](echo, 1)
-		p := mustReady(t, cl)
+		p := towertest.MustReady(t, cl)
 		defer p.Release()
 
 		onChannel := func(ctx context.Context) { <-ctx.Done() }

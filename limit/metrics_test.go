@@ -93,26 +93,26 @@ func TestConcurrencyMetricsEveryWayOut(t *testing.T) {
 				t.Errorf("%s: got %v, want %v", what, got, s)
 			}
 		}
-		p := mustReady(t, cl)
+		p := towertest.MustReady(t, cl)
 		want("one permit", metrics.Snapshot{InFlight: 1})
-		if _, ok := readyNow(t, cl); ok {
+		if _, ok := towertest.ReadyNow(t, cl); ok {
 			t.Fatal("ReadyNow with the only permit taken: got ready, want not ready")
 		}
 		want("after ReadyNow", metrics.Snapshot{InFlight: 1})
 
 		ctx, cancel := context.WithCancel(t.Context())
-		r := goReady(cl, ctx, time.Now())
+		r := towertest.GoReady(ctx, cl)
 		want("a waiter", metrics.Snapshot{InFlight: 1, Waiting: 1})
 		cancel()
 		r.Wait()
 		want("waiter cancelled", metrics.Snapshot{InFlight: 1})
 
-		r = goReady(cl, t.Context(), time.Now())
+		r = towertest.GoReady(t.Context(), cl)
 		p.Release()
-		p = r.permit(t)
+		p = r.Value(t)
 		want("released to the waiter", metrics.Snapshot{InFlight: 1})
-		call := goCall(t.Context(), p, "x")
-		take(t, h, "x").Fail(errors.New("boom"))
+		call := towertest.GoCall(t.Context(), p, "x")
+		h.ExpectSettled(t, "x").Fail(errors.New("boom"))
 		call.Wait()
 		want("call failed", metrics.Snapshot{})
 
@@ -129,7 +129,7 @@ func TestConcurrencyMetricsPanickingCall(t *testing.T) {
 	var c metrics.Counts
 	inner := tower.ServiceFunc[string, string](func(context.Context, string) (string, error) { panic("boom") })
 	cl := limit.NewConcurrency[string, string](inner, 1, limit.WithMetrics(&c))
-	p := mustReady(t, cl)
+	p := towertest.MustReady(t, cl)
 	towertest.Panics(t, "boom", func() { p.Call(t.Context(), "x") })
 	if got := c.Snapshot(); got != (metrics.Snapshot{}) {
 		t.Errorf("got %v, want {}", got)
@@ -157,10 +157,13 @@ func TestConcurrencyPanickingSinkReleasesPermit(t *testing.T) {
 	}{
 		{"Ready", func(t *testing.T, cl *limit.Concurrency[string, string]) { cl.Ready(t.Context()) }, panicSink{+1}},
 		{"Call", func(t *testing.T, cl *limit.Concurrency[string, string]) {
-			p := mustReady(t, cl)
+			p := towertest.MustReady(t, cl)
 			p.Call(t.Context(), "x")
 		}, panicSink{-1}},
-		{"Release", func(t *testing.T, cl *limit.Concurrency[string, string]) { p := mustReady(t, cl); p.Release() }, panicSink{-1}},
+		{"Release", func(t *testing.T, cl *limit.Concurrency[string, string]) {
+			p := towertest.MustReady(t, cl)
+			p.Release()
+		}, panicSink{-1}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cl := limit.NewConcurrency[string, string](echo, 1, limit.WithMetrics(tt.sink))
@@ -177,8 +180,8 @@ func TestConcurrencyMetricsShared(t *testing.T) {
 		sem := limit.NewSemaphore(1)
 		s1 := limit.NewConcurrencyWith[string, string](echo, sem, limit.WithMetrics(&c1))
 		s2 := limit.NewSharedConcurrencyLayer[string, string](sem, limit.WithMetrics(&c2)).Wrap(echo)
-		p := mustReady(t, s1)
-		r := goReady(s2, t.Context(), time.Now())
+		p := towertest.MustReady(t, s1)
+		r := towertest.GoReady(t.Context(), s2)
 		if got, want := c1.Snapshot(), (metrics.Snapshot{InFlight: 1}); got != want {
 			t.Errorf("first service: got %v, want %v", got, want)
 		}
@@ -186,7 +189,7 @@ func TestConcurrencyMetricsShared(t *testing.T) {
 			t.Errorf("second service: got %v, want %v", got, want)
 		}
 		p.Release()
-		r.call(t, "x")
+		echoCall(t, r.Value(t), "x")
 		if got, want := c1.Snapshot(), (metrics.Snapshot{}); got != want {
 			t.Errorf("first service after: got %v, want %v", got, want)
 		}
@@ -200,7 +203,7 @@ func TestConcurrencyMetricsShared(t *testing.T) {
 func TestConcurrencyLayerMetrics(t *testing.T) {
 	var c metrics.Counts
 	svc := limit.NewConcurrencyLayer[string, string](2, limit.WithMetrics(&c)).Wrap(echo)
-	p1, p2 := mustReady(t, svc), mustReady(t, svc)
+	p1, p2 := towertest.MustReady(t, svc), towertest.MustReady(t, svc)
 	if got, want := c.Get(metrics.InFlight), int64(2); got != want {
 		t.Errorf("got InFlight %d, want %d", got, want)
 	}
@@ -236,17 +239,17 @@ func TestRateMetricsWaiterLeaves(t *testing.T) {
 		var c metrics.Counts
 		rl := limit.NewRateLayer[string, string](1, time.Second, limit.WithMetrics(&c)).Wrap(echo)
 		callNow(t, rl, "a")
-		if _, ok := readyNow(t, rl); ok {
+		if _, ok := towertest.ReadyNow(t, rl); ok {
 			t.Fatal("ReadyNow in a full window: got ready, want not ready")
 		}
 		ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 		defer cancel()
 		start := time.Now()
-		r := goReady(rl, ctx, start)
+		r := towertest.GoReady(ctx, rl)
 		countsAt(t, start, 299*time.Millisecond, &c, metrics.Snapshot{Waiting: 1})
 		_, err := r.Wait()
-		if err != context.DeadlineExceeded || r.at != 300*time.Millisecond {
-			t.Fatalf("Ready: got %v at %v, want %v at 300ms", err, r.at, context.DeadlineExceeded)
+		if err != context.DeadlineExceeded || r.Since(start) != 300*time.Millisecond {
+			t.Fatalf("Ready: got %v at %v, want %v at 300ms", err, r.Since(start), context.DeadlineExceeded)
 		}
 		countsAt(t, start, 300*time.Millisecond, &c, metrics.Snapshot{})
 	})

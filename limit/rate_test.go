@@ -34,23 +34,23 @@ func TestRateReachingCapacity(t *testing.T) {
 		rl := limit.NewRate[string, string](mock, 1, 100*time.Millisecond)
 		start := time.Now()
 
-		c := goCall(t.Context(), mustReady(t, rl), "hello")
-		take(t, h, "hello").Respond("world")
-		c.expect(t, "world")
+		c := towertest.GoCall(t.Context(), towertest.MustReady(t, rl), "hello")
+		h.ExpectSettled(t, "hello").Respond("world")
+		c.ExpectValue(t, "world")
 
-		r := goReady(rl, t.Context(), start)
+		r := towertest.GoReady(t.Context(), rl)
 		if r.Done() {
 			t.Fatal("second Ready in the window returned, want it to wait")
 		}
-		noRequest(t, h)
+		h.ExpectNoneSettled(t)
 
-		p := r.permit(t)
-		if r.at != 100*time.Millisecond {
-			t.Errorf("second Ready returned at %v, want 100ms", r.at)
+		p := r.Value(t)
+		if r.Since(start) != 100*time.Millisecond {
+			t.Errorf("second Ready returned at %v, want 100ms", r.Since(start))
 		}
-		c = goCall(t.Context(), p, "two")
-		take(t, h, "two").Respond("done")
-		c.expect(t, "done")
+		c = towertest.GoCall(t.Context(), p, "two")
+		h.ExpectSettled(t, "two").Respond("done")
+		c.ExpectValue(t, "done")
 	})
 }
 
@@ -69,17 +69,17 @@ func TestRateRemainingGetsReset(t *testing.T) {
 				t.Fatalf("call %d after the reset: %v", i, err)
 			}
 		}
-		p, ok := readyNow(t, rl)
+		p, ok := towertest.ReadyNow(t, rl)
 		if !ok {
 			t.Fatal("third Ready of the new window: got not ready, want ready")
 		}
 		p.Release()
 		// Two calls and one place still reserved, now used: the window is full.
-		p = mustReady(t, rl)
+		p = towertest.MustReady(t, rl)
 		if _, err := p.Call(t.Context(), "hello"); err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := readyNow(t, rl); ok {
+		if _, ok := towertest.ReadyNow(t, rl); ok {
 			t.Fatal("fourth Ready of the new window: got ready, want not ready")
 		}
 	})
@@ -92,22 +92,22 @@ func TestRateWindowOpensAtFirstReady(t *testing.T) {
 		rl := limit.NewRate[string, string](echo, 1, 100*time.Millisecond)
 		start := time.Now()
 		time.Sleep(50 * time.Millisecond)
-		p := mustReady(t, rl) // window [50ms, 150ms)
-		p.Release()           // a place released in an open window goes back
+		p := towertest.MustReady(t, rl) // window [50ms, 150ms)
+		p.Release()                     // a place released in an open window goes back
 		callNow(t, rl, "a")
 
-		r := goReady(rl, t.Context(), start) // opens [150ms, 250ms) on its grant
-		r.call(t, "b")
-		if r.at != 150*time.Millisecond {
-			t.Errorf("waiter got its place at %v, want 150ms", r.at)
+		r := towertest.GoReady(t.Context(), rl) // opens [150ms, 250ms) on its grant
+		echoCall(t, r.Value(t), "b")
+		if r.Since(start) != 150*time.Millisecond {
+			t.Errorf("waiter got its place at %v, want 150ms", r.Since(start))
 		}
 
 		time.Sleep(150 * time.Millisecond) // idle past the window's end, to 300ms
 		callNow(t, rl, "c")                // opens [300ms, 400ms)
-		r = goReady(rl, t.Context(), start)
-		r.release(t)
-		if r.at != 400*time.Millisecond {
-			t.Errorf("waiter got its place at %v, want 400ms", r.at)
+		r = towertest.GoReady(t.Context(), rl)
+		release(t, r)
+		if r.Since(start) != 400*time.Millisecond {
+			t.Errorf("waiter got its place at %v, want 400ms", r.Since(start))
 		}
 	})
 }
@@ -122,18 +122,18 @@ func TestRateWindowOpensAtReadyAfterWaitersLeft(t *testing.T) {
 
 		ctx, cancel := context.WithTimeout(t.Context(), 60*time.Millisecond)
 		defer cancel()
-		r := goReady(rl, ctx, start)
+		r := towertest.GoReady(ctx, rl)
 		_, err := r.Wait()
-		if err != context.DeadlineExceeded || r.at != 60*time.Millisecond {
-			t.Fatalf("waiter: got %v at %v, want %v at 60ms", err, r.at, context.DeadlineExceeded)
+		if err != context.DeadlineExceeded || r.Since(start) != 60*time.Millisecond {
+			t.Fatalf("waiter: got %v at %v, want %v at 60ms", err, r.Since(start), context.DeadlineExceeded)
 		}
 
 		time.Sleep(90 * time.Millisecond) // to 150ms
 		callNow(t, rl, "b")               // must open [150ms, 250ms)
-		r = goReady(rl, t.Context(), start)
-		r.release(t)
-		if r.at != 250*time.Millisecond {
-			t.Errorf("waiter got its place at %v, want 250ms: the window must open at the Ready at 150ms", r.at)
+		r = towertest.GoReady(t.Context(), rl)
+		release(t, r)
+		if r.Since(start) != 250*time.Millisecond {
+			t.Errorf("waiter got its place at %v, want 250ms: the window must open at the Ready at 150ms", r.Since(start))
 		}
 	})
 }
@@ -147,15 +147,15 @@ func TestRateWaitersFIFOExactlyNumPerWindow(t *testing.T) {
 		for range 2 {
 			callNow(t, rl, "now")
 		}
-		rs := make([]*readier, 5)
+		rs := make([]*towertest.Outcome[permit], 5)
 		for i := range rs {
-			rs[i] = goReady(rl, t.Context(), start)
+			rs[i] = towertest.GoReady(t.Context(), rl)
 		}
 		for _, step := range []struct {
 			at       time.Duration
 			finished int // waiters served by then, oldest first
 		}{{99 * time.Millisecond, 0}, {100 * time.Millisecond, 2}, {200 * time.Millisecond, 4}, {300 * time.Millisecond, 5}} {
-			time.Sleep(start.Add(step.at).Sub(time.Now()))
+			time.Sleep(time.Until(start.Add(step.at)))
 			synctest.Wait()
 			for i, r := range rs {
 				if got, want := r.Done(), i < step.finished; got != want {
@@ -165,8 +165,8 @@ func TestRateWaitersFIFOExactlyNumPerWindow(t *testing.T) {
 		}
 		for i, r := range rs {
 			want := time.Duration(i/2+1) * 100 * time.Millisecond
-			if r.call(t, "x"); r.at != want {
-				t.Errorf("waiter %d served at %v, want %v", i, r.at, want)
+			if echoCall(t, r.Value(t), "x"); r.Since(start) != want {
+				t.Errorf("waiter %d served at %v, want %v", i, r.Since(start), want)
 			}
 		}
 	})
@@ -176,10 +176,10 @@ func TestRateReleasedPlaceGoesBackToOpenWindow(t *testing.T) {
 	t.Run("Free", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			rl := limit.NewRate[string, string](echo, 1, 100*time.Millisecond)
-			p := mustReady(t, rl)
+			p := towertest.MustReady(t, rl)
 			time.Sleep(10 * time.Millisecond)
 			p.Release()
-			if p, ok := readyNow(t, rl); !ok {
+			if p, ok := towertest.ReadyNow(t, rl); !ok {
 				t.Fatal("Ready after the place was released: got not ready, want ready")
 			} else {
 				p.Release()
@@ -190,22 +190,22 @@ func TestRateReleasedPlaceGoesBackToOpenWindow(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			rl := limit.NewRate[string, string](echo, 1, 100*time.Millisecond)
 			start := time.Now()
-			p := mustReady(t, rl)
-			first := goReady(rl, t.Context(), start)
-			second := goReady(rl, t.Context(), start)
+			p := towertest.MustReady(t, rl)
+			first := towertest.GoReady(t.Context(), rl)
+			second := towertest.GoReady(t.Context(), rl)
 			time.Sleep(20 * time.Millisecond)
 			p.Release()
 			synctest.Wait()
 			if !first.Done() || second.Done() {
 				t.Fatalf("after one release: got first %t, second %t finished; want true, false", first.Done(), second.Done())
 			}
-			first.call(t, "a")
-			if first.at != 20*time.Millisecond {
-				t.Errorf("first waiter served at %v, want 20ms", first.at)
+			echoCall(t, first.Value(t), "a")
+			if first.Since(start) != 20*time.Millisecond {
+				t.Errorf("first waiter served at %v, want 20ms", first.Since(start))
 			}
-			second.release(t)
-			if second.at != 100*time.Millisecond {
-				t.Errorf("second waiter served at %v, want 100ms", second.at)
+			release(t, second)
+			if second.Since(start) != 100*time.Millisecond {
+				t.Errorf("second waiter served at %v, want 100ms", second.Since(start))
 			}
 		})
 	})
@@ -215,11 +215,11 @@ func TestRateReleasedPlaceOfEndedWindowIsDropped(t *testing.T) {
 	t.Run("WindowReopenedByReady", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			rl := limit.NewRate[string, string](echo, 1, 100*time.Millisecond)
-			old := mustReady(t, rl) // window [0ms, 100ms)
+			old := towertest.MustReady(t, rl) // window [0ms, 100ms)
 			time.Sleep(150 * time.Millisecond)
 			callNow(t, rl, "a") // window [150ms, 250ms), full
 			old.Release()
-			if _, ok := readyNow(t, rl); ok {
+			if _, ok := towertest.ReadyNow(t, rl); ok {
 				t.Fatal("a place of the ended window went to the new one")
 			}
 		})
@@ -227,13 +227,12 @@ func TestRateReleasedPlaceOfEndedWindowIsDropped(t *testing.T) {
 	t.Run("WindowReopenedForWaiter", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			rl := limit.NewRate[string, string](echo, 1, 100*time.Millisecond)
-			start := time.Now()
-			old := mustReady(t, rl)
-			r := goReady(rl, t.Context(), start)
-			r.call(t, "a") // served at 100ms; window full
+			old := towertest.MustReady(t, rl)
+			r := towertest.GoReady(t.Context(), rl)
+			echoCall(t, r.Value(t), "a") // served at 100ms; window full
 			time.Sleep(10 * time.Millisecond)
 			old.Release()
-			if _, ok := readyNow(t, rl); ok {
+			if _, ok := towertest.ReadyNow(t, rl); ok {
 				t.Fatal("a place of the ended window went to the new one")
 			}
 		})
@@ -241,16 +240,16 @@ func TestRateReleasedPlaceOfEndedWindowIsDropped(t *testing.T) {
 	t.Run("WindowEndedNotReopened", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			rl := limit.NewRate[string, string](echo, 2, 100*time.Millisecond)
-			old := mustReady(t, rl)
+			old := towertest.MustReady(t, rl)
 			time.Sleep(100 * time.Millisecond)
 			old.Release() // nothing to go back to...
 			for i := range 2 {
 				// ...and the new window has its own two places, no more.
-				if _, ok := readyNow(t, rl); !ok {
+				if _, ok := towertest.ReadyNow(t, rl); !ok {
 					t.Fatalf("Ready %d of the new window: got not ready, want ready", i)
 				}
 			}
-			if _, ok := readyNow(t, rl); ok {
+			if _, ok := towertest.ReadyNow(t, rl); ok {
 				t.Fatal("third Ready of the new window: got ready, want not ready")
 			}
 		})
@@ -264,15 +263,15 @@ func TestRateGiveBackAtWindowEnd(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rl := limit.NewRate[string, string](echo, 1, 100*time.Millisecond)
 		start := time.Now()
-		old := mustReady(t, rl)
-		r := goReady(rl, t.Context(), start)
+		old := towertest.MustReady(t, rl)
+		r := towertest.GoReady(t.Context(), rl)
 		time.Sleep(100 * time.Millisecond)
 		old.Release()
-		p := r.permit(t)
-		if r.at != 100*time.Millisecond {
-			t.Errorf("waiter served at %v, want 100ms", r.at)
+		p := r.Value(t)
+		if r.Since(start) != 100*time.Millisecond {
+			t.Errorf("waiter served at %v, want 100ms", r.Since(start))
 		}
-		if _, ok := readyNow(t, rl); ok {
+		if _, ok := towertest.ReadyNow(t, rl); ok {
 			t.Error("got a second place in a window of one")
 		}
 		p.Release()
@@ -291,7 +290,7 @@ func TestRateInnerFailureGivesPlaceBack(t *testing.T) {
 			}
 			// (The mock fails once; a real broken service would not be
 			// asked again.) The place went back to the window.
-			p, ok := readyNow(t, rl)
+			p, ok := towertest.ReadyNow(t, rl)
 			if !ok {
 				t.Fatal("Ready after the inner failure: got not ready, want the place back")
 			}
@@ -313,7 +312,7 @@ func TestRateInnerFailureGivesPlaceBack(t *testing.T) {
 				t.Errorf("gave up at %v, want 30ms", got)
 			}
 			h.AllowAll()
-			p, ok := readyNow(t, rl)
+			p, ok := towertest.ReadyNow(t, rl)
 			if !ok {
 				t.Fatal("Ready after a caller gave up: got not ready, want the place back")
 			}
@@ -330,22 +329,22 @@ func TestRateContextEndsWaitingForWindow(t *testing.T) {
 		callNow(t, rl, "a")
 
 		// A done context with no place free: no wait, no queueing.
-		if _, ok := readyNow(t, rl); ok {
+		if _, ok := towertest.ReadyNow(t, rl); ok {
 			t.Fatal("ReadyNow in a full window: got ready, want not ready")
 		}
 		ctx, cancel := context.WithTimeout(t.Context(), 40*time.Millisecond)
 		defer cancel()
-		r := goReady(rl, ctx, start)
+		r := towertest.GoReady(ctx, rl)
 		_, err := r.Wait()
-		if err != context.DeadlineExceeded || r.at != 40*time.Millisecond {
-			t.Fatalf("got %v at %v, want %v unchanged at 40ms", err, r.at, context.DeadlineExceeded)
+		if err != context.DeadlineExceeded || r.Since(start) != 40*time.Millisecond {
+			t.Fatalf("got %v at %v, want %v unchanged at 40ms", err, r.Since(start), context.DeadlineExceeded)
 		}
 		if n := inner.n.Load(); n != 1 {
 			t.Errorf("inner service asked %d times, want 1: a caller waiting for a window must not ask it", n)
 		}
 		// The caller that left holds no place in the next window.
 		time.Sleep(60 * time.Millisecond)
-		p, ok := readyNow(t, rl)
+		p, ok := towertest.ReadyNow(t, rl)
 		if !ok {
 			t.Fatal("Ready at 100ms: got not ready, want the new window's place")
 		}

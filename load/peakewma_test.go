@@ -58,7 +58,7 @@ func TestPeakEwmaCompoundDecay(t *testing.T) {
 		checkLoad(t, svc, 20*ms)
 
 		time.Sleep(100 * time.Millisecond)
-		rsp0 := goCall(t, svc, "rsp0")
+		rsp0 := towertest.GoCall(t.Context(), towertest.MustReady(t, svc), "rsp0")
 		got := svc.Load()
 		estimate := 20 * ms * math.Exp(-0.1)
 		if !(got > 20*ms) || got != estimate*2 {
@@ -66,7 +66,7 @@ func TestPeakEwmaCompoundDecay(t *testing.T) {
 		}
 
 		time.Sleep(100 * time.Millisecond)
-		rsp1 := goCall(t, svc, "rsp1")
+		rsp1 := towertest.GoCall(t.Context(), towertest.MustReady(t, svc), "rsp1")
 		got = svc.Load()
 		estimate *= math.Exp(-0.1)
 		if !(got > 40*ms) || got != estimate*3 {
@@ -74,13 +74,13 @@ func TestPeakEwmaCompoundDecay(t *testing.T) {
 		}
 
 		time.Sleep(100 * time.Millisecond)
-		take(t, h, "rsp0").Respond("done0")
-		rsp0.expect(t, "done0")
+		h.ExpectSettled(t, "rsp0").Respond("done0")
+		rsp0.ExpectValue(t, "done0")
 		checkLoad(t, svc, 400_000_000)
 
 		time.Sleep(100 * time.Millisecond)
-		take(t, h, "rsp1").Respond("done1")
-		rsp1.expect(t, "done1")
+		h.ExpectSettled(t, "rsp1").Respond("done1")
+		rsp1.ExpectValue(t, "done1")
 		checkLoad(t, svc, 200_000_000)
 
 		// The estimate decays as time passes.
@@ -104,10 +104,10 @@ func TestPeakEwmaFasterResponseDecays(t *testing.T) {
 		mock, h := towertest.NewMock[string, string]()
 		svc := load.NewPeakEwma[string, string](mock, 100*time.Millisecond, time.Second)
 		time.Sleep(500 * time.Millisecond)
-		c := goCall(t, svc, "fast")
+		c := towertest.GoCall(t.Context(), towertest.MustReady(t, svc), "fast")
 		time.Sleep(10 * time.Millisecond)
-		take(t, h, "fast").Respond("ok")
-		c.expect(t, "ok")
+		h.ExpectSettled(t, "fast").Respond("ok")
+		c.ExpectValue(t, "ok")
 		// The estimate was last updated at 0 (construction); the response
 		// comes 510ms later with an RTT of 10ms.
 		w := math.Exp(-0.51)
@@ -121,10 +121,7 @@ func TestPeakEwmaReservationIsNotPending(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mock, h := towertest.NewMock[string, string]()
 		svc := load.NewPeakEwma[string, string](mock, 20*time.Millisecond, time.Second)
-		p, err := svc.Ready(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := towertest.MustReady(t, svc)
 		checkLoad(t, svc, 20*ms)
 		p.Release()
 		checkLoad(t, svc, 20*ms)
@@ -140,14 +137,11 @@ func TestPeakEwmaErrorIsMeasured(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mock, h := towertest.NewMock[string, string]()
 		svc := load.NewPeakEwma[string, string](mock, 20*time.Millisecond, time.Second)
-		c := goCall(t, svc, "x")
+		c := towertest.GoCall(t.Context(), towertest.MustReady(t, svc), "x")
 		time.Sleep(300 * time.Millisecond)
 		boom := errors.New("boom")
-		take(t, h, "x").Fail(boom)
-		_, err := c.Wait()
-		if err != boom {
-			t.Fatalf("Call: got %v, want %v", err, boom)
-		}
+		h.ExpectSettled(t, "x").Fail(boom)
+		c.ExpectError(t, boom)
 		checkLoad(t, svc, 300*ms)
 	})
 }

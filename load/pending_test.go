@@ -19,16 +19,16 @@ func TestPendingRequestsDefault(t *testing.T) {
 		mock, h := towertest.NewMock[string, string]()
 		svc := load.NewPendingRequests[string, string](mock)
 		checkLoad(t, svc, 0)
-		rsp0 := goCall(t, svc, "rsp0")
+		rsp0 := towertest.GoCall(t.Context(), towertest.MustReady(t, svc), "rsp0")
 		checkLoad(t, svc, 1)
-		rsp1 := goCall(t, svc, "rsp1")
+		rsp1 := towertest.GoCall(t.Context(), towertest.MustReady(t, svc), "rsp1")
 		checkLoad(t, svc, 2)
 
-		take(t, h, "rsp0").Respond("done0")
-		rsp0.expect(t, "done0")
+		h.ExpectSettled(t, "rsp0").Respond("done0")
+		rsp0.ExpectValue(t, "done0")
 		checkLoad(t, svc, 1)
-		take(t, h, "rsp1").Respond("done1")
-		rsp1.expect(t, "done1")
+		h.ExpectSettled(t, "rsp1").Respond("done1")
+		rsp1.ExpectValue(t, "done1")
 		checkLoad(t, svc, 0)
 	})
 }
@@ -107,10 +107,7 @@ func (panicCompletion) Track(*load.Handle, string) string { panic("completion ex
 // A reservation is not a request: Ready alone counts nothing.
 func TestPendingRequestsReservationIsNotPending(t *testing.T) {
 	svc := load.NewPendingRequests[string, string](echo)
-	p, err := svc.Ready(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := towertest.MustReady(t, svc)
 	checkLoad(t, svc, 0)
 	p.Release()
 	checkLoad(t, svc, 0)
@@ -122,10 +119,10 @@ func TestConstant(t *testing.T) {
 		mock, h := towertest.NewMock[string, string]()
 		svc := load.NewConstant[string, string](mock, 7)
 		checkLoad(t, svc, 7)
-		c := goCall(t, svc, "x")
+		c := towertest.GoCall(t.Context(), towertest.MustReady(t, svc), "x")
 		checkLoad(t, svc, 7)
-		take(t, h, "x").Respond("y")
-		c.expect(t, "y")
+		h.ExpectSettled(t, "x").Respond("y")
+		c.ExpectValue(t, "y")
 		checkLoad(t, svc, 7)
 	})
 }

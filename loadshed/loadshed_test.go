@@ -14,42 +14,13 @@ import (
 	"github.com/towergo/tower/towertest"
 )
 
-// A caller is tower.Call running on a goroutine of its own.
-type caller struct {
-	*towertest.Outcome[string]
-	request string
-	at      time.Duration // since the test's start, when the call returned; read it after Wait
-}
-
-// goCall runs tower.Call on a goroutine of its own and waits until it is
-// blocked or done.
-func goCall(ctx context.Context, svc tower.Service[string, string], req string, start time.Time) *caller {
-	c := &caller{request: req}
-	c.Outcome = towertest.Go(func() (string, error) {
-		res, err := tower.Call(ctx, svc, req)
-		c.at = time.Since(start)
-		return res, err
-	})
-	synctest.Wait()
-	return c
-}
-
 // tower: when_ready. A ready inner service gets the request, and its answer
 // comes back.
 func TestWhenReady(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m, h := towertest.NewMock[string, string]()
 		svc := loadshed.New[string, string](m)
-		p, err := svc.Ready(t.Context())
-		if err != nil {
-			t.Fatalf("Ready: got error %v, want a permit", err)
-		}
-		call := towertest.Go(func() (string, error) { return p.Call(t.Context(), "hello") })
-		synctest.Wait()
-		h.ExpectNow(t, "hello").Respond("world")
-		if res, err := call.Wait(); res != "world" || err != nil {
-			t.Errorf("got %q, %v; want %q, nil", res, err, "world")
-		}
+		towertest.CallThrough(t, towertest.MustReady(t, svc), h, "hello", "world")
 	})
 }
 
@@ -138,23 +109,23 @@ func TestLoadShedOutsideConcurrencyLimit(t *testing.T) {
 		svc := loadshed.New[string, string](limit.NewConcurrency[string, string](m, 1))
 		start := time.Now()
 
-		first := goCall(t.Context(), svc, "first", start)
+		first := towertest.GoRequest(t.Context(), svc, "first")
 		r1 := h.ExpectNow(t, "first")
-		second := goCall(t.Context(), svc, "second", start)
+		second := towertest.GoRequest(t.Context(), svc, "second")
 		if !second.Done() {
 			t.Fatal("the second caller waits, want it shed at once")
 		}
-		if _, err := second.Wait(); err != loadshed.ErrOverloaded || second.at != 0 {
-			t.Errorf("second caller: got %v at %v, want %v at 0s", err, second.at, loadshed.ErrOverloaded)
+		if _, err := second.Wait(); err != loadshed.ErrOverloaded || second.Since(start) != 0 {
+			t.Errorf("second caller: got %v at %v, want %v at 0s", err, second.Since(start), loadshed.ErrOverloaded)
 		}
 
 		time.Sleep(100 * time.Millisecond)
 		r1.Respond("one")
-		if res, err := first.Wait(); res != "one" || err != nil || first.at != 100*time.Millisecond {
-			t.Errorf("first caller: got %q, %v at %v; want %q, nil at 100ms", res, err, first.at, "one")
+		if res, err := first.Wait(); res != "one" || err != nil || first.Since(start) != 100*time.Millisecond {
+			t.Errorf("first caller: got %q, %v at %v; want %q, nil at 100ms", res, err, first.Since(start), "one")
 		}
 
-		third := goCall(t.Context(), svc, "third", start)
+		third := towertest.GoRequest(t.Context(), svc, "third")
 		h.ExpectNow(t, "third").Respond("three") // the first call has completed
 		if res, err := third.Wait(); res != "three" || err != nil {
 			t.Errorf("third caller: got %q, %v; want %q, nil", res, err, "three")
@@ -177,24 +148,24 @@ func TestLoadShedOutsideBuffer(t *testing.T) {
 		svc := loadshed.New[string, string](buf)
 		start := time.Now()
 
-		var taken []*caller
-		for _, req := range []string{"r1", "r2", "r3", "r4"} {
-			taken = append(taken, goCall(t.Context(), svc, req, start))
+		reqs := []string{"r1", "r2", "r3", "r4"}
+		var taken []*towertest.Outcome[string]
+		for _, req := range reqs {
+			taken = append(taken, towertest.GoRequest(t.Context(), svc, req))
 		}
-		shed := goCall(t.Context(), svc, "r5", start)
+		shed := towertest.GoRequest(t.Context(), svc, "r5")
 		if !shed.Done() {
 			t.Fatalf("fifth caller waits, want %v at 0s", loadshed.ErrOverloaded)
 		}
-		if _, err := shed.Wait(); err != loadshed.ErrOverloaded || shed.at != 0 {
-			t.Fatalf("fifth caller: got %v at %v; want %v at 0s", err, shed.at, loadshed.ErrOverloaded)
+		if _, err := shed.Wait(); err != loadshed.ErrOverloaded || shed.Since(start) != 0 {
+			t.Fatalf("fifth caller: got %v at %v; want %v at 0s", err, shed.Since(start), loadshed.ErrOverloaded)
 		}
 		for i, o := range taken {
 			if o.Done() {
 				_, err := o.Wait()
 				t.Fatalf("caller %d returned %v, want it taken and waiting", i+1, err)
 			}
-			synctest.Wait()
-			h.ExpectNow(t, o.request).Respond("ok")
+			h.ExpectSettled(t, reqs[i]).Respond("ok")
 			if res, err := o.Wait(); res != "ok" || err != nil {
 				t.Errorf("caller %d: got %q, %v; want %q, nil", i+1, res, err, "ok")
 			}

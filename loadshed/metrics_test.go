@@ -34,39 +34,40 @@ func TestMetricsShed(t *testing.T) {
 				t.Errorf("at %v: got Shed %d, want %d", time.Since(start), got, want)
 			}
 		}
-		a := goCall(t.Context(), svc, "a", start)
-		b := goCall(t.Context(), svc, "b", start)
-		cc := goCall(t.Context(), svc, "c", start)
+		a := towertest.GoRequest(t.Context(), svc, "a")
+		b := towertest.GoRequest(t.Context(), svc, "b")
+		cc := towertest.GoRequest(t.Context(), svc, "c")
 		shedAt(0, 2)
-		p, err := svc.Ready(t.Context())
-		if err != nil {
-			t.Fatalf("Ready: got error %v, want a permit", err)
-		}
+		p := towertest.MustReady(t, svc)
 		p.Release()
 		shedAt(50*time.Millisecond, 2)
 
 		shedAt(100*time.Millisecond, 2)
-		d := goCall(t.Context(), svc, "d", start)
-		e := goCall(t.Context(), svc, "e", start)
+		d := towertest.GoRequest(t.Context(), svc, "d")
+		e := towertest.GoRequest(t.Context(), svc, "e")
 		shedAt(100*time.Millisecond, 3)
 		for _, tt := range []struct {
-			o  *caller
-			at time.Duration
-		}{{b, 0}, {cc, 0}, {e, 100 * time.Millisecond}} {
+			req string
+			o   *towertest.Outcome[string]
+			at  time.Duration
+		}{{"b", b, 0}, {"c", cc, 0}, {"e", e, 100 * time.Millisecond}} {
 			if !tt.o.Done() {
-				t.Errorf("%s: still waiting, want %v at %v", tt.o.request, loadshed.ErrOverloaded, tt.at)
+				t.Errorf("%s: still waiting, want %v at %v", tt.req, loadshed.ErrOverloaded, tt.at)
 				continue
 			}
-			if _, err := tt.o.Wait(); err != loadshed.ErrOverloaded || tt.o.at != tt.at {
-				t.Errorf("%s: got %v at %v, want %v at %v", tt.o.request, err, tt.o.at, loadshed.ErrOverloaded, tt.at)
+			if _, err := tt.o.Wait(); err != loadshed.ErrOverloaded || tt.o.Since(start) != tt.at {
+				t.Errorf("%s: got %v at %v, want %v at %v", tt.req, err, tt.o.Since(start), loadshed.ErrOverloaded, tt.at)
 			}
 		}
-		for _, o := range []*caller{a, d} {
-			if _, err := o.Wait(); err != nil {
-				t.Errorf("%s: got error %v, want none", o.request, err)
+		for _, tt := range []struct {
+			req string
+			o   *towertest.Outcome[string]
+		}{{"a", a}, {"d", d}} {
+			if _, err := tt.o.Wait(); err != nil {
+				t.Errorf("%s: got error %v, want none", tt.req, err)
 			}
 		}
-		if got, want := fmt.Sprint(a.at, d.at), "100ms 200ms"; got != want {
+		if got, want := fmt.Sprint(a.Since(start), d.Since(start)), "100ms 200ms"; got != want {
 			t.Errorf("answered at %s, want %s", got, want)
 		}
 		if got, want := c.Snapshot(), (metrics.Snapshot{Shed: 3}); got != want {

@@ -5,9 +5,11 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/towergo/tower/towertest"
 )
 
-var doom = errors.New("doom")
+var errDoom = errors.New("doom")
 
 // tower: poll_ready_inner_failure. An endpoint whose Ready fails is removed
 // and reported with its key; the other one stays. Here the failure is seen
@@ -16,7 +18,7 @@ func TestInnerFailureReported(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c, f := newCache(t)
 		m0, h0 := newMock(-1)
-		h0.FailReady(doom)
+		h0.FailReady(errDoom)
 		c.Push(0, m0)
 		m1, _ := newMock(1)
 		c.Push(1, m1)
@@ -36,7 +38,7 @@ func TestPendingFailureReported(t *testing.T) {
 		c.Push(7, m)
 		checkLens(t, c, 0, 1)
 		time.Sleep(30 * time.Millisecond)
-		h.FailReady(doom)
+		h.FailReady(errDoom)
 		checkLens(t, c, 0, 0)
 		f.check(t, "7: doom")
 	})
@@ -69,8 +71,8 @@ func TestPendingPromoted(t *testing.T) {
 		h0.Allow(1)
 		h1.Allow(1)
 		checkLens(t, c, 2, 0)
-		checkOutstanding(t, h0, 1) // each holds its reservation
-		checkOutstanding(t, h1, 1)
+		h0.ExpectOutstanding(t, 1) // each holds its reservation
+		h1.ExpectOutstanding(t, 1)
 	})
 }
 
@@ -105,12 +107,12 @@ func TestEvictReadyThenError(t *testing.T) {
 		checkLens(t, c, 0, 1)
 		h.Allow(1)
 		checkLens(t, c, 1, 0)
-		h.FailReady(doom)
+		h.FailReady(errDoom)
 		if !c.Evict(0) {
 			t.Fatal("Evict(0): got false, want true")
 		}
 		checkLens(t, c, 0, 0)
-		checkOutstanding(t, h, 0)
+		h.ExpectOutstanding(t, 0)
 		f.check(t)
 	})
 }
@@ -130,15 +132,15 @@ func TestEvictPendingThenError(t *testing.T) {
 		if !c.Evict(0) {
 			t.Fatal("Evict(0): got false, want true")
 		}
-		h.FailReady(doom)
+		h.FailReady(errDoom)
 		checkLens(t, c, 0, 0)
 		f.check(t)
 		if c.Evict(0) {
 			t.Error("second Evict(0): got true, want false")
 		}
 		// The error is still there for whoever asks next: nobody did.
-		if _, err := m.Ready(t.Context()); err != doom {
-			t.Errorf("mock's next Ready: got %v, want %v", err, doom)
+		if _, err := m.Ready(t.Context()); err != errDoom {
+			t.Errorf("mock's next Ready: got %v, want %v", err, errDoom)
 		}
 	})
 }
@@ -154,7 +156,7 @@ func TestErrorAfterPromote(t *testing.T) {
 		c.Push(0, m)
 		h.Allow(1)
 		checkLens(t, c, 1, 0)
-		h.FailReady(doom)
+		h.FailReady(errDoom)
 		checkLens(t, c, 1, 0)
 		f.check(t)
 
@@ -164,7 +166,7 @@ func TestErrorAfterPromote(t *testing.T) {
 		}
 		checkLens(t, c, 0, 0)
 		f.check(t, "0: doom")
-		callAndAnswer(t, p, h, "hello", "world")
+		towertest.CallThrough(t, p, h, "hello", "world")
 	})
 }
 
@@ -176,15 +178,15 @@ func TestDuplicateKey(t *testing.T) {
 		c, f := newCache(t)
 		m0, h0 := newMock(1)
 		c.Push(0, m0)
-		checkOutstanding(t, h0, 1)
+		h0.ExpectOutstanding(t, 1)
 		m1, h1 := newMock(1)
 		c.Push(0, m1) // replaces m0
-		checkOutstanding(t, h0, 0)
-		checkOutstanding(t, h1, 1)
+		h0.ExpectOutstanding(t, 0)
+		h1.ExpectOutstanding(t, 1)
 		checkLens(t, c, 1, 0)
 
 		c.Evict(0) // evicts m1
-		checkOutstanding(t, h1, 0)
+		h1.ExpectOutstanding(t, 0)
 		checkLens(t, c, 0, 0)
 		if c.IsReady(0) {
 			t.Error("IsReady(0) after Evict: got true, want false")
@@ -200,7 +202,7 @@ func TestDuplicateKey(t *testing.T) {
 		if !ok {
 			t.Fatal("TakeKey(0): got false, want m2's permit")
 		}
-		callAndAnswer(t, p, h2, "hello", "world")
+		towertest.CallThrough(t, p, h2, "hello", "world")
 		for i, h := range []*handle{h0, h1} {
 			if n := h.Calls(); n != 0 {
 				t.Errorf("replaced mock %d got %d calls, want 0", i, n)
@@ -222,10 +224,10 @@ func TestReplacePending(t *testing.T) {
 		checkLens(t, c, 0, 1)
 		h0.Allow(1) // too late: nobody waits for m0
 		checkLens(t, c, 0, 1)
-		checkOutstanding(t, h0, 0)
+		h0.ExpectOutstanding(t, 0)
 		h1.Allow(1)
 		checkLens(t, c, 1, 0)
-		checkOutstanding(t, h1, 1)
+		h1.ExpectOutstanding(t, 1)
 	})
 }
 
@@ -257,7 +259,7 @@ func TestCancellationObserved(t *testing.T) {
 				last := handles[129]
 				last.Allow(1)
 				checkLens(t, c, 1, 0)
-				checkOutstanding(t, last, 1)
+				last.ExpectOutstanding(t, 1)
 				f.check(t)
 			})
 		})
@@ -289,15 +291,15 @@ func TestTakeRefills(t *testing.T) {
 		}
 		p.Release() // m1's capacity comes back: it is ready again
 		checkLens(t, c, 3, 0)
-		checkOutstanding(t, h1, 1)
+		h1.ExpectOutstanding(t, 1)
 
 		k, p, _ = c.TryTake(pickAt(0))
 		if k != 0 {
 			t.Fatalf("TryTake(pickAt(0)): got key %d, want 0", k)
 		}
 		checkLens(t, c, 3, 0)
-		checkOutstanding(t, h0, 2) // the caller's and the cache's
-		callAndAnswer(t, p, h0, "hello", "world")
-		checkOutstanding(t, h0, 1)
+		h0.ExpectOutstanding(t, 2) // the caller's and the cache's
+		towertest.CallThrough(t, p, h0, "hello", "world")
+		h0.ExpectOutstanding(t, 1)
 	})
 }

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"testing/synctest"
 
-	"github.com/towergo/tower"
 	"github.com/towergo/tower/readycache"
 	"github.com/towergo/tower/towertest"
 )
@@ -70,28 +69,7 @@ func checkLens(t *testing.T, c *cache, ready, pending int) {
 	}
 }
 
-// checkOutstanding fails t unless h's mock has n reservations outstanding.
-func checkOutstanding(t *testing.T, h *handle, n int) {
-	t.Helper()
-	synctest.Wait()
-	if got := h.Outstanding(); got != n {
-		t.Errorf("mock has %d reservations outstanding, want %d", got, n)
-	}
-}
-
 // pickAt always picks index i.
 type pickAt int
 
 func (i pickAt) Pick([]*mock) int { return int(i) }
-
-// callAndAnswer calls p on its own goroutine, answers the request at h with
-// resp, and fails t unless the call returns resp.
-func callAndAnswer(t *testing.T, p tower.Permit[string, string], h *handle, req, resp string) {
-	t.Helper()
-	call := towertest.Go(func() (string, error) { return p.Call(t.Context(), req) })
-	synctest.Wait()
-	h.ExpectNow(t, req).Respond(resp)
-	if got, err := call.Wait(); err != nil || got != resp {
-		t.Errorf("Call: got %q, %v; want %q, nil", got, err, resp)
-	}
-}

@@ -60,12 +60,12 @@ func TestReadyPanicFailsEndpoint(t *testing.T) {
 						t.Fatal("got no permit, want the one the endpoint held")
 					}
 					r.check(t, tt.removal)
-					callAndAnswer(t, p, hs[0], "x", "served")
+					towertest.CallThrough(t, p, hs[0], "x", "served")
 				} else {
 					r.check(t, tt.removal)
 				}
 				checkLens(t, c, 0, 0)
-				checkOutstanding(t, hs[0], 0)
+				hs[0].ExpectOutstanding(t, 0)
 				f.check(t, "0: "+tt.failure)
 			})
 		})
@@ -139,7 +139,7 @@ func TestHandlerPanicsOnDriver(t *testing.T) {
 		m, h := newMock(0)
 		c.Push(0, m)
 		synctest.Wait()
-		h.FailReady(doom)
+		h.FailReady(errDoom)
 		synctest.Wait()
 		for _, want := range []string{
 			"the failure handler, on a ready cache's driver", "failure handler exploded",
@@ -160,7 +160,7 @@ func TestHandlerPanicsOnDriver(t *testing.T) {
 		if !ok {
 			t.Fatal("TakeKey after the panics: got no permit, want one")
 		}
-		callAndAnswer(t, p, h2, "x", "served")
+		towertest.CallThrough(t, p, h2, "x", "served")
 	})
 }
 
@@ -217,24 +217,23 @@ func TestHandlerPanicsOnCaller(t *testing.T) {
 				mu.Unlock()
 				panic("removal handler exploded")
 			}))
-		var ms []*mock
 		var hs []*handle
 		for i := range 4 {
 			m, h := newMock(-1)
-			ms, hs = append(ms, m), append(hs, h)
+			hs = append(hs, h)
 			c.Push(i, m)
 		}
 		towertest.Panics(t, "removal handler exploded", func() { c.Evict(0) })
-		checkOutstanding(t, hs[0], 0)
+		hs[0].ExpectOutstanding(t, 0)
 
-		hs[1].FailReady(doom)
+		hs[1].FailReady(errDoom)
 		towertest.Panics(t, "removal handler exploded", func() { c.TakeKey(1) }) // the later panic wins
-		checkOutstanding(t, hs[1], 0)
+		hs[1].ExpectOutstanding(t, 0)
 		checkLens(t, c, 2, 0)
 
 		towertest.Panics(t, "removal handler exploded", func() { c.Close() })
-		checkOutstanding(t, hs[2], 0)
-		checkOutstanding(t, hs[3], 0)
+		hs[2].ExpectOutstanding(t, 0)
+		hs[3].ExpectOutstanding(t, 0)
 		mu.Lock()
 		defer mu.Unlock()
 		if got, want := fmt.Sprint(removed), "map[0:1 1:1 2:1 3:1]"; got != want {
@@ -258,6 +257,6 @@ func TestPickerPanics(t *testing.T) {
 		towertest.Panics(t, "picker exploded", func() { c.TryTake(pickPanics{}) })
 		towertest.Panics(t, "picker exploded", func() { c.Take(t.Context(), pickPanics{}) })
 		checkLens(t, c, 1, 0)
-		checkOutstanding(t, h, 1) // the one the ready endpoint holds
+		h.ExpectOutstanding(t, 1) // the one the ready endpoint holds
 	})
 }

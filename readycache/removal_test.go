@@ -74,9 +74,9 @@ func TestRemovalHandler(t *testing.T) {
 		c.Push(1, ms[4]) // replaces endpoint 1
 		r.check(t, "0 (outstanding 0)", "1 (outstanding 0)")
 
-		hs[3].FailReady(doom) // the pending one's driver sees it
+		hs[3].FailReady(errDoom) // the pending one's driver sees it
 		r.check(t, "0 (outstanding 0)", "1 (outstanding 0)", "3 (outstanding 0)")
-		f.check(t, "3: "+doom.Error())
+		f.check(t, "3: "+errDoom.Error())
 
 		if err := c.Close(); err != nil {
 			t.Fatal(err)
@@ -96,13 +96,13 @@ func TestRemovalHandlerOnTake(t *testing.T) {
 		c, f, r, ms, hs := newRemovalCache(t, 1)
 		c.Push(7, ms[0])
 		checkLens(t, c, 1, 0)
-		hs[0].FailReady(doom)
+		hs[0].FailReady(errDoom)
 		p, ok := c.TakeKey(7)
 		if !ok {
 			t.Fatal("TakeKey(7): got false, want the ready endpoint's permit")
 		}
 		r.check(t, "7 (outstanding 1)") // the permit taken is still out
-		f.check(t, "7: "+doom.Error())
+		f.check(t, "7: "+errDoom.Error())
 		p.Release()
 	})
 }

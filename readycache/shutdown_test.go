@@ -53,14 +53,14 @@ func TestShutdown(t *testing.T) {
 		if got := time.Since(start); got != 10*time.Millisecond {
 			t.Errorf("Shutdown returned at %v, want 10ms", got)
 		}
-		checkOutstanding(t, hf, 0)
+		hf.ExpectOutstanding(t, 0)
 		if err := c.Close(); err != nil {
 			t.Errorf("Close: got %v, want nil", err)
 		}
 		if got := time.Since(start); got != time.Second {
 			t.Errorf("Close returned at %v, want 1s, when the last driver exited", got)
 		}
-		checkOutstanding(t, hs, 0)
+		hs.ExpectOutstanding(t, 0)
 		if err := c.Shutdown(ctx); err != nil {
 			t.Errorf("Shutdown once stopped, with a done context: got %v, want nil", err)
 		}

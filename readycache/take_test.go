@@ -71,20 +71,20 @@ func TestCloseReleases(t *testing.T) {
 		c.Push(0, mr)
 		c.Push(1, mp)
 		taken, _ := c.TakeKey(0)
-		checkOutstanding(t, hr, 2) // the permit taken, and the one endpoint 0 holds
+		hr.ExpectOutstanding(t, 2) // the permit taken, and the one endpoint 0 holds
 		if err := c.Close(); err != nil {
 			t.Fatalf("Close: %v", err)
 		}
-		checkOutstanding(t, hr, 1) // the permit taken is the caller's
-		checkOutstanding(t, hp, 0)
+		hr.ExpectOutstanding(t, 1) // the permit taken is the caller's
+		hp.ExpectOutstanding(t, 0)
 		if c.Len() != 0 || !c.Closed() {
 			t.Errorf("after Close: got Len() %d, Closed() %t; want 0, true", c.Len(), c.Closed())
 		}
-		callAndAnswer(t, taken, hr, "late", "still served")
+		towertest.CallThrough(t, taken, hr, "late", "still served")
 
 		m, h := newMock(-1)
 		c.Push(2, m)
-		checkOutstanding(t, h, 0)
+		h.ExpectOutstanding(t, 0)
 		if c.Len() != 0 {
 			t.Errorf("Push after Close: got Len() %d, want 0", c.Len())
 		}
@@ -146,9 +146,9 @@ func TestChanged(t *testing.T) {
 }
 
 func TestFailedError(t *testing.T) {
-	f := &readycache.Failed[string]{Key: "a", Err: doom}
-	if f.Error() != "doom" || !errors.Is(f, doom) {
-		t.Errorf("got %q, Is(doom) %t; want %q, true", f.Error(), errors.Is(f, doom), "doom")
+	f := &readycache.Failed[string]{Key: "a", Err: errDoom}
+	if f.Error() != "doom" || !errors.Is(f, errDoom) {
+		t.Errorf("got %q, Is(doom) %t; want %q, true", f.Error(), errors.Is(f, errDoom), "doom")
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/towergo/tower/retry"
+	"github.com/towergo/tower/towertest"
 )
 
 // The ctx is done before Call: the first attempt is not sent, and the
@@ -15,16 +16,13 @@ import (
 func TestRetryNoFirstAttemptAfterContextDone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		svc, h := newRetry(retryErrors)
-		p, err := svc.Ready(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := towertest.MustReady(t, svc)
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
 		if _, err := p.Call(ctx, "hello"); err != context.Canceled {
 			t.Errorf("Call: got %v, want %v", err, context.Canceled)
 		}
-		checkCalls(t, h, 0)
+		h.ExpectIdle(t, 0)
 	})
 }
 
@@ -37,15 +35,15 @@ func TestRetryContextEndsDuringBackoff(t *testing.T) {
 		}))
 		ctx, cancel := context.WithTimeout(t.Context(), 40*time.Millisecond)
 		defer cancel()
-		c := goCall(ctx, svc, "hello")
+		c := towertest.GoRequest(ctx, svc, "hello")
 		time.Sleep(10 * time.Millisecond)
-		take(t, h, "hello").Fail(errors.New("retry me"))
+		h.ExpectSettled(t, "hello").Fail(errors.New("retry me"))
 		_, err := c.Wait()
-		if err != context.DeadlineExceeded || c.at != 40*time.Millisecond {
-			t.Errorf("Call: got %v at %v, want %v at 40ms", err, c.at, context.DeadlineExceeded)
+		if err != context.DeadlineExceeded || c.Elapsed() != 40*time.Millisecond {
+			t.Errorf("Call: got %v at %v, want %v at 40ms", err, c.Elapsed(), context.DeadlineExceeded)
 		}
 		time.Sleep(100 * time.Millisecond)
-		checkCalls(t, h, 1)
+		h.ExpectIdle(t, 1)
 	})
 }
 
@@ -58,13 +56,13 @@ func TestRetryBackoffEndsAtDeadline(t *testing.T) {
 		}))
 		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Millisecond)
 		defer cancel()
-		c := goCall(ctx, svc, "hello")
-		take(t, h, "hello").Fail(errors.New("retry me"))
+		c := towertest.GoRequest(ctx, svc, "hello")
+		h.ExpectSettled(t, "hello").Fail(errors.New("retry me"))
 		_, err := c.Wait()
-		if err != context.DeadlineExceeded || c.at != 30*time.Millisecond {
-			t.Errorf("Call: got %v at %v, want %v at 30ms", err, c.at, context.DeadlineExceeded)
+		if err != context.DeadlineExceeded || c.Elapsed() != 30*time.Millisecond {
+			t.Errorf("Call: got %v at %v, want %v at 30ms", err, c.Elapsed(), context.DeadlineExceeded)
 		}
-		checkCalls(t, h, 1)
+		h.ExpectIdle(t, 1)
 	})
 }
 
@@ -76,25 +74,25 @@ func TestRetryWaitsForReadiness(t *testing.T) {
 		svc, h := newRetry(retryErrors)
 		h.Allow(1)
 		start := time.Now()
-		c := goCall(t.Context(), svc, "hello")
-		take(t, h, "hello").Fail(errors.New("retry me"))
-		noRequest(t, h) // the retry waits in Ready
+		c := towertest.GoRequest(t.Context(), svc, "hello")
+		h.ExpectSettled(t, "hello").Fail(errors.New("retry me"))
+		h.ExpectNoneSettled(t) // the retry waits in Ready
 		time.Sleep(30 * time.Millisecond)
 		h.Allow(1)
-		r := take(t, h, "hello")
+		r := h.ExpectSettled(t, "hello")
 		if got := time.Since(start); got != 30*time.Millisecond {
 			t.Errorf("retry sent at %v, want 30ms", got)
 		}
 		r.Respond("world")
-		c.expect(t, "world")
-		checkCalls(t, h, 2)
+		c.ExpectValue(t, "world")
+		h.ExpectIdle(t, 2)
 
 		// Now the ctx ends while the retry waits.
 		h.Allow(1)
 		ctx, cancel := context.WithCancel(t.Context())
-		c = goCall(ctx, svc, "again")
-		take(t, h, "again").Fail(errors.New("retry me"))
-		c.pending(t)
+		c = towertest.GoRequest(ctx, svc, "again")
+		h.ExpectSettled(t, "again").Fail(errors.New("retry me"))
+		c.ExpectPending(t)
 		if n := h.Outstanding(); n != 0 {
 			t.Errorf("a retry waiting for readiness holds %d reservations, want 0", n)
 		}
@@ -103,6 +101,6 @@ func TestRetryWaitsForReadiness(t *testing.T) {
 		if err != context.Canceled {
 			t.Errorf("Call: got %v, want %v", err, context.Canceled)
 		}
-		checkCalls(t, h, 3)
+		h.ExpectIdle(t, 3)
 	})
 }

@@ -37,17 +37,17 @@ func TestMetricsRetried(t *testing.T) {
 		mock, h := towertest.NewMock[string, string]()
 		svc := retry.New[string, string](mock, retryAfter100ms, retry.WithMetrics(&c))
 		start := time.Now()
-		call := goCall(t.Context(), svc, "a")
-		take(t, h, "a").Fail(errors.New("first"))
+		call := towertest.GoRequest(t.Context(), svc, "a")
+		h.ExpectSettled(t, "a").Fail(errors.New("first"))
 		retriedAt(t, start, 99*time.Millisecond, &c, 0)
 		retriedAt(t, start, 100*time.Millisecond, &c, 1)
 		h.Allow(0)
-		take(t, h, "a").Fail(errors.New("second"))
+		h.ExpectSettled(t, "a").Fail(errors.New("second"))
 		retriedAt(t, start, 250*time.Millisecond, &c, 1) // backoff over at 200ms, not ready
 		h.AllowAll()
 		retriedAt(t, start, 250*time.Millisecond, &c, 2)
-		take(t, h, "a").Respond("A")
-		call.expect(t, "A")
+		h.ExpectSettled(t, "a").Respond("A")
+		call.ExpectValue(t, "A")
 		if got, want := c.Snapshot(), (metrics.Snapshot{Retried: 2}); got != want {
 			t.Errorf("got %v, want %v", got, want)
 		}
@@ -64,15 +64,15 @@ func TestMetricsRetryNotSent(t *testing.T) {
 
 		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 		defer cancel()
-		call := goCall(ctx, svc, "a")
-		take(t, h, "a").Fail(errors.New("first"))
-		call.expectErr(t, context.DeadlineExceeded.Error())
+		call := towertest.GoRequest(ctx, svc, "a")
+		h.ExpectSettled(t, "a").Fail(errors.New("first"))
+		call.ExpectErrorMessage(t, context.DeadlineExceeded.Error())
 
 		broken := errors.New("broken")
-		call = goCall(t.Context(), svc, "b")
-		take(t, h, "b").Fail(errors.New("first"))
+		call = towertest.GoRequest(t.Context(), svc, "b")
+		h.ExpectSettled(t, "b").Fail(errors.New("first"))
 		h.FailReady(broken)
-		call.expectErr(t, broken.Error())
+		call.ExpectErrorMessage(t, broken.Error())
 		if got := c.Snapshot(); got != (metrics.Snapshot{}) {
 			t.Errorf("got %v, want {}", got)
 		}

@@ -60,11 +60,11 @@ func TestRetryPanicBeforeRetryReleasesPermit(t *testing.T) {
 					defer func() { done <- recover() }()
 					tower.Call[string, string](t.Context(), svc, "hello")
 				}()
-				take(t, h, "hello").Fail(errors.New("try again"))
+				h.ExpectSettled(t, "hello").Fail(errors.New("try again"))
 				if got := <-done; got != tt.want {
 					t.Errorf("got panic %v, want %q", got, tt.want)
 				}
-				checkCalls(t, h, 1)
+				h.ExpectIdle(t, 1)
 			})
 		})
 	}

@@ -88,12 +88,12 @@ func (*mutatingSessions) NewSession() retry.Policy[string, string] {
 func TestRetryErrors(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		svc, h := newRetry(retryErrors)
-		c := goCall(t.Context(), svc, "hello")
-		take(t, h, "hello").Fail(errors.New("retry me"))
-		c.pending(t)
-		take(t, h, "hello").Respond("world")
-		c.expect(t, "world")
-		checkCalls(t, h, 2)
+		c := towertest.GoRequest(t.Context(), svc, "hello")
+		h.ExpectSettled(t, "hello").Fail(errors.New("retry me"))
+		c.ExpectPending(t)
+		h.ExpectSettled(t, "hello").Respond("world")
+		c.ExpectValue(t, "world")
+		h.ExpectIdle(t, 2)
 	})
 }
 
@@ -103,14 +103,14 @@ func TestRetryLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		svc, h := newRetry(&limitSessions{n: 2})
 		for round := range 2 {
-			c := goCall(t.Context(), svc, "hello")
-			take(t, h, "hello").Fail(errors.New("retry 1"))
-			c.pending(t)
-			take(t, h, "hello").Fail(errors.New("retry 2"))
-			c.pending(t)
-			take(t, h, "hello").Fail(errors.New("retry 3"))
-			c.expectErr(t, "retry 3")
-			checkCalls(t, h, 3*(round+1))
+			c := towertest.GoRequest(t.Context(), svc, "hello")
+			h.ExpectSettled(t, "hello").Fail(errors.New("retry 1"))
+			c.ExpectPending(t)
+			h.ExpectSettled(t, "hello").Fail(errors.New("retry 2"))
+			c.ExpectPending(t)
+			h.ExpectSettled(t, "hello").Fail(errors.New("retry 3"))
+			c.ExpectErrorMessage(t, "retry 3")
+			h.ExpectIdle(t, 3*(round+1))
 		}
 	})
 }
@@ -121,12 +121,12 @@ func TestRetryLimitByAttemptNumber(t *testing.T) {
 		svc, h := newRetry(retry.PolicyFunc[string, string](func(_ context.Context, a *attempt) (time.Duration, bool) {
 			return 0, a.Err != nil && a.N <= 2
 		}))
-		c := goCall(t.Context(), svc, "hello")
-		take(t, h, "hello").Fail(errors.New("retry 1"))
-		take(t, h, "hello").Fail(errors.New("retry 2"))
-		take(t, h, "hello").Fail(errors.New("retry 3"))
-		c.expectErr(t, "retry 3")
-		checkCalls(t, h, 3)
+		c := towertest.GoRequest(t.Context(), svc, "hello")
+		h.ExpectSettled(t, "hello").Fail(errors.New("retry 1"))
+		h.ExpectSettled(t, "hello").Fail(errors.New("retry 2"))
+		h.ExpectSettled(t, "hello").Fail(errors.New("retry 3"))
+		c.ExpectErrorMessage(t, "retry 3")
+		h.ExpectIdle(t, 3)
 	})
 }
 
@@ -134,12 +134,12 @@ func TestRetryLimitByAttemptNumber(t *testing.T) {
 func TestRetryErrorInspection(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		svc, h := newRetry(unlessErr("reject"))
-		c := goCall(t.Context(), svc, "hello")
-		take(t, h, "hello").Fail(errors.New("retry 1"))
-		c.pending(t)
-		take(t, h, "hello").Fail(errors.New("reject"))
-		c.expectErr(t, "reject")
-		checkCalls(t, h, 2)
+		c := towertest.GoRequest(t.Context(), svc, "hello")
+		h.ExpectSettled(t, "hello").Fail(errors.New("retry 1"))
+		c.ExpectPending(t)
+		h.ExpectSettled(t, "hello").Fail(errors.New("reject"))
+		c.ExpectErrorMessage(t, "reject")
+		h.ExpectIdle(t, 2)
 	})
 }
 
@@ -148,10 +148,10 @@ func TestRetryErrorInspection(t *testing.T) {
 func TestRetryCannotCloneRequest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		svc, h := newRetry(cannotClone{t})
-		c := goCall(t.Context(), svc, "hello")
-		take(t, h, "hello").Fail(errors.New("retry 1"))
-		c.expectErr(t, "retry 1")
-		checkCalls(t, h, 1)
+		c := towertest.GoRequest(t.Context(), svc, "hello")
+		h.ExpectSettled(t, "hello").Fail(errors.New("retry 1"))
+		c.ExpectErrorMessage(t, "retry 1")
+		h.ExpectIdle(t, 1)
 	})
 }
 
@@ -159,10 +159,10 @@ func TestRetryCannotCloneRequest(t *testing.T) {
 func TestRetrySuccessWithCannotClone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		svc, h := newRetry(cannotClone{t})
-		c := goCall(t.Context(), svc, "hello")
-		take(t, h, "hello").Respond("world")
-		c.expect(t, "world")
-		checkCalls(t, h, 1)
+		c := towertest.GoRequest(t.Context(), svc, "hello")
+		h.ExpectSettled(t, "hello").Respond("world")
+		c.ExpectValue(t, "world")
+		h.ExpectIdle(t, 1)
 	})
 }
 
@@ -172,14 +172,14 @@ func TestRetrySuccessWithCannotClone(t *testing.T) {
 func TestRetryMutatingPolicy(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		svc, h := newRetry(&mutatingSessions{})
-		c := goCall(t.Context(), svc, "hello")
-		take(t, h, "hello").Respond("world")
-		c.pending(t)
-		take(t, h, "retrying").Respond("world")
-		c.pending(t)
-		take(t, h, "retrying").Respond("world")
-		c.expectErr(t, "out of retries")
-		checkCalls(t, h, 3)
+		c := towertest.GoRequest(t.Context(), svc, "hello")
+		h.ExpectSettled(t, "hello").Respond("world")
+		c.ExpectPending(t)
+		h.ExpectSettled(t, "retrying").Respond("world")
+		c.ExpectPending(t)
+		h.ExpectSettled(t, "retrying").Respond("world")
+		c.ExpectErrorMessage(t, "out of retries")
+		h.ExpectIdle(t, 3)
 	})
 }
 
@@ -190,7 +190,7 @@ func TestRetryBackoffTiming(t *testing.T) {
 			return time.Duration(a.N) * 20 * time.Millisecond, a.Err != nil
 		}))
 		start := time.Now()
-		c := goCall(t.Context(), svc, "hello")
+		c := towertest.GoRequest(t.Context(), svc, "hello")
 		for i, want := range []time.Duration{0, 20 * time.Millisecond, 60 * time.Millisecond} {
 			r, err := h.Next(t.Context())
 			if err != nil {
@@ -205,10 +205,8 @@ func TestRetryBackoffTiming(t *testing.T) {
 				r.Respond("world")
 			}
 		}
-		c.expect(t, "world")
-		if c.at != 60*time.Millisecond {
-			t.Errorf("Call returned at %v, want 60ms", c.at)
-		}
+		c.ExpectValue(t, "world")
+		c.ExpectElapsed(t, 60*time.Millisecond)
 	})
 }
 
@@ -218,15 +216,15 @@ func TestRetryInnerBreaksBeforeRetry(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		svc, h := newRetry(retryErrors)
 		h.Allow(1)
-		c := goCall(t.Context(), svc, "hello")
-		take(t, h, "hello").Fail(errors.New("retry me"))
+		c := towertest.GoRequest(t.Context(), svc, "hello")
+		h.ExpectSettled(t, "hello").Fail(errors.New("retry me"))
 		broken := errors.New("broken")
 		h.FailReady(broken)
 		_, err := c.Wait()
 		if err != broken {
 			t.Errorf("Call: got %v, want %v", err, broken)
 		}
-		checkCalls(t, h, 1)
+		h.ExpectIdle(t, 1)
 	})
 }
 
@@ -240,10 +238,7 @@ func (panicClone) Clone(string) (string, bool) { panic("clone exploded") }
 // A policy that panics before the first attempt gives the permit back.
 func TestRetryPanicBeforeFirstAttemptReleasesPermit(t *testing.T) {
 	svc, h := newRetry(panicClone{})
-	p, err := svc.Ready(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := towertest.MustReady(t, svc)
 	towertest.Panics(t, "clone exploded", func() { p.Call(t.Context(), "hello") })
 	if n := h.Outstanding(); n != 0 {
 		t.Errorf("inner service has %d reservations outstanding, want 0", n)

@@ -48,10 +48,10 @@ func (b *countingBudget) check(t *testing.T, deposits, withdrawals int) {
 func fails(t *testing.T, h *handle, n int, answer bool) {
 	t.Helper()
 	for i := range n {
-		take(t, h, "hello").Fail(fmt.Errorf("fail %d", i+1))
+		h.ExpectSettled(t, "hello").Fail(fmt.Errorf("fail %d", i+1))
 	}
 	if answer {
-		take(t, h, "hello").Respond("world")
+		h.ExpectSettled(t, "hello").Respond("world")
 	}
 }
 
@@ -74,14 +74,14 @@ func TestStandardPolicyAttempts(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				svc, h := newRetry(retry.NewPolicy[string, string](nil, tt.opts...))
-				c := goCall(t.Context(), svc, "hello")
+				c := towertest.GoRequest(t.Context(), svc, "hello")
 				fails(t, h, tt.fails, tt.answer)
 				if tt.wantErr != "" {
-					c.expectErr(t, tt.wantErr)
+					c.ExpectErrorMessage(t, tt.wantErr)
 				} else {
-					c.expect(t, "world")
+					c.ExpectValue(t, "world")
 				}
-				checkCalls(t, h, tt.calls)
+				h.ExpectIdle(t, tt.calls)
 			})
 		})
 	}
@@ -93,11 +93,11 @@ func TestStandardPolicyClassifier(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		busy := func(res string, err error) bool { return err == nil && res == "busy" }
 		svc, h := newRetry(retry.NewPolicy[string, string](busy))
-		c := goCall(t.Context(), svc, "hello")
-		take(t, h, "hello").Respond("busy")
-		take(t, h, "hello").Fail(errors.New("no"))
-		c.expectErr(t, "no")
-		checkCalls(t, h, 2)
+		c := towertest.GoRequest(t.Context(), svc, "hello")
+		h.ExpectSettled(t, "hello").Respond("busy")
+		h.ExpectSettled(t, "hello").Fail(errors.New("no"))
+		c.ExpectErrorMessage(t, "no")
+		h.ExpectIdle(t, 2)
 	})
 }
 
@@ -107,17 +107,17 @@ func TestStandardPolicyBudgetExhaustedReturnsLastResult(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		empty := retry.NewTPSBudget(time.Second, 0, 0) // no reserve, deposits earn nothing
 		svc, h := newRetry(retry.NewPolicy[string, string](nil, retry.WithBudget(empty)))
-		c := goCall(t.Context(), svc, "hello")
-		take(t, h, "hello").Fail(errors.New("fail 1"))
-		c.expectErr(t, "fail 1")
-		checkCalls(t, h, 1)
+		c := towertest.GoRequest(t.Context(), svc, "hello")
+		h.ExpectSettled(t, "hello").Fail(errors.New("fail 1"))
+		c.ExpectErrorMessage(t, "fail 1")
+		h.ExpectIdle(t, 1)
 
 		busy := func(res string, err error) bool { return res == "busy" }
 		svc, h = newRetry(retry.NewPolicy[string, string](busy, retry.WithBudget(empty)))
-		c = goCall(t.Context(), svc, "hello")
-		take(t, h, "hello").Respond("busy")
-		c.expect(t, "busy")
-		checkCalls(t, h, 1)
+		c = towertest.GoRequest(t.Context(), svc, "hello")
+		h.ExpectSettled(t, "hello").Respond("busy")
+		c.ExpectValue(t, "busy")
+		h.ExpectIdle(t, 1)
 	})
 }
 
@@ -127,14 +127,14 @@ func TestStandardPolicyBudgetAccounting(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := &countingBudget{allow: 1}
 		svc, h := newRetry(retry.NewPolicy[string, string](nil, retry.WithMaxAttempts(10), retry.WithBudget(b)))
-		c := goCall(t.Context(), svc, "hello")
+		c := towertest.GoRequest(t.Context(), svc, "hello")
 		fails(t, h, 2, false)
-		c.expectErr(t, "fail 2")
+		c.ExpectErrorMessage(t, "fail 2")
 		b.check(t, 1, 2)
 
-		c = goCall(t.Context(), svc, "hello")
+		c = towertest.GoRequest(t.Context(), svc, "hello")
 		fails(t, h, 0, true)
-		c.expect(t, "world")
+		c.ExpectValue(t, "world")
 		b.check(t, 2, 2) // a success deposits and withdraws nothing
 	})
 }
@@ -144,9 +144,9 @@ func TestStandardPolicyMaxAttemptsBeforeBudget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := &countingBudget{allow: 10}
 		svc, h := newRetry(retry.NewPolicy[string, string](nil, retry.WithMaxAttempts(2), retry.WithBudget(b)))
-		c := goCall(t.Context(), svc, "hello")
+		c := towertest.GoRequest(t.Context(), svc, "hello")
 		fails(t, h, 2, false)
-		c.expectErr(t, "fail 2")
+		c.ExpectErrorMessage(t, "fail 2")
 		b.check(t, 1, 1)
 	})
 }
@@ -161,7 +161,7 @@ func TestStandardPolicyBackoff(t *testing.T) {
 		}
 		svc, h := newRetry(retry.NewPolicy[string, string](nil, retry.WithBackoff(bo)))
 		start := time.Now()
-		c := goCall(t.Context(), svc, "hello")
+		c := towertest.GoRequest(t.Context(), svc, "hello")
 		for i, want := range []time.Duration{0, 10 * time.Millisecond, 30 * time.Millisecond} {
 			r, err := h.Next(t.Context())
 			if err != nil {
@@ -172,10 +172,8 @@ func TestStandardPolicyBackoff(t *testing.T) {
 			}
 			r.Fail(fmt.Errorf("fail %d", i+1))
 		}
-		c.expectErr(t, "fail 3")
-		if c.at != 30*time.Millisecond {
-			t.Errorf("Call returned at %v, want 30ms", c.at)
-		}
+		c.ExpectErrorMessage(t, "fail 3")
+		c.ExpectElapsed(t, 30*time.Millisecond)
 	})
 }
 
@@ -192,14 +190,12 @@ func TestStandardPolicyDeadlineTooClose(t *testing.T) {
 		svc, h := newRetry(retry.NewPolicy[string, string](nil, retry.WithBackoff(bo), retry.WithBudget(b)))
 		ctx, cancel := context.WithTimeout(t.Context(), 25*time.Millisecond)
 		defer cancel()
-		c := goCall(ctx, svc, "hello")
-		take(t, h, "hello").Fail(errors.New("fail 1")) // at 0ms; retry at 10ms
+		c := towertest.GoRequest(ctx, svc, "hello")
+		h.ExpectSettled(t, "hello").Fail(errors.New("fail 1")) // at 0ms; retry at 10ms
 		time.Sleep(10 * time.Millisecond)
-		take(t, h, "hello").Fail(errors.New("fail 2")) // at 10ms; a retry would be at 30ms
-		c.expectErr(t, "fail 2")
-		if c.at != 10*time.Millisecond {
-			t.Errorf("Call returned at %v, want 10ms", c.at)
-		}
+		h.ExpectSettled(t, "hello").Fail(errors.New("fail 2")) // at 10ms; a retry would be at 30ms
+		c.ExpectErrorMessage(t, "fail 2")
+		c.ExpectElapsed(t, 10*time.Millisecond)
 		b.check(t, 1, 1)
 	})
 }
@@ -211,14 +207,14 @@ func TestStandardPolicyContextDone(t *testing.T) {
 		b := &countingBudget{allow: 10}
 		svc, h := newRetry(retry.NewPolicy[string, string](nil, retry.WithBudget(b)))
 		ctx, cancel := context.WithCancel(t.Context())
-		c := goCall(ctx, svc, "hello")
-		take(t, h, "hello")
+		c := towertest.GoRequest(ctx, svc, "hello")
+		h.ExpectSettled(t, "hello")
 		cancel()
 		_, err := c.Wait()
 		if err != context.Canceled {
 			t.Errorf("Call: got %v, want %v", err, context.Canceled)
 		}
-		checkCalls(t, h, 1)
+		h.ExpectIdle(t, 1)
 		b.check(t, 1, 0)
 	})
 }

@@ -47,22 +47,6 @@ func twoMocks() (*steer.Steer[string, string], *handle, *handle) {
 	return steer.New([]svc{a, b}, byName), ha, hb
 }
 
-// callAsync runs tower.Call on its own goroutine and returns a function
-// that waits for its outcome and the time it took.
-func callAsync(ctx context.Context, s svc, req string) func() (string, error, time.Duration) {
-	var d time.Duration
-	start := time.Now()
-	call := towertest.Go(func() (string, error) {
-		res, err := tower.Call(ctx, s, req)
-		d = time.Since(start)
-		return res, err
-	})
-	return func() (string, error, time.Duration) {
-		res, err := call.Wait()
-		return res, err, d
-	}
-}
-
 // checkIdle fails t unless the service behind h holds no reservation and
 // got calls calls.
 func checkIdle(t *testing.T, name string, h *handle, calls int) {
@@ -106,22 +90,19 @@ func TestSteerUnreadyServiceHoldsUpOnlyItsRequests(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s, ha, hb := twoMocks()
 		hb.Allow(0)
-		waitB := callAsync(t.Context(), s, "bob")
-		synctest.Wait()
-		waitA := callAsync(t.Context(), s, "ada")
-		synctest.Wait()
-		ha.ExpectNow(t, "ada").Respond("hello, ada")
-		if res, err, d := waitA(); res != "hello, ada" || err != nil || d != 0 {
-			t.Errorf("request for the ready service: got %q, %v at %v; want %q, nil at 0s", res, err, d, "hello, ada")
+		callB := towertest.GoRequest(t.Context(), s, "bob")
+		callA := towertest.GoRequest(t.Context(), s, "ada")
+		ha.ExpectSettled(t, "ada").Respond("hello, ada")
+		if res, err := callA.Wait(); res != "hello, ada" || err != nil || callA.Elapsed() != 0 {
+			t.Errorf("request for the ready service: got %q, %v at %v; want %q, nil at 0s", res, err, callA.Elapsed(), "hello, ada")
 		}
 		hb.ExpectNone(t)
 
 		time.Sleep(50 * time.Millisecond)
 		hb.Allow(1)
-		synctest.Wait()
-		hb.ExpectNow(t, "bob").Respond("hello, bob")
-		if res, err, d := waitB(); res != "hello, bob" || err != nil || d != 50*time.Millisecond {
-			t.Errorf("request for the late service: got %q, %v at %v; want %q, nil at 50ms", res, err, d, "hello, bob")
+		hb.ExpectSettled(t, "bob").Respond("hello, bob")
+		if res, err := callB.Wait(); res != "hello, bob" || err != nil || callB.Elapsed() != 50*time.Millisecond {
+			t.Errorf("request for the late service: got %q, %v at %v; want %q, nil at 50ms", res, err, callB.Elapsed(), "hello, bob")
 		}
 		checkIdle(t, "a", ha, 1)
 		checkIdle(t, "b", hb, 1)
@@ -137,8 +118,9 @@ func TestSteerContextEndsWhileWaitingForService(t *testing.T) {
 		hb.Allow(0)
 		ctx, cancel := context.WithTimeout(t.Context(), 40*time.Millisecond)
 		defer cancel()
-		if _, err, d := callAsync(ctx, s, "bob")(); err != context.DeadlineExceeded || d != 40*time.Millisecond {
-			t.Errorf("got %v at %v, want %v at 40ms", err, d, context.DeadlineExceeded)
+		call := towertest.GoRequest(ctx, s, "bob")
+		if _, err := call.Wait(); err != context.DeadlineExceeded || call.Elapsed() != 40*time.Millisecond {
+			t.Errorf("got %v at %v, want %v at 40ms", err, call.Elapsed(), context.DeadlineExceeded)
 		}
 		hb.AllowAll()
 		synctest.Wait()
@@ -192,10 +174,9 @@ func TestSteerBrokenService(t *testing.T) {
 			t.Errorf("Broken(1): got %v, want %v", got, err)
 		}
 
-		wait := callAsync(t.Context(), s, "ada")
-		synctest.Wait()
-		ha.ExpectNow(t, "ada").Respond("hello, ada")
-		if res, err, _ := wait(); res != "hello, ada" || err != nil {
+		call := towertest.GoRequest(t.Context(), s, "ada")
+		ha.ExpectSettled(t, "ada").Respond("hello, ada")
+		if res, err := call.Wait(); res != "hello, ada" || err != nil {
 			t.Errorf("request for the other service: got %q, %v; want %q, nil", res, err, "hello, ada")
 		}
 		if got := s.Broken(0); got != nil {
@@ -212,10 +193,7 @@ func TestSteerReleaseUnused(t *testing.T) {
 	a, ha := towertest.NewMock[string, string]()
 	picked := 0
 	s := steer.New([]svc{a}, func(context.Context, string, int) int { picked++; return 0 })
-	p, err := s.Ready(t.Context())
-	if err != nil {
-		t.Fatalf("Ready: got %v, want a permit", err)
-	}
+	p := towertest.MustReady(t, s)
 	p.Release()
 	checkIdle(t, "a", ha, 0)
 	if picked != 0 {
@@ -266,15 +244,15 @@ func TestSteerTimeoutPlacement(t *testing.T) {
 				a, _ := towertest.NewMock[string, string]()
 				b, hb := towertest.NewMock[string, string]()
 				hb.Allow(0)
-				wait := callAsync(t.Context(), tt.build(a, b), "bob")
+				call := towertest.GoRequest(t.Context(), tt.build(a, b), "bob")
 				time.Sleep(150 * time.Millisecond)
 				hb.Allow(1)
 				synctest.Wait()
 				if r, ok := hb.TryNext(); ok {
 					r.Respond("hello, bob")
 				}
-				_, err, d := wait()
-				if err != tt.wantErr || d != tt.wantAt {
+				_, err := call.Wait()
+				if d := call.Elapsed(); err != tt.wantErr || d != tt.wantAt {
 					t.Errorf("got %v at %v, want %v at %v", err, d, tt.wantErr, tt.wantAt)
 				}
 				checkIdle(t, "b", hb, tt.wantCalls)

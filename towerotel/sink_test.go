@@ -78,7 +78,7 @@ func attrs(s attribute.Set) string {
 	}
 	var kv []string
 	for _, a := range s.ToSlice() {
-		kv = append(kv, fmt.Sprintf("%s=%s", a.Key, a.Value.Emit()))
+		kv = append(kv, fmt.Sprintf("%s=%s", a.Key, a.Value.String()))
 	}
 	return "{" + strings.Join(kv, ",") + "}"
 }

@@ -75,10 +75,10 @@ var brokenLayers = []struct {
 
 // broken is a pass-through middleware with one configurable defect.
 type broken struct {
-	inner                                  svc
-	leak, refuseDone, wrapCtxErr, noTicket bool
-	dropCtx, leakGoroutine                 bool
-	wraps                                  tower.WrapPool[string, string]
+	inner                        svc
+	leak, refuseDone, wrapCtxErr bool
+	dropCtx, leakGoroutine       bool
+	wraps                        tower.WrapPool[string, string]
 }
 
 func (b *broken) Ready(ctx context.Context) (tower.Permit[string, string], error) {

@@ -11,6 +11,21 @@
 //	h.Allow(1)                              // one request may go through
 //	h.Expect(t, "hello").Respond("world")   // receive it and answer it
 //
+// Under testing/synctest, [GoReady], [GoCall] and [GoRequest] run one
+// phase of a service on a goroutine of their own and return its [Outcome]
+// once that goroutine has gone as far as it can; [Handle.ExpectSettled],
+// [Handle.ExpectNoneSettled], [Handle.ExpectIdle] and
+// [Handle.ExpectOutstanding] check what the mock has seen by then:
+//
+//	call := towertest.GoRequest(t.Context(), svc, "hello")
+//	h.ExpectSettled(t, "hello").Respond("world")
+//	call.ExpectValue(t, "world")
+//	call.ExpectElapsed(t, 0) // in virtual time
+//
+// [MustReady], [ReadyNow] and [CallThrough] are the one-line forms of what
+// tests do most: get a permit, ask for one without waiting, and send one
+// request through to the mock and back.
+//
 // [LayerSuite] and [ServiceSuite] are conformance suites: they check that a
 // layer or a service keeps the readiness contract written in package
 // tower's doc. Every middleware in this module runs LayerSuite:

@@ -20,6 +20,8 @@ type Exit struct {
 }
 
 // ExitValue is what the Panic of Exits panics with.
+//
+//lint:ignore ST1012 a panic value, never returned: ErrFoo would read as an error to check with errors.Is.
 var ExitValue = errors.New("towertest: injected panic")
 
 // Exits are the two ways user code ends without returning: a panic, and

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"sync"
 	"testing"
+	"testing/synctest"
 
 	"github.com/towergo/tower"
 )
@@ -227,8 +228,8 @@ func (h *Handle[Req, Res]) Next(ctx context.Context) (*Request[Req, Res], error)
 
 // Expect waits for the next request and fails t unless its value equals
 // want (by reflect.DeepEqual). It fails t if no request arrives before the
-// test's context ends; under testing/synctest, use [Handle.TryNext] after
-// synctest.Wait instead when the request must already be there.
+// test's context ends; under testing/synctest, use [Handle.ExpectSettled]
+// instead when the request must already be there.
 func (h *Handle[Req, Res]) Expect(t testing.TB, want Req) *Request[Req, Res] {
 	t.Helper()
 	r, err := h.Next(t.Context())
@@ -244,7 +245,8 @@ func (h *Handle[Req, Res]) Expect(t testing.TB, want Req) *Request[Req, Res] {
 // ExpectNow fails t unless the oldest request not yet taken is already
 // there and equals want (by reflect.DeepEqual), and returns it. It does not
 // wait: under testing/synctest, call synctest.Wait first, so that every
-// request the test's goroutines can send has arrived.
+// request the test's goroutines can send has arrived, or use
+// [Handle.ExpectSettled], which does.
 func (h *Handle[Req, Res]) ExpectNow(t testing.TB, want Req) *Request[Req, Res] {
 	t.Helper()
 	r, ok := h.TryNext()
@@ -263,6 +265,52 @@ func (h *Handle[Req, Res]) ExpectNone(t testing.TB) {
 	t.Helper()
 	if r, ok := h.TryNext(); ok {
 		t.Fatalf("got request %v, want none", r.Value)
+	}
+}
+
+// ExpectSettled is [Handle.ExpectNow] once every goroutine of the test has
+// run as far as it can: it calls synctest.Wait first, and must run in a
+// testing/synctest bubble. Unlike [Handle.Expect], it does not let virtual
+// time pass: the request must have arrived by now.
+func (h *Handle[Req, Res]) ExpectSettled(t testing.TB, want Req) *Request[Req, Res] {
+	t.Helper()
+	synctest.Wait()
+	return h.ExpectNow(t, want)
+}
+
+// ExpectNoneSettled is [Handle.ExpectNone] after synctest.Wait: it fails t
+// if a request has arrived by now. It must run in a testing/synctest
+// bubble.
+func (h *Handle[Req, Res]) ExpectNoneSettled(t testing.TB) {
+	t.Helper()
+	synctest.Wait()
+	h.ExpectNone(t)
+}
+
+// ExpectIdle fails t unless the Mock has received calls requests in all
+// and holds no reservation, once every goroutine of the test has run as
+// far as it can: it calls synctest.Wait first, and must run in a
+// testing/synctest bubble.
+func (h *Handle[Req, Res]) ExpectIdle(t testing.TB, calls int) {
+	t.Helper()
+	synctest.Wait()
+	if got := h.Calls(); got != calls {
+		t.Errorf("the mock got %d calls, want %d", got, calls)
+	}
+	if got := h.Outstanding(); got != 0 {
+		t.Errorf("the mock has %d reservations outstanding, want 0", got)
+	}
+}
+
+// ExpectOutstanding fails t unless the Mock has n reservations
+// outstanding (see [Handle.Outstanding]) once every goroutine of the test
+// has run as far as it can: it calls synctest.Wait first, and must run in
+// a testing/synctest bubble.
+func (h *Handle[Req, Res]) ExpectOutstanding(t testing.TB, n int) {
+	t.Helper()
+	synctest.Wait()
+	if got := h.Outstanding(); got != n {
+		t.Errorf("the mock has %d reservations outstanding, want %d", got, n)
 	}
 }
 

@@ -3,6 +3,7 @@ package towertest_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -241,4 +242,86 @@ func TestMockPanics(t *testing.T) {
 		}
 		towertest.Panics(t, "towertest: PanicReady(nil)", func() { h.PanicReady(nil) })
 	})
+}
+
+// The settled expectations see what the test's goroutines did by now, and
+// nothing later: virtual time does not move.
+func TestMockSettledExpectations(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mock, h := towertest.NewMock[string, string]()
+		start := time.Now()
+		late := towertest.Go(func() (string, error) {
+			time.Sleep(10 * time.Millisecond)
+			return tower.Call(t.Context(), mock, "late")
+		})
+		now := towertest.Go(func() (string, error) { return tower.Call(t.Context(), mock, "now") })
+		h.ExpectSettled(t, "now").Respond("1")
+		h.ExpectNoneSettled(t)
+		h.ExpectIdle(t, 1)
+		if got := time.Since(start); got != 0 {
+			t.Errorf("the expectations took %v, want 0", got)
+		}
+		now.ExpectValue(t, "1")
+
+		time.Sleep(10 * time.Millisecond)
+		h.ExpectSettled(t, "late").Respond("2")
+		late.ExpectValue(t, "2")
+		h.ExpectIdle(t, 2)
+
+		p := towertest.MustReady(t, mock)
+		h.ExpectOutstanding(t, 1)
+		p.Release()
+		h.ExpectOutstanding(t, 0)
+	})
+}
+
+func TestMockSettledFailures(t *testing.T) {
+	tests := []struct {
+		name  string
+		check func(testing.TB, *towertest.Handle[string, string])
+		want  []string
+	}{
+		{"ExpectSettledOther", func(tb testing.TB, h *towertest.Handle[string, string]) { h.ExpectSettled(tb, "other") },
+			[]string{"got request hello, want other"}},
+		{"ExpectSettledNone", func(tb testing.TB, h *towertest.Handle[string, string]) {
+			h.ExpectSettled(tb, "hello").Respond("1")
+			h.ExpectSettled(tb, "again").Respond("2")
+			h.ExpectSettled(tb, "more")
+		}, []string{"no request has arrived, want more"}},
+		{"ExpectNoneSettled", func(tb testing.TB, h *towertest.Handle[string, string]) {
+			h.ExpectSettled(tb, "hello").Respond("world")
+			h.ExpectNoneSettled(tb)
+		}, []string{"got request again, want none"}},
+		{"ExpectIdle", func(tb testing.TB, h *towertest.Handle[string, string]) { h.ExpectIdle(tb, 0) },
+			[]string{"the mock got 2 calls, want 0", "the mock has 1 reservations outstanding, want 0"}},
+		{"ExpectOutstanding", func(tb testing.TB, h *towertest.Handle[string, string]) { h.ExpectOutstanding(tb, 0) },
+			[]string{"the mock has 1 reservations outstanding, want 0"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				mock, h := towertest.NewMock[string, string]()
+				held := towertest.MustReady(t, mock)
+				defer held.Release()
+				ctx, cancel := context.WithCancel(t.Context())
+				var calls []*towertest.Outcome[string]
+				for _, req := range []string{"hello", "again"} {
+					calls = append(calls, towertest.GoRequest(ctx, mock, req))
+				}
+				got := failures(t, func(tb testing.TB) { tt.check(tb, h) })
+				if !slices.Equal(got, tt.want) {
+					t.Errorf("reported %q, want %q", got, tt.want)
+				}
+				// Answer what the check left, and end the calls of the requests
+				// it took and dropped.
+				for r, ok := h.TryNext(); ok; r, ok = h.TryNext() {
+					r.Respond(r.Value)
+				}
+				cancel()
+				for _, c := range calls {
+					c.Wait()
+				}
+			})
+		})
+	}
 }

@@ -2,13 +2,16 @@ package towertest_test
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/towergo/tower/towertest"
 )
 
 // recorder is a testing.TB that records its failures instead of failing.
+// Its Fatalf ends the goroutine that calls it, as testing's does.
 type recorder struct {
 	testing.TB
 	errors []string
@@ -18,6 +21,21 @@ func (r *recorder) Helper() {}
 
 func (r *recorder) Errorf(format string, args ...any) {
 	r.errors = append(r.errors, fmt.Sprintf(format, args...))
+}
+
+func (r *recorder) Fatalf(format string, args ...any) {
+	r.Errorf(format, args...)
+	runtime.Goexit()
+}
+
+// failures runs check with a recorder over t, on a goroutine of its own so
+// that a Fatalf ends only that goroutine, and returns what it reported.
+func failures(t testing.TB, check func(tb testing.TB)) []string {
+	r := &recorder{TB: t}
+	var wg sync.WaitGroup
+	wg.Go(func() { check(r) })
+	wg.Wait()
+	return r.errors
 }
 
 func TestPanics(t *testing.T) {

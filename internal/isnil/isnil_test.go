@@ -48,6 +48,7 @@ func TestIs(t *testing.T) {
 func ExampleIs() {
 	var svc *ptrService
 	var asService tower.Service[int, int] = svc
+	//lint:ignore SA4023 the example shows that this comparison is false: that is why Is exists.
 	fmt.Println(asService == nil, isnil.Is(asService))
 	// Output: false true
 }

@@ -17,7 +17,7 @@ type acquirer struct{ *towertest.Outcome[struct{}] }
 // goAcquire starts s.Acquire(ctx) and waits until it has either returned
 // or parked, so that acquirers started one after another queue in order.
 // It must run inside a synctest bubble.
-func goAcquire(s *Sema, ctx context.Context) *acquirer {
+func goAcquire(ctx context.Context, s *Sema) *acquirer {
 	return startAcquire(func() error { return s.Acquire(ctx) })
 }
 
@@ -121,7 +121,7 @@ func TestOverReleaseWithWaiterPanics(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var s Sema
 		ctx, cancel := context.WithCancel(t.Context())
-		a := goAcquire(&s, ctx)
+		a := goAcquire(ctx, &s)
 		towertest.Panics(t, overRelease, s.Release)
 		synctest.Wait()
 		if a.Done() {
@@ -178,7 +178,7 @@ func TestAcquireWaitingReturnsCtxErr(t *testing.T) {
 				ctx, cancel := tt.ctx(t.Context())
 				defer cancel()
 				start := time.Now()
-				a := goAcquire(s, ctx)
+				a := goAcquire(ctx, s)
 				checkCounts(t, s, 0, 1)
 				err := a.result()
 				if err != tt.want {
@@ -203,7 +203,7 @@ func TestFIFOReleaseWakesOnlyTheOldest(t *testing.T) {
 		s.TryAcquire()
 		var ws []*acquirer
 		for range 4 {
-			ws = append(ws, goAcquire(s, t.Context()))
+			ws = append(ws, goAcquire(t.Context(), s))
 		}
 		checkCounts(t, s, 0, 4)
 		for i := range ws {
@@ -233,7 +233,7 @@ func TestNewcomerDoesNotOvertake(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := New(1)
 		s.TryAcquire()
-		a := goAcquire(s, t.Context())
+		a := goAcquire(t.Context(), s)
 		s.Release()
 		if s.TryAcquire() {
 			t.Fatal("TryAcquire took the unit released to a queued waiter")
@@ -257,9 +257,9 @@ func TestCancelFromTheMiddle(t *testing.T) {
 		s := New(1)
 		s.TryAcquire()
 		ctx, cancel := context.WithCancel(t.Context())
-		first := goAcquire(s, t.Context())
-		middle := goAcquire(s, ctx)
-		last := goAcquire(s, t.Context())
+		first := goAcquire(t.Context(), s)
+		middle := goAcquire(ctx, s)
+		last := goAcquire(t.Context(), s)
 		cancel()
 		if err := middle.result(); err != context.Canceled {
 			t.Fatalf("cancelled waiter: got %v, want %v", err, context.Canceled)
@@ -314,7 +314,7 @@ func TestGrantRacingCancel(t *testing.T) {
 		for i := range 50 {
 			s.TryAcquire()
 			ctx, cancel := context.WithCancel(t.Context())
-			a := goAcquire(s, ctx)
+			a := goAcquire(ctx, s)
 			s.Release()
 			cancel()
 			if err := a.result(); err != nil {
@@ -333,8 +333,8 @@ func TestCloseWakesWaitersAndFailsLaterAcquire(t *testing.T) {
 		s := New(2)
 		s.TryAcquire()
 		s.TryAcquire()
-		a := goAcquire(s, t.Context())
-		b := goAcquire(s, t.Context())
+		a := goAcquire(t.Context(), s)
+		b := goAcquire(t.Context(), s)
 		s.Close(errClosed)
 		for i, w := range []*acquirer{a, b} {
 			if err := w.result(); err != errClosed {

@@ -70,7 +70,7 @@ func TestSlotsAndWaiters(t *testing.T) {
 		if !ok || slot == NoSlot {
 			t.Fatalf("got %d, %v, want a slot", slot, ok)
 		}
-		a := goAcquire(s, t.Context())
+		a := goAcquire(t.Context(), s)
 		if _, ok := s.TryAcquireSlot(); ok {
 			t.Fatal("TryAcquireSlot overtook a queued waiter")
 		}

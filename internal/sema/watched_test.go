@@ -12,7 +12,7 @@ import (
 )
 
 // goAcquireWatched is goAcquire for AcquireWatched.
-func goAcquireWatched(s *Sema, ctx context.Context, sink metrics.Sink) *acquirer {
+func goAcquireWatched(ctx context.Context, s *Sema, sink metrics.Sink) *acquirer {
 	return startAcquire(func() error { return s.AcquireWatched(ctx, sink) })
 }
 
@@ -42,9 +42,9 @@ func TestAcquireWatched(t *testing.T) {
 		waiting("a done ctx", 0)
 
 		ctx, cancel := context.WithCancel(t.Context())
-		a1 := goAcquireWatched(s, t.Context(), &c)
-		a2 := goAcquireWatched(s, ctx, &c)
-		a3 := goAcquireWatched(s, t.Context(), &c)
+		a1 := goAcquireWatched(t.Context(), s, &c)
+		a2 := goAcquireWatched(ctx, s, &c)
+		a3 := goAcquireWatched(t.Context(), s, &c)
 		waiting("three waiters", 3)
 		cancel()
 		if err := a2.result(); err != context.Canceled {
