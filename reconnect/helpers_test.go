@@ -1,12 +1,10 @@
 package reconnect_test
 
 import (
-	"context"
 	"errors"
 	"sync"
 	"testing"
 	"testing/synctest"
-	"time"
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/reconnect"
@@ -68,59 +66,13 @@ func (c *closable) isClosed() bool {
 // connect answers the connect the maker must have received by now with s.
 func connect(t *testing.T, mh *makerHandle, s svc) {
 	t.Helper()
-	synctest.Wait()
-	mh.ExpectNow(t, target).Respond(s)
+	mh.ExpectSettled(t, target).Respond(s)
 }
 
 // refuse fails the connect the maker must have received by now with err.
 func refuse(t *testing.T, mh *makerHandle, err error) {
 	t.Helper()
-	synctest.Wait()
-	mh.ExpectNow(t, target).Fail(err)
-}
-
-// readier is a Ready running on its own goroutine.
-type readier struct {
-	*towertest.Outcome[permit]
-	at time.Duration // when Ready returned, since start; read it after Wait
-}
-
-// goReady starts r.Ready(ctx) and waits until it has returned or blocked.
-func goReady(r svc, ctx context.Context, start time.Time) *readier {
-	rd := new(readier)
-	rd.Outcome = towertest.Go(func() (permit, error) {
-		p, err := r.Ready(ctx)
-		rd.at = time.Since(start)
-		return p, err
-	})
-	synctest.Wait()
-	return rd
-}
-
-// permit waits for Ready and fails t unless it returned a permit at
-// exactly want since the start.
-func (rd *readier) permit(t *testing.T, want time.Duration) permit {
-	t.Helper()
-	p, err := rd.Wait()
-	if err != nil {
-		t.Fatalf("Ready: got %v, want a permit", err)
-	}
-	if rd.at != want {
-		t.Errorf("Ready returned at %v, want %v", rd.at, want)
-	}
-	return p
-}
-
-// callThrough calls p with req on its own goroutine, answers the request
-// the inner mock gets with res, and fails t unless the call returns res.
-func callThrough(t *testing.T, p permit, h *handle, req, res string) {
-	t.Helper()
-	call := towertest.Go(func() (string, error) { return p.Call(t.Context(), req) })
-	synctest.Wait()
-	h.ExpectNow(t, req).Respond(res)
-	if got, err := call.Wait(); got != res || err != nil {
-		t.Fatalf("Call: got %q, %v; want %q, nil", got, err, res)
-	}
+	mh.ExpectSettled(t, target).Fail(err)
 }
 
 // mustConnectError calls p and fails t unless the call returns a
@@ -132,16 +84,6 @@ func mustConnectError(t *testing.T, p permit, want error) {
 	if !errors.As(err, &ce) || !errors.Is(err, want) {
 		t.Fatalf("Call: got %q, %v; want a *ConnectError wrapping %q", res, err, want)
 	}
-}
-
-// readyNow asks r whether it is ready now, failing t on an error.
-func readyNow(t *testing.T, r svc) (permit, bool) {
-	t.Helper()
-	p, ok, err := tower.ReadyNow(r)
-	if err != nil {
-		t.Fatalf("ReadyNow: got error %v, want none", err)
-	}
-	return p, ok
 }
 
 // checkConnects fails t unless the maker has been asked for want services.

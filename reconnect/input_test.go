@@ -3,7 +3,6 @@ package reconnect_test
 import (
 	"testing"
 	"testing/synctest"
-	"time"
 
 	"github.com/towergo/tower/reconnect"
 	"github.com/towergo/tower/towertest"
@@ -14,9 +13,10 @@ import (
 func TestTypedNilServiceIsAConnectError(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r, mh := newReconnect(t)
-		rd := goReady(r, t.Context(), time.Now())
+		rd := towertest.GoReady(t.Context(), r)
 		connect(t, mh, (*closable)(nil))
-		mustConnectError(t, rd.permit(t, 0), reconnect.ErrNilService)
+		rd.ExpectElapsed(t, 0)
+		mustConnectError(t, rd.Value(t), reconnect.ErrNilService)
 	})
 }
 

@@ -84,12 +84,12 @@ func TestMakerCallFault(t *testing.T) {
 				m.gate = make(chan struct{})
 				r := reconnect.New[string, string, string](m, target)
 				defer r.Close()
-				start := time.Now()
-				a, b := goReady(r, t.Context(), start), goReady(r, t.Context(), start)
+				a, b := towertest.GoReady(t.Context(), r), towertest.GoReady(t.Context(), r)
 				close(m.gate)
 				var first *tower.PanicError
-				for _, rd := range []*readier{a, b} {
-					p := rd.permit(t, 0)
+				for _, rd := range []*towertest.Outcome[permit]{a, b} {
+					rd.ExpectElapsed(t, 0)
+					p := rd.Value(t)
 					_, err := p.Call(t.Context(), "hello")
 					if !errors.As(err, new(*reconnect.ConnectError)) {
 						t.Errorf("Call: got %v, want a *ConnectError", err)
@@ -105,7 +105,7 @@ func TestMakerCallFault(t *testing.T) {
 				m.callFaults.Store(false)
 				inner, h := towertest.NewMock[string, string]()
 				m.made <- inner
-				callThrough(t, mustReady(t, r), h, "hello", "world")
+				towertest.CallThrough(t, towertest.MustReady(t, r), h, "hello", "world")
 			})
 		})
 	}
@@ -120,9 +120,9 @@ func TestMakerCallPanicNobodyWaitedFor(t *testing.T) {
 		m.callFaults.Store(true)
 		r := reconnect.New[string, string, string](m, target)
 		defer r.Close()
-		readyNow(t, r)
+		towertest.ReadyNow(t, r)
 		synctest.Wait()
-		p, ok := readyNow(t, r)
+		p, ok := towertest.ReadyNow(t, r)
 		if !ok {
 			t.Fatal("ReadyNow: not ready, want the failed connect's permit")
 		}
@@ -182,11 +182,11 @@ func TestServiceReadyFaultOnCaller(t *testing.T) {
 				inner, h := towertest.NewMock[string, string]()
 				connect(t, mh, inner)
 				synctest.Wait()
-				p, ok := readyNow(t, r)
+				p, ok := towertest.ReadyNow(t, r)
 				if !ok {
 					t.Fatal("ReadyNow: not ready once the new service was made, want ready")
 				}
-				callThrough(t, p, h, "hello", "world")
+				towertest.CallThrough(t, p, h, "hello", "world")
 				if n := oldH.Outstanding(); n != 0 {
 					t.Errorf("the old service has %d reservations outstanding, want 0", n)
 				}
@@ -218,7 +218,7 @@ func TestPanicAfterCloseIsLogged(t *testing.T) {
 				m.gate = make(chan struct{})
 				tt.arm(m)
 				r := reconnect.New[string, string, string](m, target)
-				readyNow(t, r)
+				towertest.ReadyNow(t, r)
 				synctest.Wait()
 				ctx, cancel := context.WithTimeout(t.Context(), 10*time.Millisecond)
 				defer cancel()

@@ -18,18 +18,18 @@ func TestConnectOnFirstReady(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r, mh := newReconnect(t)
 		inner, h := towertest.NewMock[string, string]()
-		start := time.Now()
-		rd := goReady(r, t.Context(), start)
+		rd := towertest.GoReady(t.Context(), r)
 		checkConnects(t, mh, 1)
 		time.Sleep(30 * time.Millisecond)
 		connect(t, mh, inner)
-		callThrough(t, rd.permit(t, 30*time.Millisecond), h, "hello", "world")
+		rd.ExpectElapsed(t, 30*time.Millisecond)
+		towertest.CallThrough(t, rd.Value(t), h, "hello", "world")
 
-		p, ok := readyNow(t, r)
+		p, ok := towertest.ReadyNow(t, r)
 		if !ok {
 			t.Fatal("ReadyNow: not ready once connected, want ready")
 		}
-		callThrough(t, p, h, "again", "world")
+		towertest.CallThrough(t, p, h, "again", "world")
 		checkConnects(t, mh, 1)
 	})
 }
@@ -40,17 +40,18 @@ func TestConnectOnFirstReady(t *testing.T) {
 func TestFailedConnectIsReportedByCall(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r, mh := newReconnect(t)
-		start := time.Now()
-		rd := goReady(r, t.Context(), start)
+		rd := towertest.GoReady(t.Context(), r)
 		time.Sleep(10 * time.Millisecond)
 		refuse(t, mh, errRefused)
-		mustConnectError(t, rd.permit(t, 10*time.Millisecond), errRefused)
+		rd.ExpectElapsed(t, 10*time.Millisecond)
+		mustConnectError(t, rd.Value(t), errRefused)
 
 		inner, h := towertest.NewMock[string, string]()
-		rd = goReady(r, t.Context(), start)
+		rd = towertest.GoReady(t.Context(), r)
 		checkConnects(t, mh, 2)
 		connect(t, mh, inner)
-		callThrough(t, rd.permit(t, 10*time.Millisecond), h, "hello", "world")
+		rd.ExpectElapsed(t, 0) // at 10ms
+		towertest.CallThrough(t, rd.Value(t), h, "hello", "world")
 		if n := h.Calls(); n != 1 {
 			t.Errorf("inner service got %d calls, want 1: the failed connect's request went somewhere", n)
 		}
@@ -66,18 +67,18 @@ func TestBrokenServiceIsRebuilt(t *testing.T) {
 		maker, mh := towertest.NewMock[string, svc]()
 		r := reconnect.NewConnected[string, string, string](maker, target, old)
 		defer r.Close()
-		callThrough(t, mustReady(t, r), oldH, "one", "1")
+		towertest.CallThrough(t, towertest.MustReady(t, r), oldH, "one", "1")
 
 		oldH.FailReady(errBroken)
-		start := time.Now()
-		rd := goReady(r, t.Context(), start)
+		rd := towertest.GoReady(t.Context(), r)
 		if !old.isClosed() {
 			t.Error("the broken service was not closed")
 		}
 		time.Sleep(20 * time.Millisecond)
 		inner, h := towertest.NewMock[string, string]()
 		connect(t, mh, inner)
-		callThrough(t, rd.permit(t, 20*time.Millisecond), h, "two", "2")
+		rd.ExpectElapsed(t, 20*time.Millisecond)
+		towertest.CallThrough(t, rd.Value(t), h, "two", "2")
 		if n := oldH.Calls(); n != 1 {
 			t.Errorf("the broken service got %d calls, want 1", n)
 		}
@@ -94,9 +95,10 @@ func TestBrokenOnArrivalIsReportedByCall(t *testing.T) {
 		for i := range 3 {
 			dead, h := newClosable()
 			h.Close()
-			rd := goReady(r, t.Context(), time.Now())
+			rd := towertest.GoReady(t.Context(), r)
 			connect(t, mh, dead)
-			mustConnectError(t, rd.permit(t, 0), towertest.ErrClosed)
+			rd.ExpectElapsed(t, 0)
+			mustConnectError(t, rd.Value(t), towertest.ErrClosed)
 			if !dead.isClosed() {
 				t.Errorf("round %d: the broken service was not closed", i)
 			}
@@ -109,9 +111,10 @@ func TestBrokenOnArrivalIsReportedByCall(t *testing.T) {
 func TestNilServiceIsAConnectError(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r, mh := newReconnect(t)
-		rd := goReady(r, t.Context(), time.Now())
+		rd := towertest.GoReady(t.Context(), r)
 		connect(t, mh, nil)
-		mustConnectError(t, rd.permit(t, 0), reconnect.ErrNilService)
+		rd.ExpectElapsed(t, 0)
+		mustConnectError(t, rd.Value(t), reconnect.ErrNilService)
 	})
 }
 
@@ -121,22 +124,22 @@ func TestNilServiceIsAConnectError(t *testing.T) {
 func TestSlowConnectOutlivesCaller(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r, mh := newReconnect(t)
-		start := time.Now()
 		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 		defer cancel()
-		a := goReady(r, ctx, start)
+		a := towertest.GoReady(ctx, r)
 		time.Sleep(60 * time.Millisecond)
 		if !a.Done() {
 			t.Fatalf("first caller: still waiting at 60ms, want %v at 50ms", context.DeadlineExceeded)
 		}
-		if _, err := a.Wait(); err != context.DeadlineExceeded || a.at != 50*time.Millisecond {
-			t.Fatalf("first caller: got %v at %v, want %v at 50ms", err, a.at, context.DeadlineExceeded)
+		if _, err := a.Wait(); err != context.DeadlineExceeded || a.Elapsed() != 50*time.Millisecond {
+			t.Fatalf("first caller: got %v at %v, want %v at 50ms", err, a.Elapsed(), context.DeadlineExceeded)
 		}
-		b := goReady(r, t.Context(), start)
+		b := towertest.GoReady(t.Context(), r)
 		time.Sleep(40 * time.Millisecond)
 		inner, h := towertest.NewMock[string, string]()
 		connect(t, mh, inner)
-		callThrough(t, b.permit(t, 100*time.Millisecond), h, "hello", "world")
+		b.ExpectElapsed(t, 40*time.Millisecond) // at 100ms
+		towertest.CallThrough(t, b.Value(t), h, "hello", "world")
 		checkConnects(t, mh, 1)
 		if n := h.Outstanding(); n != 0 {
 			t.Errorf("inner service has %d reservations outstanding, want 0: the caller that left holds one", n)
@@ -150,7 +153,7 @@ func TestReadyNowStartsConnectAndReturns(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r, mh := newReconnect(t)
 		for i := range 2 {
-			if _, ok := readyNow(t, r); ok {
+			if _, ok := towertest.ReadyNow(t, r); ok {
 				t.Fatalf("ReadyNow %d: ready before any service was made, want not ready", i)
 			}
 		}
@@ -158,11 +161,11 @@ func TestReadyNowStartsConnectAndReturns(t *testing.T) {
 		inner, h := towertest.NewMock[string, string]()
 		connect(t, mh, inner)
 		synctest.Wait()
-		p, ok := readyNow(t, r)
+		p, ok := towertest.ReadyNow(t, r)
 		if !ok {
 			t.Fatal("ReadyNow: not ready once connected, want ready")
 		}
-		callThrough(t, p, h, "hello", "world")
+		towertest.CallThrough(t, p, h, "hello", "world")
 	})
 }
 
@@ -171,16 +174,16 @@ func TestReadyNowStartsConnectAndReturns(t *testing.T) {
 func TestCallersShareOneConnect(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r, mh := newReconnect(t)
-		start := time.Now()
-		var rds []*readier
+		var rds []*towertest.Outcome[permit]
 		for range 3 {
-			rds = append(rds, goReady(r, t.Context(), start))
+			rds = append(rds, towertest.GoReady(t.Context(), r))
 		}
 		time.Sleep(100 * time.Millisecond)
 		inner, h := towertest.NewMock[string, string]()
 		connect(t, mh, inner)
 		for _, rd := range rds {
-			callThrough(t, rd.permit(t, 100*time.Millisecond), h, "hello", "world")
+			rd.ExpectElapsed(t, 100*time.Millisecond)
+			towertest.CallThrough(t, rd.Value(t), h, "hello", "world")
 		}
 		checkConnects(t, mh, 1)
 	})
@@ -191,16 +194,16 @@ func TestCallersShareOneConnect(t *testing.T) {
 func TestFailedConnectReachesEveryWaiter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r, mh := newReconnect(t)
-		start := time.Now()
-		var rds []*readier
+		var rds []*towertest.Outcome[permit]
 		for range 3 {
-			rds = append(rds, goReady(r, t.Context(), start))
+			rds = append(rds, towertest.GoReady(t.Context(), r))
 		}
 		refuse(t, mh, errRefused)
 		for _, rd := range rds {
-			mustConnectError(t, rd.permit(t, 0), errRefused)
+			rd.ExpectElapsed(t, 0)
+			mustConnectError(t, rd.Value(t), errRefused)
 		}
-		if _, ok := readyNow(t, r); ok {
+		if _, ok := towertest.ReadyNow(t, r); ok {
 			t.Fatal("ReadyNow: ready after a failed connect that everyone was told about, want a new connect")
 		}
 		checkConnects(t, mh, 2)
@@ -214,15 +217,15 @@ func TestFailedConnectReachesEveryWaiter(t *testing.T) {
 func TestFailedConnectNobodyWaitedFor(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r, mh := newReconnect(t)
-		readyNow(t, r)
+		towertest.ReadyNow(t, r)
 		refuse(t, mh, errRefused)
 		synctest.Wait()
-		p, ok := readyNow(t, r)
+		p, ok := towertest.ReadyNow(t, r)
 		if !ok {
 			t.Fatal("ReadyNow: not ready, want the failed connect's permit")
 		}
 		mustConnectError(t, p, errRefused)
-		if _, ok := readyNow(t, r); ok {
+		if _, ok := towertest.ReadyNow(t, r); ok {
 			t.Fatal("ReadyNow: ready, want a new connect")
 		}
 		checkConnects(t, mh, 2)
@@ -253,14 +256,15 @@ func TestOneFailureOneReconnect(t *testing.T) {
 		maker, mh := towertest.NewMock[string, svc]()
 		r := reconnect.NewConnected[string, string, string](maker, target, old)
 		defer r.Close()
-		start := time.Now()
-		a := goReady(r, t.Context(), start)
-		b := goReady(r, t.Context(), start)
+		a := towertest.GoReady(t.Context(), r)
+		b := towertest.GoReady(t.Context(), r)
 		oldH.Close() // both Readies fail with ErrClosed
 		inner, h := towertest.NewMock[string, string]()
 		connect(t, mh, inner)
-		callThrough(t, a.permit(t, 0), h, "a", "1")
-		callThrough(t, b.permit(t, 0), h, "b", "2")
+		a.ExpectElapsed(t, 0)
+		towertest.CallThrough(t, a.Value(t), h, "a", "1")
+		b.ExpectElapsed(t, 0)
+		towertest.CallThrough(t, b.Value(t), h, "b", "2")
 		checkConnects(t, mh, 1)
 	})
 }
@@ -272,11 +276,10 @@ func TestConnectContext(t *testing.T) {
 		r, mh := newReconnect(t)
 		type key struct{}
 		ctx, cancel := context.WithCancel(context.WithValue(t.Context(), key{}, "trace-1"))
-		rd := goReady(r, ctx, time.Now())
+		rd := towertest.GoReady(ctx, r)
 		cancel()
 		rd.Wait()
-		synctest.Wait()
-		req := mh.ExpectNow(t, target)
+		req := mh.ExpectSettled(t, target)
 		if got := req.Context().Value(key{}); got != "trace-1" {
 			t.Errorf("connect ctx has value %v, want %q", got, "trace-1")
 		}
@@ -292,9 +295,8 @@ func TestConnectContext(t *testing.T) {
 func TestCloseWhileConnecting(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r, mh := newReconnect(t)
-		rd := goReady(r, t.Context(), time.Now())
-		synctest.Wait()
-		req := mh.ExpectNow(t, target)
+		rd := towertest.GoReady(t.Context(), r)
+		req := mh.ExpectSettled(t, target)
 		if err := r.Close(); err != nil {
 			t.Errorf("Close: got %v, want nil", err)
 		}
@@ -318,7 +320,7 @@ func TestCloseWhileConnected(t *testing.T) {
 		inner, h := newClosable()
 		maker, _ := towertest.NewMock[string, svc]()
 		r := reconnect.NewConnected[string, string, string](maker, target, inner)
-		p := mustReady(t, r)
+		p := towertest.MustReady(t, r)
 		for range 2 {
 			if err := r.Close(); err != nil {
 				t.Errorf("Close: got %v, want nil", err)
@@ -327,7 +329,7 @@ func TestCloseWhileConnected(t *testing.T) {
 		if !inner.isClosed() {
 			t.Error("Close did not close the current service")
 		}
-		callThrough(t, p, h, "hello", "world")
+		towertest.CallThrough(t, p, h, "hello", "world")
 		if _, err := r.Ready(t.Context()); err != reconnect.ErrClosed {
 			t.Errorf("Ready after Close: got %v, want %v", err, reconnect.ErrClosed)
 		}
@@ -346,7 +348,7 @@ func TestServiceMadeAfterCloseIsClosed(t *testing.T) {
 			return late, nil
 		})
 		r := reconnect.New(maker, target)
-		readyNow(t, r)
+		towertest.ReadyNow(t, r)
 		<-started
 		r.Close()
 		if !late.isClosed() {
@@ -363,14 +365,4 @@ func TestConnectErrorMessage(t *testing.T) {
 	if !errors.Is(err, errRefused) {
 		t.Errorf("errors.Is(%v, %v) = false, want true", err, errRefused)
 	}
-}
-
-// mustReady gets a permit from r or fails t.
-func mustReady(t *testing.T, r svc) permit {
-	t.Helper()
-	p, err := r.Ready(t.Context())
-	if err != nil {
-		t.Fatalf("Ready: got %v, want a permit", err)
-	}
-	return p
 }

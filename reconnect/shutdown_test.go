@@ -26,7 +26,7 @@ func TestShutdownBoundsTheWait(t *testing.T) {
 		})
 		r := reconnect.New(maker, target)
 		start := time.Now()
-		readyNow(t, r)
+		towertest.ReadyNow(t, r)
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Millisecond)
 		defer cancel()
 		if err := r.Shutdown(ctx); err != context.DeadlineExceeded || time.Since(start) != 10*time.Millisecond {

@@ -61,10 +61,9 @@ func TestReadyFaultOnDrive(t *testing.T) {
 				inner := newFaulty(f.Do)
 				s := spawnready.New[string, string](inner)
 				defer s.Close()
-				start := time.Now()
-				var rds []*readier
+				var rds []*towertest.Outcome[permit]
 				for range 3 {
-					rds = append(rds, goReady(s, t.Context(), start))
+					rds = append(rds, towertest.GoReady(t.Context(), s))
 				}
 				time.Sleep(20 * time.Millisecond)
 				close(inner.gate)
@@ -78,11 +77,11 @@ func TestReadyFaultOnDrive(t *testing.T) {
 					} else if pe != first {
 						t.Errorf("caller %d got another PanicError than the first caller", i)
 					}
-					if rd.at != 20*time.Millisecond {
-						t.Errorf("caller %d: Ready returned at %v, want 20ms", i, rd.at)
+					if got := rd.Elapsed(); got != 20*time.Millisecond {
+						t.Errorf("caller %d: Ready returned at %v, want 20ms", i, got)
 					}
 				}
-				if _, _, err := readyNow(s); err != error(first) {
+				if _, _, err := tower.ReadyNow(s); err != error(first) {
 					t.Errorf("ReadyNow after the fault: got %v, want the same PanicError", err)
 				}
 			})
@@ -103,7 +102,7 @@ func TestReadyFaultOnCaller(t *testing.T) {
 				inner.heedsCtx = true
 				s := spawnready.New[string, string](inner)
 				defer s.Close()
-				if _, ok, err := readyNow(s); ok || err != nil {
+				if _, ok, err := tower.ReadyNow(s); ok || err != nil {
 					t.Fatalf("ReadyNow: got %t, %v; want false, nil", ok, err)
 				}
 				synctest.Wait() // the drive waits
@@ -115,14 +114,14 @@ func TestReadyFaultOnCaller(t *testing.T) {
 				)
 				wg.Go(func() {
 					defer func() { raised = recover() }()
-					readyNow(s)
+					tower.ReadyNow(s)
 					returned = true
 				})
 				wg.Wait()
 				if returned || (f.Name == "Panic" && raised != towertest.ExitValue) {
 					t.Errorf("the caller's goroutine: returned %t, panicked with %v; want the fault to reach it", returned, raised)
 				}
-				_, _, err := readyNow(s)
+				_, _, err := tower.ReadyNow(s)
 				pe := towertest.ExpectPanicError(t, err, "the inner service's Ready, on the goroutine of a SpawnReady's caller")
 				f.Check(t, pe.Value)
 				if _, err := s.Ready(t.Context()); err != error(pe) {
@@ -140,7 +139,7 @@ func TestReadyPanicAfterCloseIsLogged(t *testing.T) {
 		log := towertest.CaptureLog(t)
 		inner := newFaulty(func() { panic(towertest.ExitValue) })
 		s := spawnready.New[string, string](inner)
-		readyNow(s)
+		tower.ReadyNow(s)
 		synctest.Wait()
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Millisecond)
 		defer cancel()
@@ -154,7 +153,7 @@ func TestReadyPanicAfterCloseIsLogged(t *testing.T) {
 				t.Errorf("the log does not say %q:\n%s", want, log.String())
 			}
 		}
-		if _, _, err := readyNow(s); err != spawnready.ErrClosed {
+		if _, _, err := tower.ReadyNow(s); err != spawnready.ErrClosed {
 			t.Errorf("ReadyNow: got %v, want %v", err, spawnready.ErrClosed)
 		}
 	})

@@ -6,6 +6,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/towergo/tower"
 	"github.com/towergo/tower/spawnready"
 	"github.com/towergo/tower/towertest"
 )
@@ -42,13 +43,13 @@ func TestShutdownBoundsTheWait(t *testing.T) {
 	}{
 		{"SpawnReady", func(inners []stubborn) closer {
 			s := spawnready.New[string, string](inners[0])
-			readyNow(s)
+			tower.ReadyNow(s)
 			return s
 		}},
 		{"Layer", func(inners []stubborn) closer {
 			l := spawnready.NewLayer[string, string]()
 			for _, inner := range inners {
-				readyNow(l.Wrap(inner))
+				tower.ReadyNow(l.Wrap(inner))
 			}
 			return l
 		}},
@@ -76,7 +77,7 @@ func TestShutdownBoundsTheWait(t *testing.T) {
 					t.Errorf("Close: got %v at %v, want nil at 1s", err, time.Since(start))
 				}
 				for i, h := range hs {
-					checkOutstanding(t, h, 0)
+					h.ExpectOutstanding(t, 0)
 					if n := h.Calls(); n != 0 {
 						t.Errorf("inner service %d got %d calls, want 0", i, n)
 					}
@@ -95,14 +96,14 @@ func TestShutdown(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s, h := newSpawnReady(t)
 		h.Allow(0)
-		rd := goReady(s, t.Context(), time.Now())
+		rd := towertest.GoReady(t.Context(), s)
 		if err := s.Shutdown(t.Context()); err != nil {
 			t.Errorf("Shutdown: got %v, want nil", err)
 		}
 		if _, err := rd.Wait(); err != spawnready.ErrClosed {
 			t.Errorf("waiting caller: got %v, want %v", err, spawnready.ErrClosed)
 		}
-		if _, _, err := readyNow(s); err != spawnready.ErrClosed {
+		if _, _, err := tower.ReadyNow(s); err != spawnready.ErrClosed {
 			t.Errorf("ReadyNow after Shutdown: got %v, want %v", err, spawnready.ErrClosed)
 		}
 	})

@@ -17,7 +17,6 @@ import (
 )
 
 type (
-	svc    = tower.Service[string, string]
 	permit = tower.Permit[string, string]
 	handle = towertest.Handle[string, string]
 )
@@ -33,64 +32,6 @@ func newSpawnReady(t *testing.T) (*spawnready.SpawnReady[string, string], *handl
 	return s, h
 }
 
-// readier is a Ready running on its own goroutine.
-type readier struct {
-	*towertest.Outcome[permit]
-	at time.Duration // when Ready returned, since start; read it after Wait
-}
-
-// goReady starts s.Ready(ctx) and waits until it has returned or blocked.
-func goReady(s svc, ctx context.Context, start time.Time) *readier {
-	rd := new(readier)
-	rd.Outcome = towertest.Go(func() (permit, error) {
-		p, err := s.Ready(ctx)
-		rd.at = time.Since(start)
-		return p, err
-	})
-	synctest.Wait()
-	return rd
-}
-
-// permit waits for Ready and fails t unless it returned a permit at
-// exactly want since the start.
-func (rd *readier) permit(t *testing.T, want time.Duration) permit {
-	t.Helper()
-	p, err := rd.Wait()
-	if err != nil {
-		t.Fatalf("Ready: got %v, want a permit", err)
-	}
-	if rd.at != want {
-		t.Errorf("Ready returned at %v, want %v", rd.at, want)
-	}
-	return p
-}
-
-// callThrough calls p with req on its own goroutine, answers the request
-// the mock gets with res, and fails t unless the call returns res.
-func callThrough(t *testing.T, p permit, h *handle, req, res string) {
-	t.Helper()
-	call := towertest.Go(func() (string, error) { return p.Call(t.Context(), req) })
-	synctest.Wait()
-	h.ExpectNow(t, req).Respond(res)
-	if got, err := call.Wait(); got != res || err != nil {
-		t.Fatalf("Call: got %q, %v; want %q, nil", got, err, res)
-	}
-}
-
-// readyNow asks s whether it is ready now.
-func readyNow(s svc) (permit, bool, error) {
-	return tower.ReadyNow(s)
-}
-
-// checkOutstanding fails t unless the mock has want reservations out.
-func checkOutstanding(t *testing.T, h *handle, want int) {
-	t.Helper()
-	synctest.Wait()
-	if got := h.Outstanding(); got != want {
-		t.Errorf("inner service has %d reservations outstanding, want %d", got, want)
-	}
-}
-
 // tower: when_inner_is_not_ready. The inner service is not ready: "ready
 // now?" says no, and starts a drive. Once the inner service is ready, the
 // drive holds its permit (one reservation outstanding, and no request),
@@ -99,19 +40,19 @@ func TestWhenInnerIsNotReady(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s, h := newSpawnReady(t)
 		h.Allow(0)
-		if _, ok, err := readyNow(s); ok || err != nil {
+		if _, ok, err := tower.ReadyNow(s); ok || err != nil {
 			t.Fatalf("ReadyNow: got %v, %v; want not ready", ok, err)
 		}
-		checkOutstanding(t, h, 0)
+		h.ExpectOutstanding(t, 0)
 		h.Allow(1)
 		time.Sleep(100 * time.Millisecond)
-		checkOutstanding(t, h, 1)
-		p, ok, err := readyNow(s)
+		h.ExpectOutstanding(t, 1)
+		p, ok, err := tower.ReadyNow(s)
 		if !ok || err != nil {
 			t.Fatalf("ReadyNow: got %v, %v; want the permit the drive held", ok, err)
 		}
-		callThrough(t, p, h, "hello", "world")
-		checkOutstanding(t, h, 0)
+		towertest.CallThrough(t, p, h, "hello", "world")
+		h.ExpectOutstanding(t, 0)
 	})
 }
 
@@ -121,11 +62,11 @@ func TestWaiterGetsDrivePermit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s, h := newSpawnReady(t)
 		h.Allow(0)
-		start := time.Now()
-		rd := goReady(s, t.Context(), start)
+		rd := towertest.GoReady(t.Context(), s)
 		time.Sleep(100 * time.Millisecond)
 		h.Allow(1)
-		callThrough(t, rd.permit(t, 100*time.Millisecond), h, "hello", "world")
+		rd.ExpectElapsed(t, 100*time.Millisecond)
+		towertest.CallThrough(t, rd.Value(t), h, "hello", "world")
 	})
 }
 
@@ -136,20 +77,21 @@ func TestDriveOutlivesCaller(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s, h := newSpawnReady(t)
 		h.Allow(0)
-		start := time.Now()
 		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 		defer cancel()
-		a := goReady(s, ctx, start)
+		a := towertest.GoReady(ctx, s)
 		time.Sleep(80 * time.Millisecond)
 		if !a.Done() {
 			t.Fatalf("first caller: still waiting at 80ms, want %v at 50ms", context.DeadlineExceeded)
 		}
-		if _, err := a.Wait(); err != context.DeadlineExceeded || a.at != 50*time.Millisecond {
-			t.Fatalf("first caller: got %v at %v, want %v at 50ms", err, a.at, context.DeadlineExceeded)
+		if _, err := a.Wait(); err != context.DeadlineExceeded || a.Elapsed() != 50*time.Millisecond {
+			t.Fatalf("first caller: got %v at %v, want %v at 50ms", err, a.Elapsed(), context.DeadlineExceeded)
 		}
 		h.Allow(1)
 		time.Sleep(20 * time.Millisecond)
-		callThrough(t, goReady(s, t.Context(), start).permit(t, 100*time.Millisecond), h, "hello", "world")
+		rd := towertest.GoReady(t.Context(), s)
+		rd.ExpectElapsed(t, 0) // at 100ms: the drive's permit is there
+		towertest.CallThrough(t, rd.Value(t), h, "hello", "world")
 	})
 }
 
@@ -159,17 +101,17 @@ func TestCallersShareDrive(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s, h := newSpawnReady(t)
 		h.Allow(0)
-		start := time.Now()
-		var rds []*readier
+		var rds []*towertest.Outcome[permit]
 		for range 3 {
-			rds = append(rds, goReady(s, t.Context(), start))
+			rds = append(rds, towertest.GoReady(t.Context(), s))
 		}
 		time.Sleep(100 * time.Millisecond)
 		h.Allow(3)
 		for i, rd := range rds {
-			callThrough(t, rd.permit(t, 100*time.Millisecond), h, fmt.Sprint("req ", i), "ok")
+			rd.ExpectElapsed(t, 100*time.Millisecond)
+			towertest.CallThrough(t, rd.Value(t), h, fmt.Sprint("req ", i), "ok")
 		}
-		checkOutstanding(t, h, 0)
+		h.ExpectOutstanding(t, 0)
 	})
 }
 
@@ -188,7 +130,7 @@ func TestWhenInnerFails(t *testing.T) {
 		if _, err := s.Ready(t.Context()); err != errFoobar {
 			t.Errorf("Ready after the failure: got %v, want %v", err, errFoobar)
 		}
-		checkOutstanding(t, h, 0)
+		h.ExpectOutstanding(t, 0)
 	})
 }
 
@@ -198,15 +140,14 @@ func TestInnerFailsDuringDrive(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s, h := newSpawnReady(t)
 		h.Allow(0)
-		start := time.Now()
-		rd := goReady(s, t.Context(), start)
+		rd := towertest.GoReady(t.Context(), s)
 		time.Sleep(30 * time.Millisecond)
 		h.FailReady(errFoobar)
 		_, err := rd.Wait()
-		if err != errFoobar || rd.at != 30*time.Millisecond {
-			t.Errorf("waiting caller: got %v at %v, want %v at 30ms", err, rd.at, errFoobar)
+		if err != errFoobar || rd.Elapsed() != 30*time.Millisecond {
+			t.Errorf("waiting caller: got %v at %v, want %v at 30ms", err, rd.Elapsed(), errFoobar)
 		}
-		if _, _, err := readyNow(s); err != errFoobar {
+		if _, _, err := tower.ReadyNow(s); err != errFoobar {
 			t.Errorf("ReadyNow after the failure: got %v, want %v", err, errFoobar)
 		}
 	})
@@ -223,7 +164,7 @@ func TestCloseStopsDrive(t *testing.T) {
 		inner := &recorder{Service: mock}
 		s := spawnready.New[string, string](inner)
 		h.Allow(0)
-		rd := goReady(s, t.Context(), time.Now())
+		rd := towertest.GoReady(t.Context(), s)
 		if err := s.Close(); err != nil {
 			t.Errorf("Close: got %v, want nil", err)
 		}
@@ -234,7 +175,7 @@ func TestCloseStopsDrive(t *testing.T) {
 		if err := inner.driveCtx().Err(); err != context.Canceled {
 			t.Errorf("the drive's ctx: got %v after Close, want %v", err, context.Canceled)
 		}
-		if _, _, err := readyNow(s); err != spawnready.ErrClosed {
+		if _, _, err := tower.ReadyNow(s); err != spawnready.ErrClosed {
 			t.Errorf("ReadyNow after Close: got %v, want %v", err, spawnready.ErrClosed)
 		}
 		s.Close() // idempotent
@@ -246,11 +187,11 @@ func TestCloseReleasesHeldPermit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s, h := newSpawnReady(t)
 		h.Allow(0)
-		readyNow(s)
+		tower.ReadyNow(s)
 		h.Allow(1)
-		checkOutstanding(t, h, 1)
+		h.ExpectOutstanding(t, 1)
 		s.Close()
-		checkOutstanding(t, h, 0)
+		h.ExpectOutstanding(t, 0)
 		if n := h.Calls(); n != 0 {
 			t.Errorf("inner service got %d calls, want 0", n)
 		}
@@ -269,7 +210,7 @@ func TestDriveCarriesValues(t *testing.T) {
 		h.Allow(0)
 		type key struct{}
 		ctx, cancel := context.WithCancel(context.WithValue(t.Context(), key{}, "span-1"))
-		rd := goReady(s, ctx, time.Now())
+		rd := towertest.GoReady(ctx, s)
 		cancel()
 		rd.Wait()
 		synctest.Wait()
@@ -290,11 +231,11 @@ func TestReadyInnerIsUsedDirectly(t *testing.T) {
 		inner := &recorder{Service: mock}
 		s := spawnready.New[string, string](inner)
 		defer s.Close()
-		p, ok, err := readyNow(s)
+		p, ok, err := tower.ReadyNow(s)
 		if !ok || err != nil {
 			t.Fatalf("ReadyNow: got %v, %v; want ready", ok, err)
 		}
-		callThrough(t, p, h, "hello", "world")
+		towertest.CallThrough(t, p, h, "hello", "world")
 		if inner.driveCtx() != nil {
 			t.Error("a drive asked the inner service, want only the direct question")
 		}
@@ -309,19 +250,19 @@ func TestLayerClose(t *testing.T) {
 		for range 2 {
 			mock, h := towertest.NewMock[string, string]()
 			h.Allow(0)
-			readyNow(l.Wrap(mock))
+			tower.ReadyNow(l.Wrap(mock))
 			h.Allow(1)
 			hs = append(hs, h)
 		}
 		for _, h := range hs {
-			checkOutstanding(t, h, 1)
+			h.ExpectOutstanding(t, 1)
 		}
-		// Inside a bubble, what the layer made stays for its Close, even
-		// once nothing else references it.
+		// What the layer made stays for its Close, even once nothing
+		// else references it.
 		runtime.GC()
 		l.Close()
 		for _, h := range hs {
-			checkOutstanding(t, h, 0)
+			h.ExpectOutstanding(t, 0)
 		}
 	})
 }
@@ -377,12 +318,12 @@ func TestReadyNowWhileDriveWaits(t *testing.T) {
 		q := new(quiet)
 		s := spawnready.New[string, string](q)
 		defer s.Close()
-		if _, ok, err := readyNow(s); ok || err != nil {
+		if _, ok, err := tower.ReadyNow(s); ok || err != nil {
 			t.Fatalf("ReadyNow before the inner service is ready: got %t, %v; want false, nil", ok, err)
 		}
 		synctest.Wait()
 		q.free.Store(true) // the drive, waiting, is not told
-		p, ok, err := readyNow(s)
+		p, ok, err := tower.ReadyNow(s)
 		if !ok || err != nil {
 			t.Fatalf("ReadyNow once the inner service is ready: got %t, %v; want a permit", ok, err)
 		}
@@ -416,14 +357,14 @@ func TestReadyNowAfterCloseWhileDriveExits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := &slow{gate: make(chan struct{})}
 		s := spawnready.New[string, string](l)
-		if _, ok, err := readyNow(s); ok || err != nil {
+		if _, ok, err := tower.ReadyNow(s); ok || err != nil {
 			t.Fatalf("ReadyNow before the inner service is ready: got %t, %v; want false, nil", ok, err)
 		}
 		synctest.Wait() // the drive waits for gate
 		closed := towertest.Go(func() (struct{}, error) { return struct{}{}, s.Close() })
 		synctest.Wait() // Close waits for the drive, which waits for gate
 		l.free.Store(true)
-		if p, ok, err := readyNow(s); ok || err != spawnready.ErrClosed {
+		if p, ok, err := tower.ReadyNow(s); ok || err != spawnready.ErrClosed {
 			p.Release()
 			t.Errorf("ReadyNow after Close: got %t, %v; want false, %v", ok, err, spawnready.ErrClosed)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/limit"
 	"github.com/towergo/tower/timeout"
+	"github.com/towergo/tower/towertest"
 )
 
 var abandon = []timeout.Option{timeout.WithMode(timeout.Abandon)}
@@ -182,10 +183,7 @@ func TestInnerIgnoresContext(t *testing.T) {
 				// A second caller gets the permit when the first call's
 				// inner returns. Getting it orders the inner's writes
 				// before the reads below.
-				p, err := svc.Ready(t.Context())
-				if err != nil {
-					t.Fatalf("second Ready: %v", err)
-				}
+				p := towertest.MustReady(t, svc)
 				if at := time.Since(start); at != 300*ms {
 					t.Errorf("second caller got its permit at %v, want 300ms", at)
 				}

@@ -38,15 +38,10 @@ func (o outcome) String() string { return fmt.Sprintf("(%q, %v) at %v", o.res, o
 // callAt runs tower.Call on its own goroutine and returns a function that
 // waits for what it got.
 func callAt(ctx context.Context, start time.Time, svc tower.Service[string, string], req string) func() outcome {
-	var at time.Duration
-	call := towertest.Go(func() (string, error) {
-		res, err := tower.Call(ctx, svc, req)
-		at = time.Since(start)
-		return res, err
-	})
+	call := towertest.Go(func() (string, error) { return tower.Call(ctx, svc, req) })
 	return func() outcome {
 		res, err := call.Wait()
-		return outcome{res: res, err: err, at: at}
+		return outcome{res: res, err: err, at: call.Since(start)}
 	}
 }
 
@@ -92,8 +87,7 @@ func TestClockStartsInCallNotReady(t *testing.T) {
 					t.Fatalf("got %d calls while the inner service was not ready, want 0", n)
 				}
 				h.Allow(1)
-				synctest.Wait()
-				r := h.ExpectNow(t, "hello") // once ready
+				r := h.ExpectSettled(t, "hello") // once ready
 				time.Sleep(100 * ms)
 				r.Respond("world")
 
@@ -116,8 +110,7 @@ func TestDeadlineCancelsInnerAndElapses(t *testing.T) {
 				svc := timeout.New(mock, 150*ms, m.opts...)
 				start := time.Now()
 				wait := callAt(t.Context(), start, svc, "hello")
-				synctest.Wait()
-				r := h.ExpectNow(t, "hello")
+				r := h.ExpectSettled(t, "hello")
 				if d, ok := r.Context().Deadline(); !ok || !d.Equal(start.Add(150*ms)) {
 					t.Errorf("got inner deadline %v (%t), want %v", d, ok, start.Add(150*ms))
 				}
