@@ -145,15 +145,6 @@ func serves(t *testing.T, svc tower.Service[string, string], h *towertest.Handle
 	}
 }
 
-// noneOutstanding checks that the mock holds no reservation.
-func noneOutstanding(t *testing.T, h *towertest.Handle[string, string]) {
-	t.Helper()
-	synctest.Wait()
-	if n := h.Outstanding(); n != 0 {
-		t.Errorf("the inner service has %d reservations outstanding, want 0", n)
-	}
-}
-
 // A faultRow is one line of the matrix.
 type faultRow struct {
 	middleware, code, goroutine string
@@ -198,7 +189,7 @@ func faultRows() []faultRow {
 		{"timeout Abandon", "inner Call", "abandoned call", "caller: PanicError", "caller: error", timeoutCall(timeout.Abandon)},
 		{"timeout Abandon", "inner Call, after the deadline", "abandoned call", "log: PanicError", "", abandonedLate},
 		{"buffer", "inner Ready", "caller (queue skipped)", "caller: panic; later callers: PanicError", "caller: error; later callers: error", bufferReadyNow},
-		{"buffer", "inner Ready", "worker", "caller: PanicError; later callers: PanicError", "caller: error; later callers: error", bufferReadyWorker},
+		{"buffer", "inner Ready", "caller (in turn)", "caller: panic; later callers: PanicError", "caller: error; later callers: error", bufferReadyInTurn},
 		{"buffer", "inner Call", "caller", "caller: panic", "caller: error", bufferCall},
 		{"filter", "predicate", "caller", "caller: panic", "caller: error", filterPredicate},
 		{"steer", "picker", "caller", "caller: panic", "", steerPicker},
@@ -261,7 +252,7 @@ func loadshedReady(t *testing.T, f fault) string {
 	svc := loadshed.New(limit.NewConcurrency(m, 1))
 	f.readyFails(h)
 	got := catch(call(t.Context(), svc))
-	noneOutstanding(t, h)
+	h.ExpectOutstanding(t, 0)
 	serves(t, svc, h)
 	return "caller: " + got
 }
@@ -324,13 +315,14 @@ func bufferReadyNow(t *testing.T, f fault) string {
 	f.readyFails(h)
 	got := catch(call(t.Context(), b))
 	later := catch(call(t.Context(), b))
-	noneOutstanding(t, h)
+	h.ExpectOutstanding(t, 0)
 	return "caller: " + got + "; later callers: " + later
 }
 
-// bufferReadyWorker: the request is queued, and the inner service's Ready
-// fails on the worker.
-func bufferReadyWorker(t *testing.T, f fault) string {
+// bufferReadyInTurn: the request queued, and the inner service's Ready
+// fails while the request waits for it in its turn, on its caller's
+// goroutine.
+func bufferReadyInTurn(t *testing.T, f fault) string {
 	m, h := towertest.NewMock[string, string]()
 	h.Allow(0)
 	b := buffer.New(m, 1)
@@ -340,7 +332,7 @@ func bufferReadyWorker(t *testing.T, f fault) string {
 	f.readyFails(h)
 	got, _ := o.Wait()
 	later := catch(call(t.Context(), b))
-	noneOutstanding(t, h)
+	h.ExpectOutstanding(t, 0)
 	return "caller: " + got + "; later callers: " + later
 }
 
@@ -360,7 +352,7 @@ func filterPredicate(t *testing.T, f fault) string {
 	m, h := towertest.NewMock[string, string]()
 	svc := filter.New(limit.NewConcurrency(m, 1), func(req string) (string, error) { return req, f.hit() })
 	got := catch(call(t.Context(), svc))
-	noneOutstanding(t, h)
+	h.ExpectOutstanding(t, 0)
 	return "caller: " + got
 }
 
@@ -371,7 +363,7 @@ func steerPicker(t *testing.T, f fault) string {
 		return 0
 	})
 	got := catch(call(t.Context(), svc))
-	noneOutstanding(t, h)
+	h.ExpectOutstanding(t, 0)
 	return "caller: " + got
 }
 
@@ -390,7 +382,7 @@ func retryPolicy(t *testing.T, f fault) string {
 	o := goCatch(call(t.Context(), svc))
 	answerNext(t, h)
 	got, _ := o.Wait()
-	noneOutstanding(t, h)
+	h.ExpectOutstanding(t, 0)
 	return "caller: " + got
 }
 
@@ -465,7 +457,7 @@ func spawnDrive(t *testing.T, f fault) string {
 	f.readyFails(h)
 	got, _ := o.Wait()
 	later := catch(call(t.Context(), sr))
-	noneOutstanding(t, h)
+	h.ExpectOutstanding(t, 0)
 	return "caller: " + got + "; later callers: " + later
 }
 
@@ -497,7 +489,7 @@ func reconnectMakerReady(t *testing.T, f fault) string {
 	defer r.Close()
 	got := catch(call(t.Context(), r))
 	later := catch(call(t.Context(), r))
-	noneOutstanding(t, h)
+	h.ExpectOutstanding(t, 0)
 	return "caller: " + got + "; later callers: " + later
 }
 
@@ -539,7 +531,7 @@ func callallCall(t *testing.T, f fault) string {
 	if len(got) != 1 || len(others) != 2 {
 		return fmt.Sprintf("its response: %v; others: %v", got, others)
 	}
-	noneOutstanding(t, h)
+	h.ExpectOutstanding(t, 0)
 	return "its response: " + got[0] + "; others: answered"
 }
 
@@ -612,7 +604,7 @@ func balanceEndpointReady(t *testing.T, f fault) string {
 		t.Errorf("the balancer has %d endpoints after the fault, want 1", n)
 	}
 	serves(t, rr, h2)
-	noneOutstanding(t, h1)
+	h1.ExpectOutstanding(t, 0)
 	return "error handler: " + l.heard() + "; caller: other endpoint"
 }
 

@@ -106,9 +106,11 @@ func BenchmarkTower(b *testing.B) {
 		serveParallel(b, buf, callers)
 	})
 	b.Run("buffer_16_worker", func(b *testing.B) {
-		// Not a stack of tower-rs: Buffer over a ConcurrencyLimit of 1, so
-		// that requests queue and every one goes through the worker, which
-		// buffer_16's always-ready handler lets them skip.
+		// tower-rs: Buffer(1024) > ConcurrencyLimit(1), 16 tasks on 2
+		// worker threads. Over a limit of 1, requests queue: tower's go
+		// through its worker, and ours wait for their turn, which
+		// buffer_16's always-ready handler lets them skip. The name is
+		// the path of tower's it is measured against.
 		buf := buffer.New[int, int](limit.NewConcurrency(handler, 1), bufferBound)
 		defer buf.Close()
 		serveParallel(b, buf, callers)

@@ -20,8 +20,8 @@ var sink int
 // Buffer's own cost per request (Ready + Call + response) over it.
 var echo = tower.ServiceFunc[int, int](func(_ context.Context, req int) (int, error) { return req, nil })
 
-// One caller, one request at a time: every request waits for the worker to
-// hand it the inner permit.
+// One caller, one request at a time: nothing is ever queued, so every
+// request skips the queue.
 func BenchmarkBuffer1(b *testing.B) {
 	buf := buffer.New[int, int](echo, 1024)
 	defer buf.Close()
@@ -112,7 +112,7 @@ func BenchmarkBuffer16Metrics(b *testing.B) {
 }
 
 // BenchmarkBufferQueued16 is 16 callers of a Buffer over a
-// ConcurrencyLimit(1): most requests queue and wait for the worker.
+// ConcurrencyLimit(1): most requests queue and wait for their turn.
 func BenchmarkBufferQueued16(b *testing.B) {
 	benchmarkQueued(b, limit.NewConcurrency(echo, 1))
 }

@@ -4,106 +4,118 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/internal/lifetime"
-	"github.com/towergo/tower/internal/safe"
 	"github.com/towergo/tower/internal/sema"
+	"github.com/towergo/tower/metrics"
 )
 
-// Buffer is middleware that queues requests for one worker goroutine. Ready
-// reserves one of bound slots in the queue, waiting while all are taken; it
-// does not ask the inner service. Call queues the request and waits: the
-// worker takes requests in order and, for each, waits until the inner
-// service is ready, then hands the inner permit back to the caller, whose
-// goroutine makes the call. So the worker only ever waits for readiness,
-// never for responses. Requests are readied in the order they were queued;
-// two that the inner service readies at once may still reach it in either
-// order, since each caller's goroutine makes its own call.
+// Buffer is middleware that queues requests in front of a service, and
+// asks that service for readiness on behalf of one request at a time, in
+// the order they were queued. Ready reserves one of bound slots in the
+// queue, waiting while all are taken; it does not ask the inner service.
+// Call queues the request and waits for its turn: every request queued
+// before it has been readied by the inner service, or skipped. Then it
+// waits, on the caller's goroutine, until the inner service is ready, hands
+// the turn to the next request, and makes the call. Requests are readied in
+// the order they were queued; two that the inner service readies at once
+// may still reach it in either order, since each caller's goroutine makes
+// its own call.
 //
-// When nothing is queued or in the worker's hand, a call skips the queue
-// and does on its own goroutine what the worker would have done at once:
+// So the inner service sees one waiter for the whole queue: a Buffer in
+// front of a shared ConcurrencyLimit takes one place in the limit's line,
+// however many requests it holds. And a Buffer starts no goroutine: the
+// request whose turn it is waits on its own caller's goroutine, which saves
+// the hand-offs to and from a worker that tower's Buffer makes.
+//
+// When no request holds the turn or waits for it, a call does not queue:
 // it gives its slot back and, unless its caller has given up, asks the
-// inner service whether it is ready now. This keeps the order, and saves
-// two goroutine switches on the path that does not wait.
+// inner service whether it is ready now. Only if it is not does the call
+// take its place in the queue, behind any that queued meanwhile.
 //
-// The queue holds bound requests, plus one in the worker's hand while it
-// waits for the inner service: a slot is freed when the worker takes a
-// request in hand, as in tower 0.5. A request whose caller gives up before
-// it reaches the inner service (its ctx ends, or its deadline passes, even
-// at the instant the inner service becomes ready; or it had ended before
-// Call) is skipped and never reaches the inner service; a reservation the
+// The queue holds bound requests, plus the one whose turn it is: a slot is
+// freed when a request's turn comes, as in tower 0.5, where a slot is
+// freed when the worker takes a request in hand. A request whose caller
+// gives up (its ctx ends, or its deadline passes, even at the instant the
+// inner service becomes ready; or it had ended before Call) leaves the
+// queue at once and never reaches the inner service; a reservation the
 // inner service made for it is released.
 //
-// The ctx given to Call bounds the whole wait in the queue and for the inner
-// service, and is the ctx the inner service's Call gets, values and all.
-// The inner service is first asked with [tower.ReadyNow], whose context
-// carries no values; only if it is not ready then does the worker wait,
-// under a context that carries the caller's values and ends when the
-// Buffer closes. As in tower, a caller that gives up does not end that
-// wait: when the inner service is ready, its request is skipped and the
-// reservation released.
+// The ctx given to Call bounds the whole wait, in the queue and for the
+// inner service, and is the ctx the inner service's Call gets, values and
+// all. The inner service is first asked with [tower.ReadyNow], whose
+// context carries no values; only if it is not ready then does the request
+// wait, under a context that carries the caller's values and deadline and
+// ends when the caller's does, or when the Buffer closes.
 //
-// If the inner service's Ready fails, the Buffer fails for good: the request
-// in hand, every queued request, every caller waiting in Ready and every
-// later one get one *ServiceError wrapping that failure, and the worker
-// exits. Close stops the worker; after it, every Ready and Call fails with
-// ErrClosed, or with the *ServiceError if the inner service failed first.
+// If the inner service's Ready fails, the Buffer fails for good: the
+// request whose turn it was, every queued request, every caller waiting in
+// Ready and every later one get one *ServiceError wrapping that failure.
+// After Close, every Ready and Call fails with ErrClosed, or with the
+// *ServiceError if the inner service failed first.
 //
 // A panic in the inner service's Ready is that service failing its
-// readiness, wherever it happens. On the worker it cannot reach a caller
-// as a panic: the worker recovers it (and a runtime.Goexit) into a
-// [*tower.PanicError], and the Buffer fails for good with a *ServiceError
-// wrapping it, through which errors.As finds it; the worker exits, and the
-// process lives on. On a caller's goroutine, which asks the inner service
-// itself when it skips the queue, the Buffer fails the same way, gives the
-// caller's slot back, and lets the panic go on up to that caller. A panic
-// on the worker in anything else it calls (an inner permit's Release, for
-// a caller that left; the metrics sink) fails the Buffer the same way. A
-// panic in the inner service's Call happens on the caller's goroutine, and
-// goes on up to the caller; it breaks nothing.
+// readiness: it happens on the goroutine of the caller whose turn it was,
+// or of one that asked without queueing, and goes on up to that caller,
+// after the Buffer has failed for good with a *ServiceError wrapping a
+// [*tower.PanicError] (which errors.As finds), and the caller's slot and
+// turn have been given back. A runtime.Goexit there does the same, and the
+// goroutine goes on exiting. A panic in the inner service's Call happens on
+// the caller's goroutine and goes on up to the caller; it breaks nothing.
 //
-// A Buffer must be closed, or be unreachable, for its worker to stop: a
-// Buffer that becomes unreachable, with no permit outstanding and no call
-// in flight, is closed by the garbage collector.
-//
-// Memory and allocation: the queue's memory follows what is queued, not
-// the bound: 32 bytes a queued request, in a ring that grows by doubling
-// and shrinks by halving as the worker drains it. An idle Buffer holds
-// about 2 KiB of heap whatever its bound (measured by
-// TestIdleBufferMemory). A request allocates nothing but, rarely, the
-// ring's growth: its permit's record, which carries the channel the worker
-// answers on, comes from a pool and goes back to it, and a round number in
-// each answer keeps an answer owed to an earlier holder from reaching a
-// later one. While queued, a request holds about 290 bytes of heap (that
-// record and channel, its place in the ring, and the runtime's record of
-// its parked select; measured on linux/amd64 by TestQueuedRequestMemory),
-// besides its caller's goroutine, parked in Call with a stack of 2 KiB or
-// more.
+// A request allocates nothing on its way through a Buffer: its permit's
+// record, which carries the channel on which its turn is handed over,
+// comes from a pool and goes back to it. A request that must wait for the
+// inner service under a context that can end allocates the context that
+// Close can end too. The queue is a list through those records, so an idle
+// Buffer's memory does not grow with its bound.
 //
 // A Buffer is safe for concurrent use. Its zero value is not usable; call
 // [New]. Req and Res are the request and response types.
 type Buffer[Req, Res any] struct {
-	c    *core[Req, Res] // what the worker shares; it must not point back here
-	pool sync.Pool       // of *permit, which point here and keep the Buffer alive
+	inner tower.Service[Req, Res]
+	slots *sema.Sema   // one unit per queue slot
+	sink  metrics.Sink // nil: no metrics
+	pool  sync.Pool    // of *permit
+
+	// turn is held by the request being readied: turnHeld, plus
+	// turnWaiter for each request queued for it. Zero means nobody holds
+	// or waits, and a call may skip the queue.
+	turn atomic.Int64
+
+	mu      sync.Mutex
+	line    line[Req, Res] // the requests waiting for the turn, oldest first
+	waiting bool           // the turn's holder waits in the inner service's Ready
+	cancel  func()         // ends that wait's context, if the caller's can end
+	left    chan struct{}  // closed when that wait ends, if Shutdown waits for it
+	err     error          // once set (failure or Close), nothing more is served
+	isShut  atomic.Bool    // err is set; read without the lock
+	stopped chan struct{}  // closed when err is set
+	stopCtx holdContext    // Background, ended by Close: see hold
+
+	layer *lifetime.Set[Buffer[Req, Res]] // the Layer's, if a Layer made it
 }
 
-// New returns inner behind a Buffer of bound slots, with opts, and starts
-// its worker. It panics if inner is nil (or a typed nil, such as a nil
-// pointer), if bound is below 1 or above 1<<32-1, or if an option is nil.
-// The queue takes memory only as requests are queued, so a large bound
-// costs nothing until it is used.
+// New returns inner behind a Buffer of bound slots, with opts. It panics if
+// inner is nil (or a typed nil, such as a nil pointer), if bound is below 1
+// or above 1<<32-1, or if an option is nil. The queue takes memory only as
+// requests are queued, so a large bound costs nothing until it is used.
 func New[Req, Res any](inner tower.Service[Req, Res], bound int, opts ...Option) *Buffer[Req, Res] {
 	if isnil.Is(inner) {
 		panic("buffer.New: nil inner service")
 	}
 	validateBound("buffer.New", bound)
 	o := newOptions("buffer.New", opts)
-	c := newCore(inner, bound, o.sink)
-	b := &Buffer[Req, Res]{c: c}
-	lifetime.OnUnreachable(b, (*core[Req, Res]).requestStop, c)
-	go c.run()
+	b := &Buffer[Req, Res]{
+		inner:   inner,
+		slots:   sema.New(bound),
+		sink:    o.sink,
+		stopped: make(chan struct{}),
+	}
+	b.stopCtx = holdContext{Context: context.Background(), stopped: b.stopped}
 	return b
 }
 
@@ -119,60 +131,91 @@ func validateBound(fn string, bound int) {
 // returns ErrClosed after Close, and the *ServiceError after the inner
 // service failed.
 func (b *Buffer[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
-	if err := b.c.acquire(ctx); err != nil {
+	if err := b.slots.AcquireWatched(ctx, b.sink); err != nil {
 		return tower.Permit[Req, Res]{}, err
 	}
 	p, _ := b.pool.Get().(*permit[Req, Res])
 	if p == nil {
-		p = &permit[Req, Res]{b: b, reply: make(chan reply[Req, Res])}
+		p = &permit[Req, Res]{b: b, turn: make(chan struct{}, 1)}
 	}
 	return tower.NewPermit(p, p.Token()), nil
 }
 
-// Close stops the worker and waits for it to exit. From then on Ready and
-// Call fail with ErrClosed, even on a permit reserved before Close: so do
-// the requests still queued or in the worker's hand, and the callers
-// waiting in Ready are woken with it. If the inner service failed first,
-// they get its *ServiceError instead. A caller the worker has already
-// handed the inner permit to goes on with its call. Close is idempotent and
-// always returns nil.
+// Close stops the Buffer. From then on Ready and Call fail with ErrClosed,
+// even on a permit reserved before Close: so do the requests still queued,
+// and the callers waiting in Ready are woken with it. If the inner service
+// failed first, they get its *ServiceError instead. A caller that already
+// has the inner permit goes on with its call.
 //
-// The worker may be waiting in the inner service's Ready, whose context
-// Close cancels; Close waits until that Ready returns, however long an
-// inner service that ignores its context takes. [Buffer.Shutdown] bounds
-// that wait.
+// The request whose turn it is may be waiting in the inner service's
+// Ready, whose context Close ends; Close waits until that Ready returns,
+// however long an inner service that ignores its context takes.
+// [Buffer.Shutdown] bounds that wait. Close is idempotent and always
+// returns nil.
 func (b *Buffer[Req, Res]) Close() error {
-	b.c.shutdown(context.Background())
+	b.Shutdown(context.Background())
 	return nil
 }
 
-// Shutdown stops the Buffer as Close does, and then waits for its worker
-// to exit, as net/http's Server.Shutdown waits for its connections: it
-// returns nil once the worker has exited, or ctx.Err() if ctx ends first.
-// The worker then exits on its own once the inner service's Ready it waits
-// in returns, and releases the permit that Ready granted; a later Close or
-// Shutdown waits for it again. Shutdown, like Close, may be called any
-// number of times, and with Close, from any goroutine.
+// Shutdown stops the Buffer as Close does, and then waits, as net/http's
+// Server.Shutdown waits for its connections, until no request waits in
+// the inner service's Ready: it returns nil then, or ctx.Err() if ctx ends
+// first. Shutdown, like Close, may be called any number of times, and with
+// Close, from any goroutine.
 func (b *Buffer[Req, Res]) Shutdown(ctx context.Context) error {
-	return b.c.shutdown(ctx)
+	b.shut(ErrClosed)
+	if err := b.waitLeft(ctx); err != nil {
+		return err
+	}
+	if b.layer != nil {
+		b.layer.Remove(b) // nothing left for the Layer to close
+	}
+	return nil
+}
+
+// waitLeft waits until no request waits in the inner service's Ready, or
+// until ctx ends.
+func (b *Buffer[Req, Res]) waitLeft(ctx context.Context) error {
+	b.mu.Lock()
+	if !b.waiting {
+		b.mu.Unlock()
+		return nil
+	}
+	if b.left == nil {
+		b.left = make(chan struct{})
+	}
+	left := b.left
+	b.mu.Unlock()
+	select {
+	case <-left:
+		return nil
+	default:
+	}
+	select {
+	case <-left:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // permit is the record behind a Buffer's permit: it stands for one slot,
-// and carries the channel on which the worker answers its holder.
+// and carries the channel on which its request is handed the turn.
 type permit[Req, Res any] struct {
 	tower.Ticket
-	b     *Buffer[Req, Res]
-	reply chan reply[Req, Res] // unbuffered: the worker hands over to a waiting caller
-	round uint64               // counts the record's calls; the current one's answer carries it
+	b *Buffer[Req, Res]
+
+	turn       chan struct{}     // buffered: the turn is handed over without waiting
+	granted    bool              // something was sent on turn; set under b.mu
+	handed     error             // what: nil for the turn, or the Buffer's error
+	prev, next *permit[Req, Res] // in b.line
 }
 
 func (p *permit[Req, Res]) CallReserved(ctx context.Context, token uint64, req Req) (Res, error) {
 	p.MustRedeem(token)
 	b := p.b
-	inner, err := b.c.ready(ctx, p)
-	// Back to the pool only now that the wait is over. An answer the worker
-	// still owes an earlier holder of p carries an older round and is
-	// refused by whoever holds p next.
+	inner, err := b.ready(ctx, p)
+	// Back to the pool only now: p is out of the line and holds no turn.
 	b.pool.Put(p)
 	if err != nil {
 		var zero Res
@@ -187,152 +230,42 @@ func (p *permit[Req, Res]) ReleaseReserved(token uint64) {
 	}
 	b := p.b
 	b.pool.Put(p)
-	b.c.slots.Release()
+	b.slots.Release()
 }
 
-// message is a queued request's claim on the worker: it asks for the inner
-// service's readiness on behalf of a caller. It travels by value.
-type message[Req, Res any] struct {
-	ctx   context.Context // the caller's: the worker waits for readiness under it
-	p     *permit[Req, Res]
-	round uint64
-}
-
-type reply[Req, Res any] struct {
-	round  uint64
-	permit tower.Permit[Req, Res]
-	err    error
-}
-
-// ready gets the inner service's permit for a caller holding p: at once if
-// nothing is ahead and the inner service is ready now, or from the worker.
-func (c *core[Req, Res]) ready(ctx context.Context, p *permit[Req, Res]) (tower.Permit[Req, Res], error) {
-	if err := c.shutErr(); err != nil {
-		c.slots.Release()
-		return tower.Permit[Req, Res]{}, err
+// shut stops the Buffer with err, unless an earlier error stands, and
+// returns the error that stands. Callers waiting in Ready are woken by
+// closing the slots, and queued callers are handed err; a request waiting
+// in the inner service's Ready has its context ended.
+func (b *Buffer[Req, Res]) shut(err error) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.err != nil {
+		return b.err
 	}
-	if c.pending.Load() == 0 {
-		// Nothing queued, nothing in the worker's hand: do what the worker
-		// would. A call that queues meanwhile arrived after this one.
-		if inner, done, err := c.skip(ctx); done {
-			return inner, err
-		}
-		// Not ready now: queue behind whoever queued meanwhile.
+	b.err = err
+	b.isShut.Store(true)
+	close(b.stopped)
+	b.slots.Close(err)
+	b.closeLine()
+	if b.cancel != nil {
+		b.cancel()
 	}
-	c.pending.Add(1)
-	if c.sink != nil {
-		c.countQueued() // before the worker can see the request
-	}
-	p.round++
-	c.q.put(message[Req, Res]{ctx: ctx, p: p, round: p.round})
-	return c.await(ctx, p)
+	return err
 }
 
-// skip does on the caller's goroutine what the worker would do at once
-// with the caller's request in hand: give the slot back, then skip the
-// request if its caller has given up, or else ask the inner service if it
-// is ready now. It reports whether that settled the request (done): then
-// the slot is given back, and inner or err is the answer; if not, the
-// caller must queue, still holding its slot.
-func (c *core[Req, Res]) skip(ctx context.Context) (inner tower.Permit[Req, Res], done bool, err error) {
-	if err := gone(ctx); err != nil {
-		c.slots.Release()
-		return inner, true, err
-	}
-	inner, ok, err := c.readyNow()
-	switch {
-	case ok:
-		c.slots.Release()
-		return inner, true, nil
-	case err != nil:
-		c.slots.Release()
-		return inner, true, c.fail(err)
-	}
-	return inner, false, nil
+// fail stops the Buffer with the inner service's failure, unless it stopped
+// before, and returns the error that stands.
+func (b *Buffer[Req, Res]) fail(cause error) error {
+	return b.shut(&ServiceError{cause: cause})
 }
 
-// staleRelease is the Where of a panic in the Release of a permit that was
-// owed to a caller who had left.
-const staleRelease = "the Release of an inner permit owed to a caller that left, on a Buffer's caller's goroutine"
-
-// readyNowOnCaller is the Where of a panic in the inner service's Ready on
-// a caller's goroutine, which fails the Buffer.
-const readyNowOnCaller = "the inner service's Ready, on a Buffer's caller's goroutine"
-
-// readyNow asks the inner service if it is ready now, on the caller's
-// goroutine. A panic there is the inner service failing its readiness, as
-// it is on the worker, so that the Buffer does not behave differently
-// depending on which goroutine asked: the Buffer fails for good with the
-// PanicError, the caller's slot goes back, and the panic goes on up to the
-// caller. After a runtime.Goexit the same happens, and the caller's
-// goroutine goes on exiting.
-func (c *core[Req, Res]) readyNow() (p tower.Permit[Req, Res], ok bool, err error) {
-	returned := false
-	defer func() {
-		if !returned {
-			c.panicked(recover())
-		}
-	}()
-	p, ok, err = tower.ReadyNow(c.inner)
-	returned = true
-	return p, ok, err
-}
-
-// panicked handles a panic with v (nil for runtime.Goexit) in the inner
-// service's Ready on a caller's goroutine holding a slot. It must be called
-// from the deferred function that recovered v.
-func (c *core[Req, Res]) panicked(v any) {
-	c.fail(safe.Recovered(readyNowOnCaller, v))
-	c.slots.Release()
-	if v != nil {
-		panic(v)
+// shutErr returns the error the Buffer was stopped with, or nil.
+func (b *Buffer[Req, Res]) shutErr() error {
+	if !b.isShut.Load() {
+		return nil
 	}
-}
-
-// countQueued reports to the sink the request about to be queued. A panic
-// in the sink goes on up to the caller, whose request is then not queued,
-// so that the worker never waits for it: the slot goes back, and the
-// request leaves pending (and the count queuedIn may have made).
-func (c *core[Req, Res]) countQueued() {
-	counted := false
-	defer func() {
-		if !counted {
-			c.queued.Add(-1)
-			c.pending.Add(-1)
-			c.slots.Release()
-		}
-	}()
-	c.queuedIn()
-	counted = true
-}
-
-// await waits for the worker's answer to p's current round.
-func (c *core[Req, Res]) await(ctx context.Context, p *permit[Req, Res]) (tower.Permit[Req, Res], error) {
-	for {
-		select {
-		case r := <-p.reply:
-			if r.round != p.round {
-				// Owed to an earlier holder of p, who left: the permit is
-				// nobody's, and so is a panic in its Release. This caller
-				// must go on waiting for its own answer, or the worker
-				// would wait to hand it over.
-				if perr := safe.Call(staleRelease, r.permit.Release); perr != nil {
-					safe.Orphan(perr)
-				}
-				continue
-			}
-			if err := gone(ctx); r.err == nil && err != nil {
-				// The permit came at the instant the caller's deadline
-				// passed, before its context noticed: the caller has given
-				// up.
-				r.permit.Release()
-				return tower.Permit[Req, Res]{}, err
-			}
-			return r.permit, r.err
-		case <-ctx.Done():
-			return tower.Permit[Req, Res]{}, ctx.Err()
-		case <-c.stopped:
-			return tower.Permit[Req, Res]{}, c.shutErr()
-		}
-	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.err
 }

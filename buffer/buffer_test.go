@@ -13,44 +13,45 @@ import (
 )
 
 // The tests in this file port tower's tests/buffer/main.rs, scenario by
-// scenario. tower's tests drive the worker by hand or on a thread; ours run
-// the real worker goroutine inside a synctest bubble, and synctest.Wait is
-// "let the worker work".
+// scenario. tower's tests drive its worker by hand or on a thread, and
+// "let the worker work"; ours have no worker to drive: each caller's
+// goroutine does its request's part, inside a synctest bubble, and
+// synctest.Wait lets every goroutine run as far as it can.
 
 // tower: req_and_res.
 func TestRequestAndResponse(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b, h := newBuffer(t, 10)
-		call := goCall(t.Context(), mustReady(t, b), "hello")
-		next(t, h, "hello").Respond("world")
-		wantResult(t, call, "world")
+		call := towertest.GoCall(t.Context(), towertest.MustReady(t, b), "hello")
+		h.ExpectSettled(t, "hello").Respond("world")
+		call.ExpectValue(t, "world")
 	})
 }
 
 // tower: clears_canceled_requests. The caller of "hello2" gives up while
-// the worker holds its request and waits for the inner service on its
-// behalf (tower drops the response future; we cancel the ctx): the request
-// is skipped, and the next one the inner service sees is "hello3".
+// its request is queued (tower drops the response future; we cancel the
+// ctx): the request leaves, and the next one the inner service sees is
+// "hello3".
 func TestClearsCanceledRequests(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b, h := newBuffer(t, 10)
 		h.Allow(1)
-		call1 := goCall(t.Context(), mustReady(t, b), "hello")
-		r1 := next(t, h, "hello")
+		call1 := towertest.GoCall(t.Context(), towertest.MustReady(t, b), "hello")
+		r1 := h.ExpectSettled(t, "hello")
 
 		ctx2, cancel2 := context.WithCancel(t.Context())
-		call2 := goCall(ctx2, mustReady(t, b), "hello2")
-		nothingNext(t, h)
-		call3 := goCall(t.Context(), mustReady(t, b), "hello3")
+		call2 := towertest.GoCall(ctx2, towertest.MustReady(t, b), "hello2")
+		h.ExpectNoneSettled(t)
+		call3 := towertest.GoCall(t.Context(), towertest.MustReady(t, b), "hello3")
 
 		cancel2()
-		wantError(t, call2, context.Canceled)
+		call2.ExpectError(t, context.Canceled)
 		r1.Respond("world")
-		wantResult(t, call1, "world")
+		call1.ExpectValue(t, "world")
 
 		h.Allow(1)
-		next(t, h, "hello3").Respond("world3")
-		wantResult(t, call3, "world3")
+		h.ExpectSettled(t, "hello3").Respond("world3")
+		call3.ExpectValue(t, "world3")
 		if n := h.Calls(); n != 2 {
 			t.Errorf("the inner service got %d calls, want 2", n)
 		}
@@ -62,14 +63,14 @@ func TestWhenInnerIsNotReady(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b, h := newBuffer(t, 10)
 		h.Allow(0)
-		call := goCall(t.Context(), mustReady(t, b), "hello")
-		nothingNext(t, h)
+		call := towertest.GoCall(t.Context(), towertest.MustReady(t, b), "hello")
+		h.ExpectNoneSettled(t)
 		if call.Done() {
 			t.Fatal("Call returned although the inner service is not ready")
 		}
 		h.Allow(1)
-		next(t, h, "hello").Respond("world")
-		wantResult(t, call, "world")
+		h.ExpectSettled(t, "hello").Respond("world")
+		call.ExpectValue(t, "world")
 	})
 }
 
@@ -81,7 +82,7 @@ func TestWhenInnerFails(t *testing.T) {
 		b, h := newBuffer(t, 10)
 		h.Allow(0)
 		h.FailReady(errFoobar)
-		p := mustReady(t, b)
+		p := towertest.MustReady(t, b)
 		_, err := p.Call(t.Context(), "hello")
 		wantServiceError(t, err)
 		if n := h.Calls(); n != 0 {
@@ -91,7 +92,7 @@ func TestWhenInnerFails(t *testing.T) {
 }
 
 // tower: poll_ready_when_worker_is_dropped_early. tower drops the worker;
-// our way to stop it is Close.
+// our way to stop a Buffer is Close.
 func TestReadyAfterClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b, _ := newBuffer(t, 1)
@@ -106,14 +107,14 @@ func TestReadyAfterClose(t *testing.T) {
 }
 
 // tower: response_future_when_worker_is_dropped_early. The request is in
-// the worker's hand, waiting for the inner service, when the Buffer closes.
+// its turn, waiting for the inner service, when the Buffer closes.
 func TestCallAfterCloseWhileWaiting(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b, h := newBuffer(t, 1)
 		h.Allow(0)
-		call := goCall(t.Context(), mustReady(t, b), "hello")
+		call := towertest.GoCall(t.Context(), towertest.MustReady(t, b), "hello")
 		b.Close()
-		wantError(t, call, buffer.ErrClosed)
+		call.ExpectError(t, buffer.ErrClosed)
 		if n := h.Outstanding(); n != 0 {
 			t.Errorf("the inner service has %d reservations outstanding, want 0", n)
 		}
@@ -121,14 +122,14 @@ func TestCallAfterCloseWhileWaiting(t *testing.T) {
 }
 
 // tower: waits_for_channel_capacity. With bound 2 and the inner service not
-// ready, three calls are accepted: one in the worker's hand and two queued.
-// The fourth Ready waits until the worker takes the next request in hand.
+// ready, three calls are accepted: one in its turn and two queued. The
+// fourth Ready waits until the next request's turn comes.
 //
 // tower's worker calls the inner service itself, so after allow(3) requests
-// 2, 3 and 4 arrive in order. Ours hands the inner permit to each caller,
-// whose goroutine makes the call, so requests readied together may arrive
-// in any order; the order the worker serves them in is exact, and the test
-// lets the inner service take one request at a time to see it.
+// 2, 3 and 4 arrive in order. In ours each caller's goroutine makes its own
+// call, so requests readied together may arrive in any order; the order
+// they are readied in is exact, and the test lets the inner service take
+// one request at a time to see it.
 func TestWaitsForChannelCapacity(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b, h := newBuffer(t, 2)
@@ -139,43 +140,39 @@ func TestWaitsForChannelCapacity(t *testing.T) {
 			if !ok || err != nil {
 				t.Fatalf("Ready %d: got %v, %v; want a slot without waiting", i+1, ok, err)
 			}
-			calls[i] = goCall(t.Context(), p, req)
+			calls[i] = towertest.GoCall(t.Context(), p, req)
 		}
 		if p, ok, _ := tower.ReadyNow[string, string](b); ok {
 			p.Release()
 			t.Fatal("a fourth Ready got a slot, want none: 1 in hand + 2 queued")
 		}
-		ready4 := goReady(t.Context(), b)
+		ready4 := towertest.GoReady(t.Context(), b)
 		if ready4.Done() {
 			t.Fatal("the fourth Ready returned, want it to wait for capacity")
 		}
-		nothingNext(t, h)
+		h.ExpectNoneSettled(t)
 
 		h.Allow(1)
-		next(t, h, "hello1").Respond("world1")
-		wantResult(t, calls[0], "world1")
+		h.ExpectSettled(t, "hello1").Respond("world1")
+		calls[0].ExpectValue(t, "world1")
 		synctest.Wait()
 		if !ready4.Done() {
-			t.Fatal("the fourth Ready still waits after the worker took request 2 in hand")
+			t.Fatal("the fourth Ready still waits after request 2's turn came")
 		}
-		p4, err := ready4.Wait()
-		if err != nil {
-			t.Fatalf("the fourth Ready: %v", err)
-		}
-		calls[3] = goCall(t.Context(), p4, "hello4")
+		p4 := ready4.Value(t)
+		calls[3] = towertest.GoCall(t.Context(), p4, "hello4")
 
 		for i, req := range []string{"hello2", "hello3", "hello4"} {
 			h.Allow(1)
-			next(t, h, req).Respond("world" + req[len(req)-1:])
-			wantResult(t, calls[i+1], "world"+req[len(req)-1:])
-			nothingNext(t, h)
+			h.ExpectSettled(t, req).Respond("world" + req[len(req)-1:])
+			calls[i+1].ExpectValue(t, "world"+req[len(req)-1:])
+			h.ExpectNoneSettled(t)
 		}
 	})
 }
 
 // tower: wakes_pending_waiters_on_close and wakes_pending_waiters_on_failure.
-// With bound 1, "hello" is in the worker's hand waiting for the inner
-// service, "world" is queued, and two more callers wait in Ready for a slot.
+// With bound 1, "hello" is in its turn waiting for the inner service, "world" is queued, and two more callers wait in Ready for a slot.
 // Stopping the Buffer, by Close (tower drops the worker) or by an inner
 // failure, fails both requests and wakes both waiters with the same error.
 func TestWakesPendingWaiters(t *testing.T) {
@@ -199,10 +196,10 @@ func TestWakesPendingWaiters(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				b, h := newBuffer(t, 1)
 				h.Allow(0)
-				hello := goCall(t.Context(), mustReady(t, b), "hello")
-				world := goCall(t.Context(), mustReady(t, b), "world")
-				w1 := goReady(t.Context(), b)
-				w2 := goReady(t.Context(), b)
+				hello := towertest.GoCall(t.Context(), towertest.MustReady(t, b), "hello")
+				world := towertest.GoCall(t.Context(), towertest.MustReady(t, b), "world")
+				w1 := towertest.GoReady(t.Context(), b)
+				w2 := towertest.GoReady(t.Context(), b)
 				for i, o := range []*towertest.Outcome[permit]{w1, w2} {
 					if o.Done() {
 						t.Fatalf("waiter %d returned, want it to wait: no capacity", i+1)
@@ -260,10 +257,10 @@ func (s *readySpy) Ready(ctx context.Context) (permit, error) {
 // the worker, which polls the inner service's readiness inside it. Ours
 // carries values in the context: the inner service's call gets the caller's
 // ctx itself, because the caller's goroutine makes it. The inner service's
-// Ready runs on the worker, and sees the caller's values only when it had to
-// wait: the worker first asks with tower.ReadyNow, whose context carries no
-// values, and only if the inner service is not ready now does it wait under
-// a context derived from the caller's.
+// Ready sees the caller's values only when it had to wait: a request in
+// its turn first asks with tower.ReadyNow, whose context carries no values,
+// and only if the inner service is not ready now does it wait under a
+// context derived from the caller's.
 func TestPropagatesContextValues(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -284,14 +281,14 @@ func TestPropagatesContextValues(t *testing.T) {
 					h.Allow(tt.allow)
 				}
 				ctx := context.WithValue(t.Context(), ctxKey{}, "my_span")
-				call := goCall(ctx, mustReady(t, b), "hello")
+				call := towertest.GoCall(ctx, towertest.MustReady(t, b), "hello")
 				h.AllowAll()
-				r := next(t, h, "hello")
+				r := h.ExpectSettled(t, "hello")
 				if got := r.Context().Value(ctxKey{}); got != "my_span" {
 					t.Errorf("the inner call's context has %v, want %q", got, "my_span")
 				}
 				r.Respond("world")
-				wantResult(t, call, "world")
+				call.ExpectValue(t, "world")
 				spy.mu.Lock()
 				defer spy.mu.Unlock()
 				if len(spy.seen) != 1 || spy.seen[0] != tt.wantReady {
@@ -306,18 +303,18 @@ func TestPropagatesContextValues(t *testing.T) {
 // times poll_ready is called; ours have no handles: each Ready is its own
 // reservation. With bound 2, two reservations take both slots and a third
 // caller waits. A reservation released unused wakes the next waiter, and
-// only that one; a called one frees its slot when the worker takes the
-// request in hand, which wakes the waiter after it.
+// only that one; a called one frees its slot when its turn comes, which
+// wakes the waiter after it.
 func TestEachReadyIsItsOwnReservation(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b, h := newBuffer(t, 2)
-		p1, p2 := mustReady(t, b), mustReady(t, b)
+		p1, p2 := towertest.MustReady(t, b), towertest.MustReady(t, b)
 		if p, ok, _ := tower.ReadyNow[string, string](b); ok {
 			p.Release()
 			t.Fatal("a third Ready got a slot, want both taken by the first two")
 		}
-		wA := goReady(t.Context(), b)
-		wB := goReady(t.Context(), b)
+		wA := towertest.GoReady(t.Context(), b)
+		wB := towertest.GoReady(t.Context(), b)
 
 		p2.Release()
 		synctest.Wait()
@@ -328,17 +325,14 @@ func TestEachReadyIsItsOwnReservation(t *testing.T) {
 			t.Fatal("the second waiter returned, want only the first woken")
 		}
 
-		call := goCall(t.Context(), p1, "hello")
-		next(t, h, "hello").Respond("world")
-		wantResult(t, call, "world")
+		call := towertest.GoCall(t.Context(), p1, "hello")
+		h.ExpectSettled(t, "hello").Respond("world")
+		call.ExpectValue(t, "world")
 		if !wB.Done() {
-			t.Fatal("the second waiter still waits after the first request was taken in hand")
+			t.Fatal("the second waiter still waits after the first request's turn came")
 		}
 		for _, w := range []*towertest.Outcome[permit]{wA, wB} {
-			p, err := w.Wait()
-			if err != nil {
-				t.Fatalf("waiter: %v", err)
-			}
+			p := w.Value(t)
 			p.Release()
 		}
 		if p, ok, _ := tower.ReadyNow[string, string](b); !ok {
@@ -350,11 +344,11 @@ func TestEachReadyIsItsOwnReservation(t *testing.T) {
 }
 
 // A caller whose deadline passes at the very instant the inner service
-// becomes ready has given up, even if its context has not noticed yet: the
-// worker may hand it the inner permit, but the request must not reach the
-// inner service, and the permit goes back. Whichever of the two events the
-// scheduler runs first, the outcome is the same (the book's seed 001, where
-// request 3 never reaches the inner service).
+// becomes ready has given up, even if its context has not noticed yet: it
+// may get the inner permit, but the request must not reach the inner
+// service, and the permit goes back. Whichever of the two events the
+// scheduler runs first, the outcome is the same (as in examples/queueing,
+// where request 3 never reaches the inner service).
 func TestDeadlineAtTheInstantOfReadiness(t *testing.T) {
 	for i := range 50 {
 		synctest.Test(t, func(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 	"github.com/towergo/tower/metrics"
 )
 
-// The Buffer counts the requests queued for its worker. Here the inner
+// The Buffer counts the requests queued in it. Here the inner
 // limit's only permit is held, so a call queues until it is given back.
 func ExampleWithMetrics() {
 	var c metrics.Counts
@@ -34,10 +34,9 @@ func ExampleWithMetrics() {
 	}
 	fmt.Println(c.Snapshot())
 
-	held.Release() // the worker gets the permit and hands it over
+	held.Release() // the queued request gets the permit
 	<-done
-	// The worker counts the request out once it has handed the permit
-	// over, which the caller may see first; Close waits for the worker.
+	// The request was counted out before its caller returned.
 	b.Close()
 	fmt.Println(c.Snapshot())
 	// Output:

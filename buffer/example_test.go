@@ -18,7 +18,7 @@ func Example() {
 		return strings.ToUpper(s), nil
 	})
 	buf := buffer.New[string, string](upper, 8)
-	defer buf.Close() // stops the worker goroutine
+	defer buf.Close() // fails whatever is still queued
 
 	res, err := tower.Call[string, string](context.Background(), buf, "hello")
 	fmt.Println(res, err)
@@ -82,8 +82,8 @@ func ExampleServiceError() {
 	// connection refused
 }
 
-// Shutdown closes a Buffer and waits for its worker to exit, but no longer
-// than its context allows; it returns nil once the worker is gone.
+// Shutdown closes a Buffer and waits until no request of its waits in the
+// inner service's Ready, but no longer than its context allows.
 func ExampleBuffer_Shutdown() {
 	upper := tower.ServiceFunc[string, string](func(_ context.Context, s string) (string, error) {
 		return strings.ToUpper(s), nil

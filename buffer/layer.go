@@ -9,7 +9,8 @@ import (
 
 // A Layer puts each service it wraps behind a Buffer of its own, and closes
 // all of them on Close. A stack built from layers hides its Buffers; the
-// Layer is the handle that stops their workers.
+// Layer is the handle that closes them. It holds each Buffer it made until
+// that is closed, by its own Close or the Layer's.
 //
 // A Layer is safe for concurrent use. Its zero value is not usable; call
 // [NewLayer]. Req and Res are the request and response types.
@@ -17,7 +18,7 @@ type Layer[Req, Res any] struct {
 	bound int
 	opts  []Option
 
-	made lifetime.Set[Buffer[Req, Res]] // to close on Close, unless collected first
+	made lifetime.Set[Buffer[Req, Res]] // to close on Close, unless closed before
 }
 
 // NewLayer returns a Layer of Buffers with bound slots each, and opts. It
@@ -30,35 +31,34 @@ func NewLayer[Req, Res any](bound int, opts ...Option) *Layer[Req, Res] {
 	return &Layer[Req, Res]{bound: bound, opts: append([]Option(nil), opts...)}
 }
 
-// Wrap puts inner behind a new Buffer and starts its worker.
+// Wrap puts inner behind a new Buffer.
 func (l *Layer[Req, Res]) Wrap(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
 	b := New(inner, l.bound, l.opts...)
+	b.layer = &l.made
 	l.made.Add(b)
 	return b
 }
 
-// Close closes every Buffer the layer made, waiting for their workers to
-// exit, however long that takes (see [Buffer.Close]). It always returns
-// nil.
+// Close closes every Buffer the layer made that is still in use, waiting
+// for each as [Buffer.Close] does. It always returns nil.
 func (l *Layer[Req, Res]) Close() error {
 	l.Shutdown(context.Background())
 	return nil
 }
 
 // Shutdown stops every Buffer the layer made, as Close does, and waits for
-// their workers to exit, as [Buffer.Shutdown] does: it returns nil once all
-// of them have exited, or ctx.Err() if ctx ends first. The Buffers are all
-// stopped at once, before Shutdown waits for any; a worker still waiting
-// in an inner service's Ready when ctx ends exits on its own once that
-// Ready returns, and the Layer keeps it, so that a later Close or Shutdown
-// waits for it.
+// them as [Buffer.Shutdown] does: it returns nil once no request of theirs
+// waits in an inner service's Ready, or ctx.Err() if ctx ends first. The
+// Buffers are all stopped at once, before Shutdown waits for any; the
+// Layer keeps those it did not finish waiting for, so that a later Close
+// or Shutdown waits for them again.
 func (l *Layer[Req, Res]) Shutdown(ctx context.Context) error {
 	made := l.made.Take()
 	for _, b := range made {
-		b.c.requestStop()
+		b.shut(ErrClosed)
 	}
 	for i, b := range made {
-		if err := b.c.wait(ctx); err != nil {
+		if err := b.Shutdown(ctx); err != nil {
 			for _, b := range made[i:] {
 				l.made.Add(b)
 			}

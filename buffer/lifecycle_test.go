@@ -15,25 +15,25 @@ import (
 )
 
 // A caller that gives up while its request is queued behind another one is
-// skipped: the worker drops the request when it reaches it, and the inner
+// skipped: the request leaves the queue at once, and the inner
 // service never sees it.
 func TestCanceledWhileQueuedNeverReachesInner(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b, h := newBuffer(t, 2)
 		h.Allow(0)
-		call1 := goCall(t.Context(), mustReady(t, b), "hello1") // in hand
+		call1 := towertest.GoCall(t.Context(), towertest.MustReady(t, b), "hello1") // in hand
 		ctx2, cancel2 := context.WithCancel(t.Context())
-		call2 := goCall(ctx2, mustReady(t, b), "hello2") // queued
-		call3 := goCall(t.Context(), mustReady(t, b), "hello3")
+		call2 := towertest.GoCall(ctx2, towertest.MustReady(t, b), "hello2") // queued
+		call3 := towertest.GoCall(t.Context(), towertest.MustReady(t, b), "hello3")
 
 		cancel2()
-		wantError(t, call2, context.Canceled)
+		call2.ExpectError(t, context.Canceled)
 		h.Allow(1)
-		next(t, h, "hello1").Respond("world1")
-		wantResult(t, call1, "world1")
+		h.ExpectSettled(t, "hello1").Respond("world1")
+		call1.ExpectValue(t, "world1")
 		h.Allow(1)
-		next(t, h, "hello3").Respond("world3")
-		wantResult(t, call3, "world3")
+		h.ExpectSettled(t, "hello3").Respond("world3")
+		call3.ExpectValue(t, "world3")
 		if n := h.Calls(); n != 2 {
 			t.Errorf("the inner service got %d calls, want 2", n)
 		}
@@ -58,41 +58,30 @@ func (s *grantHook) Ready(ctx context.Context) (permit, error) {
 }
 
 // The caller gives up at the very moment the inner service grants the
-// worker the permit it waited for on the caller's behalf: the caller gets
-// its ctx's error, and the worker, finding it gone, releases the inner
-// service's reservation and goes on to the next request.
+// permit its request waited for: the caller gets its ctx's error, the
+// inner service's reservation is released, and the next request is served.
 func TestCanceledAsInnerBecomesReady(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m, h := towertest.NewMock[string, string]()
 		h.Allow(0)
 		ctx, cancel := context.WithCancel(t.Context())
-		gone := make(chan struct{})
-		inner := &grantHook{svc: m, onGrant: func() {
-			// The worker holds the permit; the caller leaves before it
-			// is handed over.
-			cancel()
-			<-gone
-		}}
+		inner := &grantHook{svc: m, onGrant: cancel}
 		b := buffer.New[string, string](inner, 1)
 		defer b.Close()
 
-		p := mustReady(t, b)
-		call := towertest.Go(func() (string, error) {
-			defer close(gone)
-			return p.Call(ctx, "hello")
-		})
-		synctest.Wait()
+		p := towertest.MustReady(t, b)
+		call := towertest.GoCall(ctx, p, "hello")
 		h.Allow(1)
-		wantError(t, call, context.Canceled)
+		call.ExpectError(t, context.Canceled)
 		synctest.Wait()
 		if n := h.Outstanding(); n != 0 {
-			t.Errorf("the inner service has %d reservations outstanding, want 0: the worker must release the one nobody took", n)
+			t.Errorf("the inner service has %d reservations outstanding, want 0: the caller must release the one it got as it left", n)
 		}
-		nothingNext(t, h)
+		h.ExpectNoneSettled(t)
 
-		next2 := goCall(t.Context(), mustReady(t, b), "hello2")
-		next(t, h, "hello2").Respond("world2")
-		wantResult(t, next2, "world2")
+		next2 := towertest.GoCall(t.Context(), towertest.MustReady(t, b), "hello2")
+		h.ExpectSettled(t, "hello2").Respond("world2")
+		next2.ExpectValue(t, "world2")
 	})
 }
 
@@ -105,7 +94,7 @@ func TestCallDeadlineCoversTheWaitForInner(t *testing.T) {
 		h.Allow(0)
 		ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 		defer cancel()
-		p := mustReady(t, b)
+		p := towertest.MustReady(t, b)
 		begin := time.Now()
 		_, err := p.Call(ctx, "hello")
 		if err != context.DeadlineExceeded {
@@ -115,7 +104,7 @@ func TestCallDeadlineCoversTheWaitForInner(t *testing.T) {
 			t.Errorf("Call returned after %v, want 100ms", got)
 		}
 		h.AllowAll()
-		nothingNext(t, h)
+		h.ExpectNoneSettled(t)
 		if n := h.Outstanding(); n != 0 {
 			t.Errorf("the inner service has %d reservations outstanding, want 0", n)
 		}
@@ -127,7 +116,7 @@ func TestCallDeadlineCoversTheWaitForInner(t *testing.T) {
 func TestReadyWaitsForSlotUntilCtxEnds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b, _ := newBuffer(t, 1)
-		held := mustReady(t, b)
+		held := towertest.MustReady(t, b)
 		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 		defer cancel()
 		begin := time.Now()
@@ -148,14 +137,13 @@ func TestReadyWaitsForSlotUntilCtxEnds(t *testing.T) {
 
 // After Close, Ready fails with ErrClosed, and so does Call on a permit
 // reserved before Close; nothing reaches the inner service, Close can be
-// called again, and the worker is gone (the bubble fails if a goroutine is
-// left).
+// called again, and no goroutine is left (the bubble fails if one is).
 func TestClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m, h := towertest.NewMock[string, string]()
 		b := buffer.New[string, string](m, 2)
-		before := mustReady(t, b)
-		released := mustReady(t, b)
+		before := towertest.MustReady(t, b)
+		released := towertest.MustReady(t, b)
 		if err := b.Close(); err != nil {
 			t.Errorf("Close: got %v, want nil", err)
 		}
@@ -181,13 +169,13 @@ func TestClose(t *testing.T) {
 
 // An inner failure is final: later Ready and Call, even on a permit reserved
 // before the failure, get the same *ServiceError, and Close afterwards
-// changes nothing. The worker exits by itself; the Buffer is not closed
-// here, and the bubble fails if the worker is left running.
+// changes nothing. The Buffer is not closed here, and the bubble fails if
+// a goroutine is left running.
 func TestFailureIsFinal(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m, h := towertest.NewMock[string, string]()
 		b := buffer.New[string, string](m, 2)
-		before := mustReady(t, b)
+		before := towertest.MustReady(t, b)
 		h.FailReady(errFoobar)
 		_, err := tower.Call[string, string](t.Context(), b, "hello")
 		first := wantServiceError(t, err)
@@ -213,10 +201,9 @@ func TestFailureIsFinal(t *testing.T) {
 	})
 }
 
-// Inside a synctest bubble, a Buffer the layer made that nothing else
-// references is not stopped by the garbage collector, whose cleanup would
-// run outside the bubble (a fatal error there), but by the layer's Close.
-func TestLayerClosesDroppedBufferInBubble(t *testing.T) {
+// A Buffer the layer made that nothing else references stays with the
+// layer, for its Close.
+func TestLayerClosesDroppedBuffer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := buffer.NewLayer[string, string](1)
 		echo := tower.ServiceFunc[string, string](func(_ context.Context, req string) (string, error) {
@@ -227,7 +214,7 @@ func TestLayerClosesDroppedBufferInBubble(t *testing.T) {
 		}
 		runtime.GC()
 		runtime.GC()
-		l.Close() // the worker must be gone when the bubble ends
+		l.Close()
 	})
 }
 

@@ -37,10 +37,10 @@ func wantCounts(t *testing.T, what string, c *metrics.Counts, want metrics.Snaps
 }
 
 // Buffer(1) > ConcurrencyLimit(1) > 100ms per call, five callers at 0ms.
-// The first skips the queue; the second is in the worker's hand, the third
-// queued, and the last two wait in Ready for the one slot. Every 100ms the
-// worker hands a permit over and takes the next request, whose slot goes to
-// the next caller waiting in Ready.
+// The first skips the queue; the second is in its turn, the third queued,
+// and the last two wait in Ready for the one slot. Every 100ms the request
+// in turn gets the permit and hands the turn on, and the next request's
+// slot goes to the next caller waiting in Ready.
 func TestMetricsQueuedAndWaiting(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var c metrics.Counts
@@ -74,9 +74,8 @@ func TestMetricsQueuedAndWaiting(t *testing.T) {
 	})
 }
 
-// A request whose caller gave up stays Queued until the worker skips it;
-// Close counts out what is still queued or in hand, and the callers
-// waiting in Ready.
+// A request whose caller gives up leaves Queued at once; Close counts out
+// what is still queued or in turn, and the callers waiting in Ready.
 func TestMetricsSkipAndClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var c metrics.Counts
@@ -85,29 +84,29 @@ func TestMetricsSkipAndClose(t *testing.T) {
 		b := buffer.NewLayer[string, string](2, buffer.WithMetrics(&c))
 		s := b.Wrap(m)
 		ctx, cancel := context.WithCancel(t.Context())
-		a := goCall(t.Context(), mustReady(t, s), "a") // in the worker's hand
-		bb := goCall(ctx, mustReady(t, s), "b")
-		cc := goCall(t.Context(), mustReady(t, s), "c")
+		a := towertest.GoCall(t.Context(), towertest.MustReady(t, s), "a") // in turn
+		bb := towertest.GoCall(ctx, towertest.MustReady(t, s), "b")
+		cc := towertest.GoCall(t.Context(), towertest.MustReady(t, s), "c")
 		wantCounts(t, "three queued", &c, metrics.Snapshot{Queued: 3})
 		cancel()
-		wantError(t, bb, context.Canceled)
-		wantCounts(t, "b gave up", &c, metrics.Snapshot{Queued: 3})
+		bb.ExpectError(t, context.Canceled)
+		wantCounts(t, "b gave up", &c, metrics.Snapshot{Queued: 2})
 
 		h.Allow(1)
-		next(t, h, "a").Respond("A")
-		wantResult(t, a, "A")
-		wantCounts(t, "a answered, b skipped, c in hand", &c, metrics.Snapshot{Queued: 1})
+		h.ExpectSettled(t, "a").Respond("A")
+		a.ExpectValue(t, "A")
+		wantCounts(t, "a answered, c in turn", &c, metrics.Snapshot{Queued: 1})
 
-		d := goCall(t.Context(), mustReady(t, s), "d")
-		e := goCall(t.Context(), mustReady(t, s), "e")
-		f := goReady(t.Context(), s)
-		wantCounts(t, "c in hand, d and e queued, f waiting", &c, metrics.Snapshot{Queued: 3, Waiting: 1})
+		d := towertest.GoCall(t.Context(), towertest.MustReady(t, s), "d")
+		e := towertest.GoCall(t.Context(), towertest.MustReady(t, s), "e")
+		f := towertest.GoReady(t.Context(), s)
+		wantCounts(t, "c in turn, d and e queued, f waiting", &c, metrics.Snapshot{Queued: 3, Waiting: 1})
 		b.Close()
 		wantCounts(t, "closed", &c, metrics.Snapshot{})
 		for _, o := range []*towertest.Outcome[string]{cc, d, e} {
-			wantError(t, o, buffer.ErrClosed)
+			o.ExpectError(t, buffer.ErrClosed)
 		}
-		wantError(t, f, buffer.ErrClosed)
+		f.ExpectError(t, buffer.ErrClosed)
 	})
 }
 
@@ -119,8 +118,8 @@ func TestMetricsInnerFailure(t *testing.T) {
 		h.Allow(0)
 		b := buffer.New[string, string](m, 2, buffer.WithMetrics(&c))
 		defer b.Close()
-		a := goCall(t.Context(), mustReady(t, b), "a")
-		bb := goCall(t.Context(), mustReady(t, b), "b")
+		a := towertest.GoCall(t.Context(), towertest.MustReady(t, b), "a")
+		bb := towertest.GoCall(t.Context(), towertest.MustReady(t, b), "b")
 		wantCounts(t, "two queued", &c, metrics.Snapshot{Queued: 2})
 		h.FailReady(errFoobar)
 		for _, o := range []*towertest.Outcome[string]{a, bb} {
@@ -139,14 +138,14 @@ func TestMetricsNoWait(t *testing.T) {
 		m, h := towertest.NewMock[string, string]()
 		b := buffer.New[string, string](m, 1, buffer.WithMetrics(&c))
 		defer b.Close()
-		p := mustReady(t, b)
+		p := towertest.MustReady(t, b)
 		if _, ok, _ := tower.ReadyNow[string, string](b); ok {
 			t.Fatal("ReadyNow with the only slot taken: got ready, want not ready")
 		}
 		wantCounts(t, "slot taken", &c, metrics.Snapshot{})
-		o := goCall(t.Context(), p, "a")
-		next(t, h, "a").Respond("A")
-		wantResult(t, o, "A")
+		o := towertest.GoCall(t.Context(), p, "a")
+		h.ExpectSettled(t, "a").Respond("A")
+		o.ExpectValue(t, "A")
 		wantCounts(t, "skipped the queue", &c, metrics.Snapshot{})
 	})
 }
@@ -217,38 +216,49 @@ func TestSinkPanicOnCallersGoroutine(t *testing.T) {
 		h.Allow(0)
 		b := buffer.New[string, string](m, 1, buffer.WithMetrics(sink))
 		defer b.Close()
-		if _, _, got := callRecovering(t.Context(), b, "hello"); got != v {
+		if _, got, _ := callRecovering(t.Context(), b, "hello"); got != v {
 			t.Errorf("the caller's goroutine panicked with %v, want %v", got, v)
 		}
 		if n := buffer.SlotsFree(b); n != 1 {
 			t.Fatalf("%d of 1 slots free after the panic, want 1: the caller's slot leaked", n)
 		}
-		call := goCall(t.Context(), mustReady(t, b), "next")
+		call := towertest.GoCall(t.Context(), towertest.MustReady(t, b), "next")
 		h.Allow(1)
-		next(t, h, "next").Respond("ok")
-		wantResult(t, call, "ok")
+		h.ExpectSettled(t, "next").Respond("ok")
+		call.ExpectValue(t, "ok")
 		wantCounts(t, "served", &sink.Counts, metrics.Snapshot{})
 	})
 }
 
-// A sink that panics on the worker, as it counts a request out of Queued,
-// fails the Buffer for good with that panic, as any panic on the worker
-// does; the request the worker had answered goes on.
-func TestSinkPanicOnWorker(t *testing.T) {
+// A sink that panics as it counts a request out of Queued, on the caller's
+// goroutine, after the request got the inner permit: the panic goes on up
+// to the caller, the permit is released and the slot is back; the Buffer
+// serves on.
+func TestSinkPanicAsRequestLeaves(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		v := errors.New("sink's bug")
 		sink := &panickySink{armed: true, delta: -1, v: v}
 		m, h := towertest.NewMock[string, string]()
 		h.Allow(0)
 		b := buffer.New[string, string](m, 1, buffer.WithMetrics(sink))
-		call := goCall(t.Context(), mustReady(t, b), "hello")
+		o := towertest.Go(func() (string, error) {
+			_, p, _ := callRecovering(t.Context(), b, "hello")
+			if p != any(v) {
+				t.Errorf("the caller's goroutine panicked with %v, want %v", p, v)
+			}
+			return "", nil
+		})
+		synctest.Wait()
 		h.Allow(1)
-		next(t, h, "hello").Respond("world")
-		wantResult(t, call, "world")
-		_, _, err := tower.ReadyNow(svc(b))
-		if pe := wantPanicError(t, err, buffer.SinkOnWorker); pe.Value != any(v) {
-			t.Errorf("got a PanicError of %v, want %v", pe.Value, v)
+		o.Wait()
+		if n, out := h.Calls(), h.Outstanding(); n != 0 || out != 0 {
+			t.Errorf("the inner service got %d calls with %d reservations outstanding, want none", n, out)
 		}
-		failedForAfter(t, b, h, err, 1)
+		if n := buffer.SlotsFree(b); n != 1 {
+			t.Errorf("%d of 1 slots free, want 1", n)
+		}
+		call := towertest.GoCall(t.Context(), towertest.MustReady(t, b), "next")
+		h.ExpectSettled(t, "next").Respond("ok")
+		call.ExpectValue(t, "ok")
 	})
 }

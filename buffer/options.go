@@ -13,12 +13,10 @@ type options struct {
 }
 
 // WithMetrics makes the Buffer report to sink. Queued: +1 when a request
-// is queued for the worker, and -1 when the worker is done with it (it has
-// handed the inner permit over, or released it because the caller had
-// left) or skips it because its caller gave up; the requests still queued
-// or in the worker's hand when the Buffer stops are counted out as the
-// worker exits. A request that skips the queue because nothing is ahead of
-// it and the inner service is ready now is never Queued. Waiting: +1 when
+// is queued, and -1 when it leaves the queue: with the inner permit, or
+// because its caller gave up, the inner service failed or the Buffer
+// closed. A request that does not queue because nothing is ahead of it and
+// the inner service is ready now is never Queued. Waiting: +1 when
 // a caller starts waiting in Ready for a slot, and -1 when it stops, with a
 // slot or not; a caller that finds a slot free is not counted.
 //

@@ -18,10 +18,10 @@ import (
 // callRecovering sends req through s, Ready then Call, on the caller's own
 // goroutine, and returns how it ended: an answer, or the value the call
 // panicked with.
-func callRecovering(ctx context.Context, s svc, req string) (res string, err error, panicked any) {
+func callRecovering(ctx context.Context, s svc, req string) (res string, panicked any, err error) {
 	defer func() { panicked = recover() }()
 	res, err = tower.Call(ctx, s, req)
-	return res, err, nil
+	return res, nil, err
 }
 
 // wantPanicError fails t unless err is a *buffer.ServiceError wrapping a
@@ -70,10 +70,9 @@ func failedForAfter(t *testing.T, b svc, h *mock, err error, calls int) {
 
 // The inner service's Ready panics on the caller's goroutine, which
 // asks it itself as nothing is queued. The panic goes on up to the caller;
-// the Buffer fails for good with it, as it would had the worker seen it;
-// the slot comes back. Before the fix the slot leaked, and a Buffer(1) was
-// dead: ReadyNow answered not ready, with no error, for ever. The Buffer
-// is not closed: its worker must exit by itself, or the bubble fails.
+// the Buffer fails for good with it; the slot comes back. Before the fix
+// the slot leaked, and a Buffer(1) was dead: ReadyNow answered not ready,
+// with no error, for ever.
 func TestReadyPanicOnCallersGoroutine(t *testing.T) {
 	for _, bound := range []int{1, 4} {
 		t.Run(fmt.Sprint("Bound", bound), func(t *testing.T) {
@@ -82,7 +81,7 @@ func TestReadyPanicOnCallersGoroutine(t *testing.T) {
 				b := buffer.New[string, string](m, bound)
 				v := errors.New("inner Ready's bug")
 				h.PanicReady(v)
-				if _, _, got := callRecovering(t.Context(), b, "hello"); got != v {
+				if _, got, _ := callRecovering(t.Context(), b, "hello"); got != v {
 					t.Errorf("the caller's goroutine panicked with %v, want %v", got, v)
 				}
 				if n := buffer.SlotsFree(b); n != bound {
@@ -102,8 +101,8 @@ func TestReadyPanicOnCallersGoroutine(t *testing.T) {
 	}
 }
 
-// faultWhenWaited is an inner service that is not ready now and, once the
-// worker waits for it, runs fault when trigger is closed.
+// faultWhenWaited is an inner service that is not ready now and, once a
+// request waits for it, runs fault when trigger is closed.
 type faultWhenWaited struct {
 	svc
 	trigger chan struct{}
@@ -123,7 +122,7 @@ func (s *faultWhenWaited) Ready(ctx context.Context) (permit, error) {
 	}
 }
 
-// faults are the ways user code on the worker ends without returning.
+// faults are the ways the inner service's Ready ends without returning.
 var faults = []struct {
 	name  string
 	fault func(v any)
@@ -137,14 +136,15 @@ var faults = []struct {
 	}},
 }
 
-// The inner service's Ready panics, or calls runtime.Goexit, on
-// the worker while it waits for it. The process lives on; the Buffer fails
-// for good with a *ServiceError wrapping the *tower.PanicError: the request
-// in hand, the queued ones, the caller waiting in Ready and every later one
-// get that one error. The worker exits by itself (the bubble fails if it is
-// left); nothing of the inner service's is held. Before the fix, the panic
-// ended the test binary, and after a Goexit every caller waited for good.
-func TestReadyPanicOnWorker(t *testing.T) {
+// The inner service's Ready panics, or calls runtime.Goexit, while the
+// request whose turn it is waits for it, on that request's caller's
+// goroutine. The fault goes on to that caller (a panic up its stack, a
+// Goexit ending its goroutine); the Buffer fails for good with a
+// *ServiceError wrapping the *tower.PanicError, which the queued requests,
+// the caller waiting in Ready and every later one get; nothing of the
+// inner service's is held. Nothing is closed: no goroutine of the
+// Buffer's may be left, or the bubble fails.
+func TestReadyPanicWhileWaited(t *testing.T) {
 	for _, f := range faults {
 		t.Run(f.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -153,26 +153,49 @@ func TestReadyPanicOnWorker(t *testing.T) {
 				v := errors.New("inner Ready's bug")
 				inner := &faultWhenWaited{svc: m, trigger: make(chan struct{}), fault: func() { f.fault(v) }}
 				b := buffer.New[string, string](inner, 2)
+				var (
+					wg       sync.WaitGroup
+					panicked any
+					returned bool
+				)
+				holder := towertest.MustReady(t, b)
+				wg.Go(func() {
+					defer func() { panicked = recover() }()
+					holder.Call(t.Context(), "in turn")
+					returned = true
+				})
+				synctest.Wait()
 				calls := []*towertest.Outcome[string]{
-					goCall(t.Context(), mustReady(t, b), "in hand"),
-					goCall(t.Context(), mustReady(t, b), "queued 1"),
-					goCall(t.Context(), mustReady(t, b), "queued 2"),
+					towertest.GoCall(t.Context(), towertest.MustReady(t, b), "queued 1"),
+					towertest.GoCall(t.Context(), towertest.MustReady(t, b), "queued 2"),
 				}
-				waiter := goReady(t.Context(), b)
+				waiter := towertest.GoReady(t.Context(), b)
 				close(inner.trigger)
+				wg.Wait()
 
+				switch f.name {
+				case "Panic":
+					if panicked != any(v) {
+						t.Errorf("the caller in turn panicked with %v, want %v", panicked, v)
+					}
+				case "Goexit":
+					if returned || panicked != nil {
+						t.Errorf("the caller in turn returned (%v) or panicked (%v); want its goroutine to exit", returned, panicked)
+					}
+				}
 				_, first := calls[0].Wait()
-				pe := wantPanicError(t, first, buffer.ReadyOnWorker)
+				pe := wantPanicError(t, first, buffer.ReadyNowOnCaller)
 				if !f.value(pe.Value, v) {
 					t.Errorf("got a PanicError of %v, want the fault's", pe.Value)
 				}
-				for i, o := range calls[1:] {
-					if _, err := o.Wait(); err != first {
-						t.Errorf("queued request %d: got %v, want the first caller's %v", i+1, err, first)
-					}
+				if _, err := calls[1].Wait(); err != first {
+					t.Errorf("queued request 2: got %v, want queued request 1's %v", err, first)
 				}
 				if _, err := waiter.Wait(); err != first {
 					t.Errorf("the caller waiting in Ready: got %v, want %v", err, first)
+				}
+				if n := buffer.SlotsFree(b); n != 2 {
+					t.Errorf("%d of 2 slots free, want all", n)
 				}
 				failedFor(t, b, h, first)
 			})
@@ -215,57 +238,4 @@ type goexitReady struct{ svc }
 func (goexitReady) Ready(context.Context) (permit, error) {
 	runtime.Goexit()
 	return permit{}, nil
-}
-
-// releasePanics is an inner service whose permits panic with v on Release,
-// after giving back what they hold.
-type releasePanics struct {
-	svc
-	v any
-}
-
-func (s *releasePanics) Ready(ctx context.Context) (permit, error) {
-	p, err := s.svc.Ready(ctx)
-	if err != nil {
-		return p, err
-	}
-	return tower.NewPermit[string, string](&panicOnRelease{p: p, v: s.v}, 0), nil
-}
-
-type panicOnRelease struct {
-	p permit
-	v any
-}
-
-func (r *panicOnRelease) CallReserved(ctx context.Context, _ uint64, req string) (string, error) {
-	return r.p.Call(ctx, req)
-}
-
-func (r *panicOnRelease) ReleaseReserved(uint64) {
-	r.p.Release()
-	panic(r.v)
-}
-
-// The caller leaves while the worker waits for the inner service on its
-// behalf; the inner service then grants a permit, which the worker must
-// release, and its Release panics on the worker. The Buffer fails for good
-// with that panic.
-func TestReleasePanicOnWorker(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		m, h := towertest.NewMock[string, string]()
-		h.Allow(0)
-		v := errors.New("inner Release's bug")
-		b := buffer.New[string, string](&releasePanics{svc: m, v: v}, 1)
-		ctx, cancel := context.WithCancel(t.Context())
-		call := goCall(ctx, mustReady(t, b), "hello")
-		cancel()
-		wantError(t, call, context.Canceled)
-		h.Allow(1)
-		synctest.Wait()
-		_, _, err := tower.ReadyNow(svc(b))
-		if pe := wantPanicError(t, err, buffer.ReleaseOnWorker); pe.Value != any(v) {
-			t.Errorf("got a PanicError of %v, want %v", pe.Value, v)
-		}
-		failedFor(t, b, h, err)
-	})
 }

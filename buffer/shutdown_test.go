@@ -3,7 +3,6 @@ package buffer_test
 import (
 	"context"
 	"errors"
-	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -13,7 +12,7 @@ import (
 )
 
 // deafReady is an inner service that is not ready now, and whose Ready,
-// once the worker waits in it, ignores its context: it returns only when
+// once a request waits in it, ignores its context: it returns only when
 // the inner service grants a permit, or panics with v when panicNow is
 // closed.
 type deafReady struct {
@@ -64,12 +63,12 @@ var stoppers = []struct {
 	}},
 }
 
-// The worker waits in an inner Ready that ignores its context for
-// 1s. Shutdown with a 10ms context returns context.DeadlineExceeded at
-// 10ms; the caller got ErrClosed at once. At 1s the inner Ready returns,
-// and the worker releases the permit it got and exits (the bubble fails if
-// it is left); a Close then returns at once, and so does a Shutdown, with
-// nil.
+// The request whose turn it is waits in an inner Ready that ignores its
+// context for 1s. Shutdown with a 10ms context returns
+// context.DeadlineExceeded at 10ms. At 1s the inner Ready returns; the
+// caller releases the permit it got, since the Buffer closed while it
+// waited, and gets ErrClosed; Close returns then, and a Shutdown after it
+// returns nil at once.
 func TestShutdownDeadline(t *testing.T) {
 	for _, st := range stoppers {
 		t.Run(st.name, func(t *testing.T) {
@@ -79,7 +78,7 @@ func TestShutdownDeadline(t *testing.T) {
 				s, shutdown, closeIt := st.make(&deafReady{svc: m})
 				start := time.Now()
 				time.AfterFunc(time.Second, func() { h.Allow(1) })
-				call := goCall(t.Context(), mustReady(t, s), "hello")
+				call := towertest.GoCall(t.Context(), towertest.MustReady(t, s), "hello")
 
 				ctx, cancel := context.WithTimeout(t.Context(), 10*time.Millisecond)
 				defer cancel()
@@ -89,16 +88,19 @@ func TestShutdownDeadline(t *testing.T) {
 				if got := time.Since(start); got != 10*time.Millisecond {
 					t.Errorf("Shutdown returned after %v, want 10ms", got)
 				}
-				wantError(t, call, buffer.ErrClosed)
+				if call.Done() {
+					t.Error("the caller in the deaf Ready returned before it did")
+				}
 
 				if err := closeIt(); err != nil {
 					t.Errorf("Close: got %v, want nil", err)
 				}
 				if got := time.Since(start); got != time.Second {
-					t.Errorf("Close returned after %v, want 1s, when the worker exits", got)
+					t.Errorf("Close returned after %v, want 1s, when the inner Ready returns", got)
 				}
-				if err := shutdown(t.Context()); err != nil {
-					t.Errorf("Shutdown after the worker exited: got %v, want nil", err)
+				call.ExpectError(t, buffer.ErrClosed)
+				if err := shutdown(t.Context()); err != nil || time.Since(start) != time.Second {
+					t.Errorf("Shutdown after that: got %v at %v, want nil at once", err, time.Since(start))
 				}
 				synctest.Wait()
 				if n, o := h.Calls(), h.Outstanding(); n != 0 || o != 0 {
@@ -109,9 +111,9 @@ func TestShutdownDeadline(t *testing.T) {
 	}
 }
 
-// Shutdown of an idle Buffer, or of one whose worker waits in an inner
-// Ready that heeds its context, returns nil as soon as the worker exits,
-// before its context ends.
+// Shutdown of an idle Buffer, or of one whose request in turn waits in an
+// inner Ready that heeds its context, returns nil as soon as that Ready
+// returns, before its context ends.
 func TestShutdownReturnsWhenStopped(t *testing.T) {
 	for _, st := range stoppers {
 		t.Run(st.name, func(t *testing.T) {
@@ -119,14 +121,14 @@ func TestShutdownReturnsWhenStopped(t *testing.T) {
 				m, h := towertest.NewMock[string, string]()
 				h.Allow(0)
 				s, shutdown, _ := st.make(m)
-				call := goCall(t.Context(), mustReady(t, s), "hello")
+				call := towertest.GoCall(t.Context(), towertest.MustReady(t, s), "hello")
 				start := time.Now()
 				ctx, cancel := context.WithTimeout(t.Context(), 10*time.Millisecond)
 				defer cancel()
 				if err := shutdown(ctx); err != nil || time.Since(start) != 0 {
 					t.Errorf("Shutdown: got %v after %v, want nil at once", err, time.Since(start))
 				}
-				wantError(t, call, buffer.ErrClosed)
+				call.ExpectError(t, buffer.ErrClosed)
 				if n := h.Outstanding(); n != 0 {
 					t.Errorf("the inner service has %d reservations outstanding, want 0", n)
 				}
@@ -135,30 +137,32 @@ func TestShutdownReturnsWhenStopped(t *testing.T) {
 	}
 }
 
-// The inner Ready panics on the worker after Shutdown gave up waiting for
-// it: every caller has had ErrClosed, so no caller is left to hear of the
-// panic; the process lives on, the panic is logged, and ErrClosed stands.
-func TestPanicAfterShutdownIsLogged(t *testing.T) {
+// The inner Ready panics after Shutdown gave up waiting for it: the panic
+// goes on up to the caller waiting in it, and ErrClosed stands.
+func TestPanicAfterShutdown(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		log := towertest.CaptureLog(t)
-
 		m, h := towertest.NewMock[string, string]()
 		h.Allow(0)
-		inner := &deafReady{svc: m, panicNow: make(chan struct{}), v: errors.New("late bug")}
+		v := errors.New("late bug")
+		inner := &deafReady{svc: m, panicNow: make(chan struct{}), v: v}
 		b := buffer.New[string, string](inner, 1)
-		call := goCall(t.Context(), mustReady(t, b), "hello")
+		var panicked any
+		o := towertest.Go(func() (string, error) {
+			res, p, err := callRecovering(t.Context(), b, "hello")
+			panicked = p
+			return res, err
+		})
+		synctest.Wait()
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Millisecond)
 		defer cancel()
 		if err := b.Shutdown(ctx); err != context.DeadlineExceeded {
 			t.Errorf("Shutdown: got %v, want %v", err, context.DeadlineExceeded)
 		}
-		wantError(t, call, buffer.ErrClosed)
 		close(inner.panicNow)
-		b.Close() // the worker exits
-		for _, want := range []string{"level=ERROR", `where="` + buffer.ReadyOnWorker + `"`, `panic="late bug"`} {
-			if !strings.Contains(log.String(), want) {
-				t.Errorf("the log lacks %s:\n%s", want, log.String())
-			}
+		b.Close()
+		o.Wait()
+		if panicked != any(v) {
+			t.Errorf("the caller panicked with %v, want %v", panicked, v)
 		}
 		if _, err := b.Ready(t.Context()); err != buffer.ErrClosed {
 			t.Errorf("Ready: got %v, want %v", err, buffer.ErrClosed)

@@ -14,25 +14,25 @@ import (
 	"github.com/towergo/tower/towertest"
 )
 
-// A call may skip the queue only when nothing is queued or in the worker's
-// hand: one that arrives as the inner service becomes ready for the request
-// in hand must queue behind it.
+// A call may skip the queue only when no request is queued or in its turn:
+// one that arrives as the inner service becomes ready for the request in
+// turn must queue behind it.
 func TestQueuedRequestIsNotOvertaken(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b, h := newBuffer(t, 4)
 		h.Allow(0)
-		first := goCall(t.Context(), mustReady(t, b), "first")
-		nothingNext(t, h)
+		first := towertest.GoCall(t.Context(), towertest.MustReady(t, b), "first")
+		h.ExpectNoneSettled(t)
 		// Ready for one request, and a second caller arrives at once,
-		// before the worker has handed the permit over.
+		// before the first request has taken the permit.
 		h.Allow(1)
-		second := goCall(t.Context(), mustReady(t, b), "second")
-		next(t, h, "first").Respond("one")
-		wantResult(t, first, "one")
-		nothingNext(t, h)
+		second := towertest.GoCall(t.Context(), towertest.MustReady(t, b), "second")
+		h.ExpectSettled(t, "first").Respond("one")
+		first.ExpectValue(t, "one")
+		h.ExpectNoneSettled(t)
 		h.Allow(1)
-		next(t, h, "second").Respond("two")
-		wantResult(t, second, "two")
+		h.ExpectSettled(t, "second").Respond("two")
+		second.ExpectValue(t, "two")
 	})
 }
 
@@ -43,14 +43,14 @@ func TestSkipsQueueWhenNothingWaits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b, h := newBuffer(t, 1)
 		h.Allow(1)
-		direct := goCall(t.Context(), mustReady(t, b), "direct")
-		next(t, h, "direct").Respond("ok")
-		wantResult(t, direct, "ok")
-		queued := goCall(t.Context(), mustReady(t, b), "queued")
-		nothingNext(t, h)
+		direct := towertest.GoCall(t.Context(), towertest.MustReady(t, b), "direct")
+		h.ExpectSettled(t, "direct").Respond("ok")
+		direct.ExpectValue(t, "ok")
+		queued := towertest.GoCall(t.Context(), towertest.MustReady(t, b), "queued")
+		h.ExpectNoneSettled(t)
 		h.Allow(1)
-		next(t, h, "queued").Respond("ok")
-		wantResult(t, queued, "ok")
+		h.ExpectSettled(t, "queued").Respond("ok")
+		queued.ExpectValue(t, "ok")
 	})
 }
 
@@ -91,7 +91,7 @@ func TestStressNothingLeaks(t *testing.T) {
 				})
 			}
 			wg.Wait()
-			synctest.Wait() // the worker settles
+			synctest.Wait()
 			if n := sem.Available(); n != 1 {
 				t.Errorf("seed %d: the inner service's permit is still taken (%d free, want 1)", seed, n)
 			}
@@ -120,8 +120,8 @@ type staleDeadline struct{ context.Context }
 func (staleDeadline) Deadline() (time.Time, bool) { return time.Now().Add(-time.Nanosecond), true }
 
 // With nothing queued and the inner service ready, a call skips the
-// queue and does what the worker would do at once; the worker skips the
-// request of a caller that has given up, so must the call: the inner
+// queue and does what it would do in its turn at once; a request whose
+// caller has given up leaves the queue, so must the call: the inner
 // service is not asked and gets no request, the caller gets its ctx's
 // error, and the slot comes back. Before the fix the request reached the
 // inner service.
@@ -161,9 +161,9 @@ func TestSkipPathSkipsGoneCaller(t *testing.T) {
 					t.Errorf("the inner service was asked %d times, got %d calls and holds %d reservations; want 0, 0, 0", asked, n, o)
 				}
 				wantFree(t, b, 2)
-				call := goCall(t.Context(), mustReady(t, b), "next")
-				next(t, h, "next").Respond("ok")
-				wantResult(t, call, "ok")
+				call := towertest.GoCall(t.Context(), towertest.MustReady(t, b), "next")
+				h.ExpectSettled(t, "next").Respond("ok")
+				call.ExpectValue(t, "ok")
 			})
 		})
 	}

@@ -88,10 +88,16 @@ func waitDone(ctx context.Context, done <-chan struct{}) error {
 
 // collected is the cleanup of a Reconnect the garbage collector found
 // unreachable: it cancels a connect in progress, without waiting, as a
-// cleanup must not block. It does not close the current service, which
-// calls made with its permits may still be using.
-func (c *core[Target, Req, Res]) collected() {
+// cleanup must not block, and reports whether there was one. It does not
+// close the current service, which calls made with its permits may still
+// be using. A Reconnect that was closed has nothing left to stop, and
+// nothing is touched.
+func (c *core[Target, Req, Res]) collected() bool {
 	c.mu.Lock()
+	if c.err == ErrClosed {
+		c.mu.Unlock()
+		return false
+	}
 	if c.err == nil {
 		c.err = ErrClosed
 	}
@@ -100,4 +106,5 @@ func (c *core[Target, Req, Res]) collected() {
 	if a != nil {
 		a.cancel()
 	}
+	return a != nil
 }

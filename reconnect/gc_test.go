@@ -11,8 +11,8 @@ import (
 )
 
 // This test watches the garbage collector, so it runs on the real clock,
-// outside synctest: inside a bubble no cleanup is registered
-// (internal/lifetime).
+// outside synctest: a cleanup runs outside every bubble, where it may not
+// touch what the bubble made.
 
 // startAndDrop starts a connect on a Reconnect that nothing references
 // afterwards, and returns a channel closed when the connect's ctx ends.

@@ -68,11 +68,11 @@ import (
 // Close cancels a connect in progress, waits for its goroutine, and closes
 // the current service; Shutdown does the same, but waits for the connect
 // only as long as its ctx lasts. No goroutine runs unless a connect is in
-// progress, and a Reconnect that becomes unreachable has its connect
-// cancelled by the garbage collector, except inside a testing/synctest
-// bubble (its cleanups run outside the bubble, where they could not):
-// there, close every Reconnect a test makes, and synctest reports a
-// connect left running when the test ends.
+// progress. As a safety net, a Reconnect that becomes unreachable with a
+// connect in progress has the connect cancelled by a runtime cleanup,
+// which logs a warning. That cleanup runs outside every testing/synctest
+// bubble, where cancelling what the bubble made is fatal: a test must
+// close what it makes.
 //
 // A Reconnect is safe for concurrent use. Its zero value is not usable;
 // call [New] or [NewConnected]. Target is the type of the target the maker
@@ -110,7 +110,7 @@ func newReconnect[Target, Req, Res any](maker MakeService[Target, Req, Res], tar
 	c := &core[Target, Req, Res]{maker: maker, target: target}
 	c.conn.Store(cn)
 	r := &Reconnect[Target, Req, Res]{c: c}
-	lifetime.OnUnreachable(r, (*core[Target, Req, Res]).collected, c)
+	lifetime.OnUnreachable(r, "a reconnect.Reconnect", (*core[Target, Req, Res]).collected, c)
 	return r
 }
 

@@ -163,8 +163,12 @@ func (c *core[Req, Res]) wait(ctx context.Context, d *drive[Req, Res]) error {
 }
 
 // collected is the cleanup of a SpawnReady the garbage collector found
-// unreachable: it stops the drive without waiting, as a cleanup must not
-// block.
-func (c *core[Req, Res]) collected() {
-	c.stop(ErrClosed)
+// unreachable: it stops the drive, if one runs, without waiting, as a
+// cleanup must not block, and reports whether it did. A SpawnReady that
+// was closed, or failed, has nothing left to stop, and nothing is touched.
+func (c *core[Req, Res]) collected() bool {
+	if c.stopped.Load() {
+		return false
+	}
+	return c.stop(ErrClosed) != nil
 }

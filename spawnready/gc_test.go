@@ -3,16 +3,18 @@ package spawnready_test
 import (
 	"context"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/spawnready"
+	"github.com/towergo/tower/towertest"
 )
 
 // This test watches the garbage collector, so it runs on the real clock,
-// outside synctest: inside a bubble no cleanup is registered
-// (internal/lifetime).
+// outside synctest: a cleanup runs outside every bubble, where it may not
+// touch what the bubble made.
 
 // never is a service that is never ready; its Ready closes cancelled when
 // a wait that could have lasted ends.
@@ -40,15 +42,23 @@ func startAndDrop(t *testing.T, inner never) {
 }
 
 // A SpawnReady that becomes unreachable while a drive waits has that drive
-// stopped, so its goroutine ends.
+// stopped, so its goroutine ends, and a warning says it was not closed.
 func TestUnreachableSpawnReadyStopsDrive(t *testing.T) {
+	log := towertest.CaptureLog(t)
 	inner := never{started: make(chan struct{}), cancelled: make(chan struct{})}
 	startAndDrop(t, inner)
+	const warning = `level=WARN msg="tower: a spawnready.SpawnReady became unreachable without Close; stopped it"`
 	for range 200 {
 		runtime.GC()
 		select {
 		case <-inner.cancelled:
-			return
+			for range 200 { // the warning follows the stop
+				if strings.Contains(log.String(), warning) {
+					return
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			t.Fatalf("the drive was stopped with no warning; the log:\n%s", log.String())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

@@ -9,12 +9,13 @@ import (
 
 // A Layer wraps each service in a SpawnReady of its own, and closes all of
 // them on Close. A stack built from layers hides its SpawnReadys; the Layer
-// is the handle that stops their drives.
+// is the handle that stops their drives. It holds each SpawnReady it made
+// until that is closed, by its own Close or the Layer's.
 //
 // A Layer is safe for concurrent use. The zero Layer is ready to use. Req
 // and Res are the request and response types.
 type Layer[Req, Res any] struct {
-	made lifetime.Set[SpawnReady[Req, Res]] // to close on Close, unless collected first
+	made lifetime.Set[SpawnReady[Req, Res]] // to close on Close, unless closed before
 }
 
 // NewLayer returns a Layer of SpawnReadys.
@@ -24,6 +25,7 @@ func NewLayer[Req, Res any]() *Layer[Req, Res] { return &Layer[Req, Res]{} }
 // nil, as [New] does.
 func (l *Layer[Req, Res]) Wrap(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
 	s := New(inner)
+	s.layer = &l.made
 	l.made.Add(s)
 	return s
 }

@@ -57,20 +57,21 @@ var ErrClosed = errors.New("spawnready: closed")
 // panic goes on up to that caller. runtime.Goexit in the inner service's
 // Ready does the same, with a PanicError that says so.
 //
-// A SpawnReady must be closed, or be unreachable, for a drive to stop
-// before the inner service is ready; a drive that holds a permit waits for
-// a caller or for Close. Close stops the drive and releases its permit;
-// Shutdown does the same, but waits for the drive only as long as its ctx
-// lasts.
-// Inside a testing/synctest bubble the garbage collector stops no drive
-// (its cleanups run outside the bubble, where they could not): close every
-// SpawnReady a test makes, or the Layer that made it, and synctest reports
-// a drive left running when the test ends.
+// A SpawnReady must be closed, by its Close or its Layer's, for a drive to
+// stop before the inner service is ready; a drive that holds a permit
+// waits for a caller or for Close. Close stops the drive and releases its
+// permit; Shutdown does the same, but waits for the drive only as long as
+// its ctx lasts. As a safety net, a SpawnReady that becomes unreachable
+// with a drive running has the drive stopped by a runtime cleanup, which
+// logs a warning. That cleanup runs outside every testing/synctest bubble,
+// where stopping what the bubble made is fatal: a test must close what it
+// makes.
 //
 // A SpawnReady is safe for concurrent use. Its zero value is not usable;
 // call [New]. Req and Res are the request and response types.
 type SpawnReady[Req, Res any] struct {
-	c *core[Req, Res] // what a drive shares; it must not point back here
+	c     *core[Req, Res]                     // what a drive shares; it must not point back here
+	layer *lifetime.Set[SpawnReady[Req, Res]] // the Layer's, if a Layer made it
 }
 
 // core is the part of a SpawnReady that a drive uses.
@@ -99,7 +100,7 @@ func New[Req, Res any](inner tower.Service[Req, Res]) *SpawnReady[Req, Res] {
 	}
 	c := &core[Req, Res]{inner: inner}
 	s := &SpawnReady[Req, Res]{c: c}
-	lifetime.OnUnreachable(s, (*core[Req, Res]).collected, c)
+	lifetime.OnUnreachable(s, "a spawnready.SpawnReady", (*core[Req, Res]).collected, c)
 	return s
 }
 
@@ -126,7 +127,7 @@ func (s *SpawnReady[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res
 // cancels; an inner service that ignores its ctx holds Close up for as
 // long as it does. [SpawnReady.Shutdown] bounds that wait.
 func (s *SpawnReady[Req, Res]) Close() error {
-	s.c.wait(context.Background(), s.c.stop(ErrClosed))
+	s.Shutdown(context.Background())
 	return nil
 }
 
@@ -136,7 +137,13 @@ func (s *SpawnReady[Req, Res]) Close() error {
 // inner service's Ready returns, and releases the permit it gets; a
 // later Close or Shutdown waits for it again. Shutdown is idempotent.
 func (s *SpawnReady[Req, Res]) Shutdown(ctx context.Context) error {
-	return s.c.wait(ctx, s.c.stop(ErrClosed))
+	if err := s.c.wait(ctx, s.c.stop(ErrClosed)); err != nil {
+		return err
+	}
+	if s.layer != nil {
+		s.layer.Remove(s) // nothing left for the Layer to close
+	}
+	return nil
 }
 
 // ready waits for a drive's permit, starting a drive if none runs.

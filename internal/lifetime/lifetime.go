@@ -1,92 +1,72 @@
-// Package lifetime ends the goroutines of what nothing references any
-// more: it registers the cleanup that stops a Buffer, SpawnReady or
-// Reconnect the garbage collector finds unreachable, and keeps the weak
-// references through which a layer closes what it made, so that a layer
-// that wraps services for the life of a program does not keep every one
-// it ever made.
+// Package lifetime keeps track of what a layer made until it is closed,
+// and registers the safety net for what a program drops without closing.
 //
-// Inside a testing/synctest bubble it does neither. A cleanup runs on a
-// goroutine outside every bubble, where closing a channel or cancelling a
-// context the bubble made is a fatal error; so there nothing is stopped
-// behind the test's back, a layer holds what it made until its Close, and
-// whatever the test forgot to close is left running, for synctest to
-// report when the test ends.
+// Close is the contract: a Buffer, SpawnReady or Reconnect is closed by
+// its own Close or by the Close of the Layer that made it. A Layer holds
+// what it made until one of those closes it, so that a stack built from
+// layers stays reachable until its layers are closed, and a Layer that
+// wraps services for the life of a program holds only those still open.
+//
+// A value with a goroutine of its own that becomes unreachable without
+// Close is stopped by a runtime cleanup, with a warning that names it.
+// The code is the same everywhere, tests included. Inside a
+// testing/synctest bubble that stop is fatal, since a cleanup runs outside
+// every bubble: a test must close what it makes, as a program should.
 package lifetime
 
 import (
+	"log/slog"
 	"runtime"
 	"sync"
-	"time"
-	"weak"
-
-	"github.com/towergo/tower/internal/mono"
 )
 
-// OnUnreachable arranges for stop(arg) to run once owner is unreachable,
-// as runtime.AddCleanup does, unless the caller runs in a synctest bubble.
-// arg must not reach owner, or owner is never unreachable.
-func OnUnreachable[T, A any](owner *T, stop func(A), arg A) {
-	if !inBubble() {
-		runtime.AddCleanup(owner, stop, arg)
-	}
+// OnUnreachable arranges for stop(arg) to run once owner is unreachable.
+// If stop reports that it stopped something, which it must not once owner
+// has been closed, a warning says that what, a description of owner such
+// as "a spawnready.SpawnReady", was not closed. arg must not reach owner,
+// or owner is never unreachable; stop must not block.
+func OnUnreachable[T, A any](owner *T, what string, stop func(A) bool, arg A) {
+	runtime.AddCleanup(owner, func(arg A) {
+		if stop(arg) {
+			slog.Warn("tower: " + what + " became unreachable without Close; stopped it")
+		}
+	}, arg)
 }
 
-// inBubble reports whether the caller runs in a testing/synctest bubble,
-// where time.Now follows the bubble's clock and carries no monotonic
-// reading.
-func inBubble() bool {
-	_, ok := mono.Of(time.Now())
-	return !ok
-}
-
-// A Set holds what a layer made: weak pointers, or, inside a synctest
-// bubble, strong ones. The zero Set is empty and ready to use. A Set is
-// safe for concurrent use.
+// A Set holds what a layer made and has not closed. The zero Set is empty
+// and ready to use. A Set is safe for concurrent use.
 type Set[T any] struct {
 	mu   sync.Mutex
-	made []entry[T]
+	made map[*T]struct{}
 }
 
-type entry[T any] struct {
-	weak   weak.Pointer[T]
-	strong *T // inside a bubble, where no cleanup would stop what is dropped
-}
-
-func (e entry[T]) value() *T {
-	if e.strong != nil {
-		return e.strong
-	}
-	return e.weak.Value()
-}
-
-// Add adds p, and forgets the values that have been collected.
+// Add adds p.
 func (s *Set[T]) Add(p *T) {
-	e := entry[T]{weak: weak.Make(p)}
-	if inBubble() {
-		e.strong = p
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	live := s.made[:0]
-	for _, m := range s.made {
-		if m.value() != nil {
-			live = append(live, m)
-		}
+	if s.made == nil {
+		s.made = make(map[*T]struct{})
 	}
-	s.made = append(live, e)
+	s.made[p] = struct{}{}
 }
 
-// Take empties the set and returns the values still alive.
+// Remove forgets p, which has been closed. It does nothing if p is not in
+// the set.
+func (s *Set[T]) Remove(p *T) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.made, p)
+}
+
+// Take empties the set and returns what it held, in no particular order.
 func (s *Set[T]) Take() []*T {
 	s.mu.Lock()
 	made := s.made
 	s.made = nil
 	s.mu.Unlock()
-	var live []*T
-	for _, m := range made {
-		if v := m.value(); v != nil {
-			live = append(live, v)
-		}
+	taken := make([]*T, 0, len(made))
+	for p := range made {
+		taken = append(taken, p)
 	}
-	return live
+	return taken
 }

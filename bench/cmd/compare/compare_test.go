@@ -13,6 +13,7 @@ BenchmarkTower/timeout-2                   	 7031452	       100.0 ns/op	      96
 BenchmarkTower/timeout_concurrency_limit-2 	 1804660	       150.0 ns/op	      96 B/op	       1 allocs/op
 BenchmarkTower/rate_limit-2                	14079897	        60.0 ns/op	       0 B/op	       0 allocs/op
 BenchmarkTower/buffer_16-2                 	16650835	        77.0 ns/op	       0 B/op	       0 allocs/op
+BenchmarkTower/buffer_16_worker-2          	 3000000	       400.0 ns/op	       0 B/op	       0 allocs/op
 BenchmarkFailsafe/concurrency_limit-2      	 1488895	       803.4 ns/op	     352 B/op	      13 allocs/op
 BenchmarkFailsafe/timeout-2                	  561122	      1993 ns/op	     808 B/op	      20 allocs/op
 BenchmarkFailsafe/timeout_concurrency_limit-2         	  699810	      900 ns/op	     984 B/op	      23 allocs/op
@@ -30,6 +31,7 @@ tower_concurrency_limit_ns 34.3
 tower_timeout_concurrency_limit_ns 190.0
 tower_rate_limit_ns 76.0
 tower_buffer_16tasks_mt2_ns 436.0
+tower_buffer_cl1_16tasks_mt2_ns 500.0
 `
 
 const scalingOut = `BenchmarkConcurrencyParallel     	 1000	        40.0 ns/op
@@ -58,6 +60,7 @@ timeout go=100.0ns tower=133.0ns ratio=0.75 allocs=1 failsafe=1993.0ns
 timeout_concurrency_limit go=150.0ns tower=190.0ns ratio=0.79 allocs=1 failsafe=900.0ns
 rate_limit go=60.0ns tower=76.0ns ratio=0.79 allocs=0 failsafe=2236.0ns
 buffer_16 go=77.0ns tower=436.0ns ratio=0.18 allocs=0
+buffer_16_worker go=400.0ns tower=500.0ns ratio=0.80 allocs=0
 
 summary: Timeout > ConcurrencyLimit is 6.0x faster than failsafe-go's Timeout + Bulkhead (target 5x)
 summary: go-kit endpoint + ErroringLimiter(x/time/rate) 118.8ns, 0 allocs

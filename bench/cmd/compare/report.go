@@ -20,6 +20,7 @@ var stacks = []stack{
 	{"timeout_concurrency_limit", "tower_timeout_concurrency_limit_ns", 1, true},
 	{"rate_limit", "tower_rate_limit_ns", 0, true},
 	{"buffer_16", "tower_buffer_16tasks_mt2_ns", 1, false},
+	{"buffer_16_worker", "tower_buffer_cl1_16tasks_mt2_ns", 1, false},
 }
 
 // Targets from issue 5.

@@ -1,0 +1,258 @@
+package buffer
+
+import (
+	"context"
+	"time"
+
+	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/safe"
+	"github.com/towergo/tower/metrics"
+)
+
+// ready gets the inner service's permit for the request p stands for: at
+// once, if no request holds the turn or waits for it and the inner service
+// is ready now; or else in its turn.
+func (b *Buffer[Req, Res]) ready(ctx context.Context, p *permit[Req, Res]) (tower.Permit[Req, Res], error) {
+	if err := b.shutErr(); err != nil {
+		b.slots.Release()
+		return tower.Permit[Req, Res]{}, err
+	}
+	if b.turn.Load() == 0 {
+		// Nobody ahead: do what the request would do in its turn. A call
+		// that queues meanwhile arrived after this one.
+		if inner, done, err := b.skip(ctx); done {
+			return inner, err
+		}
+		// Not ready now: queue behind whoever queued meanwhile.
+	}
+	if b.sink == nil {
+		return b.inTurn(ctx, p)
+	}
+	b.countIn()
+	inner, err := b.inTurn(ctx, p)
+	b.countOut(inner, err)
+	return inner, err
+}
+
+// skip does what a request does in its turn, without queueing: give the
+// slot back, then leave if the caller has given up, or else ask the inner
+// service if it is ready now. It reports whether that settled the request
+// (done): then the slot is given back, and inner or err is the answer; if
+// not, the caller must queue, still holding its slot.
+func (b *Buffer[Req, Res]) skip(ctx context.Context) (inner tower.Permit[Req, Res], done bool, err error) {
+	if err := gone(ctx); err != nil {
+		b.slots.Release()
+		return inner, true, err
+	}
+	inner, ok, err := b.readyNow(true)
+	switch {
+	case ok:
+		b.slots.Release()
+		return inner, true, nil
+	case err != nil:
+		b.slots.Release()
+		return inner, true, b.fail(err)
+	}
+	return inner, false, nil
+}
+
+// inTurn waits for p's turn, gives its slot back, and waits until the
+// inner service is ready, unless the caller gives up or the Buffer stops
+// first. Then it hands the turn on.
+func (b *Buffer[Req, Res]) inTurn(ctx context.Context, p *permit[Req, Res]) (tower.Permit[Req, Res], error) {
+	err := b.takeTurn(ctx, p)
+	// Out of the line: the slot can take another request.
+	b.slots.Release()
+	if err != nil {
+		return tower.Permit[Req, Res]{}, err
+	}
+	defer b.passTurn()
+	if err := gone(ctx); err != nil {
+		return tower.Permit[Req, Res]{}, err
+	}
+	inner, ok, err := b.readyNow(false)
+	if !ok && err == nil {
+		inner, err = b.waitReady(ctx)
+		if err == nil && b.isShut.Load() {
+			// Close ended the wait, and the inner service did not heed it.
+			inner.Release()
+			return tower.Permit[Req, Res]{}, b.shutErr()
+		}
+	}
+	switch {
+	case err == nil:
+		if err := gone(ctx); err != nil {
+			// The permit came at the instant the caller's deadline passed,
+			// before its context noticed: the caller has given up.
+			inner.Release()
+			return tower.Permit[Req, Res]{}, err
+		}
+		return inner, nil
+	case ctx.Err() != nil:
+		// The caller gave up: the inner service has not failed.
+		return inner, err
+	}
+	return inner, b.fail(err)
+}
+
+// readyNowOnCaller is the Where of a panic in the inner service's Ready,
+// which always happens on a caller's goroutine.
+const readyNowOnCaller = "the inner service's Ready, on a Buffer's caller's goroutine"
+
+// readyNow asks the inner service if it is ready now, for a caller that
+// still holds its slot (slot) or has given it back. A panic there is the
+// inner service failing its readiness: the Buffer fails for good with the
+// PanicError, the slot goes back if the caller holds it, and the panic goes
+// on up to the caller. After a runtime.Goexit the same happens, and the
+// caller's goroutine goes on exiting.
+func (b *Buffer[Req, Res]) readyNow(slot bool) (p tower.Permit[Req, Res], ok bool, err error) {
+	returned := false
+	defer func() {
+		if !returned {
+			b.panicked(recover(), slot)
+		}
+	}()
+	p, ok, err = tower.ReadyNow(b.inner)
+	returned = true
+	return p, ok, err
+}
+
+// waitReady waits until the inner service is ready, for the request whose
+// turn it is, under a context that ends with the caller's or on Close. A
+// panic there is handled as readyNow handles one.
+func (b *Buffer[Req, Res]) waitReady(ctx context.Context) (inner tower.Permit[Req, Res], err error) {
+	hctx, ok := b.hold(ctx)
+	if !ok {
+		return inner, b.shutErr()
+	}
+	returned := false
+	defer func() {
+		b.unhold()
+		if !returned {
+			b.panicked(recover(), false)
+		}
+	}()
+	inner, err = b.inner.Ready(hctx)
+	returned = true
+	return inner, err
+}
+
+// panicked handles a panic with v (nil for runtime.Goexit) in the inner
+// service's Ready, on the goroutine of a caller that holds a slot (slot),
+// or not. It must be called from the deferred function that recovered v.
+func (b *Buffer[Req, Res]) panicked(v any, slot bool) {
+	b.fail(safe.Recovered(readyNowOnCaller, v))
+	if slot {
+		b.slots.Release()
+	}
+	if v != nil {
+		panic(v)
+	}
+}
+
+// hold returns the context the inner service's Ready waits under for the
+// request whose turn it is, and records the wait, for Close to end it and
+// Shutdown to wait for it. It reports false if the Buffer has stopped.
+func (b *Buffer[Req, Res]) hold(ctx context.Context) (context.Context, bool) {
+	var (
+		hctx   context.Context
+		cancel context.CancelFunc
+	)
+	switch {
+	case ctx == context.Background():
+		// Nothing to carry over, nothing that ends but Close: a context
+		// of the Buffer's own, which the inner service may keep.
+		hctx = &b.stopCtx
+	case ctx.Done() == nil:
+		hctx = &holdContext{Context: ctx, stopped: b.stopped}
+	default:
+		hctx, cancel = context.WithCancel(ctx)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.err != nil {
+		if cancel != nil {
+			cancel()
+		}
+		return nil, false
+	}
+	b.waiting, b.cancel = true, cancel
+	return hctx, true
+}
+
+// unhold records that the wait hold recorded is over, and tells a
+// Shutdown waiting for it.
+func (b *Buffer[Req, Res]) unhold() {
+	b.mu.Lock()
+	cancel := b.cancel
+	b.waiting, b.cancel = false, nil
+	if b.left != nil {
+		close(b.left)
+		b.left = nil
+	}
+	b.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// A holdContext is a context that cannot end, as the caller's, with the
+// Buffer's Close added: its values are the caller's, and it is done once
+// the Buffer has stopped.
+type holdContext struct {
+	context.Context // the caller's; its Done is nil
+	stopped         <-chan struct{}
+}
+
+func (h *holdContext) Done() <-chan struct{} { return h.stopped }
+
+func (h *holdContext) Err() error {
+	select {
+	case <-h.stopped:
+		return context.Canceled
+	default:
+		return nil
+	}
+}
+
+// countIn reports to the sink the request about to queue. A panic in the
+// sink goes on up to the caller, whose request then does not queue: its
+// slot goes back.
+func (b *Buffer[Req, Res]) countIn() {
+	counted := false
+	defer func() {
+		if !counted {
+			b.slots.Release()
+		}
+	}()
+	b.sink.Add(metrics.Queued, 1)
+	counted = true
+}
+
+// countOut reports to the sink that a request has left the queue, with
+// inner or err. A panic in the sink goes on up to the caller, after the
+// inner permit, if the request got one, is released.
+func (b *Buffer[Req, Res]) countOut(inner tower.Permit[Req, Res], err error) {
+	counted := false
+	defer func() {
+		if !counted && err == nil {
+			inner.Release()
+		}
+	}()
+	b.sink.Add(metrics.Queued, -1)
+	counted = true
+}
+
+// gone returns the error of a caller that has given up: ctx's error, or
+// context.DeadlineExceeded once ctx's deadline has passed, which the clock
+// tells a moment before the context's own timer does. A request whose caller
+// is gone must not reach the inner service.
+func gone(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
