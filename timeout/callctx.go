@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/mono"
 )
 
@@ -20,32 +21,24 @@ import (
 // asks for Done, derives a cancellable context from it, or asks for the
 // cause of its end, does it build a standard context.WithDeadlineCause to do
 // the rest, and from then on it hands everything to that. A call whose inner
-// service never waits costs one allocation of 48 bytes and no timer.
-//
-// The record is kept that small, with what only some calls need built on
-// demand, because on the request path its allocation and the garbage
-// collection it brings cost more than anything but the two clock reads:
-// measured side by side (BenchmarkTower/timeout in ../bench), a record of
-// 96 bytes made the request about 15% dearer and one of 64 bytes 5%. For
-// that, one field holds the inner permit's Reserver until the call starts,
-// and the caller's context from then on: the two are never needed at once.
-// Reading the context back is a type assertion, which Go caches per call
-// site.
+// service never waits costs this one allocation and no timer.
 type call[Req, Res any] struct {
-	flags    atomic.Uint32 // called, ended, endedLate, built, expiredSeen, callers
+	state    atomic.Uint32 // the flags below
 	t        *Timeout[Req, Res]
-	held     any                        // tower.Reserver[Req, Res] until the call starts, then context.Context
+	inner    tower.Reserver[Req, Res]   // the inner permit's, until the call starts
+	parent   context.Context            // the caller's, from the call's start
 	deadline time.Duration              // mono.Now() at the deadline, from the call's start
-	standard atomic.Pointer[stdContext] // once Done is asked for
+	std      atomic.Pointer[stdContext] // built once needed: see build
 }
 
+// The flags of a call's state.
 const (
-	called      = 1 << iota // the permit was called or released
-	ended                   // the call returned: the context is cancelled
-	endedLate               // it returned at or after its deadline
-	built                   // std is built: it answers everything
-	expiredSeen             // Err has reported the deadline
-	callers                 // the deadline is the caller's, which comes first
+	used          = 1 << iota // the permit was called or released
+	callerGoverns             // the caller's deadline comes first: it is the call's
+	returned                  // the inner call returned: the context is cancelled
+	returnedLate              // it returned at or after the deadline
+	stdBuilt                  // std is built: it answers everything
+	expirySeen                // Err has reported the deadline
 )
 
 // usedPermit is the panic of a stale copy's Call.
@@ -53,19 +46,16 @@ const usedPermit = "tower: Call on a timeout permit that was already called or r
 
 // redeem marks the permit used, and reports whether it was not yet. The
 // record is never reused, so one bit tells a stale copy.
-func (c *call[Req, Res]) redeem() bool { return c.flags.CompareAndSwap(0, called) }
+func (c *call[Req, Res]) redeem() bool { return c.state.CompareAndSwap(0, used) }
+
+// has reports whether every flag of f is set.
+func (c *call[Req, Res]) has(f uint32) bool { return c.state.Load()&f == f }
 
 // stdContext is the standard context a call builds when it must.
 type stdContext struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 }
-
-// parent returns the caller's context, once the call has started.
-func (c *call[Req, Res]) parent() context.Context { return c.held.(context.Context) }
-
-// std returns the standard context, once the built flag says there is one.
-func (c *call[Req, Res]) std() *stdContext { return c.standard.Load() }
 
 // left returns the time left until the deadline: negative once it passed.
 func (c *call[Req, Res]) left() time.Duration { return c.deadline - mono.Now() }
@@ -75,8 +65,8 @@ func (c *call[Req, Res]) left() time.Duration { return c.deadline - mono.Now() }
 // Timeout or a standard context under this one measures it on the
 // monotonic clock too.
 func (c *call[Req, Res]) Deadline() (time.Time, bool) {
-	if c.flags.Load()&callers != 0 {
-		return c.parent().Deadline()
+	if c.has(callerGoverns) {
+		return c.parent.Deadline()
 	}
 	return mono.Time(c.deadline), true
 }
@@ -84,22 +74,22 @@ func (c *call[Req, Res]) Deadline() (time.Time, bool) {
 func (c *call[Req, Res]) Done() <-chan struct{} { return c.build().Done() }
 
 func (c *call[Req, Res]) Err() error {
-	f := c.flags.Load()
+	f := c.state.Load()
 	switch {
-	case f&built != 0:
-		return c.std().ctx.Err()
-	case f&ended != 0 && f&endedLate != 0:
+	case f&stdBuilt != 0:
+		return c.std.Load().ctx.Err()
+	case f&returnedLate != 0:
 		return context.DeadlineExceeded
-	case f&ended != 0:
+	case f&returned != 0:
 		return context.Canceled
 	}
-	if err := c.parent().Err(); err != nil {
+	if err := c.parent.Err(); err != nil {
 		return err
 	}
 	if c.left() > 0 {
 		return nil
 	}
-	c.flags.Or(expiredSeen)
+	c.state.Or(expirySeen)
 	return context.DeadlineExceeded
 }
 
@@ -108,10 +98,10 @@ func (c *call[Req, Res]) Err() error {
 // asks Err and then looks for the nearest cancellation's cause through
 // Value, finds ErrElapsed where the deadline ended the call.
 func (c *call[Req, Res]) Value(key any) any {
-	if c.flags.Load()&(built|ended|expiredSeen) != 0 {
+	if c.state.Load()&(stdBuilt|returned|expirySeen) != 0 {
 		return c.build().Value(key)
 	}
-	return c.parent().Value(key)
+	return c.parent.Value(key)
 }
 
 func (c *call[Req, Res]) String() string { return "timeout.call" }
@@ -120,7 +110,7 @@ func (c *call[Req, Res]) String() string { return "timeout.call" }
 // built after the call returned is cancelled at once, as the standard one
 // would have been.
 func (c *call[Req, Res]) build() context.Context {
-	if s := c.standard.Load(); s != nil {
+	if s := c.std.Load(); s != nil {
 		return s.ctx
 	}
 	// Built without a lock: WithDeadlineCause asks the parent for Done,
@@ -132,12 +122,12 @@ func (c *call[Req, Res]) build() context.Context {
 	// forward, and the inner call would give up before the deadline.
 	d, _ := c.Deadline()
 	s := new(stdContext)
-	s.ctx, s.cancel = context.WithDeadlineCause(c.parent(), d, ErrElapsed)
-	if !c.standard.CompareAndSwap(nil, s) {
+	s.ctx, s.cancel = context.WithDeadlineCause(c.parent, d, ErrElapsed)
+	if !c.std.CompareAndSwap(nil, s) {
 		s.cancel()
-		return c.standard.Load().ctx
+		return c.std.Load().ctx
 	}
-	if c.flags.Or(built)&ended != 0 {
+	if c.state.Or(stdBuilt)&returned != 0 {
 		s.cancel()
 	}
 	return s.ctx
@@ -148,11 +138,11 @@ func (c *call[Req, Res]) build() context.Context {
 // one sees the other's flag, or both do: either way the standard context is
 // cancelled.
 func (c *call[Req, Res]) end(late bool) {
-	f := uint32(ended)
+	f := uint32(returned)
 	if late {
-		f |= endedLate
+		f |= returnedLate
 	}
-	if c.flags.Or(f)&built != 0 {
-		c.std().cancel()
+	if c.state.Or(f)&stdBuilt != 0 {
+		c.std.Load().cancel()
 	}
 }

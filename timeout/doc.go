@@ -131,17 +131,17 @@
 //
 // # Cost
 //
-// In Cooperative mode a timed call costs one allocation (its context, 48
-// bytes on 64-bit platforms) and two readings of the monotonic clock, and
-// starts no goroutine and no timer. The context is lazy: its Err reads the
+// In Cooperative mode a timed call costs one allocation (its context) and
+// two readings of the monotonic clock, and starts no goroutine and no
+// timer. The context is lazy: its Err reads the
 // clock; its Deadline reads none, and carries a monotonic reading, so that
 // a Timeout inside this one compares deadlines without reading the clock
 // again (its wall clock part is off by any step of the wall clock since
 // the program started); and only when the inner call asks for Done,
 // derives a context from it, or asks for the cause of its end does it
-// build a standard context with a timer. An inner call that
-// answers without looking at its context pays for none of that; one that
-// waits pays what context.WithDeadline costs. The context is never reused, so an inner call
-// may keep it after it returns: it then reports the call's end as a
-// standard context would once cancelled.
+// build a standard context with a timer. An inner call that answers
+// without looking at its context pays for none of that; one that waits
+// pays what context.WithDeadline costs. The context is never reused, so an
+// inner call may keep it after it returns: it then reports the call's end
+// as a standard context would once cancelled.
 package timeout

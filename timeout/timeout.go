@@ -61,14 +61,14 @@ func (t *Timeout[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], 
 		// gets it passed on: its Call panics as the zero Permit's does.
 		return tower.Permit[Req, Res]{}, nil
 	}
-	c := &call[Req, Res]{t: t, held: r}
+	c := &call[Req, Res]{t: t, inner: r}
 	return tower.NewPermit(c, token), nil
 }
 
 func (c *call[Req, Res]) ReleaseReserved(token uint64) {
 	if c.redeem() {
-		inner := c.held.(tower.Reserver[Req, Res])
-		c.held = nil
+		inner := c.inner
+		c.inner = nil
 		inner.ReleaseReserved(token)
 	}
 }
@@ -79,43 +79,52 @@ func (c *call[Req, Res]) CallReserved(ctx context.Context, token uint64, req Req
 	}
 	// The inner permit is this call's alone from here: its Reserver is
 	// called directly, as its Permit would.
-	inner := c.held.(tower.Reserver[Req, Res])
-	c.held = ctx
-	// The clock starts here, in the call. A duration too long for the
-	// clock saturates: that deadline never comes, rather than wrapping
-	// around into the past.
-	now := mono.Now()
-	c.deadline = mono.Add(now, c.t.d)
-	if d, ok := ctx.Deadline(); ok {
-		// A deadline from the monotonic clock (context.WithTimeout's) needs
-		// no second reading of it.
-		at, ok := mono.Of(d)
-		if !ok || at < now+longAgo {
-			at = callerDeadline(now, d) // no monotonic reading, or long past
-		}
-		if at <= c.deadline {
-			// The caller's deadline comes first, or at the same instant: it
-			// governs, and expires as the caller's own. A response after it
-			// is discarded all the same.
-			c.deadline = at
-			// Store, as the call is the only one to have redeemed c: a
-			// stale copy of the permit fails its CAS and sets nothing.
-			c.flags.Store(called | callers)
-			if c.t.mode == Cooperative {
-				// The caller's context says all the inner call needs to know.
-				res, err := inner.CallReserved(ctx, token, req)
-				if late(c.left(), err) {
-					var zero Res
-					return zero, c.expired()
-				}
-				return res, err
-			}
-		}
-	}
-	if c.t.mode == Abandon {
+	inner := c.inner
+	c.inner, c.parent = nil, ctx
+	callersFirst := c.start(ctx)
+	switch {
+	case c.t.mode == Abandon:
 		return abandon(c, tower.NewPermit(inner, token), req)
+	case callersFirst:
+		return c.underCallerDeadline(inner, token, req)
 	}
 	return c.cooperate(inner, token, req)
+}
+
+// start starts the clock: it sets the call's deadline, the Timeout's or,
+// if that comes first or at the same instant, the caller's, and reports
+// whether the caller's governs. A duration too long for the clock
+// saturates: that deadline never comes, rather than wrapping around into
+// the past.
+func (c *call[Req, Res]) start(ctx context.Context) (callersFirst bool) {
+	now := mono.Now()
+	c.deadline = mono.Add(now, c.t.d)
+	d, ok := ctx.Deadline()
+	if !ok {
+		return false
+	}
+	at := callerDeadline(now, d)
+	if at > c.deadline {
+		return false
+	}
+	c.deadline = at
+	// Store, as the call is the only one to have redeemed c: a stale copy
+	// of the permit fails its CAS and sets nothing.
+	c.state.Store(used | callerGoverns)
+	return true
+}
+
+// underCallerDeadline makes a Cooperative call whose caller's deadline
+// governs. The caller's context says all the inner call needs to know, so
+// the inner call gets it, not c; a response after the deadline is
+// discarded all the same, and the caller gets its context's error.
+func (c *call[Req, Res]) underCallerDeadline(inner tower.Reserver[Req, Res], token uint64, req Req) (Res, error) {
+	res, err := inner.CallReserved(c.parent, token, req)
+	if late(c.left(), err) {
+		var zero Res
+		return zero, c.expired()
+	}
+	return res, err
 }
 
 // callerDeadline returns the caller's deadline d as a reading of the
@@ -197,19 +206,19 @@ func (c *call[Req, Res]) expired() error {
 
 // expiredErr is expired's error.
 func (c *call[Req, Res]) expiredErr() error {
-	if c.flags.Load()&callers != 0 {
+	if c.has(callerGoverns) {
 		// The caller's timer may not have set its context's error yet at
 		// the very instant of the deadline.
-		if err := c.parent().Err(); err != nil {
+		if err := c.parent.Err(); err != nil {
 			return err
 		}
 		return context.DeadlineExceeded
 	}
 	// A built context knows exactly which came first.
-	if c.flags.Load()&built != 0 && context.Cause(c.std().ctx) == ErrElapsed {
+	if c.has(stdBuilt) && context.Cause(c.std.Load().ctx) == ErrElapsed {
 		return ErrElapsed
 	}
-	if err := c.parent().Err(); errors.Is(err, context.Canceled) {
+	if err := c.parent.Err(); errors.Is(err, context.Canceled) {
 		return err
 	}
 	return ErrElapsed
