@@ -1,3 +1,3 @@
 module github.com/towergo/tower
 
-go 1.26
+go 1.26.0

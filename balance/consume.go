@@ -30,7 +30,7 @@ func (b *balancer[K, Req, Res, S]) consume(ctx context.Context, d discover.Disco
 	}()
 	for {
 		where = whereNext
-		ch, err, perr := next(ctx, d)
+		ch, perr, err := next(ctx, d)
 		where = whereHandlers
 		if perr != nil {
 			b.stopped(perr)
@@ -52,7 +52,7 @@ func (b *balancer[K, Req, Res, S]) consume(ctx context.Context, d discover.Disco
 }
 
 // next calls d.Next, and returns a panic in it as a PanicError.
-func next[K comparable, S any](ctx context.Context, d discover.Discover[K, S]) (ch discover.Change[K, S], err error, perr *tower.PanicError) {
+func next[K comparable, S any](ctx context.Context, d discover.Discover[K, S]) (ch discover.Change[K, S], perr *tower.PanicError, err error) {
 	returned := false
 	defer func() {
 		if !returned {
@@ -61,7 +61,7 @@ func next[K comparable, S any](ctx context.Context, d discover.Discover[K, S]) (
 	}()
 	ch, err = d.Next(ctx)
 	returned = true
-	return ch, err, nil
+	return ch, nil, err
 }
 
 // applyOrLog applies one answer of the Discover, as apply does, and reports
