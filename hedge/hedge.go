@@ -58,10 +58,9 @@ import (
 // withdraws from it; a hedge the budget cannot pay for is not sent.
 //
 // A call that cannot be hedged allocates nothing. One whose hedge is armed
-// allocates 5 objects, 360 bytes on linux/amd64: the original's
-// cancellable context (2), the record of the race, its timer and the
-// timer's callback. A hedge that is sent adds its own context and
-// goroutine.
+// allocates the original's cancellable context, the record of the race,
+// its timer and the timer's callback. A hedge that is sent adds its own
+// context and goroutine.
 //
 // A Hedge is safe for concurrent use. Its zero value is not usable; build
 // one with [New] or [NewLayer]. Req and Res are the request and response

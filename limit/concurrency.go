@@ -53,15 +53,15 @@ func (s *Semaphore) Waiting() int { return s.s.Waiting() }
 // reserves its permit until its call returns, with a response, an error or
 // a panic, or until the reservation is released unused.
 //
-// A caller waiting in Ready for a permit holds about 290 bytes of heap
-// beyond its own goroutine (measured on linux/amd64 with Go 1.26: its place
-// in the queue, the channel it is woken on, and the runtime's record of its
-// select); the request path allocates nothing when a permit is free. The
-// record behind a permit lives in a slot of the semaphore's, claimed with the
-// permit in one atomic step (8 slots for each of its up to 16 stripes), so
-// most permits need no pool; the limit keeps a table of those records, of
-// up to 128 pointers, and the records themselves once used. A permit that
-// comes without a slot takes its record from a sync.Pool.
+// A caller waiting in Ready for a permit holds, beyond its own goroutine,
+// its place in the queue, the channel it is woken on, and the runtime's
+// record of its select; the request path allocates nothing when a permit
+// is free. The record behind a permit lives in a slot of the semaphore's,
+// claimed with the permit in one atomic step (8 slots for each of its up
+// to 16 stripes), so most permits need no pool; the limit keeps a table of
+// those records, of up to 128 pointers, and the records themselves once
+// used. A permit that comes without a slot takes its record from a
+// sync.Pool.
 //
 // A Concurrency is safe for concurrent use; build one with [NewConcurrency]
 // or [NewConcurrencyWith]. Req and Res are the request and response types.
@@ -227,7 +227,7 @@ type record[Req, Res any] struct {
 // first, and never touch it again: a pooled record goes back to the pool
 // before any inner code runs, and a slotted one is the next caller's as
 // soon as its slot is released. (A helper for the few lines would not be
-// inlined, and costs 2 ns here.)
+// inlined, and every request would pay for the call.)
 
 func (r *record[Req, Res]) CallReserved(ctx context.Context, token uint64, req Req) (Res, error) {
 	r.MustRedeem(token)

@@ -9,11 +9,10 @@ import (
 
 var base = time.Now()
 
-// Now returns a reading of the monotonic clock. It costs half as much as
-// time.Now, which reads the wall clock as well. Only differences of
-// readings mean anything; so a base taken outside a testing/synctest
-// bubble cancels out of readings taken inside one, where time.Since
-// follows the bubble's fake clock.
+// Now returns a reading of the monotonic clock alone, where time.Now reads
+// the wall clock as well. Only differences of readings mean anything; so a
+// base taken outside a testing/synctest bubble cancels out of readings
+// taken inside one, where time.Since follows the bubble's fake clock.
 func Now() time.Duration { return time.Since(base) }
 
 // Time returns the instant of the reading d as a time.Time that carries a
