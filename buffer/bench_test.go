@@ -123,9 +123,24 @@ func BenchmarkBufferQueued16Metrics(b *testing.B) {
 	benchmarkQueued(b, limit.NewConcurrency(echo, 1), buffer.WithMetrics(new(metrics.Counts)))
 }
 
+// BenchmarkBufferQueued16Cancellable is BenchmarkBufferQueued16 with a
+// context that can end, as a server's request context can: a request that
+// waits for the inner service in its turn waits under a context derived
+// from it, which Close can end too.
+func BenchmarkBufferQueued16Cancellable(b *testing.B) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	benchmarkQueuedCtx(b, ctx, limit.NewConcurrency(echo, 1))
+}
+
 // benchmarkQueued is 16 callers of a Buffer over inner; ns/op is per
 // request, over all callers.
 func benchmarkQueued(b *testing.B, inner tower.Service[int, int], opts ...buffer.Option) {
+	benchmarkQueuedCtx(b, context.Background(), inner, opts...)
+}
+
+// benchmarkQueuedCtx is benchmarkQueued with every call under ctx.
+func benchmarkQueuedCtx(b *testing.B, ctx context.Context, inner tower.Service[int, int], opts ...buffer.Option) {
 	buf := buffer.New(inner, 1024, opts...)
 	defer buf.Close()
 	procs := runtime.GOMAXPROCS(0)
@@ -135,7 +150,7 @@ func benchmarkQueued(b *testing.B, inner tower.Service[int, int], opts ...buffer
 	b.RunParallel(func(pb *testing.PB) {
 		n := 0
 		for pb.Next() {
-			res, err := tower.Call[int, int](context.Background(), buf, 1)
+			res, err := tower.Call[int, int](ctx, buf, 1)
 			if err != nil {
 				panic(err)
 			}

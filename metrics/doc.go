@@ -26,8 +26,8 @@
 //	Waiting   limit.Concurrency           a caller queues for a permit     it leaves the queue, granted or not
 //	          limit.Rate                  a caller queues for a window     it leaves the queue, granted or not
 //	          buffer.Buffer               a caller queues for a slot       it leaves the queue, with a slot or not
-//	Queued    buffer.Buffer               a request is queued for the      the worker hands the inner permit over, skips
-//	                                      worker                           the request, or stops
+//	Queued    buffer.Buffer               a request is queued              it leaves the queue with the inner permit, or
+//	                                                                       without: given up, failed or closed
 //	Shed      loadshed.LoadShed           a shedding permit is called
 //	TimedOut  timeout.Timeout             a call ends with this Timeout's ErrElapsed
 //	Retried   retry.Retry                 a retry is sent, after its backoff and its Ready

@@ -18,8 +18,8 @@ const (
 	// Waiting is up-down: callers waiting in Ready for capacity, a
 	// ConcurrencyLimit's permit, a RateLimit's window or a Buffer's slot.
 	Waiting
-	// Queued is up-down: requests queued in a Buffer or in its worker's
-	// hand, waiting for the inner service to be ready.
+	// Queued is up-down: requests queued in a Buffer, or in their turn,
+	// waiting for the inner service to be ready.
 	Queued
 	// Shed is a counter: requests a LoadShed turned away with
 	// ErrOverloaded.
@@ -68,8 +68,7 @@ func (k Kind) UpDown() bool { return k == InFlight || k == Waiting || k == Queue
 
 // A Sink receives the measurements of one or more middleware. It must be
 // safe for concurrent use, and cheap: it runs on the request path, on the
-// caller's goroutine (a Buffer's worker reports the end of a request's
-// Queued on its own), never under a lock of the middleware's. A Sink
+// caller's goroutine, never under a lock of the middleware's. A Sink
 // should ignore a Kind it does not know, so that kinds can be added.
 type Sink interface {
 	// Add adds delta to the kind's count: +1 or -1 for an up-down kind

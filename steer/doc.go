@@ -34,7 +34,7 @@
 // Two other designs were weighed. A picker that decides in Ready from a
 // routing key in ctx could reserve exactly the chosen service; but Ready
 // then depends on values that not every caller passes down: [tower.ReadyNow]
-// carries none, and a load shedder or a buffer's worker asks with it. And
+// carries none, and a load shedder or a balancer probing asks with it. And
 // tower's all-ready wait, as an option, would bring back the
 // head-of-line blocking above and hold capacity on services a request does
 // not use.
