@@ -146,10 +146,7 @@ func TestStackTimeoutRetry(t *testing.T) {
 	wait50 := retry.PolicyFunc[string, string](func(_ context.Context, a *retry.Attempt[string, string]) (time.Duration, bool) {
 		return 50 * time.Millisecond, a.Err != nil
 	})
-	backoff50, err := retry.NewExponentialBackoff(50*time.Millisecond, 50*time.Millisecond, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	backoff50 := retry.NewExponentialBackoff(50*time.Millisecond, 50*time.Millisecond, 0)
 	tests := []struct {
 		name     string
 		policy   retry.Policy[string, string]
@@ -165,7 +162,7 @@ func TestStackTimeoutRetry(t *testing.T) {
 		{"DuringAttempt", wait50, []time.Duration{100 * time.Millisecond, 0}, []time.Duration{0, 150 * time.Millisecond}, timeout.ErrElapsed, 250 * time.Millisecond},
 		// Attempt 2 fails at 220: the next one could not start before
 		// 270, past the deadline, so its error is returned at 220.
-		{"StandardPolicyGivesUpEarly", retry.NewPolicy[string, string](nil, retry.WithMaxAttempts(10), retry.WithBackoff(backoff50)),
+		{"StandardPolicyGivesUpEarly", retry.NewPolicy[string, string](retry.AnyError, retry.WithMaxAttempts(10), retry.WithBackoff(backoff50)),
 			[]time.Duration{100 * time.Millisecond, 70 * time.Millisecond}, []time.Duration{0, 150 * time.Millisecond}, failed, 220 * time.Millisecond},
 	}
 	for _, tt := range tests {
@@ -276,10 +273,7 @@ func TestStackHedgeBuffer(t *testing.T) {
 func TestStackRetryLoadShed(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mock, h := towertest.NewMock[string, string]()
-		backoff, err := retry.NewExponentialBackoff(10*time.Millisecond, 10*time.Millisecond, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		backoff := retry.NewExponentialBackoff(10*time.Millisecond, 10*time.Millisecond, 0)
 		shed := func(_ string, err error) bool { return errors.Is(err, loadshed.ErrOverloaded) }
 		policy := retry.NewPolicy[string, string](shed, retry.WithMaxAttempts(5),
 			retry.WithBackoff(backoff), retry.WithBudget(retry.NewTPSBudget(time.Second, 2, 0)))

@@ -1,9 +1,9 @@
 package tower_test
 
 // Interactions between middleware, one test per stack, named by the stack
-// from the outside in. The book's own programs are the tests of
-// examples/placement, examples/queueing, examples/stack and
-// examples/backpressure.
+// from the outside in. The programs in examples/placement,
+// examples/queueing, examples/stack and examples/backpressure print the same
+// scenarios as timelines, and their tests check every line.
 
 import (
 	"context"
@@ -167,8 +167,9 @@ func slow(ctx context.Context, req int) (int, error) {
 	}
 }
 
-// The book's three placements (seed 000), asserted as errors and times
-// rather than printed.
+// The three placements of a Timeout that examples/placement prints, asserted
+// as errors and times rather than printed: outside a ConcurrencyLimit the
+// wait for the permit does not count; outside a Buffer the time queued does.
 func TestStackTimeoutPlacement(t *testing.T) {
 	const d = 150 * time.Millisecond
 	ms := time.Millisecond
@@ -205,8 +206,8 @@ func TestStackTimeoutPlacement(t *testing.T) {
 	}
 }
 
-// Timeout > Buffer > ConcurrencyLimit(1), the book's seed 001: the request
-// that timed out while queued never reaches the inner service.
+// Timeout > Buffer > ConcurrencyLimit(1), as examples/queueing prints it: the
+// request that timed out while queued never reaches the inner service.
 func TestStackTimeoutBufferSkipsExpired(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex

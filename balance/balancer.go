@@ -124,7 +124,10 @@ func (b *balancer[K, Req, Res, S]) answer() {
 	}
 }
 
+// report logs err, if the balancer has a logger, and hands it to the
+// error handler, if it has one.
 func (b *balancer[K, Req, Res, S]) report(err error) {
+	logReport[K](b.o.log, err)
 	if b.o.onError != nil {
 		b.o.onError(err)
 	}

@@ -48,9 +48,11 @@
 //
 // An endpoint whose Ready fails is dropped; an error from the Discover
 // leaves the set as it was. Neither reaches the callers: both go to the
-// handler given with [WithErrorHandler]. An Insert of a key the balancer
-// has replaces its endpoint; an Insert with a nil service is reported and
-// ignored. The balancer never panics on what its Discover sends.
+// handler given with [WithErrorHandler], and to the *slog.Logger given
+// with [WithLogger]; by default a balancer writes no log. An Insert of a
+// key the balancer has replaces its endpoint; an Insert with a nil
+// service is reported and ignored. The balancer never panics on what its
+// Discover sends.
 //
 // # Panics
 //

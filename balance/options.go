@@ -9,11 +9,13 @@ import (
 )
 
 // ErrNoEndpoints is the error of a request sent through a balancer built
-// with [WithFailFast] while it has no endpoints at all.
-var ErrNoEndpoints = errors.New("load balancer has no endpoints")
+// with [WithFailFast] while it has no endpoints at all. Its method
+// Unavailable answers true (see [tower.IsUnavailable]).
+var ErrNoEndpoints error = unavailable{errors.New("load balancer has no endpoints")}
 
-// ErrClosed is the error of Ready on a closed balancer.
-var ErrClosed = errors.New("load balancer closed")
+// ErrClosed is the error of Ready on a closed balancer. Its method
+// Unavailable answers true (see [tower.IsUnavailable]).
+var ErrClosed error = unavailable{errors.New("load balancer closed")}
 
 // A DiscoverError reports an error from the balancer's Discover: a failed
 // lookup, say. The balancer carries on with the endpoints it has. A panic
@@ -50,7 +52,8 @@ type options struct {
 	rand     Rand
 	failFast bool
 	onError  func(error)
-	onRemove any // a func(K, S), checked by the constructor
+	onRemove any     // a func(K, S), checked by the constructor
+	log      logging // WithLogger's; the zero logging logs nothing
 }
 
 // WithRand makes a P2C draw its endpoints with r instead of math/rand/v2's

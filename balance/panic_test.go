@@ -23,7 +23,7 @@ func recovered(f func()) (v any) {
 	return nil
 }
 
-// Issue 9, bug 2: an endpoint whose next Ready panics while the balancer
+// An endpoint whose next Ready panics while the balancer
 // takes its permit (the cache asks it at once for its next reservation)
 // is dropped and reported as a failure; the caller gets the permit it
 // took, and the endpoint's ConcurrencyLimit(2) gets both its units back.

@@ -3,6 +3,7 @@ package buffer
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 
@@ -38,7 +39,7 @@ import (
 //
 // The queue holds bound requests, plus the one whose turn it is: a slot is
 // freed when a request's turn comes, as in tower 0.5, where a slot is
-// freed when the worker takes a request in hand. A request whose caller
+// freed when its worker takes a request in hand. A request whose caller
 // gives up (its ctx ends, or its deadline passes, even at the instant the
 // inner service becomes ready; or it had ended before Call) leaves the
 // queue at once and never reaches the inner service; a reservation the
@@ -66,6 +67,13 @@ import (
 // goroutine goes on exiting. A panic in the inner service's Call happens on
 // the caller's goroutine and goes on up to the caller; it breaks nothing.
 //
+// A request that queues, and whose context carries a [metrics.Tracer]
+// (see [metrics.WithTracer]), has its time in the queue reported to it,
+// as a wait of kind [metrics.QueueWait]: from when it queued to when it
+// got the inner permit, or left the queue without it. A panic in the
+// Tracer goes on up to the caller, with the inner permit released. A
+// request that skips the queue does not look for a Tracer.
+//
 // A request allocates nothing on its way through a Buffer: its permit's
 // record, which carries the channel on which its turn is handed over,
 // comes from a pool and goes back to it. A request that must wait for the
@@ -79,6 +87,7 @@ type Buffer[Req, Res any] struct {
 	inner tower.Service[Req, Res]
 	slots *sema.Sema   // one unit per queue slot
 	sink  metrics.Sink // nil: no metrics
+	log   *slog.Logger // nil: no logging
 	pool  sync.Pool    // of *permit
 
 	// turn is held by the request being readied: turnHeld, plus
@@ -113,6 +122,7 @@ func New[Req, Res any](inner tower.Service[Req, Res], bound int, opts ...Option)
 		inner:   inner,
 		slots:   sema.New(bound),
 		sink:    o.sink,
+		log:     o.logger,
 		stopped: make(chan struct{}),
 	}
 	b.stopCtx = holdContext{Context: context.Background(), stopped: b.stopped}
@@ -131,7 +141,7 @@ func validateBound(fn string, bound int) {
 // returns ErrClosed after Close, and the *ServiceError after the inner
 // service failed.
 func (b *Buffer[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
-	if err := b.slots.AcquireWatched(ctx, b.sink); err != nil {
+	if err := b.acquireSlot(ctx); err != nil {
 		return tower.Permit[Req, Res]{}, err
 	}
 	p, _ := b.pool.Get().(*permit[Req, Res])
@@ -255,9 +265,16 @@ func (b *Buffer[Req, Res]) shut(err error) error {
 }
 
 // fail stops the Buffer with the inner service's failure, unless it stopped
-// before, and returns the error that stands.
+// before, and returns the error that stands. The failure that stops the
+// Buffer is logged, once the Buffer has stopped: a panic in the logger
+// goes on up to the caller, with nothing left to give back.
 func (b *Buffer[Req, Res]) fail(cause error) error {
-	return b.shut(&ServiceError{cause: cause})
+	se := &ServiceError{cause: cause}
+	err := b.shut(se)
+	if err == error(se) {
+		b.logFailed(cause)
+	}
+	return err
 }
 
 // shutErr returns the error the Buffer was stopped with, or nil.

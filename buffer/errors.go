@@ -1,10 +1,15 @@
 package buffer
 
-import "errors"
-
 // ErrClosed is the error of every Ready and Call on a Buffer after Close,
-// and of requests still queued when it closed. Its message is tower's.
-var ErrClosed = errors.New("buffer's worker closed unexpectedly")
+// and of requests still queued when it closed. Its message is tower's. Its
+// method Unavailable answers true (see [tower.IsUnavailable]): a closed
+// Buffer takes no more requests.
+var ErrClosed error = closed{}
+
+type closed struct{}
+
+func (closed) Error() string     { return "buffer's worker closed unexpectedly" }
+func (closed) Unavailable() bool { return true }
 
 // A ServiceError is the error every caller of a Buffer gets once its inner
 // service failed: the request being readied, every queued request, every
@@ -20,3 +25,7 @@ func (e *ServiceError) Error() string { return "buffered service failed: " + e.c
 
 // Unwrap returns the inner service's error.
 func (e *ServiceError) Unwrap() error { return e.cause }
+
+// Unavailable reports true: the Buffer is broken for good, whatever its
+// inner service failed with (see [tower.IsUnavailable]).
+func (e *ServiceError) Unavailable() bool { return true }

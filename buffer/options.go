@@ -1,6 +1,8 @@
 package buffer
 
 import (
+	"log/slog"
+
 	"github.com/towergo/tower/internal/option"
 	"github.com/towergo/tower/metrics"
 )
@@ -9,7 +11,8 @@ import (
 type Option func(*options)
 
 type options struct {
-	sink metrics.Sink
+	sink   metrics.Sink
+	logger *slog.Logger // nil: no logging
 }
 
 // WithMetrics makes the Buffer report to sink. Queued: +1 when a request

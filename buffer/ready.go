@@ -25,12 +25,33 @@ func (b *Buffer[Req, Res]) ready(ctx context.Context, p *permit[Req, Res]) (towe
 		}
 		// Not ready now: queue behind whoever queued meanwhile.
 	}
-	if b.sink == nil {
+	// Only a request that queues looks for a Tracer: one that skipped the
+	// queue has no wait to report.
+	t := metrics.TracerFrom(ctx)
+	if b.sink == nil && t == nil {
 		return b.inTurn(ctx, p)
 	}
-	b.countIn()
+	return b.watchedTurn(ctx, p, t)
+}
+
+// watchedTurn is inTurn for a request whose queueing is watched: by the
+// sink, which counts it in and out, or by t, the request's Tracer, which
+// hears how long it queued. Either may be nil.
+func (b *Buffer[Req, Res]) watchedTurn(ctx context.Context, p *permit[Req, Res], t metrics.Tracer) (tower.Permit[Req, Res], error) {
+	var start time.Time
+	if t != nil {
+		start = time.Now()
+	}
+	if b.sink != nil {
+		b.countIn()
+	}
 	inner, err := b.inTurn(ctx, p)
-	b.countOut(inner, err)
+	if b.sink != nil {
+		b.countOut(inner, err)
+	}
+	if t != nil {
+		b.traceOut(ctx, t, start, inner, err)
+	}
 	return inner, err
 }
 
@@ -141,10 +162,10 @@ func (b *Buffer[Req, Res]) waitReady(ctx context.Context) (inner tower.Permit[Re
 // service's Ready, on the goroutine of a caller that holds a slot (slot),
 // or not. It must be called from the deferred function that recovered v.
 func (b *Buffer[Req, Res]) panicked(v any, slot bool) {
-	b.fail(safe.Recovered(readyNowOnCaller, v))
 	if slot {
-		b.slots.Release()
+		defer b.slots.Release() // even if the logger panics too
 	}
+	b.fail(safe.Recovered(readyNowOnCaller, v))
 	if v != nil {
 		panic(v)
 	}
@@ -241,6 +262,20 @@ func (b *Buffer[Req, Res]) countOut(inner tower.Permit[Req, Res], err error) {
 	}()
 	b.sink.Add(metrics.Queued, -1)
 	counted = true
+}
+
+// traceOut tells t how long the request queued, from start, and how it
+// left the queue: with inner, or with err. A panic in t goes on up to the
+// caller, after inner, if the request got it, is released.
+func (b *Buffer[Req, Res]) traceOut(ctx context.Context, t metrics.Tracer, start time.Time, inner tower.Permit[Req, Res], err error) {
+	traced := false
+	defer func() {
+		if !traced && err == nil {
+			inner.Release()
+		}
+	}()
+	t.Waited(ctx, metrics.Wait{Kind: metrics.QueueWait, Start: start, Duration: time.Since(start), Err: err})
+	traced = true
 }
 
 // gone returns the error of a caller that has given up: ctx's error, or

@@ -89,7 +89,7 @@ func TestDNSFeedsP2C(t *testing.T) {
 	})
 }
 
-// Issue 9, item 14, through a balancer: a resolver answering 20,000
+// Through a balancer: a resolver answering 20,000
 // addresses of endpoints that are never ready made 20,000 endpoints and
 // as many goroutines. With the default cap, the balancer holds 1024, its
 // error handler hears of the truncation, the metric reads the 18,976 left

@@ -3,6 +3,7 @@ package discover
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
 	"slices"
@@ -71,6 +72,7 @@ type DNS[S any] struct {
 	newService func(addr string) (S, error)
 	max        int          // the most endpoints in the set
 	sink       metrics.Sink // nil: no metrics
+	log        *slog.Logger // nil: no logging
 
 	current  map[string]bool // addresses inserted and not removed since
 	queue    []dnsItem[S]    // changes and reports not returned yet
@@ -159,6 +161,7 @@ func newDNS[S any](fn string, r Resolver, name string, interval time.Duration, n
 		newService: newService,
 		max:        o.max,
 		sink:       o.sink,
+		log:        o.logger,
 		current:    make(map[string]bool),
 	}
 }
@@ -174,13 +177,16 @@ func (d *DNS[S]) Next(ctx context.Context) (Change[string, S], error) {
 			return Change[string, S]{}, err
 		}
 		if err := d.refresh(ctx); err != nil {
-			return Change[string, S]{}, err
+			return Change[string, S]{}, d.logged(err)
 		}
 	}
 	it := d.queue[0]
 	d.queue[0] = dnsItem[S]{}
 	d.queue = d.queue[1:]
-	return it.change, it.err
+	if it.err != nil {
+		return it.change, d.logged(it.err)
+	}
+	return it.change, nil
 }
 
 // wait waits until the next lookup is due, or ctx ends.

@@ -2,6 +2,7 @@ package discover
 
 import (
 	"fmt"
+	"log/slog"
 	"slices"
 
 	"github.com/towergo/tower/internal/isnil"
@@ -19,8 +20,9 @@ const DefaultMaxEndpoints = 1024
 type DNSOption func(*dnsOptions)
 
 type dnsOptions struct {
-	max  int
-	sink metrics.Sink
+	max    int
+	sink   metrics.Sink
+	logger *slog.Logger
 }
 
 // WithMaxEndpoints makes a DNS Discover keep at most n endpoints; the

@@ -40,6 +40,8 @@
 // after its last Insert. Any other error is a report: the set is
 // unchanged, and the consumer may call Next again. A balancer passes the
 // reports to its error handler and carries on with the endpoints it has.
+// A DNS Discover writes no log by default; given a *slog.Logger with
+// [WithLogger], it logs each report it returns.
 //
 // A DNS Discover recovers a panic in its Resolver or in the function that
 // makes a service, and reports it as a failed lookup or a failed service:

@@ -124,7 +124,7 @@ func manyIPs(n int) fakeAnswer {
 	return a
 }
 
-// Issue 9, item 14: a resolver answering 20,000 addresses gets
+// A resolver answering 20,000 addresses gets
 // DefaultMaxEndpoints endpoints made, not 20,000; the lookup is reported
 // as a TruncatedError, and the metric reads the 18,976 left out until a
 // lookup finds fewer.

@@ -44,6 +44,13 @@
 // current one. [WithBudget] shares one budget among Hedges and retry
 // policies, as Finagle and gRPC cap retries and hedges together.
 //
+// # Tracing
+//
+// A request whose context carries a [metrics.Tracer] has its hedge, if
+// one is sent, reported to it as an attempt that spans the hedge's Ready
+// and Call; package towerotel's trace layer makes it a "tower.hedge"
+// span. A call whose hedge is not sent pays nothing.
+//
 // # Where it sits
 //
 // In every list of layers the first one is the outermost: it sees the

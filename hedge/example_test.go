@@ -48,7 +48,7 @@ func ExampleWithBudget() {
 	})
 	budget := retry.NewTPSBudget(10*time.Second, 10, 0.1)
 	svc := tower.NewBuilder[string, string]().
-		Layer(retry.NewLayer(retry.NewPolicy[string, string](nil, retry.WithBudget(budget)))).
+		Layer(retry.NewLayer(retry.NewPolicy[string, string](retry.AnyError, retry.WithBudget(budget)))).
 		Layer(hedge.NewLayer[string, string](hedge.Idempotent[string]{}, 100, 0.9, 10*time.Second, hedge.WithBudget(budget))).
 		Service(upper)
 

@@ -57,6 +57,15 @@ import (
 // Each Call deposits into the Hedge's budget, and each hedge sent
 // withdraws from it; a hedge the budget cannot pay for is not sent.
 //
+// A hedge of a request whose context carries a [metrics.Tracer] (see
+// [metrics.WithTracer]) is reported to it, on the hedge leg: StartAttempt
+// once the policy and the budget have let the hedge go, with attempt
+// number 2 and the delay; then the hedge's Ready and Call run under the
+// context StartAttempt returned; then EndAttempt, with the hedge's error,
+// which is the context's if the original answered first. A panic in the
+// Tracer is the leg's, as a panic in its other user code is. A call whose
+// hedge is never sent does not look for a Tracer.
+//
 // A call that cannot be hedged allocates nothing. One whose hedge is armed
 // allocates the original's cancellable context, the record of the race,
 // its timer and the timer's callback. A hedge that is sent adds its own

@@ -46,8 +46,8 @@ func (b endingBudget) Withdraw() bool { b.end(); return true }
 // endingSink is a metrics sink whose Add runs end.
 type endingSink struct{ end ender }
 
-func (s endingSink) Add(metrics.Kind, int64) { s.end() }
-func (endingSink) Observe(time.Duration)     {}
+func (s endingSink) Add(metrics.Kind, int64)              { s.end() }
+func (endingSink) Observe(time.Duration, metrics.Outcome) {}
 
 // Each piece of user code the hedge leg runs, on a goroutine the Hedge
 // started, panics or calls runtime.Goexit when the hedge is due, at 10ms,

@@ -18,7 +18,8 @@ type race[Req, Res any] struct {
 	ctx        context.Context // the caller's
 	clone      Req
 	cancelOrig context.CancelFunc
-	winner     atomic.Int32 // none, original or hedged: the first leg to answer
+	delay      time.Duration // after which the hedge starts
+	winner     atomic.Int32  // none, original or hedged: the first leg to answer
 	leg        sync.WaitGroup
 
 	mu          sync.Mutex
@@ -42,7 +43,7 @@ const (
 func (h *Hedge[Req, Res]) race(ctx context.Context, inner *tower.Permit[Req, Res], req, clone Req, start time.Time, delay time.Duration) (Res, error) {
 	origCtx, cancelOrig := context.WithCancel(ctx)
 	defer cancelOrig()
-	r := &race[Req, Res]{h: h, ctx: ctx, clone: clone, cancelOrig: cancelOrig}
+	r := &race[Req, Res]{h: h, ctx: ctx, clone: clone, cancelOrig: cancelOrig, delay: delay}
 	r.leg.Add(1)
 	t := time.AfterFunc(delay, r.hedge)
 	settled := false
@@ -94,6 +95,7 @@ const (
 	inReady    = "the inner service's Ready, on the goroutine of a Hedge's hedge leg"
 	inSink     = "the metrics sink's Add, on the goroutine of a Hedge's hedge leg"
 	inCall     = "the inner service's Call, on the goroutine of a Hedge's hedge leg"
+	inTracer   = "the request's metrics.Tracer, on the goroutine of a Hedge's hedge leg"
 )
 
 // hedge is the hedge leg, run by the timer when the delay has passed. A
@@ -110,21 +112,29 @@ func (r *race[Req, Res]) hedge() {
 	r.cancelHedge = cancel
 	r.mu.Unlock()
 	defer cancel()
-	var where string
+	var (
+		where string
+		trace *legTrace // set if the request's Tracer hears of the hedge
+	)
 	returned := false
 	defer func() {
 		if !returned {
-			r.answerPanic(safe.Recovered(where, recover()))
+			perr := safe.Recovered(where, recover())
+			r.answerPanic(perr)
+			trace.endPanicked(perr)
 		}
 	}()
-	r.send(ctx, &where)
+	r.send(ctx, &where, &trace)
 	returned = true
 }
 
 // send sends the hedge, if the policy and the budget let it, and makes its
 // result the call's answer if it comes first. It keeps *where naming the
-// user code it runs.
-func (r *race[Req, Res]) send(ctx context.Context, where *string) {
+// user code it runs. It tells the request's Tracer, if it has one, that
+// the hedge starts, keeping in *trace what ends it, and that it ended:
+// with the error of its Ready or its Call, or ctx's if the original
+// answered (or the caller gave up) while it waited.
+func (r *race[Req, Res]) send(ctx context.Context, where *string, trace **legTrace) {
 	h := r.h
 	if *where = inCanRetry; !h.policy.CanRetry(r.clone) {
 		return // no hedge: the original answers
@@ -132,12 +142,17 @@ func (r *race[Req, Res]) send(ctx context.Context, where *string) {
 	if *where = inWithdraw; h.budget != nil && !h.budget.Withdraw() {
 		return
 	}
+	// Only a request that is hedged looks for a Tracer.
+	*where = inTracer
+	ctx = startLeg(ctx, r.delay, trace)
 	*where = inReady
 	p, err := h.inner.Ready(ctx)
 	defer p.Release() // if ctx ended, or the sink panics; after the call it does nothing
 	if ctx.Err() != nil {
 		// The original answered, or the caller gave up, while the hedge
 		// waited: the original's answer is the call's.
+		*where = inTracer
+		(*trace).end(ctx.Err())
 		return
 	}
 	var (
@@ -162,6 +177,57 @@ func (r *race[Req, Res]) send(ctx context.Context, where *string) {
 		if called && err == nil {
 			h.histo.record(end.Sub(start), end)
 		}
+	}
+	*where = inTracer
+	(*trace).end(err)
+}
+
+// A legTrace is what a hedge leg keeps to end its attempt with the
+// request's Tracer, if it started one.
+type legTrace struct {
+	t   metrics.Tracer // nil: no attempt to end
+	ctx context.Context
+}
+
+// startLeg tells the Tracer ctx carries, if any, that the hedge, sent
+// delay after the original, starts now, and returns the context it runs
+// under, with *trace set to what ends it. It is a function of its own,
+// too large to be inlined, and keeps the record on the heap, so that
+// tracing adds next to nothing to the frames of a hedge leg: its
+// goroutine starts with a small stack, and a leg that outgrows it pays
+// for a copy (BenchmarkHedgeSent took half as long again).
+func startLeg(ctx context.Context, delay time.Duration, trace **legTrace) context.Context {
+	t := metrics.TracerFrom(ctx)
+	if t == nil {
+		return ctx
+	}
+	ctx = t.StartAttempt(ctx, metrics.Attempt{Kind: metrics.HedgeAttempt, N: 2, Delay: delay})
+	*trace = &legTrace{t: t, ctx: ctx}
+	return ctx
+}
+
+// end tells the Tracer that the hedge ended with err, if it was told the
+// hedge started. It forgets the Tracer first, so that a panic in
+// EndAttempt does not have it told twice.
+func (lt *legTrace) end(err error) {
+	if lt == nil {
+		return
+	}
+	if t := lt.t; t != nil {
+		lt.t = nil
+		t.EndAttempt(lt.ctx, err)
+	}
+}
+
+// endPanicked ends the hedge with perr, the panic that ended the leg, as
+// end does, from the leg's deferred function: a panic in EndAttempt there
+// is logged, as no caller is left to hear of it.
+func (lt *legTrace) endPanicked(perr *tower.PanicError) {
+	if lt == nil {
+		return
+	}
+	if perr2 := safe.Call(inTracer, func() { lt.end(perr) }); perr2 != nil {
+		safe.Orphan(perr2)
 	}
 }
 

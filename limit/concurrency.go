@@ -188,8 +188,18 @@ func (c *Concurrency[Req, Res]) newRecord(slot int) *record[Req, Res] {
 
 // acquire waits in line for a permit, which comes without a slot.
 func (c *Concurrency[Req, Res]) acquire(ctx context.Context) error {
-	return c.sem.s.AcquireWatched(ctx, c.sink)
+	if c.sink == nil {
+		return c.sem.s.Acquire(ctx)
+	}
+	return c.sem.s.AcquireWatched(ctx, (*waiters[Req, Res])(c))
 }
+
+// waiters tells the limit's sink of the callers waiting for a permit. It
+// is the limit itself, kept off its method set, so that it goes in the
+// semaphore's Watcher without an allocation.
+type waiters[Req, Res any] Concurrency[Req, Res]
+
+func (w *waiters[Req, Res]) Waiting(delta int64) { w.sink.Add(metrics.Waiting, delta) }
 
 // release gives a permit back, with its slot if it came with one. The
 // request leaves InFlight first, so that the count never shows more

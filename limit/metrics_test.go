@@ -144,7 +144,7 @@ func (s panicSink) Add(k metrics.Kind, delta int64) {
 		panic("sink exploded")
 	}
 }
-func (panicSink) Observe(time.Duration) {}
+func (panicSink) Observe(time.Duration, metrics.Outcome) {}
 
 // A sink that panics, as the permit is taken or as it is given back, on
 // the caller's goroutine: the panic goes on up to the caller, and the
@@ -310,7 +310,7 @@ func (s waitingPanicSink) Add(k metrics.Kind, delta int64) {
 		panic("sink exploded")
 	}
 }
-func (waitingPanicSink) Observe(time.Duration) {}
+func (waitingPanicSink) Observe(time.Duration, metrics.Outcome) {}
 
 // A sink that panics while a caller waits for a Rate's window sends the
 // panic up to that caller with nothing kept: the caller leaves the queue,

@@ -2,7 +2,6 @@ package loadshed
 
 import (
 	"context"
-	"errors"
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/isnil"
@@ -11,8 +10,17 @@ import (
 )
 
 // ErrOverloaded is the error of a request shed because the inner service was
-// not ready. Its message is tower's, "service overloaded".
-var ErrOverloaded = errors.New("service overloaded")
+// not ready. Its message is tower's, "service overloaded". Its method
+// Overloaded answers true: that is how [tower.IsOverloaded] knows it, and
+// the adapters that ask (towerhttp answers 503, towergrpc
+// ResourceExhausted), so that an error of a user's own with the method is
+// answered alike.
+var ErrOverloaded error = overloaded{}
+
+type overloaded struct{}
+
+func (overloaded) Error() string    { return "service overloaded" }
+func (overloaded) Overloaded() bool { return true }
 
 // LoadShed is middleware that never makes a caller wait. Ready asks the
 // inner service whether it can take a request now (see [tower.ReadyNow]).

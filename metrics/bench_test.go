@@ -40,6 +40,6 @@ func BenchmarkCountsObserve(b *testing.B) {
 	var s metrics.Sink = &metrics.Counts{}
 	b.ReportAllocs()
 	for b.Loop() {
-		s.Observe(time.Millisecond)
+		s.Observe(time.Millisecond, metrics.OutcomeServed)
 	}
 }

@@ -9,8 +9,9 @@ import (
 	"github.com/towergo/tower/internal/stripe"
 )
 
-// Counts is a Sink that keeps, in memory, the running total of each Kind
-// and the number, sum and maximum of the latencies observed: for tests,
+// Counts is a Sink, and a RequestSink, that keeps in memory the running
+// total of each Kind, the number of calls observed with each Outcome, and
+// the sum and maximum of the latencies of the served ones: for tests,
 // examples and a quick look. It allocates nothing. A program that exports
 // its metrics uses a Sink of its monitoring system's, such as the
 // OpenTelemetry one of module github.com/towergo/tower/towerotel.
@@ -20,12 +21,13 @@ import (
 // by those in flight, and is exact once they end.
 //
 // The zero Counts is ready to use. A Counts is safe for concurrent use and
-// must not be copied after first use. Add ignores a Kind it does not know.
+// must not be copied after first use. Add ignores a Kind it does not know,
+// and Observe an Outcome.
 type Counts struct {
-	kinds [NumKinds]stripe.Int64
-	calls stripe.Int64
-	sum   stripe.Int64 // nanoseconds
-	max   atomic.Int64 // nanoseconds; written only by a new maximum
+	kinds    [NumKinds]stripe.Int64
+	outcomes [NumOutcomes]stripe.Int64 // calls observed
+	sum      stripe.Int64              // of served calls' latencies, in nanoseconds
+	max      atomic.Int64              // the longest served call's, in nanoseconds; written only by a new maximum
 }
 
 // Add adds delta to k's total.
@@ -35,9 +37,17 @@ func (c *Counts) Add(k Kind, delta int64) {
 	}
 }
 
-// Observe counts a call and its latency.
-func (c *Counts) Observe(latency time.Duration) {
-	c.calls.Add(1)
+// Observe counts a call with its outcome, and the latency of a served
+// one. The latencies of the others are not kept: they measure how fast a
+// call is turned away, or fails, not how fast it is served.
+func (c *Counts) Observe(latency time.Duration, outcome Outcome) {
+	if outcome == 0 || int(outcome) >= NumOutcomes {
+		return
+	}
+	c.outcomes[outcome].Add(1)
+	if outcome != OutcomeServed {
+		return
+	}
 	c.sum.Add(int64(latency))
 	for m := c.max.Load(); int64(latency) > m; m = c.max.Load() {
 		if c.max.CompareAndSwap(m, int64(latency)) {
@@ -45,6 +55,11 @@ func (c *Counts) Observe(latency time.Duration) {
 		}
 	}
 }
+
+// ObserveRequest counts a request an adapter observed, as Observe counts
+// a call: its outcome, and its latency if it was served. It ignores the
+// rest of r.
+func (c *Counts) ObserveRequest(r Request) { c.Observe(r.Latency, r.Outcome) }
 
 // Get returns k's total now, or 0 for a Kind Counts does not know.
 func (c *Counts) Get(k Kind) int64 {
@@ -58,7 +73,7 @@ func (c *Counts) Get(k Kind) int64 {
 // them at the same instant: while requests run, a Snapshot may show one
 // request in two states, or in none.
 func (c *Counts) Snapshot() Snapshot {
-	return Snapshot{
+	s := Snapshot{
 		InFlight:   c.Get(InFlight),
 		Waiting:    c.Get(Waiting),
 		Queued:     c.Get(Queued),
@@ -67,26 +82,33 @@ func (c *Counts) Snapshot() Snapshot {
 		Retried:    c.Get(Retried),
 		Hedged:     c.Get(Hedged),
 		Excluded:   c.Get(Excluded),
-		Calls:      c.calls.Load(),
 		Latency:    time.Duration(c.sum.Load()),
 		MaxLatency: time.Duration(c.max.Load()),
 	}
+	for o := range s.Calls {
+		s.Calls[o] = c.outcomes[o].Load()
+	}
+	return s
 }
 
 // A Snapshot is what a [Counts] held at one time. It is comparable, so a
 // test can check all of it with ==.
 type Snapshot struct {
-	InFlight, Waiting, Queued       int64         // up-down: the number now
-	Shed, TimedOut, Retried, Hedged int64         // counters: the total so far
-	Excluded                        int64         // up-down: the number now
-	Calls                           int64         // latencies observed
-	Latency                         time.Duration // their sum
-	MaxLatency                      time.Duration // the longest of them
+	InFlight, Waiting, Queued       int64              // up-down: the number now
+	Shed, TimedOut, Retried, Hedged int64              // counters: the total so far
+	Excluded                        int64              // up-down: the number now
+	Calls                           [NumOutcomes]int64 // calls observed, by Outcome: Calls[OutcomeShed]
+	Latency                         time.Duration      // the sum of the served calls' latencies
+	MaxLatency                      time.Duration      // the longest of them
 }
 
+// Served returns the number of served calls observed, whose latencies
+// Latency sums.
+func (s Snapshot) Served() int64 { return s.Calls[OutcomeServed] }
+
 // String returns the fields that are not zero, in the order of the struct,
-// as "InFlight=1 Waiting=2 Calls=3 Latency=300ms MaxLatency=150ms", or
-// "{}" if all are.
+// the calls by outcome, as "InFlight=1 Waiting=2 Calls[served]=3
+// Calls[shed]=1 Latency=300ms MaxLatency=150ms", or "{}" if all are.
 func (s Snapshot) String() string {
 	var b strings.Builder
 	field := func(name string, v any, zero bool) {
@@ -106,7 +128,9 @@ func (s Snapshot) String() string {
 	field("Retried", s.Retried, s.Retried == 0)
 	field("Hedged", s.Hedged, s.Hedged == 0)
 	field("Excluded", s.Excluded, s.Excluded == 0)
-	field("Calls", s.Calls, s.Calls == 0)
+	for o, n := range s.Calls {
+		field("Calls["+Outcome(o).String()+"]", n, n == 0)
+	}
 	field("Latency", s.Latency, s.Latency == 0)
 	field("MaxLatency", s.MaxLatency, s.MaxLatency == 0)
 	if b.Len() == 0 {

@@ -33,29 +33,33 @@ func Example() {
 	held.Call(ctx, "a")
 	fmt.Println("shed:", shed.Snapshot())
 	fmt.Println("limit:", limited.Snapshot())
-	fmt.Println("calls:", calls.Snapshot().Calls, "in flight:", calls.Get(metrics.InFlight))
+	s := calls.Snapshot() // latencies depend on the machine
+	fmt.Println("served:", s.Calls[metrics.OutcomeServed], "shed:", s.Calls[metrics.OutcomeShed])
 	// Output:
 	// b: service overloaded
 	// in flight: 1 1
 	// shed: Shed=1
 	// limit: {}
-	// calls: 2 in flight: 0
+	// served: 1 shed: 1
 }
 
-// Counts keeps totals and the latencies' count, sum and maximum.
+// Counts keeps totals, the calls by outcome, and the served calls'
+// latencies: their sum and maximum. A shed call's latency is not among
+// them.
 func ExampleCounts() {
 	var c metrics.Counts
 	c.Add(metrics.InFlight, 1)
 	c.Add(metrics.Retried, 1)
 	c.Add(metrics.Retried, 1)
-	c.Observe(120 * time.Millisecond)
-	c.Observe(80 * time.Millisecond)
+	c.Observe(120*time.Millisecond, metrics.OutcomeServed)
+	c.Observe(80*time.Millisecond, metrics.OutcomeServed)
+	c.Observe(time.Microsecond, metrics.OutcomeShed)
 	fmt.Println(c.Snapshot())
 	s := c.Snapshot()
-	fmt.Println("mean:", s.Latency/time.Duration(s.Calls))
+	fmt.Println("mean served:", s.Latency/time.Duration(s.Served()))
 	// Output:
-	// InFlight=1 Retried=2 Calls=2 Latency=200ms MaxLatency=120ms
-	// mean: 100ms
+	// InFlight=1 Retried=2 Calls[served]=2 Calls[shed]=1 Latency=200ms MaxLatency=120ms
+	// mean served: 100ms
 }
 
 // A Sink of one's own: here, one that prints what it is told.
@@ -65,11 +69,13 @@ func ExampleSink() {
 	tower.Call(context.Background(), svc, "hello")
 	// Output:
 	// InFlight +1
-	// a call observed
+	// a call observed: served
 	// InFlight -1
 }
 
 type printer struct{}
 
 func (printer) Add(k metrics.Kind, delta int64) { fmt.Printf("%v %+d\n", k, delta) }
-func (printer) Observe(time.Duration)           { fmt.Println("a call observed") }
+func (printer) Observe(_ time.Duration, o metrics.Outcome) {
+	fmt.Println("a call observed:", o)
+}

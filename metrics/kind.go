@@ -76,6 +76,9 @@ type Sink interface {
 	// a counter.
 	Add(k Kind, delta int64)
 	// Observe records the latency of one call, as the metrics layer
-	// measured it (see [New]).
-	Observe(latency time.Duration)
+	// measured it (see [New]), and how the call ended. A Sink keeps the
+	// latencies of each outcome apart, or at least those of served calls
+	// apart from the others: a call shed or refused at once would pull
+	// the served ones' percentiles down.
+	Observe(latency time.Duration, outcome Outcome)
 }

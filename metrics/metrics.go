@@ -13,7 +13,8 @@ import (
 // when inner's Ready grants a permit and -1 when the call returns (with a
 // response, an error or a panic) or the permit is released unused; and,
 // through Observe, the latency of every call, from the start of Call to its
-// return, whatever the outcome. Ready is not timed: where the layer sits
+// return, with its outcome: [OutcomeOf] the call's error, and OutcomeError
+// for a call that panicked. Ready is not timed: where the layer sits
 // decides what a latency includes, as it does for a Timeout.
 //
 // The layer adds nothing else: its permits wrap inner's and allocate
@@ -60,14 +61,17 @@ func (s *service[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], 
 // wrapper is the layer's tower.Wrapper, kept off its method set.
 type wrapper[Req, Res any] service[Req, Res]
 
-func (w *wrapper[Req, Res]) CallWrapped(ctx context.Context, inner tower.Permit[Req, Res], req Req) (Res, error) {
-	defer w.done(mono.Now()) // deferred, so that a panicking call is counted out too
-	return inner.Call(ctx, req)
+func (w *wrapper[Req, Res]) CallWrapped(ctx context.Context, inner tower.Permit[Req, Res], req Req) (res Res, err error) {
+	start, outcome := mono.Now(), OutcomeError // a panic leaves it an error
+	defer w.done(start, &outcome)              // deferred, so that a panicking call is counted out too
+	res, err = inner.Call(ctx, req)
+	outcome = OutcomeOf(err)
+	return res, err
 }
 
-// done reports the end of a call that started at start.
-func (w *wrapper[Req, Res]) done(start time.Duration) {
-	w.sink.Observe(mono.Now() - start)
+// done reports the end of a call that started at start, with *outcome.
+func (w *wrapper[Req, Res]) done(start time.Duration, outcome *Outcome) {
+	w.sink.Observe(mono.Now()-start, *outcome)
 	w.sink.Add(InFlight, -1)
 }
 

@@ -63,11 +63,17 @@ func TestCounts(t *testing.T) {
 	}
 	c.Add(metrics.Waiting, -5)
 	for _, d := range []time.Duration{30 * ms, 100 * ms, 20 * ms} {
-		c.Observe(d)
+		c.Observe(d, metrics.OutcomeServed)
 	}
+	c.Observe(time.Microsecond, metrics.OutcomeShed) // counted, its latency not kept
+	c.Observe(time.Second, metrics.OutcomeTimedOut)
+	c.ObserveRequest(metrics.Request{Outcome: metrics.OutcomeShed, Latency: time.Microsecond})
+	c.Observe(time.Hour, 0)                                    // ignored
+	c.Observe(time.Hour, metrics.Outcome(metrics.NumOutcomes)) // ignored
 	want := metrics.Snapshot{
 		InFlight: 10, Waiting: 15, Queued: 30, Shed: 40, TimedOut: 50, Retried: 60, Hedged: 70, Excluded: 80,
-		Calls: 3, Latency: 150 * ms, MaxLatency: 100 * ms,
+		Calls:   byOutcome{metrics.OutcomeServed: 3, metrics.OutcomeShed: 2, metrics.OutcomeTimedOut: 1},
+		Latency: 150 * ms, MaxLatency: 100 * ms,
 	}
 	if got := c.Snapshot(); got != want {
 		t.Errorf("got %v, want %v", got, want)
@@ -78,11 +84,18 @@ func TestCounts(t *testing.T) {
 	if got := c.Get(metrics.Kind(metrics.NumKinds)); got != 0 {
 		t.Errorf("Get of an unknown kind: got %d, want 0", got)
 	}
-	const wantString = "InFlight=10 Waiting=15 Queued=30 Shed=40 TimedOut=50 Retried=60 Hedged=70 Excluded=80 Calls=3 Latency=150ms MaxLatency=100ms"
+	if got := want.Served(); got != 3 {
+		t.Errorf("Served: got %d, want 3", got)
+	}
+	const wantString = "InFlight=10 Waiting=15 Queued=30 Shed=40 TimedOut=50 Retried=60 Hedged=70 Excluded=80 " +
+		"Calls[served]=3 Calls[shed]=2 Calls[timed_out]=1 Latency=150ms MaxLatency=100ms"
 	if got := want.String(); got != wantString {
 		t.Errorf("String: got %q, want %q", got, wantString)
 	}
 }
+
+// byOutcome is the type of a Snapshot's Calls.
+type byOutcome = [metrics.NumOutcomes]int64
 
 // Adds and observations from many goroutines at once all count.
 func TestCountsConcurrent(t *testing.T) {
@@ -95,13 +108,13 @@ func TestCountsConcurrent(t *testing.T) {
 					c.Add(metrics.InFlight, 1)
 					c.Add(metrics.Shed, 1)
 					c.Add(metrics.InFlight, -1)
-					c.Observe(time.Duration(g*1000+i) * time.Microsecond)
+					c.Observe(time.Duration(g*1000+i)*time.Microsecond, metrics.OutcomeServed)
 				}
 			})
 		}
 		wg.Wait()
 		// The latencies are 0µs to 7999µs, once each.
-		want := metrics.Snapshot{Shed: 8000, Calls: 8000, Latency: 7999 * 8000 / 2 * time.Microsecond, MaxLatency: 7999 * time.Microsecond}
+		want := metrics.Snapshot{Shed: 8000, Calls: byOutcome{metrics.OutcomeServed: 8000}, Latency: 7999 * 8000 / 2 * time.Microsecond, MaxLatency: 7999 * time.Microsecond}
 		if got := c.Snapshot(); got != want {
 			t.Errorf("got %v, want %v", got, want)
 		}
@@ -113,7 +126,9 @@ func TestCountsDoesNotAllocate(t *testing.T) {
 	var sink metrics.Sink = &c
 	allocs := testing.AllocsPerRun(100, func() {
 		sink.Add(metrics.InFlight, 1)
-		sink.Observe(ms)
+		sink.Observe(ms, metrics.OutcomeServed)
+		sink.Observe(ms, metrics.OutcomeShed)
+		c.ObserveRequest(metrics.Request{Protocol: metrics.HTTPServer, Method: "GET", Outcome: metrics.OutcomeServed, Latency: ms})
 	})
 	if allocs != 0 {
 		t.Errorf("got %v allocations, want 0", allocs)
@@ -124,7 +139,7 @@ func TestCountsDoesNotAllocate(t *testing.T) {
 type recorder struct {
 	mu        sync.Mutex
 	adds      []string
-	latencies []time.Duration
+	latencies []string
 }
 
 func (r *recorder) Add(k metrics.Kind, delta int64) {
@@ -133,10 +148,10 @@ func (r *recorder) Add(k metrics.Kind, delta int64) {
 	r.adds = append(r.adds, fmt.Sprintf("%v%+d", k, delta))
 }
 
-func (r *recorder) Observe(d time.Duration) {
+func (r *recorder) Observe(d time.Duration, o metrics.Outcome) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.latencies = append(r.latencies, d)
+	r.latencies = append(r.latencies, fmt.Sprintf("%v:%v", d, o))
 }
 
 func (r *recorder) String() string {
@@ -147,7 +162,7 @@ func (r *recorder) String() string {
 
 // InFlight counts permits from Ready's grant to the end of their call, or
 // their release; each call's latency is measured from Call to its return,
-// whatever the outcome, and never includes Ready's wait.
+// with its outcome, and never includes Ready's wait.
 func TestLayerInFlightAndLatency(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var c metrics.Counts
@@ -190,11 +205,12 @@ func TestLayerInFlightAndLatency(t *testing.T) {
 		time.Sleep(100 * ms)
 		a.Respond("A")
 		<-calls
-		want("one answered at 100ms", metrics.Snapshot{InFlight: 1, Calls: 1, Latency: 100 * ms, MaxLatency: 100 * ms})
+		want("one answered at 100ms", metrics.Snapshot{InFlight: 1, Calls: byOutcome{metrics.OutcomeServed: 1}, Latency: 100 * ms, MaxLatency: 100 * ms})
 		time.Sleep(150 * ms)
 		b.Fail(errors.New("boom"))
 		<-calls
-		want("one failed at 250ms", metrics.Snapshot{Calls: 2, Latency: 350 * ms, MaxLatency: 250 * ms})
+		failed := metrics.Snapshot{Calls: byOutcome{metrics.OutcomeServed: 1, metrics.OutcomeError: 1}, Latency: 100 * ms, MaxLatency: 100 * ms}
+		want("one failed at 250ms", failed)
 		if got := time.Since(start); got != 750*ms {
 			t.Errorf("ended at %v, want 750ms", got)
 		}
@@ -203,16 +219,16 @@ func TestLayerInFlightAndLatency(t *testing.T) {
 		if _, err := svc.Ready(t.Context()); err == nil {
 			t.Fatal("Ready: got a permit, want the inner service's error")
 		}
-		want("inner Ready failed", metrics.Snapshot{Calls: 2, Latency: 350 * ms, MaxLatency: 250 * ms})
+		want("inner Ready failed", failed)
 		// The inner layer saw the same, in order.
-		const wantRec = "[InFlight+1 InFlight+1 InFlight+1 InFlight-1 InFlight-1 InFlight-1] [100ms 250ms]"
+		const wantRec = "[InFlight+1 InFlight+1 InFlight+1 InFlight-1 InFlight-1 InFlight-1] [100ms:served 250ms:error]"
 		if got := rec.String(); got != wantRec {
 			t.Errorf("inner layer's sink: got %s, want %s", got, wantRec)
 		}
 	})
 }
 
-// A call that panics is counted out, and its latency observed.
+// A call that panics is counted out, as an error.
 func TestLayerPanickingCall(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var c metrics.Counts
@@ -222,7 +238,7 @@ func TestLayerPanickingCall(t *testing.T) {
 				panic("boom")
 			}))
 		towertest.Panics(t, "boom", func() { tower.Call(t.Context(), svc, "a") })
-		if got, want := c.Snapshot(), (metrics.Snapshot{Calls: 1, Latency: 20 * ms, MaxLatency: 20 * ms}); got != want {
+		if got, want := c.Snapshot(), (metrics.Snapshot{Calls: byOutcome{metrics.OutcomeError: 1}}); got != want {
 			t.Errorf("got %v, want %v", got, want)
 		}
 	})

@@ -39,11 +39,11 @@ func (c *core[Target, Req, Res]) replace(ctx context.Context, cn *conn[Req, Res]
 	closeService(cn.svc)
 }
 
-// drop forgets cn, which failed its readiness check, and closes it; it
-// does nothing if cn was already dropped.
-func (c *core[Target, Req, Res]) drop(cn *conn[Req, Res]) {
+// drop forgets cn, which failed its readiness check with err, closes it,
+// and logs it; it does nothing if cn was already dropped.
+func (c *core[Target, Req, Res]) drop(cn *conn[Req, Res], err error) {
 	if c.conn.CompareAndSwap(cn, nil) {
-		closeService(cn.svc)
+		c.logDropped(err, closeService(cn.svc))
 	}
 }
 

@@ -2,6 +2,7 @@ package reconnect
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 
@@ -24,6 +25,9 @@ type core[Target, Req, Res any] struct {
 	attempt *attempt[Req, Res] // the connect in progress, if any
 	pending *ConnectError      // a failed connect nobody waited for; the next caller gets it
 	err     error              // set for good: ErrClosed, or the maker's Ready failed
+	failed  int                // connects that failed since the last one that did not
+
+	log *slog.Logger // nil: no logging
 }
 
 // conn is one service the maker made. Its address tells one service from
@@ -41,6 +45,7 @@ type attempt[Req, Res any] struct {
 	waiters  int           // callers waiting for the outcome
 	finished bool          // the outcome is in: waiters no longer changes
 	err      *ConnectError // the connect failed; nil if it succeeded
+	failed   int           // if it failed, core.failed counting it
 }
 
 // ready is the slow path of Ready: there is no service, or the current one
@@ -54,7 +59,7 @@ func (c *core[Target, Req, Res]) ready(ctx context.Context) (tower.Permit[Req, R
 			if err == nil || isCtxErr(ctx, err) {
 				return p, err
 			}
-			c.drop(cn)
+			c.drop(cn, err)
 			if reconnected {
 				// A service made for this caller failed at once: report
 				// it rather than connect again, and again.
@@ -150,7 +155,15 @@ const (
 // of it once done closes, unless the Reconnect was closed meanwhile, when
 // nobody will: it goes to safe.Orphan, as does a panic in the Close of a
 // service made after Close.
+//
+// A failure that the waiters hear of is logged, if the Reconnect has a
+// logger, before they are told: so Close, which waits for the connect,
+// waits for the log too.
 func (c *core[Target, Req, Res]) connect(ctx context.Context, a *attempt[Req, Res]) {
+	var (
+		failed error // the failure the waiters heard of, to log
+		broken bool  // failed is the maker's Ready's
+	)
 	where, returned := inMakerReady, false
 	defer func() {
 		if !returned {
@@ -159,15 +172,24 @@ func (c *core[Target, Req, Res]) connect(ctx context.Context, a *attempt[Req, Re
 				safe.Orphan(perr)
 			} else if _, heard := c.record(a, nil, where == inMakerReady, perr); !heard {
 				safe.Orphan(perr)
+			} else {
+				failed, broken = perr, where == inMakerReady
 			}
+		}
+		if failed != nil {
+			c.logConnect(a, failed, broken)
 		}
 		a.cancel()
 		close(a.done)
 	}()
-	svc, broken, err := c.make(ctx, &where)
-	if discard, _ := c.record(a, svc, broken, err); discard != nil {
+	svc, makerBroken, err := c.make(ctx, &where)
+	discard, heard := c.record(a, svc, makerBroken, err)
+	if discard != nil {
 		where = inClose
 		closeService(discard)
+	}
+	if heard {
+		failed, broken = err, makerBroken
 	}
 	returned = true
 }
@@ -208,7 +230,10 @@ func (c *core[Target, Req, Res]) record(a *attempt[Req, Res], svc tower.Service[
 		if a.waiters == 0 {
 			c.pending = a.err
 		}
+		c.failed++
+		a.failed = c.failed
 	default:
+		c.failed = 0
 		c.conn.Store(&conn[Req, Res]{svc: svc})
 	}
 	return nil, true

@@ -56,6 +56,12 @@
 // the same, but waits for a maker that ignores its ctx only as long as
 // ctx lasts, as net/http's Server.Shutdown does.
 //
+// # Logging
+//
+// A Reconnect writes no log by default. Given a *slog.Logger with
+// [WithLogger], it logs each failed connect, each service it drops for
+// failing its readiness, and its maker breaking for good.
+//
 // # Panics
 //
 // A panic in the maker, which runs on the connect goroutine, does not end

@@ -83,31 +83,35 @@ type Reconnect[Target, Req, Res any] struct {
 }
 
 // New returns a Reconnect that makes its services by calling maker with
-// target. It does not connect until the first Ready. It panics if maker is
-// nil, or a nil pointer (or func, map, chan) in an interface.
-func New[Target, Req, Res any](maker MakeService[Target, Req, Res], target Target) *Reconnect[Target, Req, Res] {
+// target, with opts. It does not connect until the first Ready. It panics
+// if maker is nil, or a nil pointer (or func, map, chan) in an interface,
+// or if an option is nil.
+func New[Target, Req, Res any](maker MakeService[Target, Req, Res], target Target, opts ...Option) *Reconnect[Target, Req, Res] {
+	const fn = "reconnect.New"
 	if isnil.Is(maker) {
-		panic("reconnect.New: maker is nil")
+		panic(fn + ": maker is nil")
 	}
-	return newReconnect(maker, target, nil)
+	return newReconnect(maker, target, nil, newOptions(fn, opts))
 }
 
 // NewConnected returns a Reconnect that starts out with svc, a service
 // already made for target (tower's Reconnect::with_connection), and makes
-// new ones by calling maker with target. It panics if maker or svc is nil,
-// or a nil pointer (or func, map, chan) in an interface.
-func NewConnected[Target, Req, Res any](maker MakeService[Target, Req, Res], target Target, svc tower.Service[Req, Res]) *Reconnect[Target, Req, Res] {
+// new ones by calling maker with target, with opts. It panics if maker or
+// svc is nil, or a nil pointer (or func, map, chan) in an interface, or if
+// an option is nil.
+func NewConnected[Target, Req, Res any](maker MakeService[Target, Req, Res], target Target, svc tower.Service[Req, Res], opts ...Option) *Reconnect[Target, Req, Res] {
+	const fn = "reconnect.NewConnected"
 	if isnil.Is(maker) {
-		panic("reconnect.NewConnected: maker is nil")
+		panic(fn + ": maker is nil")
 	}
 	if isnil.Is(svc) {
-		panic("reconnect.NewConnected: svc is nil")
+		panic(fn + ": svc is nil")
 	}
-	return newReconnect(maker, target, &conn[Req, Res]{svc: svc})
+	return newReconnect(maker, target, &conn[Req, Res]{svc: svc}, newOptions(fn, opts))
 }
 
-func newReconnect[Target, Req, Res any](maker MakeService[Target, Req, Res], target Target, cn *conn[Req, Res]) *Reconnect[Target, Req, Res] {
-	c := &core[Target, Req, Res]{maker: maker, target: target}
+func newReconnect[Target, Req, Res any](maker MakeService[Target, Req, Res], target Target, cn *conn[Req, Res], o options) *Reconnect[Target, Req, Res] {
+	c := &core[Target, Req, Res]{maker: maker, target: target, log: o.logger}
 	c.conn.Store(cn)
 	r := &Reconnect[Target, Req, Res]{c: c}
 	lifetime.OnUnreachable(r, "a reconnect.Reconnect", (*core[Target, Req, Res]).collected, c)
@@ -129,7 +133,7 @@ func (r *Reconnect[Target, Req, Res]) Ready(ctx context.Context) (tower.Permit[R
 		if err == nil || isCtxErr(ctx, err) {
 			return p, err
 		}
-		c.drop(cn)
+		c.drop(cn, err)
 	}
 	p, err := c.ready(ctx)
 	// A caller waiting for a connect keeps the Reconnect reachable: its

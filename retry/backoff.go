@@ -1,20 +1,10 @@
 package retry
 
 import (
-	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"time"
 )
-
-// ErrInvalidBackoff is the error of a backoff built with bad parameters.
-// The errors the constructors return wrap it, and read as tower's
-// InvalidBackoff does: "invalid backoff: maximum must not be less than
-// minimum".
-var ErrInvalidBackoff = errors.New("invalid backoff")
-
-func invalidBackoff(msg string) error { return fmt.Errorf("%w: %s", ErrInvalidBackoff, msg) }
 
 // A Backoff says how long to wait before each retry. Delay may return a
 // different duration each time (jitter); it must be safe for concurrent
@@ -51,37 +41,32 @@ type ExponentialBackoff struct {
 
 // NewExponentialBackoff returns an ExponentialBackoff from min to max, with
 // jitter the fraction of the base that may be added at random, between 0
-// and 100 (0 for none, 1 for up to a full base). Like tower's, it returns
-// an error that wraps [ErrInvalidBackoff] if max is less than min, max is
-// zero, or jitter is negative, greater than 100 or NaN (so infinities are
-// refused); and, since a Duration can be negative, if min is.
-func NewExponentialBackoff(min, max time.Duration, jitter float64) (*ExponentialBackoff, error) {
-	if err := validate(min, max); err != nil {
-		return nil, err
+// and 100 (0 for none, 1 for up to a full base). It panics, on tower's
+// rules, if max is less than min, max is zero, or jitter is outside [0,
+// 100] or NaN (so infinities are refused); and, since a Duration can be
+// negative, if min is. tower returns an error for these; here, as for
+// every constructor of this module, bad parameters are a bug of the
+// caller's, reported where it is.
+func NewExponentialBackoff(min, max time.Duration, jitter float64) *ExponentialBackoff {
+	const fn = "retry.NewExponentialBackoff"
+	validate(fn, min, max)
+	if !(jitter >= 0 && jitter <= 100) { // NaN fails both
+		panic(fmt.Sprintf("%s: jitter must be between 0 and 100, got %v", fn, jitter))
 	}
-	switch {
-	case jitter < 0:
-		return nil, invalidBackoff("jitter must not be negative")
-	case jitter > 100:
-		return nil, invalidBackoff("jitter must not be greater than 100")
-	case math.IsNaN(jitter):
-		return nil, invalidBackoff("jitter must not be NaN")
-	}
-	return &ExponentialBackoff{min: min, max: max, jitter: jitter, rand: rand.Float64}, nil
+	return &ExponentialBackoff{min: min, max: max, jitter: jitter, rand: rand.Float64}
 }
 
-// validate checks min and max with tower's rules and messages, in tower's
-// order, and refuses a negative min.
-func validate(min, max time.Duration) error {
+// validate panics, naming fn, unless min and max pass tower's rules,
+// checked in tower's order, and min is not negative.
+func validate(fn string, min, max time.Duration) {
 	switch {
 	case min > max:
-		return invalidBackoff("maximum must not be less than minimum")
+		panic(fmt.Sprintf("%s: max must not be less than min, got min %v and max %v", fn, min, max))
 	case max == 0:
-		return invalidBackoff("maximum must be non-zero")
+		panic(fn + ": max must not be zero")
 	case min < 0:
-		return invalidBackoff("minimum must not be negative")
+		panic(fmt.Sprintf("%s: min must not be negative, got %v", fn, min))
 	}
-	return nil
 }
 
 // Delay returns the wait after attempt number attempt: min·2^(attempt-1),
@@ -144,13 +129,11 @@ type FullJitterBackoff struct {
 }
 
 // NewFullJitterBackoff returns a FullJitterBackoff from min to max. It
-// returns an error that wraps [ErrInvalidBackoff] if max is less than min,
-// max is zero, or min is negative, with [NewExponentialBackoff]'s messages.
-func NewFullJitterBackoff(min, max time.Duration) (*FullJitterBackoff, error) {
-	if err := validate(min, max); err != nil {
-		return nil, err
-	}
-	return &FullJitterBackoff{min: min, max: max, rand: rand.Float64}, nil
+// panics if max is less than min, max is zero, or min is negative, as
+// [NewExponentialBackoff] does.
+func NewFullJitterBackoff(min, max time.Duration) *FullJitterBackoff {
+	validate("retry.NewFullJitterBackoff", min, max)
+	return &FullJitterBackoff{min: min, max: max, rand: rand.Float64}
 }
 
 // Delay returns a wait in [0, min(max, min·2^(attempt-1))). An attempt

@@ -1,14 +1,26 @@
 package retry_test
 
 import (
-	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
 
 	"github.com/towergo/tower/retry"
+	"github.com/towergo/tower/towertest"
 )
+
+// tryExponential is NewExponentialBackoff for the cases that tower's tests
+// draw at random: false for those whose parameters it refuses, with a
+// panic here where tower returns an error.
+func tryExponential(min, max time.Duration, jitter float64) (b *retry.ExponentialBackoff, ok bool) {
+	defer func() {
+		if recover() != nil {
+			b, ok = nil, false
+		}
+	}()
+	return retry.NewExponentialBackoff(min, max, jitter), true
+}
 
 // cases returns n pairs of durations in whole milliseconds, from a fixed
 // seed, with the edge cases first: tower's quickcheck tests draw any u64
@@ -33,8 +45,8 @@ func cases(n int) [][2]time.Duration {
 // tower: backoff_base_first. The first base is min.
 func TestBackoffBaseFirst(t *testing.T) {
 	for _, c := range cases(1000) {
-		b, err := retry.NewExponentialBackoff(c[0], c[1], 0)
-		if err != nil {
+		b, ok := tryExponential(c[0], c[1], 0)
+		if !ok {
 			continue // tower discards these cases
 		}
 		if got := b.Base(1); got != c[0] {
@@ -48,8 +60,8 @@ func TestBackoffBaseFirst(t *testing.T) {
 func TestBackoffBaseBounds(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, c := range cases(1000) {
-		b, err := retry.NewExponentialBackoff(c[0], c[1], 0)
-		if err != nil {
+		b, ok := tryExponential(c[0], c[1], 0)
+		if !ok {
 			continue
 		}
 		for _, n := range []int{1, 2, 31, 32, 33, 63, 64, 65, math.MaxInt, r.IntN(1 << 20)} {
@@ -66,8 +78,8 @@ func TestBackoffJitter(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for i, c := range cases(1000) {
 		jitter := []float64{0, 1, 100, r.Float64() * 100}[i%4]
-		b, err := retry.NewExponentialBackoff(c[0], c[1], jitter)
-		if err != nil {
+		b, ok := tryExponential(c[0], c[1], jitter)
+		if !ok {
 			continue
 		}
 		b.SetRand(r.Float64) // seeded: a draw near 0 would make no jitter
@@ -82,10 +94,7 @@ func TestBackoffJitter(t *testing.T) {
 	}
 	// A base of whole seconds gets jitter too (tower's truncates the
 	// scaled seconds to whole seconds, and would give none here).
-	b, err := retry.NewExponentialBackoff(time.Second, 10*time.Second, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := retry.NewExponentialBackoff(time.Second, 10*time.Second, 1)
 	b.SetRand(func() float64 { return 0.25 })
 	if got := b.Jitter(time.Second); got != 250*time.Millisecond {
 		t.Errorf("base 1s, jitter 1, random 0.25: got %v, want 250ms", got)
@@ -113,10 +122,7 @@ func TestBackoffDelays(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b, err := retry.NewExponentialBackoff(tt.min, tt.max, tt.jitter)
-			if err != nil {
-				t.Fatal(err)
-			}
+			b := retry.NewExponentialBackoff(tt.min, tt.max, tt.jitter)
 			b.SetRand(func() float64 { return tt.rand })
 			for i, want := range tt.want {
 				if got := b.Delay(i + 1); got != want {
@@ -126,59 +132,46 @@ func TestBackoffDelays(t *testing.T) {
 		})
 	}
 	// A large attempt number and a large jitter stay within max.
-	b, err := retry.NewExponentialBackoff(time.Hour, math.MaxInt64, 100)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := retry.NewExponentialBackoff(time.Hour, math.MaxInt64, 100)
 	b.SetRand(func() float64 { return 0.999 })
 	if got := b.Delay(40); got != math.MaxInt64 {
 		t.Errorf("Delay(40): got %v, want the maximum Duration", got)
 	}
 }
 
-// tower: jitter_must_be_finite, with every other InvalidBackoff rule and
-// its message.
+// tower: jitter_must_be_finite, with every other rule of tower's
+// InvalidBackoff, each a panic that names the parameter.
 func TestBackoffInvalid(t *testing.T) {
+	const fn = "retry.NewExponentialBackoff: "
 	tests := []struct {
 		name     string
 		min, max time.Duration
 		jitter   float64
 		want     string
 	}{
-		{"MaxLessThanMin", 2 * time.Second, time.Second, 0, "invalid backoff: maximum must not be less than minimum"},
-		{"MaxZero", 0, 0, 0, "invalid backoff: maximum must be non-zero"},
-		{"MinNegative", -time.Second, time.Second, 0, "invalid backoff: minimum must not be negative"},
-		{"JitterNegative", 0, time.Second, -0.1, "invalid backoff: jitter must not be negative"},
-		{"JitterOver100", 0, time.Second, 100.5, "invalid backoff: jitter must not be greater than 100"},
-		{"JitterNaN", 0, time.Millisecond, math.NaN(), "invalid backoff: jitter must not be NaN"},
-		{"JitterPlusInf", 0, time.Millisecond, math.Inf(1), "invalid backoff: jitter must not be greater than 100"},
-		{"JitterMinusInf", 0, time.Millisecond, math.Inf(-1), "invalid backoff: jitter must not be negative"},
+		{"MaxLessThanMin", 2 * time.Second, time.Second, 0, fn + "max must not be less than min, got min 2s and max 1s"},
+		{"MaxZero", 0, 0, 0, fn + "max must not be zero"},
+		{"MinNegative", -time.Second, time.Second, 0, fn + "min must not be negative, got -1s"},
+		{"JitterNegative", 0, time.Second, -0.1, fn + "jitter must be between 0 and 100, got -0.1"},
+		{"JitterOver100", 0, time.Second, 100.5, fn + "jitter must be between 0 and 100, got 100.5"},
+		{"JitterNaN", 0, time.Millisecond, math.NaN(), fn + "jitter must be between 0 and 100, got NaN"},
+		{"JitterPlusInf", 0, time.Millisecond, math.Inf(1), fn + "jitter must be between 0 and 100, got +Inf"},
+		{"JitterMinusInf", 0, time.Millisecond, math.Inf(-1), fn + "jitter must be between 0 and 100, got -Inf"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b, err := retry.NewExponentialBackoff(tt.min, tt.max, tt.jitter)
-			if b != nil || err == nil || err.Error() != tt.want {
-				t.Fatalf("got %v, %v; want nil, %q", b, err, tt.want)
-			}
-			if !errors.Is(err, retry.ErrInvalidBackoff) {
-				t.Errorf("errors.Is(%v, ErrInvalidBackoff) = false, want true", err)
-			}
+			towertest.Panics(t, tt.want, func() { retry.NewExponentialBackoff(tt.min, tt.max, tt.jitter) })
 		})
 	}
 	// The valid edges.
 	for _, j := range []float64{0, 100} {
-		if _, err := retry.NewExponentialBackoff(0, time.Nanosecond, j); err != nil {
-			t.Errorf("jitter %v: got %v, want no error", j, err)
-		}
+		retry.NewExponentialBackoff(0, time.Nanosecond, j)
 	}
 }
 
 func TestFullJitterBackoff(t *testing.T) {
 	ms := time.Millisecond
-	b, err := retry.NewFullJitterBackoff(100*ms, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := retry.NewFullJitterBackoff(100*ms, time.Second)
 	b.SetRand(func() float64 { return 0.5 })
 	for i, want := range []time.Duration{50 * ms, 100 * ms, 200 * ms, 400 * ms, 500 * ms, 500 * ms} {
 		if got := b.Delay(i + 1); got != want {
@@ -189,9 +182,18 @@ func TestFullJitterBackoff(t *testing.T) {
 	if got := b.Delay(3); got != 0 {
 		t.Errorf("Delay(3) with a random 0: got %v, want 0", got)
 	}
-	for _, bad := range [][2]time.Duration{{2 * ms, ms}, {0, 0}, {-ms, ms}} {
-		if _, err := retry.NewFullJitterBackoff(bad[0], bad[1]); !errors.Is(err, retry.ErrInvalidBackoff) {
-			t.Errorf("NewFullJitterBackoff(%v, %v): got %v, want an ErrInvalidBackoff", bad[0], bad[1], err)
-		}
+	const fn = "retry.NewFullJitterBackoff: "
+	for _, bad := range []struct {
+		name     string
+		min, max time.Duration
+		want     string
+	}{
+		{"MaxLessThanMin", 2 * ms, ms, fn + "max must not be less than min, got min 2ms and max 1ms"},
+		{"MaxZero", 0, 0, fn + "max must not be zero"},
+		{"MinNegative", -ms, ms, fn + "min must not be negative, got -1ms"},
+	} {
+		t.Run(bad.name, func(t *testing.T) {
+			towertest.Panics(t, bad.want, func() { retry.NewFullJitterBackoff(bad.min, bad.max) })
+		})
 	}
 }

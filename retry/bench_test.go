@@ -23,12 +23,12 @@ func BenchmarkBaseline(b *testing.B) { towertest.Bench(b, echoInt, 1) }
 // BenchmarkRetry is a first attempt that succeeds, under the default
 // StandardPolicy.
 func BenchmarkRetry(b *testing.B) {
-	towertest.Bench(b, retry.New(echoInt, retry.NewPolicy[int, int](nil)), 1)
+	towertest.Bench(b, retry.New(echoInt, retry.NewPolicy[int, int](retry.AnyError)), 1)
 }
 
 // BenchmarkRetryBudget adds a TPSBudget: one deposit per request.
 func BenchmarkRetryBudget(b *testing.B) {
-	policy := retry.NewPolicy[int, int](nil, retry.WithBudget(retry.NewTPSBudget(10*time.Second, 10, 0.2)))
+	policy := retry.NewPolicy[int, int](retry.AnyError, retry.WithBudget(retry.NewTPSBudget(10*time.Second, 10, 0.2)))
 	towertest.Bench(b, retry.New(echoInt, policy), 1)
 }
 
@@ -57,7 +57,7 @@ func (*intSessions) NewSession() retry.Policy[int, int] { return &intLimit{left:
 // BenchmarkRetryOnce is a request whose first attempt fails and whose
 // retry succeeds: a second Ready and Call, no backoff.
 func BenchmarkRetryOnce(b *testing.B) {
-	towertest.Bench(b, retry.New(failEveryOther(), retry.NewPolicy[int, int](nil)), 1)
+	towertest.Bench(b, retry.New(failEveryOther(), retry.NewPolicy[int, int](retry.AnyError)), 1)
 }
 
 // failEveryOther returns a service that fails every other request, the
@@ -76,7 +76,7 @@ func failEveryOther() tower.Service[int, int] {
 // BenchmarkRetryParallel shares one Retry with a budget among GOMAXPROCS
 // callers.
 func BenchmarkRetryParallel(b *testing.B) {
-	policy := retry.NewPolicy[int, int](nil, retry.WithBudget(retry.NewTPSBudget(10*time.Second, 10, 0.2)))
+	policy := retry.NewPolicy[int, int](retry.AnyError, retry.WithBudget(retry.NewTPSBudget(10*time.Second, 10, 0.2)))
 	towertest.BenchParallel(b, retry.New(echoInt, policy), 1)
 }
 

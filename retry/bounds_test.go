@@ -3,6 +3,7 @@ package retry_test
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -12,7 +13,7 @@ import (
 )
 
 // The extremes of a Duration and of an int, and 0, for every parameter of
-// the backoffs' constructors: an error, or a backoff that works.
+// the backoffs' constructors: a clear panic, or a backoff that works.
 func TestBackoffParameterBounds(t *testing.T) {
 	const (
 		lo = time.Duration(math.MinInt64)
@@ -22,32 +23,31 @@ func TestBackoffParameterBounds(t *testing.T) {
 		name     string
 		min, max time.Duration
 		jitter   float64
-		want     string // the error; "" for a backoff that works
+		want     string // the panic, after the constructor's name; "" for a backoff that works
 	}{
-		{"MinMinInt64", lo, time.Second, 0, "invalid backoff: minimum must not be negative"},
-		{"MinMaxInt64", hi, time.Second, 0, "invalid backoff: maximum must not be less than minimum"},
+		{"MinMinInt64", lo, time.Second, 0, "min must not be negative, got -2562047h47m16.854775808s"},
+		{"MinMaxInt64", hi, time.Second, 0, "max must not be less than min, got min 2562047h47m16.854775807s and max 1s"},
 		{"MinZero", 0, time.Second, 0, ""},
-		{"MaxMinInt64", 0, lo, 0, "invalid backoff: maximum must not be less than minimum"},
-		{"MaxZero", 0, 0, 0, "invalid backoff: maximum must be non-zero"},
+		{"MaxMinInt64", 0, lo, 0, "max must not be less than min, got min 0s and max -2562047h47m16.854775808s"},
+		{"MaxZero", 0, 0, 0, "max must not be zero"},
 		{"MaxMaxInt64", 0, hi, 0, ""},
 		{"MinAndMaxMaxInt64", hi, hi, 100, ""},
 		{"FullRange", 1, hi, 100, ""},
-		{"JitterMaxInt64", 0, time.Second, math.MaxInt64, "invalid backoff: jitter must not be greater than 100"},
-		{"JitterMinInt64", 0, time.Second, math.MinInt64, "invalid backoff: jitter must not be negative"},
+		{"JitterMaxInt64", 0, time.Second, math.MaxInt64, "jitter must be between 0 and 100, got 9.223372036854776e+18"},
+		{"JitterMinInt64", 0, time.Second, math.MinInt64, "jitter must be between 0 and 100, got -9.223372036854776e+18"},
 		{"JitterZero", 0, time.Second, 0, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			exp, err := retry.NewExponentialBackoff(tt.min, tt.max, tt.jitter)
-			if msg := fmt.Sprint(err); (tt.want == "" && err != nil) || (tt.want != "" && msg != tt.want) {
-				t.Fatalf("NewExponentialBackoff: got %v, want %q", err, tt.want)
-			}
-			full, err := retry.NewFullJitterBackoff(tt.min, tt.max)
+			newExp := func() *retry.ExponentialBackoff { return retry.NewExponentialBackoff(tt.min, tt.max, tt.jitter) }
+			newFull := func() *retry.FullJitterBackoff { return retry.NewFullJitterBackoff(tt.min, tt.max) }
 			if tt.want != "" {
+				towertest.Panics(t, "retry.NewExponentialBackoff: "+tt.want, func() { newExp() })
+				if !strings.HasPrefix(tt.want, "jitter") {
+					towertest.Panics(t, "retry.NewFullJitterBackoff: "+tt.want, func() { newFull() })
+				}
 				return
 			}
-			if err != nil {
-				t.Fatalf("NewFullJitterBackoff: got %v, want no error", err)
-			}
+			exp, full := newExp(), newFull()
 			for _, r := range []float64{0, 0.5, math.Nextafter(1, 0)} {
 				exp.SetRand(func() float64 { return r })
 				full.SetRand(func() float64 { return r })
@@ -72,8 +72,8 @@ func delaysWithin(t *testing.T, b retry.Backoff, lo, hi time.Duration) {
 // An attempt below 1 counts as 1, down to math.MinInt, whose attempt-1
 // wrapped around to math.MaxInt and gave the maximum.
 func TestBackoffAttemptMinInt(t *testing.T) {
-	exp, _ := retry.NewExponentialBackoff(time.Millisecond, time.Hour, 0)
-	full, _ := retry.NewFullJitterBackoff(time.Millisecond, time.Hour)
+	exp := retry.NewExponentialBackoff(time.Millisecond, time.Hour, 0)
+	full := retry.NewFullJitterBackoff(time.Millisecond, time.Hour)
 	full.SetRand(func() float64 { return 0.5 })
 	for _, tt := range []struct {
 		b    retry.Backoff

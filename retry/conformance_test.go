@@ -11,17 +11,14 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	backoff, err := retry.NewExponentialBackoff(10*time.Millisecond, time.Second, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	backoff := retry.NewExponentialBackoff(10*time.Millisecond, time.Second, 1)
 	for _, tt := range []struct {
 		name   string
 		policy func() retry.Policy[string, string]
 	}{
-		{"StandardPolicy", func() retry.Policy[string, string] { return retry.NewPolicy[string, string](nil) }},
+		{"StandardPolicy", func() retry.Policy[string, string] { return retry.NewPolicy[string, string](retry.AnyError) }},
 		{"StandardPolicyBackoffBudget", func() retry.Policy[string, string] {
-			return retry.NewPolicy[string, string](nil, retry.WithMaxAttempts(5),
+			return retry.NewPolicy[string, string](retry.AnyError, retry.WithMaxAttempts(5),
 				retry.WithBackoff(backoff), retry.WithBudget(retry.NewTPSBudget(10*time.Second, 10, 0.2)))
 		}},
 		{"PolicyFuncNeverRetries", func() retry.Policy[string, string] {

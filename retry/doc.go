@@ -2,17 +2,17 @@
 // worth another try: tower's Retry, with tower's backoff and retry budget.
 //
 //	budget := retry.NewTPSBudget(10*time.Second, 10, 0.2) // tower's default
-//	backoff, err := retry.NewExponentialBackoff(50*time.Millisecond, time.Second, 1)
-//	if err != nil {
-//		return err // an ErrInvalidBackoff: max < min, jitter outside [0, 100]...
-//	}
-//	policy := retry.NewPolicy[Req, Res](nil, // retry every error
-//		retry.WithMaxAttempts(3), retry.WithBackoff(backoff), retry.WithBudget(budget))
-//	svc := tower.NewBuilder[Req, Res]().
-//		Layer(retry.NewLayer(policy)).                  // Retry > Timeout > ConcurrencyLimit
-//		Layer(timeout.NewLayer[Req, Res](time.Second)). // each attempt gets 1s
-//		Layer(limit.NewConcurrencyLayer[Req, Res](10)).
+//	backoff := retry.NewExponentialBackoff(50*time.Millisecond, time.Second, 1)
+//	svc := stack.New[Req, Res]().
+//		Retry(retry.AnyError, // Retry > Timeout > ConcurrencyLimit
+//			retry.WithMaxAttempts(3), retry.WithBackoff(backoff), retry.WithBudget(budget)).
+//		Timeout(time.Second). // each attempt gets 1s
+//		ConcurrencyLimit(10).
 //		Service(handler)
+//
+// Package stack builds the Retry there as
+// NewLayer(NewPolicy[Req, Res](AnyError, opts...)), and the other layers
+// with their packages' constructors, from one list of type arguments.
 //
 // # Attempts
 //
@@ -49,9 +49,10 @@
 // # Backoff and budgets
 //
 // [ExponentialBackoff] is tower's: min·2^(n-1) capped at max, plus a
-// random part of up to jitter times that, with tower's rules and messages
-// for bad parameters ([ErrInvalidBackoff]). [FullJitterBackoff] draws the
-// whole wait at random below that bound.
+// random part of up to jitter times that, with tower's rules for bad
+// parameters, which panic here as they do in every constructor of this
+// module. [FullJitterBackoff] draws the whole wait at random below that
+// bound.
 //
 // [TPSBudget] is tower's TpsBudget, Finagle's RetryBudget, with tower's
 // integer arithmetic: it lets a share of the recent requests be retried,
@@ -81,4 +82,11 @@
 // Retries at several layers multiply: three layers of three attempts each
 // send 27 requests to the bottom. Retry at one layer, or give each a
 // budget.
+//
+// # Tracing
+//
+// A request whose context carries a [metrics.Tracer] has each of its
+// retries reported to it, as an attempt that spans the retry's backoff,
+// its Ready and its Call; package towerotel's trace layer makes each one
+// a "tower.retry" span. A request that is not retried pays nothing.
 package retry

@@ -37,7 +37,7 @@ func show[Res any](res Res, err error) {
 // A StandardPolicy retries errors up to its maximum number of attempts;
 // when they run out, the caller gets the last error.
 func Example() {
-	policy := retry.NewPolicy[string, string](nil, retry.WithMaxAttempts(3))
+	policy := retry.NewPolicy[string, string](retry.AnyError, retry.WithMaxAttempts(3))
 
 	svc := retry.New(flaky(2), policy)
 	show(tower.Call(context.Background(), svc, "hello"))
@@ -132,21 +132,23 @@ func ExamplePolicyFunc() {
 	// error: gave up after 5 attempts: not yet
 }
 
-// tower's rules for a backoff's parameters, and its delays without jitter.
+// The delays of an ExponentialBackoff without jitter, doubling from min
+// up to max, and of a FullJitterBackoff, drawn at random below the same
+// bounds. Bad parameters, max below min or a jitter above 100, panic.
 func ExampleNewExponentialBackoff() {
-	_, err := retry.NewExponentialBackoff(time.Second, time.Millisecond, 0)
-	fmt.Println(err)
-	_, err = retry.NewExponentialBackoff(0, time.Second, 101)
-	fmt.Println(err, errors.Is(err, retry.ErrInvalidBackoff))
-
-	b, _ := retry.NewExponentialBackoff(100*time.Millisecond, time.Second, 0)
+	b := retry.NewExponentialBackoff(100*time.Millisecond, time.Second, 0)
 	for n := 1; n <= 5; n++ {
 		fmt.Print(b.Delay(n), " ")
 	}
 	fmt.Println()
+
+	full := retry.NewFullJitterBackoff(100*time.Millisecond, time.Second)
+	for n := 1; n <= 5; n++ {
+		if d := full.Delay(n); d >= b.Delay(n) {
+			fmt.Println("a full jitter reached the bound:", d)
+		}
+	}
 	// Output:
-	// invalid backoff: maximum must not be less than minimum
-	// invalid backoff: jitter must not be greater than 100 true
 	// 100ms 200ms 400ms 800ms 1s
 }
 

@@ -113,11 +113,11 @@ func TestOptionPanics(t *testing.T) {
 // BenchmarkRetryMetrics is BenchmarkRetry with a sink, which a first
 // attempt that succeeds does not touch.
 func BenchmarkRetryMetrics(b *testing.B) {
-	towertest.Bench(b, retry.New(echoInt, retry.NewPolicy[int, int](nil), retry.WithMetrics(new(metrics.Counts))), 1)
+	towertest.Bench(b, retry.New(echoInt, retry.NewPolicy[int, int](retry.AnyError), retry.WithMetrics(new(metrics.Counts))), 1)
 }
 
 // BenchmarkRetryOnceMetrics is BenchmarkRetryOnce reporting its retry to a
 // metrics.Counts.
 func BenchmarkRetryOnceMetrics(b *testing.B) {
-	towertest.Bench(b, retry.New(failEveryOther(), retry.NewPolicy[int, int](nil), retry.WithMetrics(new(metrics.Counts))), 1)
+	towertest.Bench(b, retry.New(failEveryOther(), retry.NewPolicy[int, int](retry.AnyError), retry.WithMetrics(new(metrics.Counts))), 1)
 }

@@ -31,8 +31,8 @@ func (p *secondClonePanics) Clone(req string) (string, bool) {
 // panicSink is a metrics sink whose Add panics.
 type panicSink struct{}
 
-func (panicSink) Add(metrics.Kind, int64) { panic("sink exploded") }
-func (panicSink) Observe(time.Duration)   {}
+func (panicSink) Add(metrics.Kind, int64)                { panic("sink exploded") }
+func (panicSink) Observe(time.Duration, metrics.Outcome) {}
 
 // The Retry runs all the user code it calls on the caller's goroutine, and
 // a panic there goes on up to the caller. A panic between a retry's Ready

@@ -2,6 +2,7 @@ package retry
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -29,6 +30,15 @@ import (
 // uses, and the inner service all run on the caller's goroutine. A panic
 // in any of them goes on up to the caller, once the Retry has given back
 // the reservation it held.
+//
+// A retry of a request whose context carries a [metrics.Tracer] (see
+// [metrics.WithTracer]) is reported to it: StartAttempt as the retry
+// starts, before its backoff, with its number, the backoff and the
+// previous attempt's error; then the backoff, Ready and Call run under the
+// context StartAttempt returned; then EndAttempt, with the retry's error.
+// The first attempt is not reported: only after it is a request known to
+// be retried, and a request that is not retried does not look for a
+// Tracer.
 //
 // A first attempt that needs no retry allocates nothing of the Retry's
 // own: the permit's record and the [Attempt] the policy is shown come from
@@ -144,20 +154,54 @@ func (w *wrapper[Req, Res]) CallWrapped(ctx context.Context, inner tower.Permit[
 		if !again {
 			return a.Res, a.Err
 		}
-		if err := sleep(ctx, wait); err != nil {
-			return zero, err
+		// Only a request that is retried looks for a Tracer.
+		if t := metrics.TracerFrom(ctx); t != nil {
+			keep, ok, res, err = w.tracedRetry(ctx, t, policy, a, wait)
+		} else {
+			keep, ok, res, err = w.retry(ctx, policy, a.Req, wait)
 		}
-		p, err := w.inner.Ready(ctx)
-		if err != nil {
-			return zero, err
-		}
-		keep, ok, res, err := w.send(ctx, policy, p, a.Req)
 		if !ok {
 			return res, err
 		}
 		a.N++
 		a.Req, a.Res, a.Err = keep, res, err
 	}
+}
+
+// retry makes one retry of req: it waits wait, then for the inner service
+// to be ready, and sends req. It returns the copy of req the policy keeps
+// for the next attempt and the retry's result; ok is false if there is to
+// be no next attempt whatever the policy says: ctx ended, the inner
+// service failed, or the policy cannot copy req.
+func (w *wrapper[Req, Res]) retry(ctx context.Context, policy Policy[Req, Res], req Req, wait time.Duration) (keep Req, ok bool, res Res, err error) {
+	if err := sleep(ctx, wait); err != nil {
+		return keep, false, res, err
+	}
+	p, err := w.inner.Ready(ctx)
+	if err != nil {
+		return keep, false, res, err
+	}
+	return w.send(ctx, policy, p, req)
+}
+
+// errPanicked is what a Tracer is told of a retry a panic went through.
+var errPanicked = errors.New("retry: a panic went through the attempt")
+
+// tracedRetry is retry for a request whose context carries t: the retry
+// runs under the context t.StartAttempt returns, and t.EndAttempt hears
+// how it ended. a is the attempt before it.
+func (w *wrapper[Req, Res]) tracedRetry(ctx context.Context, t metrics.Tracer, policy Policy[Req, Res], a *Attempt[Req, Res], wait time.Duration) (keep Req, ok bool, res Res, err error) {
+	actx := t.StartAttempt(ctx, metrics.Attempt{Kind: metrics.RetryAttempt, N: a.N + 1, Delay: wait, Cause: a.Err})
+	ended := false
+	defer func() {
+		if !ended {
+			t.EndAttempt(actx, errPanicked)
+		}
+	}()
+	keep, ok, res, err = w.retry(actx, policy, a.Req, wait)
+	ended = true
+	t.EndAttempt(actx, err)
+	return keep, ok, res, err
 }
 
 // send sends req, a retry, on p, and returns the copy of it the policy

@@ -303,8 +303,8 @@ func TestRetryFirstAttemptDoesNotAllocate(t *testing.T) {
 		name   string
 		policy retry.Policy[string, string]
 	}{
-		{"StandardPolicy", retry.NewPolicy[string, string](nil)},
-		{"StandardPolicyWithBudget", retry.NewPolicy[string, string](nil, retry.WithBudget(retry.NewTPSBudget(time.Second, 1, 1)))},
+		{"StandardPolicy", retry.NewPolicy[string, string](retry.AnyError)},
+		{"StandardPolicyWithBudget", retry.NewPolicy[string, string](retry.AnyError, retry.WithBudget(retry.NewTPSBudget(time.Second, 1, 1)))},
 		{"PolicyFunc", retryErrors},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -78,14 +78,15 @@ func WithBudget(b Budget) PolicyOption {
 }
 
 // NewPolicy returns a StandardPolicy that retries the results retryable
-// reports true for; a nil retryable retries every error. It panics if an
-// option is nil.
+// reports true for: [AnyError] to retry every error. It panics if
+// retryable or an option is nil: what is worth retrying is the caller's
+// decision, never a default.
 func NewPolicy[Req, Res any](retryable func(res Res, err error) bool, opts ...PolicyOption) *StandardPolicy[Req, Res] {
+	if retryable == nil {
+		panic("retry.NewPolicy: nil retryable")
+	}
 	o := policyOptions{maxAttempts: 3}
 	option.Onto("retry.NewPolicy", &o, opts)
-	if retryable == nil {
-		retryable = func(_ Res, err error) bool { return err != nil }
-	}
 	return &StandardPolicy[Req, Res]{
 		retryable:   retryable,
 		maxAttempts: o.maxAttempts,
@@ -93,6 +94,14 @@ func NewPolicy[Req, Res any](retryable func(res Res, err error) bool, opts ...Po
 		budget:      o.budget,
 	}
 }
+
+// AnyError is a classifier for [NewPolicy] that retries every error and
+// no response. Passed as it is, its type argument is inferred:
+// NewPolicy[Req, Res](AnyError, ...). An error a retry cannot mend (a
+// request the server refused as malformed) is retried too, within the
+// maximum number of attempts; a classifier of one's own can tell them
+// apart.
+func AnyError[Res any](_ Res, err error) bool { return err != nil }
 
 // Clone returns req and true: a request that is a value can be sent again.
 func (p *StandardPolicy[Req, Res]) Clone(req Req) (Req, bool) { return req, true }

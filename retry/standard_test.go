@@ -73,7 +73,7 @@ func TestStandardPolicyAttempts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				svc, h := newRetry(retry.NewPolicy[string, string](nil, tt.opts...))
+				svc, h := newRetry(retry.NewPolicy[string, string](retry.AnyError, tt.opts...))
 				c := towertest.GoRequest(t.Context(), svc, "hello")
 				fails(t, h, tt.fails, tt.answer)
 				if tt.wantErr != "" {
@@ -106,7 +106,7 @@ func TestStandardPolicyClassifier(t *testing.T) {
 func TestStandardPolicyBudgetExhaustedReturnsLastResult(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		empty := retry.NewTPSBudget(time.Second, 0, 0) // no reserve, deposits earn nothing
-		svc, h := newRetry(retry.NewPolicy[string, string](nil, retry.WithBudget(empty)))
+		svc, h := newRetry(retry.NewPolicy[string, string](retry.AnyError, retry.WithBudget(empty)))
 		c := towertest.GoRequest(t.Context(), svc, "hello")
 		h.ExpectSettled(t, "hello").Fail(errors.New("fail 1"))
 		c.ExpectErrorMessage(t, "fail 1")
@@ -126,7 +126,7 @@ func TestStandardPolicyBudgetExhaustedReturnsLastResult(t *testing.T) {
 func TestStandardPolicyBudgetAccounting(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := &countingBudget{allow: 1}
-		svc, h := newRetry(retry.NewPolicy[string, string](nil, retry.WithMaxAttempts(10), retry.WithBudget(b)))
+		svc, h := newRetry(retry.NewPolicy[string, string](retry.AnyError, retry.WithMaxAttempts(10), retry.WithBudget(b)))
 		c := towertest.GoRequest(t.Context(), svc, "hello")
 		fails(t, h, 2, false)
 		c.ExpectErrorMessage(t, "fail 2")
@@ -143,7 +143,7 @@ func TestStandardPolicyBudgetAccounting(t *testing.T) {
 func TestStandardPolicyMaxAttemptsBeforeBudget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := &countingBudget{allow: 10}
-		svc, h := newRetry(retry.NewPolicy[string, string](nil, retry.WithMaxAttempts(2), retry.WithBudget(b)))
+		svc, h := newRetry(retry.NewPolicy[string, string](retry.AnyError, retry.WithMaxAttempts(2), retry.WithBudget(b)))
 		c := towertest.GoRequest(t.Context(), svc, "hello")
 		fails(t, h, 2, false)
 		c.ExpectErrorMessage(t, "fail 2")
@@ -155,11 +155,8 @@ func TestStandardPolicyMaxAttemptsBeforeBudget(t *testing.T) {
 // the second.
 func TestStandardPolicyBackoff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		bo, err := retry.NewExponentialBackoff(10*time.Millisecond, time.Second, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		svc, h := newRetry(retry.NewPolicy[string, string](nil, retry.WithBackoff(bo)))
+		bo := retry.NewExponentialBackoff(10*time.Millisecond, time.Second, 0)
+		svc, h := newRetry(retry.NewPolicy[string, string](retry.AnyError, retry.WithBackoff(bo)))
 		start := time.Now()
 		c := towertest.GoRequest(t.Context(), svc, "hello")
 		for i, want := range []time.Duration{0, 10 * time.Millisecond, 30 * time.Millisecond} {
@@ -182,12 +179,9 @@ func TestStandardPolicyBackoff(t *testing.T) {
 // and the budget is not drawn on.
 func TestStandardPolicyDeadlineTooClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		bo, err := retry.NewExponentialBackoff(10*time.Millisecond, time.Second, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		bo := retry.NewExponentialBackoff(10*time.Millisecond, time.Second, 0)
 		b := &countingBudget{allow: 10}
-		svc, h := newRetry(retry.NewPolicy[string, string](nil, retry.WithBackoff(bo), retry.WithBudget(b)))
+		svc, h := newRetry(retry.NewPolicy[string, string](retry.AnyError, retry.WithBackoff(bo), retry.WithBudget(b)))
 		ctx, cancel := context.WithTimeout(t.Context(), 25*time.Millisecond)
 		defer cancel()
 		c := towertest.GoRequest(ctx, svc, "hello")
@@ -205,7 +199,7 @@ func TestStandardPolicyDeadlineTooClose(t *testing.T) {
 func TestStandardPolicyContextDone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := &countingBudget{allow: 10}
-		svc, h := newRetry(retry.NewPolicy[string, string](nil, retry.WithBudget(b)))
+		svc, h := newRetry(retry.NewPolicy[string, string](retry.AnyError, retry.WithBudget(b)))
 		ctx, cancel := context.WithCancel(t.Context())
 		c := towertest.GoRequest(ctx, svc, "hello")
 		h.ExpectSettled(t, "hello")
@@ -230,7 +224,8 @@ func TestStandardPolicyBadInputPanics(t *testing.T) {
 		{"NilBudget", func() { retry.WithBudget(nil) }, "retry.WithBudget: nil Budget"},
 		{"TypedNilBackoff", func() { retry.WithBackoff((*retry.ExponentialBackoff)(nil)) }, "retry.WithBackoff: nil Backoff"},
 		{"TypedNilBudget", func() { retry.WithBudget((*retry.TPSBudget)(nil)) }, "retry.WithBudget: nil Budget"},
-		{"NilOption", func() { retry.NewPolicy[string, string](nil, retry.WithMaxAttempts(2), nil) }, "retry.NewPolicy: option 1 is nil"},
+		{"NilOption", func() { retry.NewPolicy[string, string](retry.AnyError, retry.WithMaxAttempts(2), nil) }, "retry.NewPolicy: option 1 is nil"},
+		{"NilRetryable", func() { retry.NewPolicy[string, string](nil, retry.WithMaxAttempts(2)) }, "retry.NewPolicy: nil retryable"},
 	} {
 		t.Run(tt.name, func(t *testing.T) { towertest.Panics(t, tt.want, tt.f) })
 	}

@@ -37,6 +37,12 @@
 // ignores its ctx holds Close up; Shutdown(ctx) waits only as long as ctx
 // lasts, as net/http's Server.Shutdown does.
 //
+// # Logging
+//
+// A SpawnReady writes no log by default. Given a *slog.Logger with
+// [WithLogger], it logs, once, the failure of the inner service's Ready
+// that makes it fail every Ready.
+//
 // # Panics
 //
 // A panic in the inner service's Ready is that service failing its

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/logs"
 	"github.com/towergo/tower/internal/safe"
 )
 
@@ -83,7 +84,7 @@ func (c *core[Req, Res]) run(ctx context.Context, d *drive[Req, Res]) {
 	where, returned := readyOnDrive, false
 	defer func() {
 		if !returned {
-			if perr := safe.Recovered(where, recover()); c.fail(perr) != error(perr) {
+			if perr := safe.Recovered(where, recover()); !c.failOnDrive(perr) {
 				safe.Orphan(perr)
 			}
 		}
@@ -95,10 +96,10 @@ func (c *core[Req, Res]) run(ctx context.Context, d *drive[Req, Res]) {
 	}()
 	p, err := c.inner.Ready(ctx)
 	if err != nil {
-		if ctx.Err() == nil {
-			c.fail(err)
-		}
 		returned = true
+		if ctx.Err() == nil {
+			c.failOnDrive(err)
+		}
 		return
 	}
 	select {
@@ -112,9 +113,25 @@ func (c *core[Req, Res]) run(ctx context.Context, d *drive[Req, Res]) {
 
 // fail records the inner service's failure, stops a drive without waiting
 // for it, and returns the error Ready must return: the first one recorded.
+// It runs on a caller's goroutine, and logs err if it is the first: a
+// panic in the logger goes on up to the caller, with the SpawnReady
+// stopped.
 func (c *core[Req, Res]) fail(err error) error {
-	c.stop(err)
+	if _, first := c.halt(err); first {
+		c.logFailed(err, logs.Failure)
+	}
 	return c.failure()
+}
+
+// failOnDrive is fail on a drive, where a panic in the logger is
+// recovered: it reports whether err is the failure recorded, which the
+// callers will hear of.
+func (c *core[Req, Res]) failOnDrive(err error) bool {
+	_, first := c.halt(err)
+	if first {
+		c.logFailed(err, logs.SafeFailure)
+	}
+	return first
 }
 
 // failure returns the error recorded by stop.
@@ -128,18 +145,26 @@ func (c *core[Req, Res]) failure() error {
 // drive, and returns it, or nil if none runs. A cancelled drive releases
 // the permit it holds, once the inner service's Ready has returned it.
 func (c *core[Req, Res]) stop(err error) *drive[Req, Res] {
+	d, _ := c.halt(err)
+	return d
+}
+
+// halt is stop, and reports whether err is the error recorded: whether
+// it was the first.
+func (c *core[Req, Res]) halt(err error) (d *drive[Req, Res], first bool) {
 	c.mu.Lock()
 	if c.err == nil {
 		c.err = err
 		c.stopped.Store(true)
+		first = true
 	}
 	// No drive starts once err is set.
-	d := c.drive.Load()
+	d = c.drive.Load()
 	c.mu.Unlock()
 	if d != nil {
 		d.cancel()
 	}
-	return d
+	return d, first
 }
 
 // wait waits for d, if not nil, to exit, and returns nil; or returns

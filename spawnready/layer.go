@@ -15,16 +15,21 @@ import (
 // A Layer is safe for concurrent use. The zero Layer is ready to use. Req
 // and Res are the request and response types.
 type Layer[Req, Res any] struct {
+	opts []Option
 	made lifetime.Set[SpawnReady[Req, Res]] // to close on Close, unless closed before
 }
 
-// NewLayer returns a Layer of SpawnReadys.
-func NewLayer[Req, Res any]() *Layer[Req, Res] { return &Layer[Req, Res]{} }
+// NewLayer returns a Layer of SpawnReadys, each with opts. It panics if an
+// option is nil.
+func NewLayer[Req, Res any](opts ...Option) *Layer[Req, Res] {
+	newOptions("spawnready.NewLayer", opts) // now, not when the layer is used
+	return &Layer[Req, Res]{opts: append([]Option(nil), opts...)}
+}
 
 // Wrap returns inner wrapped in a new SpawnReady. It panics if inner is
 // nil, as [New] does.
 func (l *Layer[Req, Res]) Wrap(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
-	s := New(inner)
+	s := New(inner, l.opts...)
 	s.layer = &l.made
 	l.made.Add(s)
 	return s

@@ -3,6 +3,7 @@ package spawnready
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -82,6 +83,8 @@ type core[Req, Res any] struct {
 
 	mu  sync.Mutex
 	err error // set for good: the inner service failed or panicked, or ErrClosed
+
+	log *slog.Logger // nil: no logging
 }
 
 // drive is one goroutine waiting for the inner service's readiness.
@@ -91,14 +94,17 @@ type drive[Req, Res any] struct {
 	cancel  context.CancelFunc
 }
 
-// New returns inner wrapped in a SpawnReady. It starts no goroutine until
-// the inner service is found not ready. It panics if inner is nil, or a
-// nil pointer (or func, map, chan) in an interface.
-func New[Req, Res any](inner tower.Service[Req, Res]) *SpawnReady[Req, Res] {
+// New returns inner wrapped in a SpawnReady, with opts. It starts no
+// goroutine until the inner service is found not ready. It panics if inner
+// is nil, or a nil pointer (or func, map, chan) in an interface, or if an
+// option is nil.
+func New[Req, Res any](inner tower.Service[Req, Res], opts ...Option) *SpawnReady[Req, Res] {
+	const fn = "spawnready.New"
 	if isnil.Is(inner) {
-		panic("spawnready.New: inner is nil")
+		panic(fn + ": inner is nil")
 	}
-	c := &core[Req, Res]{inner: inner}
+	o := newOptions(fn, opts)
+	c := &core[Req, Res]{inner: inner, log: o.logger}
 	s := &SpawnReady[Req, Res]{c: c}
 	lifetime.OnUnreachable(s, "a spawnready.SpawnReady", (*core[Req, Res]).collected, c)
 	return s

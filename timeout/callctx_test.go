@@ -181,7 +181,7 @@ func TestCallContextNested(t *testing.T) {
 		{"Timeout > Retry > Timeout", func() []tower.Layer[int, int] {
 			return []tower.Layer[int, int]{
 				NewLayer[int, int](time.Second),
-				retry.NewLayer(retry.NewPolicy[int, int](nil)),
+				retry.NewLayer(retry.NewPolicy[int, int](retry.AnyError)),
 				NewLayer[int, int](500 * time.Millisecond),
 			}
 		}, time.Second}, // the first attempt times out at 500ms, the retry at the outer deadline

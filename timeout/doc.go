@@ -29,12 +29,13 @@
 //     Ready, before the clock starts, and does not count.
 //   - Timeout > Buffer > ...: Buffer's Ready only reserves a queue slot, and
 //     its Call waits in the queue, so the time spent queueing counts.
-//   - Buffer > Timeout > ...: the Buffer's worker calls the Timeout only once
-//     the service below is ready, so queueing does not count.
+//   - Buffer > Timeout > ...: a queued request calls the Timeout only once
+//     its turn has come and the service below is ready, so queueing does
+//     not count.
 //
 // With three callers at once, each request taking 100ms, a Timeout of 150ms
-// and a ConcurrencyLimit of 1, this is the book's table, printed by the
-// program in examples/placement of this module:
+// and a ConcurrencyLimit of 1, the program in examples/placement of this
+// module prints, in short:
 //
 //	A: Timeout > ConcurrencyLimit(1)          no request times out (100, 200, 300ms)
 //	B: Timeout > Buffer > ConcurrencyLimit(1) requests 2 and 3 time out at 150ms
@@ -43,8 +44,8 @@
 // To bound a caller's whole wait, readiness included, give the caller's
 // context a deadline: [tower.Call] with a ctx from context.WithTimeout covers
 // both Ready and the call. A caller whose wait for a permit outlasts its
-// deadline gets context.DeadlineExceeded from Ready (the book's seed 001;
-// examples/queueing prints it).
+// deadline gets context.DeadlineExceeded from Ready (examples/queueing
+// prints it).
 //
 // # ErrElapsed and context.DeadlineExceeded
 //

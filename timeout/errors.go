@@ -6,7 +6,8 @@ package timeout
 //
 // ErrElapsed is not context.DeadlineExceeded: a deadline on the caller's own
 // context surfaces as that, unchanged. Like the network errors of package
-// net, ErrElapsed has a Timeout method that reports true.
+// net, ErrElapsed has a Timeout method that reports true, which is how
+// [tower.IsTimeout] and the adapters that ask it know it.
 var ErrElapsed error = elapsed{}
 
 type elapsed struct{}

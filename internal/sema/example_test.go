@@ -3,6 +3,7 @@ package sema_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 
 	"github.com/towergo/tower/internal/sema"
 )
@@ -23,4 +24,28 @@ func Example() {
 	// 1
 	// <nil>
 	// context canceled
+}
+
+// printer is a Watcher that prints what it hears.
+type printer struct{}
+
+func (printer) Waiting(delta int64) { fmt.Printf("waiting %+d\n", delta) }
+
+// A Watcher hears of a caller only while it waits in line: not of one that
+// finds a unit free.
+func ExampleSema_AcquireWatched() {
+	s := sema.New(1)
+	ctx := context.Background()
+	s.AcquireWatched(ctx, printer{}) // free: not told
+	done := make(chan error)
+	go func() { done <- s.AcquireWatched(ctx, printer{}) }()
+	for s.Waiting() == 0 {
+		runtime.Gosched()
+	}
+	s.Release()
+	fmt.Println(<-done)
+	// Output:
+	// waiting +1
+	// waiting -1
+	// <nil>
 }

@@ -17,7 +17,6 @@ import (
 
 	"github.com/towergo/tower/internal/stripe"
 	"github.com/towergo/tower/internal/waitq"
-	"github.com/towergo/tower/metrics"
 )
 
 // The free units are spread over stripes, each on a cache line of its own.
@@ -169,25 +168,36 @@ func (s *Sema) TryAcquireSlot() (slot int, ok bool) {
 // ctx ends first, and the Close error if the Sema is closed.
 func (s *Sema) Acquire(ctx context.Context) error { return s.AcquireWatched(ctx, nil) }
 
-// AcquireWatched is Acquire that tells sink, unless it is nil, while the
-// caller waits in line: Waiting +1 once it is queued, and -1 when it leaves
-// the queue, granted a unit or not. A caller that gets a unit without
-// queueing, or gives up without queueing because ctx is already done, is
-// not counted. The calls to sink are made without the lock.
-func (s *Sema) AcquireWatched(ctx context.Context, sink metrics.Sink) error {
+// A Watcher hears of the callers that wait in line for a unit. The
+// semaphore does not know what its units are; its user does, and reports
+// the wait as its own, Waiting in package metrics for instance, through a
+// value that goes in the interface without an allocation, such as a
+// pointer to the user's own state.
+type Watcher interface {
+	// Waiting adds delta to the number of callers waiting in line: +1
+	// when one queues, -1 when it leaves the queue.
+	Waiting(delta int64)
+}
+
+// AcquireWatched is Acquire that tells w, unless it is nil, while the
+// caller waits in line: Waiting(+1) once it is queued, and Waiting(-1)
+// when it leaves the queue, granted a unit or not. A caller that gets a
+// unit without queueing, or gives up without queueing because ctx is
+// already done, is not counted. The calls to w are made without the lock.
+func (s *Sema) AcquireWatched(ctx context.Context, w Watcher) error {
 	if s.TryAcquire() {
 		return nil
 	}
-	w, err := s.enqueue(ctx)
-	if w == nil {
+	wt, err := s.enqueue(ctx)
+	if wt == nil {
 		return err
 	}
-	if sink == nil {
-		return s.wait(ctx, w)
+	if w == nil {
+		return s.wait(ctx, wt)
 	}
-	s.watched(sink, w)
-	err = s.wait(ctx, w)
-	s.unwatched(sink, err)
+	s.watched(w, wt)
+	err = s.wait(ctx, wt)
+	s.unwatched(w, err)
 	return err
 }
 
@@ -201,36 +211,36 @@ func (s *Sema) wait(ctx context.Context, w *waitq.Waiter) error {
 	}
 }
 
-// watched tells sink that w waits. If sink panics, the panic goes on up
-// to the caller, whose wait is over: w leaves the queue first, and a unit
-// it was granted meanwhile goes back.
-func (s *Sema) watched(sink metrics.Sink, w *waitq.Waiter) {
+// watched tells w that wt waits. If w panics, the panic goes on up to the
+// caller, whose wait is over: wt leaves the queue first, and a unit it was
+// granted meanwhile goes back.
+func (s *Sema) watched(w Watcher, wt *waitq.Waiter) {
 	told := false
 	defer func() {
-		if !told && s.cancel(w, errWithdrawn) == nil {
+		if !told && s.cancel(wt, errWithdrawn) == nil {
 			s.Release()
 		}
 	}()
-	sink.Add(metrics.Waiting, 1)
+	w.Waiting(1)
 	told = true
 }
 
-// unwatched tells sink that a wait is over, with err. If sink panics, the
-// panic goes on up to the caller, and a unit the wait was granted goes
-// back first.
-func (s *Sema) unwatched(sink metrics.Sink, err error) {
+// unwatched tells w that a wait is over, with err. If w panics, the panic
+// goes on up to the caller, and a unit the wait was granted goes back
+// first.
+func (s *Sema) unwatched(w Watcher, err error) {
 	told := false
 	defer func() {
 		if !told && err == nil {
 			s.Release()
 		}
 	}()
-	sink.Add(metrics.Waiting, -1)
+	w.Waiting(-1)
 	told = true
 }
 
 // errWithdrawn is what cancel returns for a waiter withdrawn because its
-// sink panicked: never seen by a caller.
+// watcher panicked: never seen by a caller.
 var errWithdrawn = errors.New("sema: waiter withdrawn")
 
 // enqueue takes a unit under the lock if nobody is ahead and one is free,

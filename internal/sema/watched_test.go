@@ -4,29 +4,32 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
-	"time"
-
-	"github.com/towergo/tower/metrics"
 )
 
 // goAcquireWatched is goAcquire for AcquireWatched.
-func goAcquireWatched(ctx context.Context, s *Sema, sink metrics.Sink) *acquirer {
-	return startAcquire(func() error { return s.AcquireWatched(ctx, sink) })
+func goAcquireWatched(ctx context.Context, s *Sema, w Watcher) *acquirer {
+	return startAcquire(func() error { return s.AcquireWatched(ctx, w) })
 }
+
+// counter is a Watcher that keeps the number waiting.
+type counter struct{ n atomic.Int64 }
+
+func (c *counter) Waiting(delta int64) { c.n.Add(delta) }
 
 // AcquireWatched counts a caller in Waiting from the moment it queues
 // until it leaves the queue, granted, cancelled or closed out; a caller
 // that finds a unit, or asks with a done ctx and finds none, never waits.
 func TestAcquireWatched(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var c metrics.Counts
+		var c counter
 		waiting := func(what string, want int64) {
 			t.Helper()
 			synctest.Wait()
-			if got := c.Snapshot(); got != (metrics.Snapshot{Waiting: want}) {
-				t.Errorf("%s: got %v, want Waiting=%d", what, got, want)
+			if got := c.n.Load(); got != want {
+				t.Errorf("%s: got %d waiting, want %d", what, got, want)
 			}
 		}
 		s := New(1)
@@ -65,22 +68,20 @@ func TestAcquireWatched(t *testing.T) {
 	})
 }
 
-// panickySink panics on the Add it is told to.
-type panickySink struct{ on int64 }
+// panickyWatcher panics on the delta it is told to.
+type panickyWatcher struct{ on int64 }
 
-func (p panickySink) Add(k metrics.Kind, delta int64) {
+func (p panickyWatcher) Waiting(delta int64) {
 	if delta == p.on {
-		panic("sink")
+		panic("watcher")
 	}
 }
 
-func (panickySink) Observe(time.Duration) {}
-
-// A sink that panics while a caller waits sends the panic up to that
+// A watcher that panics while a caller waits sends the panic up to that
 // caller with nothing kept: the caller leaves the queue, and a unit it was
 // granted goes back. Without that, the next unit released would go to a
 // caller that is no longer there, and be lost.
-func TestAcquireWatchedSinkPanics(t *testing.T) {
+func TestAcquireWatchedWatcherPanics(t *testing.T) {
 	for _, on := range []int64{1, -1} {
 		synctest.Test(t, func(t *testing.T) {
 			s := New(1)
@@ -89,22 +90,22 @@ func TestAcquireWatchedSinkPanics(t *testing.T) {
 			}
 			a := startAcquire(func() (err error) {
 				defer func() {
-					if v := recover(); v != "sink" {
-						err = fmt.Errorf("recovered %v, want the sink's panic", v)
+					if v := recover(); v != "watcher" {
+						err = fmt.Errorf("recovered %v, want the watcher's panic", v)
 					}
 				}()
-				return s.AcquireWatched(t.Context(), panickySink{on})
+				return s.AcquireWatched(t.Context(), panickyWatcher{on})
 			})
 			synctest.Wait()
 			s.Release()
 			if err := a.result(); err != nil {
-				t.Fatalf("sink panicking on %+d: %v", on, err)
+				t.Fatalf("watcher panicking on %+d: %v", on, err)
 			}
 			if n := s.Available(); n != 1 {
-				t.Errorf("sink panicking on %+d: %d units free, want 1", on, n)
+				t.Errorf("watcher panicking on %+d: %d units free, want 1", on, n)
 			}
 			if n := s.Waiting(); n != 0 {
-				t.Errorf("sink panicking on %+d: %d waiting, want 0", on, n)
+				t.Errorf("watcher panicking on %+d: %d waiting, want 0", on, n)
 			}
 		})
 	}

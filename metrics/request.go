@@ -1,0 +1,91 @@
+package metrics
+
+import (
+	"fmt"
+	"time"
+)
+
+// A RequestSink receives one [Request] for each request an adapter served
+// or refused: a towerhttp.Handler given towerhttp.WithRequestMetrics, or
+// an interceptor of package towergrpc given WithServerMetrics or
+// WithClientMetrics. Where a Sink hears of a layer's counts, a
+// RequestSink hears of each request as the protocol saw it: its method,
+// its route and the status it was answered with, which only the adapter
+// knows. These are the attributes that the dashboards of an HTTP or gRPC
+// service group by (requests, errors and duration per route: RED).
+//
+// A RequestSink runs on the request path, once per request, after the
+// response: it must be safe for concurrent use, and cheap. [Counts] is
+// one, that keeps the outcomes and served latencies; module
+// github.com/towergo/tower/towerotel has one that records the
+// OpenTelemetry semantic conventions' instruments. A RequestSink should
+// ignore a Protocol it does not know, so that protocols can be added.
+type RequestSink interface {
+	// ObserveRequest records r. r is passed by value, so that the adapter
+	// allocates nothing to report it.
+	ObserveRequest(r Request)
+}
+
+// A Request is what an adapter knows of one request once it has ended.
+// Which fields it fills, and what they hold, depends on Protocol.
+type Request struct {
+	// Protocol says which adapter observed the request.
+	Protocol Protocol
+	// Method is, over HTTP, the request's method as the client sent it:
+	// "GET". Over gRPC, the full name of the method:
+	// "/package.Service/Method".
+	Method string
+	// Route is, on an HTTP server, the path of the pattern of the
+	// http.ServeMux route the request matched, without its method:
+	// "/items/{id}"; "" if it matched none, or the Handler could not know
+	// it (see towerhttp.WithRequestMetrics). Over gRPC it is "".
+	Route string
+	// Scheme is, over HTTP, "http" or "https"; over gRPC, "".
+	Scheme string
+	// Status is, over HTTP, the status code of the response sent, or 0 if
+	// none was: the client went away first, or the response was aborted.
+	// Over gRPC it is the status code (the value of codes.Code, 0 for
+	// OK).
+	Status int
+	// Outcome is how the request ended, from the error the stack returned
+	// ([OutcomeOf]): a request the handler answered with a status of 500
+	// was served.
+	Outcome Outcome
+	// Latency is how long the adapter took over the request: from its
+	// arrival to its response, readiness included, for a server; from the
+	// call to its return, for a client.
+	Latency time.Duration
+}
+
+// A Protocol says which adapter observed a [Request], and so what its
+// fields hold.
+type Protocol uint8
+
+const (
+	// HTTPServer is a request a towerhttp.Handler served.
+	HTTPServer Protocol = iota + 1
+	// GRPCServer is an RPC a server interceptor of package towergrpc
+	// served, unary or streaming: a stream's latency is its whole life.
+	GRPCServer
+	// GRPCClient is an RPC made through a client interceptor of package
+	// towergrpc, unary or streaming: a stream's latency is from its
+	// opening to its end.
+	GRPCClient
+)
+
+// NumProtocols is one more than the largest Protocol.
+const NumProtocols = int(GRPCClient) + 1
+
+// String returns "http-server", "grpc-server" or "grpc-client", or
+// "Protocol(n)" for a value that is not one of the constants.
+func (p Protocol) String() string {
+	switch p {
+	case HTTPServer:
+		return "http-server"
+	case GRPCServer:
+		return "grpc-server"
+	case GRPCClient:
+		return "grpc-client"
+	}
+	return fmt.Sprintf("Protocol(%d)", uint8(p))
+}

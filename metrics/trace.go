@@ -1,0 +1,150 @@
+package metrics
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/towergo/tower/internal/isnil"
+)
+
+// A Tracer hears of what a trace shows of a request and a count cannot:
+// how long this request waited, and each extra attempt made for it. It
+// travels with the request, in its context ([WithTracer]), rather than
+// with a layer's options, because a trace is the request's: every layer
+// below the one that put it there reports to it, and the layers that
+// report do not need to be told.
+//
+// Who reports what:
+//
+//	Waited        ReadyWait     a layer that times Ready, such as the trace layer of towerotel
+//	              QueueWait     buffer.Buffer, for a request that queued
+//	StartAttempt  RetryAttempt  retry.Retry, for each retry, before its backoff
+//	              HedgeAttempt  hedge.Hedge, for a hedge, once its delay has passed
+//	EndAttempt                  the same, once that attempt has its result
+//
+// A middleware looks its Tracer up only on the path of a request that
+// queues, is retried or is hedged: a request that goes straight through
+// pays nothing for tracing, whether a Tracer is set or not.
+//
+// A Tracer runs on the request path, on the caller's goroutine or on a
+// hedge's, so it must be safe for concurrent use. A panic in it goes where
+// a panic in the middleware's other user code goes (see each package),
+// once the middleware has given back what it held. Module
+// github.com/towergo/tower/towerotel has a Tracer that records
+// OpenTelemetry spans, and a layer that times Ready and puts that Tracer
+// in each traced request's context.
+type Tracer interface {
+	// Waited reports a wait that is over: what the request waited for,
+	// from when, for how long, and how it ended.
+	Waited(ctx context.Context, w Wait)
+	// StartAttempt reports that the attempt a starts now, and returns the
+	// context the attempt runs under: ctx, or one derived from it, such as
+	// one that carries a span for the attempt, so that what the inner
+	// service records nests under it. The middleware uses it for the
+	// attempt's wait, Ready and Call, and gives it back to EndAttempt.
+	StartAttempt(ctx context.Context, a Attempt) context.Context
+	// EndAttempt reports that the attempt StartAttempt returned ctx for
+	// has ended, with err: nil if it answered without an error; its
+	// error, or the context's if the caller gave up while it waited. An
+	// attempt a panic went through is ended with an error that says so.
+	EndAttempt(ctx context.Context, err error)
+}
+
+// WaitKind says what a request waited for.
+type WaitKind uint8
+
+const (
+	// ReadyWait is a wait in a service's Ready, as a layer that times its
+	// inner service's Ready measures it, for capacity: a concurrency
+	// permit, a rate window, a queue slot, a ready endpoint, a connect.
+	ReadyWait WaitKind = iota + 1
+	// QueueWait is a request's time in a Buffer's queue: from when it
+	// queued, in Call, to when it got the inner service's permit in its
+	// turn, or left without one.
+	QueueWait
+)
+
+// String returns "ready" or "queue", or "WaitKind(n)" for a value that is
+// not one of the constants.
+func (k WaitKind) String() string {
+	switch k {
+	case ReadyWait:
+		return "ready"
+	case QueueWait:
+		return "queue"
+	}
+	return fmt.Sprintf("WaitKind(%d)", uint8(k))
+}
+
+// A Wait is one wait of one request, over.
+type Wait struct {
+	Kind     WaitKind
+	Start    time.Time     // when the wait began, from time.Now
+	Duration time.Duration // how long it lasted
+	// Err is nil if the wait ended with what was waited for (a permit),
+	// and otherwise why it did not: the caller's context ending, the
+	// middleware closing or failing.
+	Err error
+}
+
+// AttemptKind says why an extra attempt of a request was made.
+type AttemptKind uint8
+
+const (
+	// RetryAttempt is an attempt a Retry's policy asked for, after the
+	// previous attempt's result.
+	RetryAttempt AttemptKind = iota + 1
+	// HedgeAttempt is the second copy a Hedge sends of a request whose
+	// first has not answered in time. Both run at once; the first to
+	// answer wins.
+	HedgeAttempt
+)
+
+// String returns "retry" or "hedge", or "AttemptKind(n)" for a value that
+// is not one of the constants.
+func (k AttemptKind) String() string {
+	switch k {
+	case RetryAttempt:
+		return "retry"
+	case HedgeAttempt:
+		return "hedge"
+	}
+	return fmt.Sprintf("AttemptKind(%d)", uint8(k))
+}
+
+// An Attempt describes an extra attempt of a request as it starts.
+type Attempt struct {
+	Kind AttemptKind
+	// N is the attempt's number: the request's first attempt, which has
+	// no Attempt of its own, is 1; its first retry, or its hedge, is 2.
+	N int
+	// Delay is the wait before the attempt is sent: for a retry, the
+	// backoff it waits once started, before its Ready; for a hedge, how
+	// long after the original it starts, a wait already over.
+	Delay time.Duration
+	// Cause is why the attempt is made, if known: for a retry, the error
+	// of the previous attempt (nil if the policy retried a response). A
+	// hedge has none: the original has not answered yet.
+	Cause error
+}
+
+// tracerKey is the context key of the Tracer.
+type tracerKey struct{}
+
+// WithTracer returns a context that carries t, for the middleware below
+// that reports to a Tracer: give it to the Call, and to the Ready, of a
+// request whose trace should show them. It panics if t is nil, or holds a
+// nil pointer.
+func WithTracer(ctx context.Context, t Tracer) context.Context {
+	if isnil.Is(t) {
+		panic("metrics.WithTracer: nil tracer")
+	}
+	return context.WithValue(ctx, tracerKey{}, t)
+}
+
+// TracerFrom returns the Tracer ctx carries, or nil.
+func TracerFrom(ctx context.Context) Tracer {
+	t, _ := ctx.Value(tracerKey{}).(Tracer)
+	return t
+}

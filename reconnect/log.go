@@ -1,0 +1,76 @@
+package reconnect
+
+import (
+	"log/slog"
+
+	"github.com/towergo/tower/internal/logs"
+	"github.com/towergo/tower/internal/option"
+)
+
+// An Option configures a Reconnect.
+type Option func(*options)
+
+type options struct {
+	logger *slog.Logger
+}
+
+// newOptions applies opts for the function named fn.
+func newOptions(fn string, opts []Option) options {
+	return option.Apply[options](fn, opts)
+}
+
+// WithLogger makes the Reconnect log to l what it handles on its own,
+// each once, as it happens, with the target as "target" and the failure
+// as "err" (and a panic's stack as "stack"):
+//
+//   - a connect that failed (the maker's Call returned an error or
+//     panicked), which the waiting callers' permits report and the next
+//     Ready tries again: at level Warn, with "attempt", the number of
+//     connects in a row that have failed, this one included;
+//   - the current service failing its readiness, after which the
+//     Reconnect drops it, closes it, and connects again: Warn, with the
+//     error of its Close, if any, as "close_err";
+//   - the maker's own Ready failing, which breaks the Reconnect for good:
+//     Error.
+//
+// The default is no logging: a library does not write to the program's
+// log unasked. A connect's failure is logged on the connect goroutine,
+// before the callers waiting for it are told, and a panic in l's handler
+// there is recovered and logged to log/slog's default logger; a
+// service's failure is logged on the goroutine of the caller whose Ready
+// saw it, and a panic in l's handler goes up to that caller, once the
+// service has been dropped. WithLogger panics if l is nil.
+func WithLogger(l *slog.Logger) Option {
+	if l == nil {
+		panic("reconnect.WithLogger: nil logger")
+	}
+	return func(o *options) { o.logger = l }
+}
+
+// logConnect logs the failure of the connect a, with err, on the connect
+// goroutine: the maker's Ready's if broken, and otherwise its Call's.
+func (c *core[Target, Req, Res]) logConnect(a *attempt[Req, Res], err error, broken bool) {
+	if c.log == nil {
+		return
+	}
+	if broken {
+		logs.SafeFailure(c.log, slog.LevelError, "reconnect: the maker's Ready failed; the Reconnect is broken for good", err,
+			slog.Any("target", c.target))
+		return
+	}
+	logs.SafeFailure(c.log, slog.LevelWarn, "reconnect: connect failed; the next Ready connects again", err,
+		slog.Any("target", c.target), slog.Int("attempt", a.failed))
+}
+
+// logDropped logs the current service, dropped because its Ready failed
+// with err, and closed with closeErr.
+func (c *core[Target, Req, Res]) logDropped(err, closeErr error) {
+	if c.log == nil {
+		return
+	}
+	attrs := []slog.Attr{slog.Any("target", c.target)}
+	if closeErr != nil {
+		attrs = append(attrs, slog.Any("close_err", closeErr))
+	}
+	logs.Failure(c.log, slog.LevelWarn, "reconnect: the service failed its readiness; dropped it to connect again", err, attrs...)
+}
