@@ -7,6 +7,17 @@ import "github.com/towergo/tower/internal/isnil"
 // the receiver as it was, so a partly built stack can be shared and extended
 // in different ways. A Builder is itself a [Layer].
 //
+// Each layer given to Layer takes its own type arguments. For the middleware
+// of this module, package stack has a Builder with a method for each, so that
+// the type arguments are given once:
+//
+//	svc := stack.New[string, string]().
+//		Timeout(150 * time.Millisecond).
+//		ConcurrencyLimit(1).
+//		Service(handler)
+//
+// Its Layer method takes any other layer, as this Builder's does.
+//
 // The zero Builder is ready to use and applies no layers.
 type Builder[Req, Res any] struct {
 	layers []Layer[Req, Res]
