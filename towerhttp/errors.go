@@ -6,10 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/towergo/tower/balance"
-	"github.com/towergo/tower/buffer"
-	"github.com/towergo/tower/loadshed"
-	"github.com/towergo/tower/timeout"
+	"github.com/towergo/tower"
 )
 
 // A ReadyError is the error a [Handler] gives its error handler when the
@@ -26,33 +23,45 @@ func (e *ReadyError) Error() string { return "service not ready: " + e.Err.Error
 // Unwrap returns Ready's error.
 func (e *ReadyError) Unwrap() error { return e.Err }
 
+// Unavailable reports true: a stack whose Ready failed takes no request
+// (see [tower.IsUnavailable]).
+func (e *ReadyError) Unavailable() bool { return true }
+
 // ErrTooManyHosts is the error of a request through a [Transport] that
 // already keeps a stack for as many hosts as its limit allows, all of
 // them with requests in flight (see [WithMaxHosts]).
 var ErrTooManyHosts = errors.New("towerhttp: too many hosts with requests in flight")
 
 // StatusCode returns the status code a [Handler] answers a request with
-// when its stack fails with err:
+// when its stack fails with err. It asks err what it is, through the
+// functions of package tower, so that an error of a user's own middleware
+// with the same method is answered as the library's are:
 //
 //   - 413 Request Entity Too Large for a body over the limit
 //     (*http.MaxBytesError, see [WithMaxBodyBytes]);
-//   - 503 Service Unavailable for a request shed (loadshed.ErrOverloaded),
-//     a stack that is not ready ([*ReadyError]), a closed or failed buffer
-//     (buffer.ErrClosed, *buffer.ServiceError) and a balancer without
-//     endpoints (balance.ErrNoEndpoints, balance.ErrClosed): the server
-//     cannot take the request now, and says when to try again with
-//     Retry-After (see [WithRetryAfter]);
+//   - 503 Service Unavailable for a request the service could not take
+//     now ([tower.IsOverloaded]: loadshed.ErrOverloaded) and for a service
+//     that takes none ([tower.IsUnavailable]: a stack that is not ready,
+//     [*ReadyError]; a closed or failed buffer, buffer.ErrClosed and
+//     *buffer.ServiceError; a balancer without endpoints or closed,
+//     balance.ErrNoEndpoints and balance.ErrClosed): the server cannot
+//     take the request now, and says when to try again with Retry-After
+//     (see [WithRetryAfter]);
+//   - 429 Too Many Requests, with Retry-After, for a caller over its
+//     allowance ([tower.IsThrottled]; no error of this module answers it,
+//     and one that answers one of the two above as well is 503);
 //   - 503 Service Unavailable, without Retry-After, for a request that
-//     timed out (timeout.ErrElapsed, or context.DeadlineExceeded from a
-//     deadline set outside the Handler), as http.TimeoutHandler answers;
-//     the package doc says why not 504;
+//     timed out ([tower.IsTimeout]: timeout.ErrElapsed, or
+//     context.DeadlineExceeded from a deadline set outside the Handler),
+//     as http.TimeoutHandler answers; the package doc says why not 504;
 //   - 503 Service Unavailable for context.Canceled;
 //   - 500 Internal Server Error for a *tower.PanicError, a panic in user
 //     code that a layer recovered on a goroutine of its own, whatever the
 //     panic value: a panic is a bug, not something a client did (a
 //     Handler does not answer it, but aborts the response: see the
-//     package doc). A panic that broke the whole stack, which a
-//     [ReadyError] or a failed Buffer wraps, is 503 as above;
+//     package doc). A panic that broke the whole stack, which an error
+//     that answers [tower.IsUnavailable] wraps (a [ReadyError], a failed
+//     Buffer), is 503 as above;
 //   - 500 Internal Server Error for any other error.
 //
 // StatusCode(nil) is 200.
@@ -65,38 +74,29 @@ func StatusCode(err error) int {
 		return http.StatusInternalServerError
 	case errors.As(err, &tooLarge):
 		return http.StatusRequestEntityTooLarge
-	case unavailable(err), timedOut(err), errors.Is(err, context.Canceled):
+	case tower.IsOverloaded(err), tower.IsUnavailable(err):
+		return http.StatusServiceUnavailable
+	case tower.IsThrottled(err):
+		return http.StatusTooManyRequests
+	case tower.IsTimeout(err), errors.Is(err, context.Canceled):
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
 }
 
-// unavailable reports whether err says that the server cannot take the
+// retryLater reports whether err says that the server cannot take the
 // request now: the errors that come with Retry-After.
-func unavailable(err error) bool {
-	var (
-		notReady *ReadyError
-		failed   *buffer.ServiceError
-	)
-	return errors.Is(err, loadshed.ErrOverloaded) ||
-		errors.As(err, &notReady) ||
-		errors.Is(err, buffer.ErrClosed) ||
-		errors.As(err, &failed) ||
-		errors.Is(err, balance.ErrNoEndpoints) ||
-		errors.Is(err, balance.ErrClosed)
-}
-
-func timedOut(err error) bool {
-	return errors.Is(err, timeout.ErrElapsed) || errors.Is(err, context.DeadlineExceeded)
+func retryLater(err error) bool {
+	return tower.IsOverloaded(err) || tower.IsUnavailable(err) || tower.IsThrottled(err)
 }
 
 // WriteError is the default error handler of a [Handler]: it answers the
 // request with [StatusCode](err) and a one-line text body that says what
 // happened without the details of err, which may be internal:
-// "service overloaded", "request timed out", "service unavailable",
-// "request body larger than N bytes", or the status text. It writes
-// nothing when the request's context was cancelled, since the client has
-// gone. Headers already set, such as Retry-After, are kept, but
+// "service overloaded", "too many requests", "request timed out",
+// "service unavailable", "request body larger than N bytes", or the status
+// text. It writes nothing when the request's context was cancelled, since
+// the client has gone. Headers already set, such as Retry-After, are kept, but
 // Content-Length and Content-Type are replaced, as http.Error does.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, context.Canceled) && errors.Is(r.Context().Err(), context.Canceled) {
@@ -113,10 +113,12 @@ func message(err error, code int) string {
 	case code == http.StatusInternalServerError:
 	case errors.As(err, &tooLarge):
 		return fmt.Sprintf("request body larger than %d bytes", tooLarge.Limit)
-	case errors.Is(err, loadshed.ErrOverloaded):
-		return loadshed.ErrOverloaded.Error()
-	case timedOut(err):
-		return timeout.ErrElapsed.Error()
+	case tower.IsOverloaded(err):
+		return "service overloaded"
+	case code == http.StatusTooManyRequests:
+		return "too many requests"
+	case tower.IsTimeout(err):
+		return "request timed out"
 	case code == http.StatusServiceUnavailable:
 		return "service unavailable"
 	}

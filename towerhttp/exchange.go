@@ -45,6 +45,7 @@ type exchange struct {
 	running      atomic.Int32 // calls of the leaf that have not returned
 	bodyTimedOut atomic.Bool  // a read of the body ended at the deadline
 	tooLarge     atomic.Pointer[http.MaxBytesError]
+	route        routeRecord // for the request metrics: see observe.go
 }
 
 // exchangeKey is the context key under which an exchange finds itself.

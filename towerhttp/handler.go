@@ -12,6 +12,7 @@ import (
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/internal/option"
+	"github.com/towergo/tower/metrics"
 )
 
 // A Response is what a server stack's Call returns for a request that its
@@ -37,6 +38,8 @@ type Handler struct {
 	retryAfter string // the Retry-After value, or "" for none
 	maxBody    int64  // -1: no limit
 	onError    func(http.ResponseWriter, *http.Request, error)
+	requests   metrics.RequestSink // nil: no request metrics
+	router     router              // the handler, if it routes as a ServeMux does: see WithRequestMetrics
 
 	// logged is the last panic that broke the stack the Handler logged,
 	// so that a stack broken for good logs its panic once, not once per
@@ -60,7 +63,9 @@ func NewHandler(h http.Handler, stack tower.Layer[*http.Request, Response], opts
 	if isnil.Is(svc) {
 		panic("towerhttp.NewHandler: stack.Wrap returned nil")
 	}
-	return o.handler(svc)
+	hd := o.handler(svc)
+	hd.router, _ = h.(router)
+	return hd
 }
 
 // NewServiceHandler returns a Handler that serves each request through
@@ -81,6 +86,7 @@ type handlerOptions struct {
 	retryAfter time.Duration
 	maxBody    int64
 	onError    func(http.ResponseWriter, *http.Request, error)
+	requests   metrics.RequestSink
 }
 
 // DefaultRetryAfter is the Retry-After a Handler sends with a 503 that
@@ -136,7 +142,7 @@ func newHandlerOptions(fn string, opts []HandlerOption) handlerOptions {
 }
 
 func (o handlerOptions) handler(svc tower.Service[*http.Request, Response]) *Handler {
-	h := &Handler{svc: svc, maxBody: o.maxBody, onError: o.onError}
+	h := &Handler{svc: svc, maxBody: o.maxBody, onError: o.onError, requests: o.requests}
 	if o.retryAfter > 0 {
 		h.retryAfter = strconv.FormatInt(wholeSeconds(o.retryAfter), 10)
 	}
@@ -162,8 +168,18 @@ func wholeSeconds(d time.Duration) int64 {
 // the response, as net/http does with a handler's panic: see the package
 // doc.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.requests != nil {
+		h.serveObserved(w, r)
+		return
+	}
+	h.serve(w, r, nil)
+}
+
+// serve is ServeHTTP, telling o, unless it is nil, what happens to the
+// request (see observe.go).
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, o *observation) {
 	if h.maxBody >= 0 && r.ContentLength > h.maxBody {
-		h.fail(w, r, &http.MaxBytesError{Limit: h.maxBody})
+		h.fail(w, r, &http.MaxBytesError{Limit: h.maxBody}, o)
 		return
 	}
 	ctx := r.Context()
@@ -172,10 +188,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if err != ctx.Err() {
 			err = &ReadyError{Err: err}
 		}
-		h.fail(w, r, err)
+		h.fail(w, r, err, o)
 		return
 	}
 	ex := &exchange{Context: ctx, w: w}
+	if o != nil {
+		o.ex, ex.route.wanted = ex, true
+	}
 	ex.watchBody(r, h.maxBody)
 	returned := false
 	defer func() {
@@ -187,13 +206,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	_, err = p.Call(ex, r)
 	returned = true
-	h.settle(w, r, ex, err)
+	h.settle(w, r, ex, err, o)
 }
 
 // settle finishes ex once the stack's call has returned err, and answers r
 // if the stack failed.
-func (h *Handler) settle(w http.ResponseWriter, r *http.Request, ex *exchange, err error) {
+func (h *Handler) settle(w http.ResponseWriter, r *http.Request, ex *exchange, err error, o *observation) {
 	wrote, running := ex.finish()
+	if o != nil {
+		o.ended, o.err = true, err
+	}
 	if err == nil {
 		return
 	}
@@ -208,7 +230,7 @@ func (h *Handler) settle(w http.ResponseWriter, r *http.Request, ex *exchange, e
 	}
 	switch {
 	case !wrote:
-		h.fail(w, r, err)
+		h.fail(w, r, err, o)
 	case running:
 		// The handler is still writing (its call was abandoned) and the
 		// client has part of a response: abort it, so that the client sees
@@ -221,11 +243,15 @@ func (h *Handler) settle(w http.ResponseWriter, r *http.Request, ex *exchange, e
 
 // fail answers r with the error handler, with Retry-After set when err
 // says the server cannot take the request now.
-func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
-	if h.retryAfter != "" && unavailable(err) {
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error, o *observation) {
+	if h.retryAfter != "" && retryLater(err) {
 		w.Header().Set("Retry-After", h.retryAfter)
 	}
 	h.logBroken(r, err)
+	if o != nil {
+		h.failObserved(w, r, err, o)
+		return
+	}
 	h.onError(w, r, err)
 }
 
@@ -266,6 +292,9 @@ func HandlerService(h http.Handler) tower.Service[*http.Request, Response] {
 		ex.enter()
 		defer ex.leave()
 		h.ServeHTTP(ex, r)
+		if ex.route.wanted {
+			ex.matched(r) // the pattern the handler's ServeMux set, for the request metrics
+		}
 		return ex.result(gov)
 	})
 }

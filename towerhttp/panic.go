@@ -6,29 +6,30 @@ import (
 	"net/http"
 
 	"github.com/towergo/tower"
-	"github.com/towergo/tower/buffer"
 )
 
 // requestPanic returns the *tower.PanicError err reports, a panic in user
 // code that a layer recovered on a goroutine of its own while serving the
 // request (the handler, in a Timeout's Abandon mode), or nil. A panic that
-// broke the whole stack, which a [ReadyError] or a failed Buffer wraps, is
-// not the request's: the stack cannot take requests, and says so with
-// 503.
+// broke the whole stack, which an error that answers tower.IsUnavailable
+// wraps (a [ReadyError], a failed Buffer's), is not the request's: the
+// stack cannot take requests, and says so with 503.
 func requestPanic(err error) *tower.PanicError {
-	var pe *tower.PanicError
-	if !errors.As(err, &pe) {
-		return nil
-	}
-	var (
-		notReady *ReadyError
-		failed   *buffer.ServiceError
-	)
-	if errors.As(err, &notReady) && errors.Is(notReady.Err, pe) ||
-		errors.As(err, &failed) && errors.Is(failed.Unwrap(), pe) {
+	pe, ok := errors.AsType[*tower.PanicError](err)
+	if !ok || brokeStack(err, pe) {
 		return nil
 	}
 	return pe
+}
+
+// brokeStack reports whether pe, which err carries, is wrapped by an error
+// of err's chain that says the service is unavailable: the panic broke it.
+func brokeStack(err error, pe *tower.PanicError) bool {
+	u, ok := errors.AsType[interface {
+		error
+		Unavailable() bool
+	}](err)
+	return ok && u.Unavailable() && errors.Is(u, pe)
 }
 
 // abort ends the response to r as net/http ends one whose handler
