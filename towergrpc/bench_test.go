@@ -11,6 +11,7 @@ import (
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/limit"
 	"github.com/towergo/tower/loadshed"
+	"github.com/towergo/tower/metrics"
 	"github.com/towergo/tower/timeout"
 	"github.com/towergo/tower/towergrpc"
 )
@@ -25,8 +26,9 @@ var (
 )
 
 type benchStack[Req, Res any] struct {
-	name   string
-	layers []tower.Layer[Req, Res]
+	name    string
+	stack   tower.Layer[Req, Res]
+	metrics bool // measured with a metrics.Counts as well
 }
 
 // stacks returns the stacks measured: none, each layer alone, and the
@@ -43,18 +45,18 @@ func stacks[Req, Res any](b *testing.B) []benchStack[Req, Res] {
 	}
 	b.Cleanup(p.Release)
 	return []benchStack[Req, Res]{
-		{"no layers", nil},
-		{"ConcurrencyLimit", []tower.Layer[Req, Res]{limit.NewConcurrencyLayer[Req, Res](1000)}},
-		{"Timeout", []tower.Layer[Req, Res]{timeout.NewLayer[Req, Res](time.Second)}},
-		{"LoadShed>Timeout>ConcurrencyLimit", []tower.Layer[Req, Res]{
+		{"no layers", tower.Stack[Req, Res](), true},
+		{"ConcurrencyLimit", limit.NewConcurrencyLayer[Req, Res](1000), false},
+		{"Timeout", timeout.NewLayer[Req, Res](time.Second), false},
+		{"LoadShed>Timeout>ConcurrencyLimit", tower.Stack(
 			loadshed.NewLayer[Req, Res](),
 			timeout.NewLayer[Req, Res](time.Second),
 			limit.NewConcurrencyLayer[Req, Res](1000),
-		}},
-		{"LoadShed>ConcurrencyLimit, shed", []tower.Layer[Req, Res]{
+		), true},
+		{"LoadShed>ConcurrencyLimit, shed", tower.Stack(
 			loadshed.NewLayer[Req, Res](),
 			limit.NewSharedConcurrencyLayer[Req, Res](full),
-		}},
+		), true},
 	}
 }
 
@@ -68,9 +70,8 @@ func BenchmarkUnaryServerInterceptor(b *testing.B) {
 			sinkRes, sinkErr = handler(b.Context(), req)
 		}
 	})
-	for _, s := range stacks[unaryCall, any](b) {
-		intercept := towergrpc.UnaryServerInterceptor(s.layers...)
-		b.Run(s.name, func(b *testing.B) {
+	run := func(name string, intercept grpc.UnaryServerInterceptor) {
+		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			ctx := b.Context()
 			for b.Loop() {
@@ -78,13 +79,19 @@ func BenchmarkUnaryServerInterceptor(b *testing.B) {
 			}
 		})
 	}
+	for _, s := range stacks[unaryCall, any](b) {
+		run(s.name, towergrpc.UnaryServerInterceptor(s.stack))
+		if s.metrics {
+			run(s.name+", metrics", towergrpc.UnaryServerInterceptor(s.stack, towergrpc.WithServerMetrics(new(metrics.Counts))))
+		}
+	}
 }
 
 func BenchmarkUnaryServerInterceptorParallel(b *testing.B) {
 	handler := func(_ context.Context, req any) (any, error) { return req, nil }
 	info := &grpc.UnaryServerInfo{FullMethod: "/test.Service/Unary"}
 	for _, s := range stacks[unaryCall, any](b)[3:] {
-		intercept := towergrpc.UnaryServerInterceptor(s.layers...)
+		intercept := towergrpc.UnaryServerInterceptor(s.stack)
 		b.Run(s.name, func(b *testing.B) {
 			b.ReportAllocs()
 			ctx := b.Context()
@@ -93,7 +100,7 @@ func BenchmarkUnaryServerInterceptorParallel(b *testing.B) {
 				for pb.Next() {
 					_, err = intercept(ctx, "req", info, handler)
 				}
-				if err != nil && s.name == "LoadShed>ConcurrencyLimit>Timeout" {
+				if err != nil && s.name == "LoadShed>Timeout>ConcurrencyLimit" {
 					b.Error(err)
 				}
 			})
@@ -109,9 +116,8 @@ func BenchmarkUnaryClientInterceptor(b *testing.B) {
 			sinkErr = invoker(b.Context(), "/test.Service/Unary", "req", nil, nil)
 		}
 	})
-	for _, s := range stacks[unaryClientCall, struct{}](b) {
-		intercept := towergrpc.UnaryClientInterceptor(s.layers...)
-		b.Run(s.name, func(b *testing.B) {
+	run := func(name string, intercept grpc.UnaryClientInterceptor) {
+		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			ctx := b.Context()
 			for b.Loop() {
@@ -119,15 +125,30 @@ func BenchmarkUnaryClientInterceptor(b *testing.B) {
 			}
 		})
 	}
+	for _, s := range stacks[unaryClientCall, struct{}](b) {
+		run(s.name, towergrpc.UnaryClientInterceptor(s.stack))
+		if s.metrics {
+			run(s.name+", metrics", towergrpc.UnaryClientInterceptor(s.stack, towergrpc.WithClientMetrics(new(metrics.Counts))))
+		}
+	}
 }
 
 // A server stream costs one allocation more than a unary call: the stream
 // whose Context is the stack's.
 func BenchmarkStreamServerInterceptor(b *testing.B) {
+	benchStreamServer(b, towergrpc.StreamServerInterceptor(limit.NewConcurrencyLayer[streamCall, struct{}](1000)))
+}
+
+// Request metrics add no allocation to a server stream.
+func BenchmarkStreamServerInterceptorMetrics(b *testing.B) {
+	benchStreamServer(b, towergrpc.StreamServerInterceptor(limit.NewConcurrencyLayer[streamCall, struct{}](1000),
+		towergrpc.WithServerMetrics(new(metrics.Counts))))
+}
+
+func benchStreamServer(b *testing.B, intercept grpc.StreamServerInterceptor) {
 	handler := func(any, grpc.ServerStream) error { return nil }
 	info := &grpc.StreamServerInfo{FullMethod: "/test.Service/Stream"}
 	ss := &fakeServerStream{ctx: b.Context()}
-	intercept := towergrpc.StreamServerInterceptor(limit.NewConcurrencyLayer[streamCall, struct{}](1000))
 	b.ReportAllocs()
 	for b.Loop() {
 		sinkErr = intercept(nil, ss, info, handler)
@@ -137,9 +158,18 @@ func BenchmarkStreamServerInterceptor(b *testing.B) {
 // A client stream runs the stack's call on a goroutine for the stream's
 // life: opening one and reading it to its end.
 func BenchmarkStreamClientInterceptor(b *testing.B) {
+	benchStreamClient(b, towergrpc.StreamClientInterceptor(limit.NewConcurrencyLayer[streamClientCall, struct{}](1000)))
+}
+
+// Request metrics add no allocation to a client stream.
+func BenchmarkStreamClientInterceptorMetrics(b *testing.B) {
+	benchStreamClient(b, towergrpc.StreamClientInterceptor(limit.NewConcurrencyLayer[streamClientCall, struct{}](1000),
+		towergrpc.WithClientMetrics(new(metrics.Counts))))
+}
+
+func benchStreamClient(b *testing.B, intercept grpc.StreamClientInterceptor) {
 	desc := &grpc.StreamDesc{ServerStreams: true}
 	streamer := streamerOf(&fakeClientStream{recv: io.EOF}, nil)
-	intercept := towergrpc.StreamClientInterceptor(limit.NewConcurrencyLayer[streamClientCall, struct{}](1000))
 	b.ReportAllocs()
 	ctx := b.Context()
 	for b.Loop() {

@@ -2,12 +2,12 @@ package towergrpc
 
 import (
 	"context"
-	"fmt"
 
 	"google.golang.org/grpc"
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/isnil"
+	"github.com/towergo/tower/internal/option"
 )
 
 // A UnaryServerCall is one unary RPC on its way through a server's stack.
@@ -81,23 +81,23 @@ type StreamClientCall struct {
 	stream   *clientStream
 }
 
-// build returns the service each RPC of an interceptor goes through: leaf
-// wrapped in layers, the first outermost. It panics, naming fn, if a layer
-// is nil, a nil in an interface with a type included, or if the layers
-// wrap the leaf in a nil service.
-func build[Req, Res any](fn string, leaf tower.ServiceFunc[Req, Res], layers []tower.Layer[Req, Res]) tower.Service[Req, Res] {
-	for i, l := range layers {
-		if isnil.Is(l) {
-			panic(fmt.Sprintf("%s: layer %d is nil", fn, i))
-		}
+// build returns the service each RPC of an interceptor goes through, leaf
+// wrapped in stack, and the interceptor's configuration, made of opts. It
+// panics, naming fn, if stack or an option is nil, a nil in an interface
+// with a type included, or if stack wraps the leaf in a nil service. The
+// options are checked before stack wraps anything, so that a panic leaves
+// nothing behind: no Buffer's worker, for instance.
+func build[Req, Res any, O ~func(*config)](fn string, leaf tower.ServiceFunc[Req, Res], stack tower.Layer[Req, Res], opts []O) (tower.Service[Req, Res], config) {
+	if isnil.Is(stack) {
+		panic(fn + ": nil stack")
 	}
-	svc := tower.Service[Req, Res](leaf)
-	for i := len(layers) - 1; i >= 0; i-- {
-		if svc = layers[i].Wrap(svc); isnil.Is(svc) {
-			panic(fmt.Sprintf("%s: layer %d wrapped the service in a nil one", fn, i))
-		}
+	var c config
+	option.Onto(fn, &c, opts)
+	svc := stack.Wrap(leaf)
+	if isnil.Is(svc) {
+		panic(fn + ": stack.Wrap returned nil")
 	}
-	return svc
+	return svc, c
 }
 
 func serveUnary(ctx context.Context, c UnaryServerCall) (any, error) {

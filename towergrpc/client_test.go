@@ -12,6 +12,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
+	"github.com/towergo/tower"
 	"github.com/towergo/tower/limit"
 	"github.com/towergo/tower/loadshed"
 	"github.com/towergo/tower/timeout"
@@ -26,10 +27,10 @@ type streamClientCall = towergrpc.StreamClientCall
 func TestUnaryClientLimit(t *testing.T) {
 	g := newGate()
 	sem := limit.NewSemaphore(1)
-	client := serve(t, &healthServer{check: g.check}, nil, grpc.WithUnaryInterceptor(towergrpc.UnaryClientInterceptor(
+	client := serve(t, &healthServer{check: g.check}, nil, grpc.WithUnaryInterceptor(towergrpc.UnaryClientInterceptor(tower.Stack(
 		loadshed.NewLayer[unaryClientCall, struct{}](),
 		limit.NewSharedConcurrencyLayer[unaryClientCall, struct{}](sem),
-	)))
+	))))
 
 	first := make(chan error, 1)
 	go func() {
@@ -95,10 +96,10 @@ func TestStreamClientHoldsPermitForStreamLife(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			g := newGate()
 			sem := limit.NewSemaphore(1)
-			client := serve(t, &healthServer{watch: g.watch}, nil, grpc.WithStreamInterceptor(towergrpc.StreamClientInterceptor(
+			client := serve(t, &healthServer{watch: g.watch}, nil, grpc.WithStreamInterceptor(towergrpc.StreamClientInterceptor(tower.Stack(
 				loadshed.NewLayer[streamClientCall, struct{}](),
 				limit.NewSharedConcurrencyLayer[streamClientCall, struct{}](sem),
-			)))
+			))))
 
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()

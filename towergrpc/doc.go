@@ -1,15 +1,16 @@
 // Package towergrpc runs tower stacks in gRPC servers and clients: it turns
-// a list of layers into a unary or a stream interceptor, for the server
-// side or the client side, and turns the stack's errors into gRPC statuses.
+// a stack into a unary or a stream interceptor, for the server side or the
+// client side, turns the stack's errors into gRPC statuses, and reports
+// each RPC to a metrics.RequestSink if asked to.
 //
 // A server that sheds what it cannot take at once, and bounds each call:
 //
+//	protect := towergrpc.UnaryServerStack().
+//		LoadShed().           // turn away what the limit cannot take now
+//		Timeout(time.Second). // each handler for at most a second
+//		ConcurrencyLimit(64)  // at most 64 in the handlers
 //	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(
-//		towergrpc.UnaryServerInterceptor(
-//			loadshed.NewLayer[towergrpc.UnaryServerCall, any](),
-//			timeout.NewLayer[towergrpc.UnaryServerCall, any](time.Second),
-//			limit.NewConcurrencyLayer[towergrpc.UnaryServerCall, any](64),
-//		),
+//		towergrpc.UnaryServerInterceptor(protect, towergrpc.WithServerMetrics(sink)),
 //		// interceptors listed after it run only for admitted calls
 //	))
 //
@@ -21,6 +22,18 @@
 // the handler alone wherever it sits, and above the limit a call that a
 // Timeout in Abandon mode gives up on keeps its permit until its handler
 // returns, so that the limit counts the handlers that really run.
+//
+// # The stack and the options
+//
+// Each interceptor takes one stack, a tower.Layer, then options, as
+// towerhttp's NewHandler and NewTransport do. The stack is a
+// stack.Builder, best made with [UnaryServerStack], [StreamServerStack],
+// [UnaryClientStack] or [StreamClientStack], which need no type argument;
+// or a tower.Builder, or tower.Stack of several layers; or a single layer.
+// In each, the first layer is the outermost: it sees the call first. An
+// empty Builder is a stack of no layers, for an interceptor that only maps
+// errors or reports RPCs. The server interceptors take [ServerOption]s,
+// the client ones [ClientOption]s.
 //
 // # What flows through the stack
 //
@@ -77,14 +90,22 @@
 //
 // A panic in a handler, an invoker or a layer on the RPC's own goroutine
 // goes on up, once the stack's layers have given back what they held, as
-// it would without this package (grpc does not recover it). One that a
-// layer recovered on a goroutine of its own (a Timeout in Abandon mode)
-// comes back as a *tower.PanicError, which errors.As reaches through the
-// status, and which the RPC fails with as codes.Internal.
+// it would without this package (grpc does not recover it); request
+// metrics report the RPC on its way. One that a layer recovered on a
+// goroutine of its own (a Timeout in Abandon mode) comes back as a
+// *tower.PanicError, which errors.As reaches through the status, and
+// which the RPC fails with as codes.Internal.
 //
 // # Errors and status codes
 //
-// The interceptors return these errors, in this order of precedence:
+// The interceptors ask an error what it is, not who made it: package
+// tower's IsOverloaded, IsTimeout, IsUnavailable and IsThrottled look down
+// its chain for the first error with a method Overloaded() bool,
+// Timeout() bool, Unavailable() bool or Throttled() bool, and take its
+// answer. So an error of one's own middleware that has the method is
+// answered as this module's are (see Example (Overloaded)), and this
+// package needs no import of the middleware whose errors it maps. The
+// interceptors return these errors, in this order of precedence:
 //
 //	error                                  code                 message
 //	the caller's context ended             Canceled or          the context's error
@@ -92,24 +113,42 @@
 //	another error from Ready               Unavailable          the error's
 //	a *tower.PanicError: a panic that a    Internal             the error's
 //	  layer recovered on a goroutine of
-//	  its own, whatever its value
+//	  its own, whatever its value, unless
+//	  an error that answers Unavailable()
+//	  wraps it (a Buffer the panic broke)
 //	a gRPC status error, or one that       unchanged            unchanged
 //	  wraps one
-//	loadshed.ErrOverloaded                 ResourceExhausted    "service overloaded"
-//	timeout.ErrElapsed                     DeadlineExceeded     "request timed out"
-//	buffer.ErrClosed, *buffer.ServiceError Unavailable          the error's
-//	  (a Buffer a panic broke included)
-//	context.DeadlineExceeded or Canceled   DeadlineExceeded or  the error's
-//	  from the call                          Canceled
+//	Overloaded() answers true              ResourceExhausted    the error's
+//	  (loadshed.ErrOverloaded)                                    ("service overloaded")
+//	Timeout() answers true, for a layer's  DeadlineExceeded     the error's
+//	  deadline: an error that wraps no                            ("request timed out")
+//	  context.DeadlineExceeded
+//	  (timeout.ErrElapsed)
+//	Unavailable() answers true             Unavailable          the error's
+//	  (buffer.ErrClosed,
+//	  *buffer.ServiceError,
+//	  balance.ErrNoEndpoints,
+//	  balance.ErrClosed)
+//	Throttled() answers true (none of      ResourceExhausted    the error's
+//	  this module: a program's own quota)
+//	Timeout() answers true, for a          DeadlineExceeded     the error's
+//	  context's deadline
+//	context.Canceled from the call         Canceled             the error's
 //	any other error                        the error unchanged
 //
-// Each mapped error keeps the tower error it came from: status.Code finds
-// the code, and errors.Is(err, loadshed.ErrOverloaded) still holds, in an
-// outer interceptor or, for a client interceptor, at the call site. An
-// error the table does not know is returned as the handler or invoker
-// returned it, which is what grpc does without this package: a server
-// sends it as codes.Unknown with its message, and a client's caller gets
-// it as it is.
+// A layer's timeout comes before Unavailable, so that a call a Timeout cut
+// short fails with DeadlineExceeded even when the error of a layer above
+// wraps the Timeout's; a context's deadline wrapped in an error that says
+// the service is unavailable is the service's failure. An error whose
+// method answers false is not of that kind, whatever it wraps.
+//
+// Each mapped error keeps the error it came from: status.Code finds the
+// code, and errors.Is(err, loadshed.ErrOverloaded) and
+// tower.IsOverloaded(err) still hold, in an outer interceptor or, for a
+// client interceptor, at the call site. An error the table does not know
+// is returned as the handler or invoker returned it, which is what grpc
+// does without this package: a server sends it as codes.Unknown with its
+// message, and a client's caller gets it as it is.
 //
 // A shed request gets codes.ResourceExhausted, and a broken stack
 // codes.Unavailable, because they ask different things of the client. A
@@ -129,15 +168,29 @@
 // corrected by retrying with a backoff") asks for, and the code clients
 // retry and load balancers act on. (HTTP has one status for both, 503, and
 // grpc's table maps 503 and 429 alike to UNAVAILABLE; package towerhttp
-// answers HTTP.) ErrElapsed is the server's deadline for the call, so it
-// is DEADLINE_EXCEEDED, as the client's own deadline would be.
+// answers HTTP.) A throttled caller is refused for its own rate, and
+// RESOURCE_EXHAUSTED is also grpc's code for "some resource has been
+// exhausted, perhaps a per-user quota". ErrElapsed is the server's
+// deadline for the call, so it is DEADLINE_EXCEEDED, as the client's own
+// deadline would be.
+//
+// # Request metrics
+//
+// [WithServerMetrics] and [WithClientMetrics] report each RPC, once it has
+// ended, to a metrics.RequestSink: its full method name, the gRPC code it
+// ended with, its outcome (served, shed, timed out, canceled, failed) and
+// its latency, readiness included; a stream's is its whole life. Module
+// github.com/towergo/tower/towerotel has a sink for OpenTelemetry, and
+// metrics.Counts keeps the outcomes in memory.
 //
 // # Cost
 //
 // A unary interceptor allocates nothing of its own, when the call succeeds
 // and when it is shed. A server stream costs one small allocation more,
 // the stream that reports the stack's context. A client stream costs a
-// goroutine, three channels and a wrapper for the stream's life. The
-// benchmarks call the interceptors directly; the figures are in
-// bench/README.md.
+// goroutine, three channels and a wrapper for the stream's life. Request
+// metrics allocate nothing: an RPC costs two readings of the clock and the
+// sink's call more, and an interceptor made without them is the one it
+// was before. The benchmarks call the interceptors directly; the figures
+// are in bench/README.md.
 package towergrpc

@@ -3,20 +3,20 @@ package towergrpc
 import (
 	"context"
 	"errors"
+	"reflect"
+	"sync/atomic"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/towergo/tower"
-	"github.com/towergo/tower/buffer"
-	"github.com/towergo/tower/loadshed"
-	"github.com/towergo/tower/timeout"
 )
 
 // A statusError is a gRPC status that keeps the error it was made from:
 // status.FromError and status.Code find the status, and errors.Is and
 // errors.As find the original error, so a client can test for
-// loadshed.ErrOverloaded as well as for codes.ResourceExhausted.
+// loadshed.ErrOverloaded, or tower.IsOverloaded, as well as for
+// codes.ResourceExhausted.
 type statusError struct {
 	st  *status.Status
 	err error
@@ -37,15 +37,19 @@ func newStatusError(c codes.Code, err error) *statusError {
 	return &statusError{st: status.New(c, err.Error()), err: err}
 }
 
-// The statuses of the bare sentinels are made once, so that shedding a
-// request or timing it out allocates nothing for its error. A status is not
-// changed once made, so sharing one is safe.
+// The statuses of the context's errors are made once, so that a caller
+// going away allocates nothing for its error; so are those of the errors
+// a request is shed, timed out or refused with, the first time each is met
+// (see statusCache). A status is not changed once made, so sharing one is
+// safe.
 var (
-	errOverloaded = newStatusError(codes.ResourceExhausted, loadshed.ErrOverloaded)
-	errElapsed    = newStatusError(codes.DeadlineExceeded, timeout.ErrElapsed)
-	errClosed     = newStatusError(codes.Unavailable, buffer.ErrClosed)
-	errCanceled   = newStatusError(codes.Canceled, context.Canceled)
-	errDeadline   = newStatusError(codes.DeadlineExceeded, context.DeadlineExceeded)
+	errCanceled = newStatusError(codes.Canceled, context.Canceled)
+	errDeadline = newStatusError(codes.DeadlineExceeded, context.DeadlineExceeded)
+
+	overloadedStatus  = statusCache{code: codes.ResourceExhausted}
+	throttledStatus   = statusCache{code: codes.ResourceExhausted}
+	timeoutStatus     = statusCache{code: codes.DeadlineExceeded}
+	unavailableStatus = statusCache{code: codes.Unavailable}
 )
 
 // readyError returns the error an RPC fails with when the stack's Ready
@@ -63,47 +67,45 @@ func readyError(ctx context.Context, err error) error {
 		return errDeadline
 	case isStatus(err) && !panicked(err):
 		return err
-	case err == buffer.ErrClosed:
-		return errClosed
 	}
-	return newStatusError(codes.Unavailable, err)
+	return unavailableStatus.of(err)
 }
 
 // callError returns the error an RPC fails with when the stack's call
-// failed with err: see the table in the package doc. A panic recovered on
-// a goroutine of a layer's is codes.Internal, whatever its value, which
-// may be an error with a code of its own. An error it does not know is
-// returned unchanged, and a grpc server then sends it as codes.Unknown
-// with its message, as it does any error a handler returns.
+// failed with err: see the table in the package doc. It asks err what it
+// is through the functions of package tower, so that an error of a user's
+// own middleware with the same method maps as the library's do. A panic
+// recovered on a goroutine of a layer's is codes.Internal, whatever its
+// value, which may be an error with a code of its own. An error it does
+// not know is returned unchanged, and a grpc server then sends it as
+// codes.Unknown with its message, as it does any error a handler returns.
 func callError(err error) error {
-	switch err { // the common cases, without walking a chain of wrapped errors
+	switch err { // a caller going away, without walking a chain of wrapped errors
 	case nil:
 		return nil
-	case loadshed.ErrOverloaded:
-		return errOverloaded
-	case timeout.ErrElapsed:
-		return errElapsed
-	case buffer.ErrClosed:
-		return errClosed
 	case context.Canceled:
 		return errCanceled
 	case context.DeadlineExceeded:
 		return errDeadline
 	}
-	var bufferFailed *buffer.ServiceError
 	switch {
-	case panicked(err) && !brokeBuffer(err):
+	case panicked(err) && !brokeStack(err):
 		return newStatusError(codes.Internal, err)
 	case isStatus(err):
 		return err
-	case errors.Is(err, loadshed.ErrOverloaded):
-		return newStatusError(codes.ResourceExhausted, err)
-	case errors.Is(err, timeout.ErrElapsed):
-		return newStatusError(codes.DeadlineExceeded, err)
-	case errors.Is(err, buffer.ErrClosed), errors.As(err, &bufferFailed):
-		return newStatusError(codes.Unavailable, err)
-	case errors.Is(err, context.DeadlineExceeded):
-		return newStatusError(codes.DeadlineExceeded, err)
+	case tower.IsOverloaded(err):
+		return overloadedStatus.of(err)
+	case tower.IsTimeout(err) && !errors.Is(err, context.DeadlineExceeded):
+		// A layer's timeout, such as timeout.ErrElapsed, even one that an
+		// unavailable service's error wraps; a context's deadline there is
+		// the service's failure.
+		return timeoutStatus.of(err)
+	case tower.IsUnavailable(err):
+		return unavailableStatus.of(err)
+	case tower.IsThrottled(err):
+		return throttledStatus.of(err)
+	case tower.IsTimeout(err):
+		return timeoutStatus.of(err)
 	case errors.Is(err, context.Canceled):
 		return newStatusError(codes.Canceled, err)
 	}
@@ -113,23 +115,61 @@ func callError(err error) error {
 // panicked reports whether err is, or wraps, a *tower.PanicError: a panic
 // in user code that a layer recovered on a goroutine of its own.
 func panicked(err error) bool {
-	var pe *tower.PanicError
-	return errors.As(err, &pe)
+	_, ok := errors.AsType[*tower.PanicError](err)
+	return ok
 }
 
-// brokeBuffer reports whether err is a failed Buffer's error that wraps the
-// panic err carries: the panic broke the Buffer's inner service, and every
-// call fails the same way, as for any Buffer that failed.
-func brokeBuffer(err error) bool {
-	var (
-		pe     *tower.PanicError
-		failed *buffer.ServiceError
-	)
-	return errors.As(err, &pe) && errors.As(err, &failed) && errors.Is(failed.Unwrap(), pe)
+// brokeStack reports whether the panic err carries is wrapped by an error
+// of err's chain that says the service is unavailable, a failed Buffer's
+// for instance: the panic broke the service, and every call fails the same
+// way, as for any service that failed.
+func brokeStack(err error) bool {
+	pe, ok := errors.AsType[*tower.PanicError](err)
+	if !ok {
+		return false
+	}
+	u, ok := errors.AsType[interface {
+		error
+		Unavailable() bool
+	}](err)
+	return ok && u.Unavailable() && errors.Is(u, pe)
 }
 
 // isStatus reports whether err is, or wraps, a gRPC status error.
 func isStatus(err error) bool {
-	var s interface{ GRPCStatus() *status.Status }
-	return errors.As(err, &s)
+	_, ok := errors.AsType[interface {
+		error
+		GRPCStatus() *status.Status
+	}](err)
+	return ok
+}
+
+// A statusCache keeps the status error made for the last error of one
+// kind, and gives it again for the same error: the errors a request is
+// shed, timed out or refused with are mostly a package's sentinel
+// (loadshed.ErrOverloaded, timeout.ErrElapsed), met again for every such
+// request, and a status error costs two allocations. It knows them by
+// value, not by name, so this package needs no import of theirs, and a
+// user's own sentinel is cached as well.
+type statusCache struct {
+	code codes.Code
+	last atomic.Pointer[statusError]
+}
+
+// of returns the status error of err, with the cache's code.
+func (c *statusCache) of(err error) error {
+	if s := c.last.Load(); s != nil && sameError(s.err, err) {
+		return s
+	}
+	s := newStatusError(c.code, err)
+	c.last.Store(s)
+	return s
+}
+
+// sameError reports whether cached and err are the same error, with the
+// same message. An error whose type cannot be compared is never the same:
+// comparing it would panic. The message is compared too, for an error
+// pointer whose message changed since it was cached.
+func sameError(cached, err error) bool {
+	return reflect.TypeOf(err).Comparable() && cached == err && cached.Error() == err.Error()
 }

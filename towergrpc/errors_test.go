@@ -159,3 +159,55 @@ func TestSentinelErrorsDoNotAllocate(t *testing.T) {
 }
 
 var sink error
+
+// behaviour is an error of a user's own that answers one of the methods
+// the interceptors ask, as it is told to, and may wrap another.
+type behaviour struct {
+	method string // "Overloaded", "Timeout", "Unavailable" or "Throttled"
+	answer bool
+	inner  error
+}
+
+func (b behaviour) Error() string {
+	if b.inner != nil {
+		return b.method + ": " + b.inner.Error()
+	}
+	return b.method
+}
+func (b behaviour) Unwrap() error { return b.inner }
+
+type overloadedErr struct{ behaviour }
+type timeoutErr struct{ behaviour }
+type unavailableErr struct{ behaviour }
+type throttledErr struct{ behaviour }
+
+func (e overloadedErr) Overloaded() bool   { return e.answer }
+func (e timeoutErr) Timeout() bool         { return e.answer }
+func (e unavailableErr) Unavailable() bool { return e.answer }
+func (e throttledErr) Throttled() bool     { return e.answer }
+
+// An error of a user's own maps by what it answers, as the library's do,
+// in the order of the table in the package doc.
+func TestCallErrorByBehaviour(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want mapping
+	}{
+		{"overloaded", overloadedErr{behaviour{"Overloaded", true, nil}}, mapping{codes.ResourceExhausted, "Overloaded", false}},
+		{"timeout", timeoutErr{behaviour{"Timeout", true, nil}}, mapping{codes.DeadlineExceeded, "Timeout", false}},
+		{"unavailable", unavailableErr{behaviour{"Unavailable", true, nil}}, mapping{codes.Unavailable, "Unavailable", false}},
+		{"throttled", throttledErr{behaviour{"Throttled", true, nil}}, mapping{codes.ResourceExhausted, "Throttled", false}},
+		{"wrapped throttled", fmt.Errorf("quota: %w", throttledErr{behaviour{"Throttled", true, nil}}), mapping{codes.ResourceExhausted, "quota: Throttled", false}},
+		{"answers false", overloadedErr{behaviour{"Overloaded", false, loadshed.ErrOverloaded}}, mapping{same: true}},
+		{"overloaded over a timeout", overloadedErr{behaviour{"Overloaded", true, timeout.ErrElapsed}}, mapping{codes.ResourceExhausted, "Overloaded: request timed out", false}},
+		{"unavailable over a layer's timeout", unavailableErr{behaviour{"Unavailable", true, timeout.ErrElapsed}}, mapping{codes.DeadlineExceeded, "Unavailable: request timed out", false}},
+		{"unavailable over a context's deadline", unavailableErr{behaviour{"Unavailable", true, context.DeadlineExceeded}}, mapping{codes.Unavailable, "Unavailable: context deadline exceeded", false}},
+		{"throttled over a context's deadline", throttledErr{behaviour{"Throttled", true, context.DeadlineExceeded}}, mapping{codes.ResourceExhausted, "Throttled: context deadline exceeded", false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkMapping(t, tt.err, callError(tt.err), tt.want)
+		})
+	}
+}

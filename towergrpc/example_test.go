@@ -13,8 +13,6 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
 
-	"github.com/towergo/tower/limit"
-	"github.com/towergo/tower/loadshed"
 	"github.com/towergo/tower/timeout"
 	"github.com/towergo/tower/towergrpc"
 )
@@ -62,8 +60,7 @@ func Example() {
 	h := &slowHealth{entered: make(chan struct{}), release: make(chan struct{})}
 	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(
 		towergrpc.UnaryServerInterceptor(
-			loadshed.NewLayer[towergrpc.UnaryServerCall, any](),
-			limit.NewConcurrencyLayer[towergrpc.UnaryServerCall, any](1),
+			towergrpc.UnaryServerStack().LoadShed().ConcurrencyLimit(1),
 		),
 	))
 	defer srv.Stop()

@@ -86,7 +86,7 @@ func TestStreamClientPanicAfterOpening(t *testing.T) {
 	defer slog.SetDefault(old)
 	synctest.Test(t, func(t *testing.T) {
 		sem := limit.NewSemaphore(1)
-		intercept := towergrpc.StreamClientInterceptor(panicsAfter("late"), limit.NewSharedConcurrencyLayer[streamClientCall, struct{}](sem))
+		intercept := towergrpc.StreamClientInterceptor(tower.Stack(panicsAfter("late"), limit.NewSharedConcurrencyLayer[streamClientCall, struct{}](sem)))
 		cs, err := intercept(t.Context(), &grpc.StreamDesc{}, nil, "/m", streamerOf(&fakeClientStream{}, nil))
 		if err != nil {
 			t.Fatalf("got %v, want a stream", err)
@@ -111,10 +111,10 @@ func TestStreamClientPanicAfterOpening(t *testing.T) {
 func TestUnaryServerAbandonedHandlerPanics(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		sem := limit.NewSemaphore(1)
-		intercept := towergrpc.UnaryServerInterceptor(
+		intercept := towergrpc.UnaryServerInterceptor(tower.Stack(
 			timeout.NewLayer[unaryCall, any](time.Second, timeout.WithMode(timeout.Abandon)),
 			limit.NewSharedConcurrencyLayer[unaryCall, any](sem),
-		)
+		))
 		_, err := intercept(t.Context(), "req", unaryInfo, func(context.Context, any) (any, error) {
 			panic(status.Error(codes.NotFound, "a panic's value that is a status"))
 		})

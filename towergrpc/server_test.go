@@ -43,9 +43,9 @@ func TestUnaryServerPassesThrough(t *testing.T) {
 		got = append(got, req.Service, md.Get("x-caller")[0])
 		return serving, nil
 	}}
-	client := serve(t, h, []grpc.ServerOption{grpc.UnaryInterceptor(towergrpc.UnaryServerInterceptor(
+	client := serve(t, h, []grpc.ServerOption{grpc.UnaryInterceptor(towergrpc.UnaryServerInterceptor(tower.Stack(
 		record, limit.NewSharedConcurrencyLayer[unaryCall, any](sem),
-	))})
+	)))})
 
 	ctx := metadata.AppendToOutgoingContext(t.Context(), "x-caller", "test")
 	rsp, err := client.Check(ctx, &healthpb.HealthCheckRequest{Service: "svc"})
@@ -67,10 +67,10 @@ func TestUnaryServerPassesThrough(t *testing.T) {
 
 func TestUnaryServerShedsSecondConcurrentCall(t *testing.T) {
 	g := newGate()
-	client := serve(t, &healthServer{check: g.check}, []grpc.ServerOption{grpc.UnaryInterceptor(towergrpc.UnaryServerInterceptor(
+	client := serve(t, &healthServer{check: g.check}, []grpc.ServerOption{grpc.UnaryInterceptor(towergrpc.UnaryServerInterceptor(tower.Stack(
 		loadshed.NewLayer[unaryCall, any](),
 		limit.NewConcurrencyLayer[unaryCall, any](1),
-	))})
+	)))})
 
 	first := make(chan error, 1)
 	go func() {
@@ -124,10 +124,10 @@ func TestUnaryServerClientCancelReleases(t *testing.T) {
 		errs := make(chan error, 4)
 		client := serve(t, &healthServer{check: g.check}, []grpc.ServerOption{grpc.ChainUnaryInterceptor(
 			returns(errs),
-			towergrpc.UnaryServerInterceptor(
+			towergrpc.UnaryServerInterceptor(tower.Stack(
 				loadshed.NewLayer[unaryCall, any](),
 				limit.NewConcurrencyLayer[unaryCall, any](1),
-			),
+			)),
 		)})
 
 		ctx, cancel := context.WithCancel(t.Context())
@@ -153,10 +153,10 @@ func TestUnaryServerClientCancelReleases(t *testing.T) {
 		waiting := make(chan struct{}, 4)
 		client := serve(t, &healthServer{check: g.check}, []grpc.ServerOption{grpc.ChainUnaryInterceptor(
 			returns(errs),
-			towergrpc.UnaryServerInterceptor(
+			towergrpc.UnaryServerInterceptor(tower.Stack(
 				hookReady[unaryCall, any](waiting),
 				limit.NewSharedConcurrencyLayer[unaryCall, any](sem),
-			),
+			)),
 		)})
 
 		first := make(chan error, 1)
@@ -201,7 +201,7 @@ func TestUnaryServerClientCancelReleases(t *testing.T) {
 
 func TestUnaryServerErrors(t *testing.T) {
 	stack := func(layers ...tower.Layer[unaryCall, any]) func() grpc.UnaryServerInterceptor {
-		return func() grpc.UnaryServerInterceptor { return towergrpc.UnaryServerInterceptor(layers...) }
+		return func() grpc.UnaryServerInterceptor { return towergrpc.UnaryServerInterceptor(tower.Stack(layers...)) }
 	}
 	tests := []struct {
 		name        string
@@ -244,10 +244,10 @@ func TestStreamServerHoldsPermitForStreamLife(t *testing.T) {
 	errs := make(chan error, 4)
 	client := serve(t, &healthServer{watch: g.watch}, []grpc.ServerOption{grpc.ChainStreamInterceptor(
 		streamReturns(errs),
-		towergrpc.StreamServerInterceptor(
+		towergrpc.StreamServerInterceptor(tower.Stack(
 			loadshed.NewLayer[streamCall, struct{}](),
 			limit.NewConcurrencyLayer[streamCall, struct{}](1),
-		),
+		)),
 	)})
 
 	ctx, cancel := context.WithCancel(t.Context())

@@ -14,6 +14,7 @@ import (
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/limit"
+	"github.com/towergo/tower/metrics"
 	"github.com/towergo/tower/timeout"
 	"github.com/towergo/tower/towergrpc"
 	"github.com/towergo/tower/towertest"
@@ -123,7 +124,7 @@ func TestStreamServerContext(t *testing.T) {
 		}
 
 		// Without a layer, the handler sees the stream's own context.
-		err = towergrpc.StreamServerInterceptor()("srv", ss, streamInfo, func(_ any, stream grpc.ServerStream) error {
+		err = towergrpc.StreamServerInterceptor(towergrpc.StreamServerStack())("srv", ss, streamInfo, func(_ any, stream grpc.ServerStream) error {
 			if stream.Context() != ctx {
 				t.Error("the handler's stream has another context, want the stream's own")
 			}
@@ -242,10 +243,10 @@ func TestStreamClientEnds(t *testing.T) {
 func TestStreamClientTimeoutBoundsStream(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		sem := limit.NewSemaphore(1)
-		intercept := towergrpc.StreamClientInterceptor(
+		intercept := towergrpc.StreamClientInterceptor(tower.Stack(
 			timeout.NewLayer[streamClientCall, struct{}](100*time.Millisecond),
 			limit.NewSharedConcurrencyLayer[streamClientCall, struct{}](sem),
-		)
+		))
 		var streamCtx context.Context
 		streamer := func(ctx context.Context, _ *grpc.StreamDesc, _ *grpc.ClientConn, _ string, _ ...grpc.CallOption) (grpc.ClientStream, error) {
 			streamCtx = ctx
@@ -359,28 +360,53 @@ func TestInterceptorsTakeEmptyStack(t *testing.T) {
 	}
 }
 
-func TestInterceptorsPanicOnNilLayer(t *testing.T) {
+func TestInterceptorsPanicOnBadInput(t *testing.T) {
+	var counts metrics.Counts
 	tests := []struct {
 		name string
 		f    func()
 		want string
 	}{
-		{"UnaryServerInterceptor", func() {
-			towergrpc.UnaryServerInterceptor(tower.MapRequestLayer[unaryCall, any](func(c unaryCall) unaryCall { return c }), nil)
-		}, "towergrpc.UnaryServerInterceptor: layer 1 is nil"},
-		{"StreamServerInterceptor", func() { towergrpc.StreamServerInterceptor(nil) }, "towergrpc.StreamServerInterceptor: layer 0 is nil"},
-		{"UnaryClientInterceptor", func() { towergrpc.UnaryClientInterceptor(nil) }, "towergrpc.UnaryClientInterceptor: layer 0 is nil"},
-		{"StreamClientInterceptor", func() { towergrpc.StreamClientInterceptor(nil) }, "towergrpc.StreamClientInterceptor: layer 0 is nil"},
-		{"typed nil layer", func() {
+		{"UnaryServerInterceptor nil stack", func() { towergrpc.UnaryServerInterceptor(nil) }, "towergrpc.UnaryServerInterceptor: nil stack"},
+		{"StreamServerInterceptor nil stack", func() { towergrpc.StreamServerInterceptor(nil) }, "towergrpc.StreamServerInterceptor: nil stack"},
+		{"UnaryClientInterceptor nil stack", func() { towergrpc.UnaryClientInterceptor(nil) }, "towergrpc.UnaryClientInterceptor: nil stack"},
+		{"StreamClientInterceptor nil stack", func() { towergrpc.StreamClientInterceptor(nil) }, "towergrpc.StreamClientInterceptor: nil stack"},
+		{"typed nil stack", func() {
 			towergrpc.UnaryServerInterceptor(tower.LayerFunc[unaryCall, any](nil))
-		}, "towergrpc.UnaryServerInterceptor: layer 0 is nil"},
-		{"layer that returns a nil service", func() {
-			towergrpc.UnaryClientInterceptor(timeout.NewLayer[unaryClientCall, struct{}](time.Second), wrapsInNil)
-		}, "towergrpc.UnaryClientInterceptor: layer 1 wrapped the service in a nil one"},
+		}, "towergrpc.UnaryServerInterceptor: nil stack"},
+		{"stack that returns a nil service", func() {
+			towergrpc.UnaryClientInterceptor(wrapsInNil)
+		}, "towergrpc.UnaryClientInterceptor: stack.Wrap returned nil"},
+		{"nil server option", func() {
+			towergrpc.StreamServerInterceptor(towergrpc.StreamServerStack(), towergrpc.WithServerMetrics(&counts), nil)
+		}, "towergrpc.StreamServerInterceptor: option 1 is nil"},
+		{"nil client option", func() {
+			towergrpc.UnaryClientInterceptor(towergrpc.UnaryClientStack(), nil)
+		}, "towergrpc.UnaryClientInterceptor: option 0 is nil"},
+		{"WithServerMetrics nil sink", func() { towergrpc.WithServerMetrics(nil) }, "towergrpc.WithServerMetrics: nil sink"},
+		{"WithClientMetrics typed nil sink", func() {
+			towergrpc.WithClientMetrics((*metrics.Counts)(nil))
+		}, "towergrpc.WithClientMetrics: nil sink"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			towertest.Panics(t, tt.want, tt.f)
 		})
+	}
+}
+
+// A nil option panics before the stack wraps anything: a Buffer's worker
+// is not started for an interceptor that is never made.
+func TestInterceptorsCheckOptionsBeforeWrapping(t *testing.T) {
+	wrapped := false
+	spy := tower.LayerFunc[unaryCall, any](func(inner tower.Service[unaryCall, any]) tower.Service[unaryCall, any] {
+		wrapped = true
+		return inner
+	})
+	towertest.Panics(t, "towergrpc.UnaryServerInterceptor: option 0 is nil", func() {
+		towergrpc.UnaryServerInterceptor(spy, nil)
+	})
+	if wrapped {
+		t.Error("the stack wrapped the handler, want the options checked first")
 	}
 }

@@ -1,0 +1,227 @@
+package towergrpc
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/safe"
+	"github.com/towergo/tower/metrics"
+)
+
+// startStream opens one client stream through svc: it waits for the
+// stack's readiness, starts the stack's call on a goroutine of its own,
+// and returns once that call has opened the stream, or failed to. It
+// returns the stream, or the error the opening fails with and the stack's
+// own error, from which that one was mapped. sink, if not nil, is where
+// the stream is reported once it has ended, with start the reading of the
+// clock the interceptor began at.
+func startStream(ctx context.Context, svc tower.Service[StreamClientCall, struct{}], call StreamClientCall, sink metrics.RequestSink, start time.Duration) (_ grpc.ClientStream, err, stackErr error) {
+	p, err := svc.Ready(ctx)
+	if err != nil {
+		return nil, readyError(ctx, err), err
+	}
+	cs := &clientStream{
+		desc:    call.Desc,
+		sink:    sink,
+		began:   start,
+		started: make(chan struct{}),
+		ended:   make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+	call.stream = cs
+	go runStream(ctx, p, call)
+	<-cs.started
+	if cs.err != nil {
+		return nil, cs.err, cs.stackErr
+	}
+	return cs, nil, nil
+}
+
+// streamCall is the Where of the PanicError of a panic in a client stream
+// stack's call, which runs on a goroutine of the interceptor's.
+const streamCall = "the stream stack's Call, on a StreamClientInterceptor's goroutine"
+
+// runStream is the goroutine that runs the stack's call for a client
+// stream: it opens the stream, hands it to the caller, and holds what the
+// stack reserved until the stream has ended. A panic in the stack (a
+// layer, the streamer or an interceptor after this one), or its
+// runtime.Goexit, must not end the program: it becomes a
+// *tower.PanicError, the caller's error if the stream has not been handed
+// over yet, and otherwise is reported to safe.Orphan, as no caller is left
+// to hear of it. Either way the stack's layers have given back what they
+// held on the way up, and the stream's end is not kept waiting. A stream
+// handed over is reported to the sink before the end is.
+func runStream(ctx context.Context, p tower.Permit[StreamClientCall, struct{}], call StreamClientCall) {
+	cs := call.stream
+	defer close(cs.done)
+	var stackErr error
+	returned := false
+	defer func() {
+		if !returned {
+			pe := safe.Recovered(streamCall, recover())
+			stackErr = pe
+			if !cs.start(nil, callError(pe), pe) {
+				safe.Orphan(pe)
+			}
+		}
+		if cs.sink != nil {
+			cs.report(call.Method, stackErr)
+		}
+	}()
+	_, stackErr = p.Call(ctx, call)
+	returned = true
+	failed := stackErr
+	if failed == nil {
+		failed = errNotOpened
+	}
+	cs.start(nil, callError(failed), failed) // unless the stream was opened
+}
+
+var (
+	// errOpenedTwice is the error of a stack that opens a stream twice.
+	errOpenedTwice = newStatusError(codes.Internal, errors.New("towergrpc: the stack opened a stream twice"))
+	// errNotOpened is the error of a stack that answers without opening
+	// the stream.
+	errNotOpened = newStatusError(codes.Internal, errors.New("towergrpc: the stack answered without opening the stream"))
+)
+
+// openStream is the innermost step of a client stream stack: it opens the
+// stream, hands it to the interceptor, and waits for the stream to end.
+func openStream(ctx context.Context, c StreamClientCall) (struct{}, error) {
+	cs := c.stream
+	if !cs.opened.CompareAndSwap(false, true) {
+		return struct{}{}, errOpenedTwice
+	}
+	s, err := c.streamer(ctx, c.Desc, c.Conn, c.Method, c.Opts...)
+	if err != nil {
+		// The stack's own view of the error goes to the caller.
+		return struct{}{}, err
+	}
+	if !cs.start(s, nil, nil) {
+		// The stack gave up before the stream opened, at a deadline of a
+		// Timeout that does not wait; ctx has ended, so grpc ends s.
+		return struct{}{}, nil
+	}
+	select {
+	case <-cs.ended:
+	case <-ctx.Done():
+		// grpc ends the stream with the status of ctx's error, which the
+		// caller gets from its next call on the stream.
+		cs.finish(callError(ctx.Err()))
+	}
+	return struct{}{}, nil
+}
+
+// clientStream is a client stream opened through a stack. It tells the
+// stack's call when the stream has ended, and waits for that call to return
+// before it reports the end to the caller.
+type clientStream struct {
+	grpc.ClientStream // set by start, before started is closed
+	desc              *grpc.StreamDesc
+	err               error // set by start, before started is closed
+	stackErr          error // set by start, before started is closed: the stack's error err was mapped from
+
+	sink   metrics.RequestSink // nil: the stream is not reported
+	began  time.Duration       // the reading of the clock the interceptor began at
+	endErr error               // set by finish, before ended is closed: the error the stream ended with, nil for io.EOF
+
+	opened  atomic.Bool   // the step below the stack has run
+	decided atomic.Bool   // start has run
+	started chan struct{} // closed by start
+	ending  atomic.Bool   // finish has run
+	ended   chan struct{} // closed by finish
+	done    chan struct{} // closed when the stack's call has returned, and the stream is reported
+}
+
+// start records the stream, or the error that prevented it and the
+// stack's error that one was mapped from, the first time it is called,
+// and reports whether this call was the first.
+func (cs *clientStream) start(s grpc.ClientStream, err, stackErr error) bool {
+	if !cs.decided.CompareAndSwap(false, true) {
+		return false
+	}
+	cs.ClientStream, cs.err, cs.stackErr = s, err, stackErr
+	close(cs.started)
+	return true
+}
+
+// finish records err as the error the stream ended with, the first time
+// it is called, and tells the stack's call that the stream has ended.
+func (cs *clientStream) finish(err error) {
+	if cs.ending.CompareAndSwap(false, true) {
+		cs.endErr = err
+		close(cs.ended)
+	}
+}
+
+// end finishes the stream with err, the error of the caller's call that
+// ended it, and waits for the stack's call to return, so that what it
+// held is given back.
+func (cs *clientStream) end(err error) {
+	if err == io.EOF {
+		err = nil // the stream's status was OK
+	}
+	cs.finish(err)
+	<-cs.done
+}
+
+// report reports the stream to the sink, of method, once the stack's call
+// has returned with stackErr, if the stream was handed to the caller; the
+// interceptor reports one that was not. The status is that of the error
+// the stream ended with, or, if the stack's call returned before it ended
+// (a Timeout in Abandon mode gave up on it), that of the stack's error.
+func (cs *clientStream) report(method string, stackErr error) {
+	<-cs.started // closed already, unless the stream was opened on another goroutine
+	if cs.err != nil {
+		return
+	}
+	ob := observation{start: cs.began, stackErr: stackErr, ended: true}
+	select {
+	case <-cs.ended:
+		ob.err = cs.endErr
+	default:
+		ob.err = callError(stackErr)
+	}
+	if stackErr == nil {
+		ob.stackErr = ob.err // the stack took no part in how the stream ended
+	}
+	ob.report(cs.sink, metrics.GRPCClient, method)
+}
+
+// RecvMsg receives a message; an error, or the one response of a stream
+// whose server does not stream, ends the stream.
+func (cs *clientStream) RecvMsg(m any) error {
+	err := cs.ClientStream.RecvMsg(m)
+	if err != nil || !cs.desc.ServerStreams {
+		cs.end(err)
+	}
+	return err
+}
+
+// SendMsg sends a message; an error other than io.EOF ends the stream. (On
+// io.EOF, the stream's status is for RecvMsg to report.)
+func (cs *clientStream) SendMsg(m any) error {
+	err := cs.ClientStream.SendMsg(m)
+	if err != nil && err != io.EOF {
+		cs.end(err)
+	}
+	return err
+}
+
+// Header returns the header metadata; an error other than io.EOF ends the
+// stream.
+func (cs *clientStream) Header() (metadata.MD, error) {
+	md, err := cs.ClientStream.Header()
+	if err != nil && err != io.EOF {
+		cs.end(err)
+	}
+	return md, err
+}

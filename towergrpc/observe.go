@@ -1,0 +1,105 @@
+package towergrpc
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/mono"
+	"github.com/towergo/tower/metrics"
+)
+
+// An observation is what an interceptor learns of one RPC as it runs it,
+// for the request metrics. It lives on the interceptor's stack.
+type observation struct {
+	start    time.Duration // a reading of package mono's clock
+	stackErr error         // the stack's error, which gives the outcome
+	err      error         // the error the RPC ended with, which gives the status
+	ended    bool          // the RPC ended, not aborted by a panic
+}
+
+// report reports the RPC o observed, of method, to sink.
+func (o *observation) report(sink metrics.RequestSink, p metrics.Protocol, method string) {
+	r := metrics.Request{
+		Protocol: p,
+		Method:   method,
+		Status:   int(codes.Unknown), // a panic aborted the RPC
+		Outcome:  metrics.OutcomeError,
+		Latency:  mono.Now() - o.start,
+	}
+	if o.ended {
+		r.Outcome = outcomeOf(o.stackErr)
+		if p == metrics.GRPCServer {
+			r.Status = int(sentCode(o.err))
+		} else {
+			r.Status = int(statusCode(o.err))
+		}
+	}
+	sink.ObserveRequest(r)
+}
+
+// outcomeOf returns the outcome of an RPC whose stack failed with err:
+// metrics.OutcomeOf, except that a gRPC status that says the RPC's
+// context ended (codes.Canceled, codes.DeadlineExceeded) is canceled or
+// timed out. grpc reports a caller's context ending that way, not with
+// the context's error. It allocates nothing.
+func outcomeOf(err error) metrics.Outcome {
+	o := metrics.OutcomeOf(err)
+	if o != metrics.OutcomeError || tower.IsUnavailable(err) || panicked(err) {
+		return o
+	}
+	if s, ok := errors.AsType[grpcStatus](err); ok {
+		switch s.GRPCStatus().Code() { // a nil *Status's is OK
+		case codes.Canceled:
+			return metrics.OutcomeCanceled
+		case codes.DeadlineExceeded:
+			return metrics.OutcomeTimedOut
+		}
+	}
+	return o
+}
+
+// grpcStatus is an error that carries a gRPC status, as package status
+// looks for it.
+type grpcStatus interface {
+	error
+	GRPCStatus() *status.Status
+}
+
+// statusCode returns the code of err as status.Code tells it, which is
+// what a client's caller sees, without the status that status.Code
+// allocates for an error that carries none.
+func statusCode(err error) codes.Code {
+	if err == nil {
+		return codes.OK
+	}
+	if s, ok := errors.AsType[grpcStatus](err); ok && s.GRPCStatus() != nil {
+		return s.GRPCStatus().Code()
+	}
+	return codes.Unknown
+}
+
+// sentCode returns the code a grpc server sends for a handler that
+// returned err: its status's, or for an error without one,
+// codes.DeadlineExceeded or codes.Canceled for a context's error, as
+// grpc's server does (status.FromContextError), and codes.Unknown for any
+// other.
+func sentCode(err error) codes.Code {
+	if err == nil {
+		return codes.OK
+	}
+	if s, ok := errors.AsType[grpcStatus](err); ok && s.GRPCStatus() != nil {
+		return s.GRPCStatus().Code()
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return codes.DeadlineExceeded
+	case errors.Is(err, context.Canceled):
+		return codes.Canceled
+	}
+	return codes.Unknown
+}
