@@ -58,25 +58,41 @@ func Example() {
 	// The Prometheus text exposition, as a scrape of /metrics would get it.
 	// held2 is still in flight. Latency sums and buckets depend on the
 	// machine, so only the counts are printed, with the type of each metric:
-	// an up-down counter is a gauge. An instrument nothing was recorded to
-	// (tower_waiting: nobody waited) has no sample.
+	// an up-down counter is a gauge. Every counter of every Sink is there
+	// from the start, at 0 until something is counted (tower_waiting: nobody
+	// waited); those at 0 are counted, not printed.
 	rec := httptest.NewRecorder()
 	promhttp.HandlerFor(registry, promhttp.HandlerOpts{}).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	lines := bufio.NewScanner(rec.Body)
+	typ, zeros := "", 0
 	for lines.Scan() {
-		line := lines.Text()
-		if strings.HasPrefix(line, "# TYPE tower_") ||
-			strings.HasPrefix(line, "tower_") && !strings.Contains(line, "_bucket") && !strings.Contains(line, "_sum") {
+		switch line := lines.Text(); {
+		case strings.HasPrefix(line, "# TYPE tower_"):
+			typ = line
+		case !strings.HasPrefix(line, "tower_") || strings.Contains(line, "_bucket") || strings.Contains(line, "_sum"):
+		case strings.HasSuffix(line, " 0"):
+			zeros++
+		default:
+			if typ != "" {
+				fmt.Println(typ)
+				typ = ""
+			}
 			fmt.Println(line)
 		}
 	}
+	fmt.Println("series at 0:", zeros)
 	held2.Release()
 	// Output:
+	// # TYPE tower_calls_total counter
+	// tower_calls_total{layer="stack",tower_outcome="served"} 2
+	// tower_calls_total{layer="stack",tower_outcome="shed"} 1
 	// # TYPE tower_inflight gauge
 	// tower_inflight{layer="limit"} 1
 	// tower_inflight{layer="stack"} 1
 	// # TYPE tower_latency_seconds histogram
-	// tower_latency_seconds_count{layer="stack"} 3
+	// tower_latency_seconds_count{layer="stack",tower_outcome="served"} 2
+	// tower_latency_seconds_count{layer="stack",tower_outcome="shed"} 1
 	// # TYPE tower_shed_total counter
 	// tower_shed_total{layer="loadshed"} 1
+	// series at 0: 37
 }

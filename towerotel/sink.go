@@ -5,18 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/towergo/tower/internal/isnil"
+	"github.com/towergo/tower/internal/stripe"
 	"github.com/towergo/tower/metrics"
 )
 
 // The instruments a Sink records to. Up-down counters for the kinds that
-// go up and down, counters for the others, and a histogram for latencies.
+// go up and down, counters for the others and for the calls by outcome,
+// and a histogram for latencies.
 const (
 	InFlightName = "tower.inflight"
 	WaitingName  = "tower.waiting"
@@ -26,13 +27,21 @@ const (
 	RetriedName  = "tower.retried"
 	HedgedName   = "tower.hedged"
 	ExcludedName = "tower.excluded"
+	CallsName    = "tower.calls"
 	LatencyName  = "tower.latency"
 )
 
+// OutcomeKey is the attribute that says how a call or a request ended, as
+// [metrics.Outcome.String] names it: "served", "error", "shed",
+// "throttled", "timed_out" or "canceled". A Sink puts it on each latency
+// and each count of calls; a RequestSink on each duration and each count
+// of requests. A dashboard of latencies filters tower_outcome="served".
+const OutcomeKey = attribute.Key("tower.outcome")
+
 // DefaultLatencyBuckets are the latency histogram's bucket boundaries, in
 // seconds, unless [WithLatencyBuckets] says otherwise: OpenTelemetry's
-// advice for HTTP request durations, from 5ms to 10s. (The SDK's own
-// default, 0 to 10000, is meant for milliseconds.)
+// advice for HTTP request and RPC call durations, from 5ms to 10s. (The
+// SDK's own default, 0 to 10000, is meant for milliseconds.)
 var DefaultLatencyBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10}
 
 // instrument describes the instrument of one Kind.
@@ -54,16 +63,33 @@ var instruments = [metrics.NumKinds]instrument{
 // Sink is a [metrics.Sink] that reports to OpenTelemetry instruments: an
 // Int64ObservableUpDownCounter each for InFlight, Waiting, Queued and
 // Excluded, an Int64ObservableCounter each for Shed, TimedOut, Retried and
-// Hedged, and a Float64Histogram of latencies in seconds. Every measurement carries
-// the attributes given with [WithAttributes], fixed when the Sink is made.
+// Hedged, an Int64ObservableCounter of calls by outcome ([CallsName]), and
+// a Float64Histogram of latencies in seconds ([LatencyName]). Every
+// measurement carries the attributes given with [WithAttributes], fixed
+// when the Sink is made; the calls and the latencies also carry
+// [OutcomeKey], so that the latencies of served calls are kept apart from
+// those of calls shed or failed at once.
 //
-// Counts are kept in the Sink, one atomic counter per Kind spread over
-// cache lines, and reported by a callback when the meter's reader
-// collects: so an Add on the request path is one atomic addition, where a
-// synchronous instrument's would look its attribute set up first, and CPUs
-// adding at once do not take turns on one line. A report taken while requests come and go may be off by those in
-// flight. A latency goes to the histogram at once, as histograms have no
-// observable form; it allocates nothing either.
+// Every counter is there from the first collection after NewSink, at
+// zero: each kind's, and the calls' for each of the six outcomes, so that
+// a rate() over them, or an alert on the share of calls shed, has a
+// series before the first call is shed. A Sink given to one middleware
+// reports the kinds that middleware never reports all the same, at zero.
+// The latency histogram is the exception: the OpenTelemetry SDK has a
+// histogram's series only for the attribute sets it has recorded, so its
+// series of an outcome appears with the first call of that outcome. Its
+// count is the number of calls of that outcome; count on [CallsName] in
+// alerts, which is there from the start.
+//
+// Counts are kept in the Sink, one atomic counter per Kind and per
+// Outcome spread over cache lines, and reported by a callback when the
+// meter's reader collects: so an Add on the request path is one atomic
+// addition, where a synchronous instrument's would look its attribute set
+// up first, and CPUs adding at once do not take turns on one line. A
+// report taken while requests come and go may be off by those in flight.
+// A latency goes to the histogram at once, as histograms have no
+// observable form, with the attribute set of its outcome made when the
+// Sink was: it allocates nothing either.
 //
 // Measurements carry no request context, so no exemplars. Two Sinks of
 // one meter should have different attributes: both report their own
@@ -73,11 +99,12 @@ var instruments = [metrics.NumKinds]instrument{
 // so that its callback stops reporting. Its zero value is not usable; call
 // [NewSink].
 type Sink struct {
-	counts  metrics.Counts
-	used    [metrics.NumKinds]atomic.Bool // reported only once used, as a synchronous instrument would be
+	kinds   [metrics.NumKinds]stripe.Int64
+	calls   [metrics.NumOutcomes]stripe.Int64
 	latency metric.Float64Histogram
-	record  []metric.RecordOption
-	observe []metric.ObserveOption
+	record  [metrics.NumOutcomes][]metric.RecordOption  // the latencies' attributes, by outcome
+	observe []metric.ObserveOption                      // the kinds' attributes
+	byCall  [metrics.NumOutcomes][]metric.ObserveOption // the calls' attributes, by outcome
 
 	mu  sync.Mutex
 	reg metric.Registration // nil once closed
@@ -85,51 +112,63 @@ type Sink struct {
 
 var _ metrics.Sink = (*Sink)(nil)
 
-// An Option configures a Sink.
-type Option func(*options)
-
-type options struct {
-	attrs   []attribute.KeyValue
-	buckets []float64
-}
-
-// WithAttributes puts attrs on every measurement of the Sink, typically
-// the layer it is given to, so that one meter serves every layer of a
-// stack: attribute.String("layer", "limit"). By default there are none.
-func WithAttributes(attrs ...attribute.KeyValue) Option {
-	return func(o *options) { o.attrs = append(o.attrs, attrs...) }
-}
-
-// WithLatencyBuckets sets the latency histogram's bucket boundaries, in
-// seconds, increasing. The default is [DefaultLatencyBuckets]. A View on
-// the MeterProvider overrides either.
-func WithLatencyBuckets(bounds ...float64) Option {
-	return func(o *options) { o.buckets = append([]float64(nil), bounds...) }
-}
-
 // NewSink makes the Sink's instruments with meter, registers the callback
 // that reports its counts, and returns it. Making the same instruments
 // again, for the Sink of another layer, returns the ones already made, as
 // the SDK does for instruments of one name, kind and unit. NewSink returns
-// an error if meter fails to make one or to register the callback, or if
-// an option is nil. It panics if meter is nil, or holds a nil pointer.
+// an error if meter fails to make one or to register the callback, if an
+// option is nil, or if an option applies to a RequestSink only. It panics
+// if meter is nil, or holds a nil pointer.
 func NewSink(meter metric.Meter, opts ...Option) (*Sink, error) {
 	if isnil.Is(meter) {
 		panic("towerotel.NewSink: nil meter")
 	}
-	o := options{buckets: DefaultLatencyBuckets}
-	for i, opt := range opts {
-		if opt == nil {
-			return nil, fmt.Errorf("towerotel.NewSink: option %d is nil", i)
-		}
-		opt(&o)
+	o, err := apply("towerotel.NewSink", opts)
+	if err != nil {
+		return nil, err
+	}
+	if o.only != "" {
+		return nil, fmt.Errorf("towerotel.NewSink: %s applies to a RequestSink only", o.only)
 	}
 	s := &Sink{}
-	var (
-		errs       []error
-		observable [metrics.NumKinds]metric.Int64Observable
-		all        []metric.Observable
-	)
+	observable, errs := kindInstruments(meter)
+	calls, err := meter.Int64ObservableCounter(CallsName,
+		metric.WithDescription("Calls the metrics layer observed, by outcome."),
+		metric.WithUnit("{call}"))
+	errs = append(errs, err)
+	s.latency, err = meter.Float64Histogram(LatencyName,
+		metric.WithDescription("The latency of calls, from Call to its return, as the metrics layer measures it."),
+		metric.WithUnit("s"),
+		metric.WithExplicitBucketBoundaries(o.buckets...))
+	errs = append(errs, err)
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("towerotel.NewSink: %w", err)
+	}
+	s.observe = []metric.ObserveOption{metric.WithAttributeSet(attribute.NewSet(o.attrs...))}
+	for out := metrics.Outcome(1); int(out) < metrics.NumOutcomes; out++ {
+		set := attribute.NewSet(append(o.attrs[:len(o.attrs):len(o.attrs)], OutcomeKey.String(out.String()))...)
+		s.record[out] = []metric.RecordOption{metric.WithAttributeSet(set)}
+		s.byCall[out] = []metric.ObserveOption{metric.WithAttributeSet(set)}
+	}
+	all := []metric.Observable{calls}
+	for _, obs := range observable {
+		if obs != nil {
+			all = append(all, obs)
+		}
+	}
+	s.reg, err = meter.RegisterCallback(func(_ context.Context, ob metric.Observer) error {
+		s.report(ob, &observable, calls)
+		return nil
+	}, all...)
+	if err != nil {
+		return nil, fmt.Errorf("towerotel.NewSink: %w", err)
+	}
+	return s, nil
+}
+
+// kindInstruments makes the instrument of each Kind, and returns them with
+// the errors of those meter failed to make.
+func kindInstruments(meter metric.Meter) (observable [metrics.NumKinds]metric.Int64Observable, errs []error) {
 	for k, in := range instruments {
 		if in.name == "" {
 			continue
@@ -146,55 +185,45 @@ func NewSink(meter metric.Meter, opts ...Option) (*Sink, error) {
 		}
 		errs = append(errs, err)
 		observable[k] = obs
-		if obs != nil {
-			all = append(all, obs)
+	}
+	return observable, errs
+}
+
+// report observes every count of the Sink, those at zero included.
+func (s *Sink) report(ob metric.Observer, observable *[metrics.NumKinds]metric.Int64Observable, calls metric.Int64Observable) {
+	for k, obs := range observable {
+		if obs == nil {
+			continue
 		}
-	}
-	var err error
-	s.latency, err = meter.Float64Histogram(LatencyName,
-		metric.WithDescription("The latency of calls, from Call to its return, as the metrics layer measures it."),
-		metric.WithUnit("s"),
-		metric.WithExplicitBucketBoundaries(o.buckets...))
-	errs = append(errs, err)
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("towerotel.NewSink: %w", err)
-	}
-	set := attribute.NewSet(o.attrs...)
-	s.record = []metric.RecordOption{metric.WithAttributeSet(set)}
-	s.observe = []metric.ObserveOption{metric.WithAttributeSet(set)}
-	s.reg, err = meter.RegisterCallback(func(_ context.Context, ob metric.Observer) error {
-		for k, obs := range observable {
-			if obs != nil && s.used[k].Load() {
-				n := s.counts.Get(metrics.Kind(k))
-				if n < 0 && metrics.Kind(k).UpDown() {
-					// Read while requests came and went: the count is
-					// never below zero, so neither is the report.
-					n = 0
-				}
-				ob.ObserveInt64(obs, n, s.observe...)
-			}
+		n := s.kinds[k].Load()
+		if n < 0 && metrics.Kind(k).UpDown() {
+			// Read while requests came and went: the count is never
+			// below zero, so neither is the report.
+			n = 0
 		}
-		return nil
-	}, all...)
-	if err != nil {
-		return nil, fmt.Errorf("towerotel.NewSink: %w", err)
+		ob.ObserveInt64(obs, n, s.observe...)
 	}
-	return s, nil
+	for out := 1; out < metrics.NumOutcomes; out++ {
+		ob.ObserveInt64(calls, s.calls[out].Load(), s.byCall[out]...)
+	}
 }
 
 // Add adds delta to the count of k. It ignores a Kind it does not know.
 func (s *Sink) Add(k metrics.Kind, delta int64) {
-	if int(k) < len(s.used) {
-		s.counts.Add(k, delta)
-		if !s.used[k].Load() {
-			s.used[k].Store(true)
-		}
+	if k > 0 && int(k) < metrics.NumKinds {
+		s.kinds[k].Add(delta)
 	}
 }
 
-// Observe records latency, in seconds, in the latency histogram.
-func (s *Sink) Observe(latency time.Duration) {
-	s.latency.Record(context.Background(), latency.Seconds(), s.record...)
+// Observe counts a call of the given outcome, and records its latency, in
+// seconds, in the latency histogram, under the attribute [OutcomeKey] of
+// outcome. It ignores an Outcome it does not know.
+func (s *Sink) Observe(latency time.Duration, outcome metrics.Outcome) {
+	if outcome == 0 || int(outcome) >= metrics.NumOutcomes {
+		return
+	}
+	s.calls[outcome].Add(1)
+	s.latency.Record(context.Background(), latency.Seconds(), s.record[outcome]...)
 }
 
 // Close unregisters the callback that reports the Sink's counts. The

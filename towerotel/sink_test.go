@@ -72,6 +72,19 @@ func collect(t *testing.T, reader *sdkmetric.ManualReader) string {
 	return strings.Join(lines, "\n")
 }
 
+// nonZero returns the lines of a collect that do not end in a value of 0:
+// the counters a test is about, without the ones every Sink reports at
+// zero.
+func nonZero(lines string) string {
+	var kept []string
+	for l := range strings.Lines(lines) {
+		if l = strings.TrimSuffix(l, "\n"); !strings.HasSuffix(l, " 0") {
+			kept = append(kept, l)
+		}
+	}
+	return strings.Join(kept, "\n")
+}
+
 func attrs(s attribute.Set) string {
 	if s.Len() == 0 {
 		return ""
@@ -84,8 +97,9 @@ func attrs(s attribute.Set) string {
 }
 
 // Each Kind goes to its instrument, of the right kind, unit and
-// temporality; latencies go to the histogram in seconds, with the default
-// buckets; unknown kinds are ignored.
+// temporality; calls are counted by outcome; latencies go to the
+// histogram in seconds, with the default buckets, under their outcome;
+// unknown kinds and outcomes are ignored.
 func TestInstruments(t *testing.T) {
 	meter, reader := newReader()
 	s := mustSink(t, meter)
@@ -94,8 +108,11 @@ func TestInstruments(t *testing.T) {
 	}
 	s.Add(metrics.InFlight, 1)
 	s.Add(metrics.Waiting, -1)
-	s.Observe(3 * ms)
-	s.Observe(200 * ms)
+	s.Observe(3*ms, metrics.OutcomeServed)
+	s.Observe(200*ms, metrics.OutcomeServed)
+	s.Observe(1*ms, metrics.OutcomeShed)
+	s.Observe(1*ms, 0)
+	s.Observe(1*ms, metrics.Outcome(metrics.NumOutcomes))
 
 	var rm metricdata.ResourceMetrics
 	if err := reader.Collect(context.Background(), &rm); err != nil {
@@ -117,6 +134,19 @@ func TestInstruments(t *testing.T) {
 			DataPoints: []metricdata.DataPoint[int64]{{Value: 1}},
 		}}
 	}
+	outcome := func(o string) attribute.Set { return attribute.NewSet(towerotel.OutcomeKey.String(o)) }
+	var calls []metricdata.DataPoint[int64]
+	for o := metrics.Outcome(1); int(o) < metrics.NumOutcomes; o++ {
+		n := map[metrics.Outcome]int64{metrics.OutcomeServed: 2, metrics.OutcomeShed: 1}[o]
+		calls = append(calls, metricdata.DataPoint[int64]{Attributes: outcome(o.String()), Value: n})
+	}
+	latency := func(o string, count uint64, sum, min, max float64, buckets ...uint64) metricdata.HistogramDataPoint[float64] {
+		return metricdata.HistogramDataPoint[float64]{
+			Attributes: outcome(o), Count: count, Sum: sum,
+			Bounds: towerotel.DefaultLatencyBuckets, BucketCounts: buckets,
+			Min: metricdata.NewExtrema(min), Max: metricdata.NewExtrema(max),
+		}
+	}
 	want := metricdata.ScopeMetrics{
 		Scope: rm.ScopeMetrics[0].Scope,
 		Metrics: []metricdata.Metrics{
@@ -129,19 +159,19 @@ func TestInstruments(t *testing.T) {
 			counter("tower.hedged", "Hedges a Hedge sent."),
 			upDown("tower.excluded", "Addresses a discovery found beyond its cap and left out of its set, as of its last lookup.", 1),
 			{
+				Name: "tower.calls", Description: "Calls the metrics layer observed, by outcome.", Unit: "{call}",
+				Data: metricdata.Sum[int64]{Temporality: metricdata.CumulativeTemporality, IsMonotonic: true, DataPoints: calls},
+			},
+			{
 				Name:        "tower.latency",
 				Description: "The latency of calls, from Call to its return, as the metrics layer measures it.",
 				Unit:        "s",
 				Data: metricdata.Histogram[float64]{
 					Temporality: metricdata.CumulativeTemporality,
-					DataPoints: []metricdata.HistogramDataPoint[float64]{{
-						Count:        2,
-						Sum:          0.203,
-						Bounds:       towerotel.DefaultLatencyBuckets,
-						BucketCounts: []uint64{1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0},
-						Min:          metricdata.NewExtrema(0.003),
-						Max:          metricdata.NewExtrema(0.2),
-					}},
+					DataPoints: []metricdata.HistogramDataPoint[float64]{
+						latency("served", 2, 0.203, 0.003, 0.2, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0),
+						latency("shed", 1, 0.001, 0.001, 0.001, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+					},
 				},
 			},
 		},
@@ -150,6 +180,33 @@ func TestInstruments(t *testing.T) {
 		t.Fatalf("got %d scopes, want 1", len(rm.ScopeMetrics))
 	}
 	metricdatatest.AssertEqual(t, want, rm.ScopeMetrics[0], metricdatatest.IgnoreTimestamp())
+}
+
+// Every counter of a Sink is there at zero from the first collection,
+// before anything is added or observed; the latency histogram has no
+// series until a latency is recorded.
+func TestSinkZeroFromConstruction(t *testing.T) {
+	meter, reader := newReader()
+	mustSink(t, meter, towerotel.WithAttributes(attribute.String("layer", "limit")))
+	want := strings.Join([]string{
+		"tower.calls{layer=limit,tower.outcome=canceled} 0",
+		"tower.calls{layer=limit,tower.outcome=error} 0",
+		"tower.calls{layer=limit,tower.outcome=served} 0",
+		"tower.calls{layer=limit,tower.outcome=shed} 0",
+		"tower.calls{layer=limit,tower.outcome=throttled} 0",
+		"tower.calls{layer=limit,tower.outcome=timed_out} 0",
+		"tower.excluded{layer=limit} 0",
+		"tower.hedged{layer=limit} 0",
+		"tower.inflight{layer=limit} 0",
+		"tower.queued{layer=limit} 0",
+		"tower.retried{layer=limit} 0",
+		"tower.shed{layer=limit} 0",
+		"tower.timed_out{layer=limit} 0",
+		"tower.waiting{layer=limit} 0",
+	}, "\n")
+	if got := collect(t, reader); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
 }
 
 // Sinks made from one meter share its instruments, each with its own
@@ -164,9 +221,9 @@ func TestAttributesAndBuckets(t *testing.T) {
 
 	meter2, reader2 := newReader()
 	s := mustSink(t, meter2, towerotel.WithLatencyBuckets(0.1, 1))
-	s.Observe(50 * ms)
-	s.Observe(500 * ms)
-	s.Observe(5 * time.Second)
+	s.Observe(50*ms, metrics.OutcomeServed)
+	s.Observe(500*ms, metrics.OutcomeServed)
+	s.Observe(5*time.Second, metrics.OutcomeServed)
 
 	tests := []struct {
 		name   string
@@ -174,11 +231,11 @@ func TestAttributesAndBuckets(t *testing.T) {
 		want   string
 	}{
 		{"Attributes", reader, "tower.inflight{layer=limit} 1\ntower.shed{layer=loadshed,stack=1} 2"},
-		{"Buckets", reader2, "tower.latency count=3 sum=5.55 buckets=[1 1 1]"},
+		{"Buckets", reader2, "tower.calls{tower.outcome=served} 3\ntower.latency{tower.outcome=served} count=3 sum=5.55 buckets=[1 1 1]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := collect(t, tt.reader); got != tt.want {
+			if got := nonZero(collect(t, tt.reader)); got != tt.want {
 				t.Errorf("got\n%s\nwant\n%s", got, tt.want)
 			}
 		})
@@ -211,25 +268,25 @@ func TestStackExports(t *testing.T) {
 			t.Helper()
 			time.Sleep(d - time.Since(start))
 			synctest.Wait()
-			if got, w := collect(t, reader), strings.Join(want, "\n"); got != w {
+			if got, w := nonZero(collect(t, reader)), strings.Join(want, "\n"); got != w {
 				t.Errorf("at %v: got\n%s\nwant\n%s", d, got, w)
 			}
 		}
+		// The counters at zero, every other one, are left out.
 		at(50*ms,
 			"tower.inflight{layer=limit} 1",
 			"tower.inflight{layer=stack} 1",
 			"tower.waiting{layer=limit} 2")
 		at(150*ms,
+			"tower.calls{layer=stack,tower.outcome=served} 1",
 			"tower.inflight{layer=limit} 1",
 			"tower.inflight{layer=stack} 1", // the third caller waits in the limit's Ready, under the metrics layer's
-			"tower.latency{layer=stack} count=1 sum=0.1 buckets=[0 0 0 0 0 1 0 0 0 0 0 0 0 0 0]",
+			"tower.latency{layer=stack,tower.outcome=served} count=1 sum=0.1 buckets=[0 0 0 0 0 1 0 0 0 0 0 0 0 0 0]",
 			"tower.waiting{layer=limit} 1")
 		wg.Wait()
 		at(300*ms,
-			"tower.inflight{layer=limit} 0",
-			"tower.inflight{layer=stack} 0",
-			"tower.latency{layer=stack} count=3 sum=0.3 buckets=[0 0 0 0 0 3 0 0 0 0 0 0 0 0 0]",
-			"tower.waiting{layer=limit} 0")
+			"tower.calls{layer=stack,tower.outcome=served} 3",
+			"tower.latency{layer=stack,tower.outcome=served} count=3 sum=0.3 buckets=[0 0 0 0 0 3 0 0 0 0 0 0 0 0 0]")
 	})
 }
 
@@ -244,7 +301,8 @@ func TestDoesNotAllocate(t *testing.T) {
 	}{
 		{"AddUpDown", func() { s.Add(metrics.InFlight, 1) }},
 		{"AddCounter", func() { s.Add(metrics.Shed, 1) }},
-		{"Observe", func() { s.Observe(3 * ms) }},
+		{"Observe", func() { s.Observe(3*ms, metrics.OutcomeServed) }},
+		{"ObserveShed", func() { s.Observe(3*ms, metrics.OutcomeShed) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -256,25 +314,37 @@ func TestDoesNotAllocate(t *testing.T) {
 }
 
 func TestNewSinkBadInput(t *testing.T) {
-	if _, err := towerotel.NewSink(noop.NewMeterProvider().Meter("x"), nil); err == nil || err.Error() != "towerotel.NewSink: option 0 is nil" {
-		t.Errorf("nil option: got error %v, want %q", err, "towerotel.NewSink: option 0 is nil")
+	meter := noop.NewMeterProvider().Meter("x")
+	tests := []struct {
+		name string
+		opts []towerotel.Option
+		want string
+	}{
+		{"nil option", []towerotel.Option{nil}, "towerotel.NewSink: option 0 is nil"},
+		{"WithKnownMethods", []towerotel.Option{towerotel.WithKnownMethods("GET")}, "towerotel.NewSink: WithKnownMethods applies to a RequestSink only"},
+		{"WithProtocols", []towerotel.Option{towerotel.WithProtocols(metrics.HTTPServer)}, "towerotel.NewSink: WithProtocols applies to a RequestSink only"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := towerotel.NewSink(meter, tt.opts...); err == nil || err.Error() != tt.want {
+				t.Errorf("got error %v, want %q", err, tt.want)
+			}
+		})
 	}
 	towertest.Panics(t, "towerotel.NewSink: nil meter", func() { towerotel.NewSink(nil) })
 	towertest.Panics(t, "towerotel.NewSink: nil meter", func() { towerotel.NewSink((*typedNilMeter)(nil)) })
 }
 
 // Two Sinks of one meter report their own counts under their own
-// attributes; a kind never added to is not reported; a closed Sink's
-// counts are no longer reported.
+// attributes; a closed Sink's counts are no longer reported.
 func TestSinksReportTheirOwnCounts(t *testing.T) {
 	meter, reader := newReader()
 	a := mustSink(t, meter, towerotel.WithAttributes(attribute.String("layer", "a")))
 	b := mustSink(t, meter, towerotel.WithAttributes(attribute.String("layer", "b")))
 	a.Add(metrics.InFlight, 2)
-	a.Add(metrics.InFlight, -2) // used, back to 0: still reported
 	b.Add(metrics.Shed, 3)
-	want := "tower.inflight{layer=a} 0\ntower.shed{layer=b} 3"
-	if got := collect(t, reader); got != want {
+	want := "tower.inflight{layer=a} 2\ntower.shed{layer=b} 3"
+	if got := nonZero(collect(t, reader)); got != want {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
 	}
 	if err := b.Close(); err != nil {
@@ -283,8 +353,8 @@ func TestSinksReportTheirOwnCounts(t *testing.T) {
 	if err := b.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	if got, want := collect(t, reader), "tower.inflight{layer=a} 0"; !strings.HasPrefix(got, want) || strings.Contains(got, "layer=b") {
-		t.Errorf("after Close, got:\n%s\nwant no layer=b", got)
+	if got, want := collect(t, reader), "tower.inflight{layer=a} 2"; !strings.Contains(got, want) || strings.Contains(got, "layer=b") {
+		t.Errorf("after Close, got:\n%s\nwant %q and no layer=b", got, want)
 	}
 }
 

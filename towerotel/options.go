@@ -1,0 +1,94 @@
+package towerotel
+
+import (
+	"fmt"
+	"slices"
+
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/towergo/tower/metrics"
+)
+
+// An Option configures a [Sink] or a [RequestSink]. [WithAttributes] and
+// [WithLatencyBuckets] apply to both; [WithKnownMethods] and
+// [WithProtocols] to a RequestSink only, and NewSink fails when given one.
+type Option func(*options)
+
+type options struct {
+	attrs     []attribute.KeyValue
+	buckets   []float64
+	methods   []string           // the HTTP methods a RequestSink knows; nil: the default ones
+	protocols []metrics.Protocol // whose request counts are present at zero; nil: all
+	only      string             // the last request-only option given, for NewSink's error
+}
+
+// WithAttributes puts attrs on every measurement of the Sink, typically
+// the layer it is given to, so that one meter serves every layer of a
+// stack: attribute.String("layer", "limit"); or on every measurement of
+// the RequestSink, such as the server's name. By default there are none.
+// An attribute of the same key as one the Sink or RequestSink sets itself
+// ([OutcomeKey], the semantic conventions' ones) is overridden by it.
+func WithAttributes(attrs ...attribute.KeyValue) Option {
+	return func(o *options) { o.attrs = append(o.attrs, attrs...) }
+}
+
+// WithLatencyBuckets sets the bucket boundaries, in seconds, increasing, of
+// the latency histogram of a Sink, or of the duration histograms of a
+// RequestSink. The default is [DefaultLatencyBuckets]. A View on the
+// MeterProvider overrides either.
+func WithLatencyBuckets(bounds ...float64) Option {
+	return func(o *options) { o.buckets = append([]float64(nil), bounds...) }
+}
+
+// WithKnownMethods sets the HTTP methods a RequestSink records as they
+// are in [HTTPMethodKey]: any other method is recorded as "_OTHER", so that
+// a client sending made-up methods cannot make series without end. The
+// list replaces the default one, [DefaultKnownMethods], as the semantic
+// conventions require (an empty list records every method as "_OTHER").
+// Methods are case-sensitive. It applies to a RequestSink only.
+func WithKnownMethods(methods ...string) Option {
+	methods = slices.Clone(methods)
+	if methods == nil {
+		methods = []string{}
+	}
+	return func(o *options) {
+		o.methods = methods
+		o.only = "WithKnownMethods"
+	}
+}
+
+// WithProtocols sets the protocols whose request counts ([RequestsName])
+// a RequestSink reports from its construction, at zero for every outcome.
+// The others' appear, at zero for every outcome but the first request's,
+// with their first request. The default is every protocol: a program that
+// serves HTTP only, and does not want to see the gRPC ones at zero, says
+// WithProtocols(metrics.HTTPServer). It applies to a RequestSink only, and
+// panics if a protocol is not one of package metrics' constants.
+func WithProtocols(protocols ...metrics.Protocol) Option {
+	for _, p := range protocols {
+		if p == 0 || int(p) >= metrics.NumProtocols {
+			panic(fmt.Sprintf("towerotel.WithProtocols: unknown protocol %v", p))
+		}
+	}
+	protocols = slices.Clone(protocols)
+	if protocols == nil {
+		protocols = []metrics.Protocol{}
+	}
+	return func(o *options) {
+		o.protocols = protocols
+		o.only = "WithProtocols"
+	}
+}
+
+// apply applies opts over the defaults, and returns an error naming fn
+// and the position of a nil option.
+func apply(fn string, opts []Option) (options, error) {
+	o := options{buckets: DefaultLatencyBuckets}
+	for i, opt := range opts {
+		if opt == nil {
+			return o, fmt.Errorf("%s: option %d is nil", fn, i)
+		}
+		opt(&o)
+	}
+	return o, nil
+}

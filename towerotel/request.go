@@ -1,0 +1,213 @@
+package towerotel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/towergo/tower/internal/isnil"
+	"github.com/towergo/tower/internal/stripe"
+	"github.com/towergo/tower/metrics"
+)
+
+// The instruments a RequestSink records to: the duration histograms of
+// OpenTelemetry's semantic conventions (version 1.43.0: HTTP stable, RPC
+// release candidate), one per protocol, and a counter of requests by
+// protocol and outcome.
+const (
+	// HTTPServerDurationName is the duration of the requests a
+	// towerhttp.Handler served or refused, in seconds.
+	HTTPServerDurationName = "http.server.request.duration"
+	// RPCServerDurationName is the duration of the RPCs a towergrpc
+	// server interceptor served or refused, in seconds: a stream's whole
+	// life.
+	RPCServerDurationName = "rpc.server.call.duration"
+	// RPCClientDurationName is the duration of the RPCs made through a
+	// towergrpc client interceptor, in seconds.
+	RPCClientDurationName = "rpc.client.call.duration"
+	// RequestsName counts requests by [ProtocolKey] and [OutcomeKey],
+	// from construction: see [RequestSink].
+	RequestsName = "tower.requests"
+)
+
+// ProtocolKey is the attribute of [RequestsName] that says which adapter
+// observed the requests, as [metrics.Protocol.String] names it:
+// "http-server", "grpc-server" or "grpc-client".
+const ProtocolKey = attribute.Key("tower.protocol")
+
+// durations describes the duration histogram of each protocol, as the
+// semantic conventions have it.
+var durations = [metrics.NumProtocols]instrument{
+	metrics.HTTPServer: {HTTPServerDurationName, "s", "Duration of HTTP server requests."},
+	metrics.GRPCServer: {RPCServerDurationName, "s", "Measures the duration of an incoming Remote Procedure Call (RPC)."},
+	metrics.GRPCClient: {RPCClientDurationName, "s", "Measures the duration of an outgoing Remote Procedure Call (RPC)."},
+}
+
+// RequestSink is a [metrics.RequestSink] that records the requests of the
+// HTTP and gRPC adapters as OpenTelemetry's semantic conventions, version
+// 1.43.0, have them: each request's duration, in seconds, in the
+// histogram of its protocol, with the attributes of the convention (see
+// the package doc for the table, and for what error.type holds) and
+// [OutcomeKey]. A Prometheus exporter shows them as
+// http_server_request_duration_seconds, rpc_server_call_duration_seconds
+// and rpc_client_call_duration_seconds.
+//
+// The histograms' counts are the requests, by outcome, method, route and
+// status: the one instrument serves the requests, errors and duration of
+// a RED dashboard, and a latency panel filters tower_outcome="served".
+// But a histogram has a series only for the attribute sets it has
+// recorded, and the routes a request may take are not known in advance,
+// so the RequestSink also counts requests by protocol and outcome alone,
+// in the Int64ObservableCounter [RequestsName], whose series are there
+// from the first collection after NewRequestSink, at zero, for each
+// outcome of each protocol [WithProtocols] names (by default all three):
+// the ones a rate() alert on the share of requests shed uses.
+//
+// Each request's attributes are made into an attribute.Set once per set of
+// values, and kept, so that a request of a route and status seen before
+// allocates nothing. The values a client chooses are bounded first: an
+// HTTP method the RequestSink does not know ([WithKnownMethods]) is
+// "_OTHER". The routes are the patterns of a ServeMux, as many as the
+// program registered, and gRPC methods those of the services registered
+// (grpc-go answers an unknown one before any interceptor); a program
+// whose routes grow without end (an UnknownServiceHandler passing any
+// method through) has its sets kept up to 2000 per protocol, the SDK's
+// default cardinality limit, beyond which each request of a new set
+// allocates its set.
+//
+// A RequestSink is safe for concurrent use. Close it when it is no longer
+// used, so that its callback stops reporting. Its zero value is not
+// usable; call [NewRequestSink].
+type RequestSink struct {
+	durations [metrics.NumProtocols]metric.Float64Histogram
+	counts    [metrics.NumProtocols][metrics.NumOutcomes]stripe.Int64
+	seen      [metrics.NumProtocols]atomic.Bool // reported: named by WithProtocols, or a request came
+	observe   [metrics.NumProtocols][metrics.NumOutcomes][]metric.ObserveOption
+	sets      [metrics.NumProtocols]setCache
+	base      []attribute.KeyValue // WithAttributes'
+	known     map[string]string    // the HTTP methods known, each to itself
+
+	mu  sync.Mutex
+	reg metric.Registration // nil once closed
+}
+
+var _ metrics.RequestSink = (*RequestSink)(nil)
+
+// NewRequestSink makes the RequestSink's instruments with meter, registers
+// the callback that reports its counts, and returns it. Making them again
+// returns the ones already made, as the SDK does for instruments of one
+// name, kind and unit. NewRequestSink returns an error if meter fails to
+// make one or to register the callback, or if an option is nil. It panics
+// if meter is nil, or holds a nil pointer.
+func NewRequestSink(meter metric.Meter, opts ...Option) (*RequestSink, error) {
+	if isnil.Is(meter) {
+		panic("towerotel.NewRequestSink: nil meter")
+	}
+	o, err := apply("towerotel.NewRequestSink", opts)
+	if err != nil {
+		return nil, err
+	}
+	s := &RequestSink{base: o.attrs}
+	methods := o.methods
+	if methods == nil {
+		methods = DefaultKnownMethods
+	}
+	s.known = make(map[string]string, len(methods))
+	for _, m := range methods {
+		s.known[m] = m
+	}
+	var errs []error
+	for p, in := range durations {
+		if in.name == "" {
+			continue
+		}
+		s.durations[p], err = meter.Float64Histogram(in.name,
+			metric.WithDescription(in.description),
+			metric.WithUnit(in.unit),
+			metric.WithExplicitBucketBoundaries(o.buckets...))
+		errs = append(errs, err)
+	}
+	requests, err := meter.Int64ObservableCounter(RequestsName,
+		metric.WithDescription("Requests the HTTP and gRPC adapters observed, by protocol and outcome."),
+		metric.WithUnit("{request}"))
+	errs = append(errs, err)
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("towerotel.NewRequestSink: %w", err)
+	}
+	s.prepare(o)
+	s.reg, err = meter.RegisterCallback(func(_ context.Context, ob metric.Observer) error {
+		s.report(ob, requests)
+		return nil
+	}, requests)
+	if err != nil {
+		return nil, fmt.Errorf("towerotel.NewRequestSink: %w", err)
+	}
+	return s, nil
+}
+
+// prepare makes the attribute sets of the request counts, and marks the
+// protocols whose counts are reported from the start.
+func (s *RequestSink) prepare(o options) {
+	for p := metrics.Protocol(1); int(p) < metrics.NumProtocols; p++ {
+		for out := metrics.Outcome(1); int(out) < metrics.NumOutcomes; out++ {
+			set := attribute.NewSet(append(o.attrs[:len(o.attrs):len(o.attrs)],
+				ProtocolKey.String(p.String()), OutcomeKey.String(out.String()))...)
+			s.observe[p][out] = []metric.ObserveOption{metric.WithAttributeSet(set)}
+		}
+	}
+	if o.protocols == nil {
+		for p := 1; p < metrics.NumProtocols; p++ {
+			s.seen[p].Store(true)
+		}
+	}
+	for _, p := range o.protocols {
+		s.seen[p].Store(true)
+	}
+}
+
+// report observes the request counts of each protocol reported.
+func (s *RequestSink) report(ob metric.Observer, requests metric.Int64Observable) {
+	for p := 1; p < metrics.NumProtocols; p++ {
+		if !s.seen[p].Load() {
+			continue
+		}
+		for out := 1; out < metrics.NumOutcomes; out++ {
+			ob.ObserveInt64(requests, s.counts[p][out].Load(), s.observe[p][out]...)
+		}
+	}
+}
+
+// ObserveRequest counts r by its protocol and outcome, and records its
+// latency, in seconds, in the duration histogram of its protocol, with
+// its attributes. It ignores a Protocol or an Outcome it does not know.
+func (s *RequestSink) ObserveRequest(r metrics.Request) {
+	p, out := r.Protocol, r.Outcome
+	if p == 0 || int(p) >= metrics.NumProtocols || out == 0 || int(out) >= metrics.NumOutcomes {
+		return
+	}
+	s.counts[p][out].Add(1)
+	if !s.seen[p].Load() {
+		s.seen[p].Store(true)
+	}
+	s.durations[p].Record(context.Background(), r.Latency.Seconds(), s.attributes(&r)...)
+}
+
+// Close unregisters the callback that reports the RequestSink's counts.
+// They are no longer reported after it; its durations still are, if it
+// goes on being used. Close is idempotent, and safe to call at the same
+// time as any other method.
+func (s *RequestSink) Close() error {
+	s.mu.Lock()
+	reg := s.reg
+	s.reg = nil
+	s.mu.Unlock()
+	if reg == nil {
+		return nil
+	}
+	return reg.Unregister()
+}

@@ -1,0 +1,240 @@
+package towerotel
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/isnil"
+	"github.com/towergo/tower/metrics"
+)
+
+// The spans a Tracer records, each a child of the span in the context of
+// the request it is about.
+const (
+	// ReadySpanName is a wait in Ready, as the trace layer of
+	// [NewTraceLayer] times it: from the call of the inner service's
+	// Ready to its return.
+	ReadySpanName = "tower.ready"
+	// QueueSpanName is a request's time in a Buffer's queue, from when it
+	// queued to when it got the inner permit, or left without it.
+	QueueSpanName = "tower.queue"
+	// RetrySpanName is a retry of a Retry, from the policy's decision to
+	// the retry's answer: its backoff, Ready and Call. What the inner
+	// service records for the retry is its child.
+	RetrySpanName = "tower.retry"
+	// HedgeSpanName is the hedge a Hedge sends, from the end of its delay
+	// to its answer, or to its cancellation when the original answers
+	// first: its Ready and Call. What the inner service records for the
+	// hedge is its child.
+	HedgeSpanName = "tower.hedge"
+)
+
+// The attributes of the spans of retries and hedges.
+const (
+	// AttemptKey is the attempt's number: 2 for a request's first retry,
+	// 3 for its second, and 2 for a hedge (the original is 1).
+	AttemptKey = attribute.Key("tower.attempt")
+	// BackoffKey is a retry's backoff, in seconds.
+	BackoffKey = attribute.Key("tower.retry.backoff")
+	// CauseKey is the error of the attempt before a retry, if it failed
+	// with one: the reason for the retry.
+	CauseKey = attribute.Key("tower.retry.cause")
+	// DelayKey is how long after the original a hedge was sent, in
+	// seconds.
+	DelayKey = attribute.Key("tower.hedge.delay")
+)
+
+// Tracer is a [metrics.Tracer] that records OpenTelemetry spans: the
+// waits it hears of as spans of [ReadySpanName] and [QueueSpanName], with
+// the times the middleware measured, and each attempt as a span of
+// [RetrySpanName] or [HedgeSpanName], with [AttemptKey] and the delay
+// before it, under which the attempt runs. Each is a child of the span in
+// the context it is given; a wait or an attempt that ended with an error
+// has that error recorded, and the status Error.
+//
+// The trace layer of [NewTraceLayer] puts a Tracer in the context of each
+// request it traces; [metrics.WithTracer] puts one in a context by hand.
+// A Tracer is safe for concurrent use. Its zero value is not usable; call
+// [NewTracer].
+type Tracer struct {
+	tracer trace.Tracer
+	attrs  []attribute.KeyValue
+}
+
+var _ metrics.Tracer = (*Tracer)(nil)
+
+// A TraceOption configures a Tracer, or a trace layer.
+type TraceOption func(*traceOptions)
+
+type traceOptions struct {
+	attrs []attribute.KeyValue
+}
+
+// WithSpanAttributes puts attrs on every span the Tracer records, such as
+// the stack or the client they come from: attribute.String("tower.stack",
+// "users-db"). By default there are none.
+func WithSpanAttributes(attrs ...attribute.KeyValue) TraceOption {
+	return func(o *traceOptions) { o.attrs = append(o.attrs, attrs...) }
+}
+
+// NewTracer returns a Tracer that records its spans with tracer, and
+// opts. It panics if tracer is nil (or holds a nil pointer), or if an
+// option is nil.
+func NewTracer(tracer trace.Tracer, opts ...TraceOption) *Tracer {
+	return newTracer("towerotel.NewTracer", tracer, opts)
+}
+
+func newTracer(fn string, tracer trace.Tracer, opts []TraceOption) *Tracer {
+	if isnil.Is(tracer) {
+		panic(fn + ": nil tracer")
+	}
+	var o traceOptions
+	for i, opt := range opts {
+		if opt == nil {
+			panic(fmt.Sprintf("%s: option %d is nil", fn, i))
+		}
+		opt(&o)
+	}
+	return &Tracer{tracer: tracer, attrs: o.attrs}
+}
+
+// Waited records w as a span of [ReadySpanName] or [QueueSpanName] (or
+// "tower.wait", for a kind it does not know), a child of ctx's span, from
+// w.Start for w.Duration.
+func (t *Tracer) Waited(ctx context.Context, w metrics.Wait) {
+	name := "tower.wait"
+	switch w.Kind {
+	case metrics.ReadyWait:
+		name = ReadySpanName
+	case metrics.QueueWait:
+		name = QueueSpanName
+	}
+	_, span := t.tracer.Start(ctx, name, trace.WithTimestamp(w.Start), trace.WithAttributes(t.attrs...))
+	failed(span, w.Err)
+	span.End(trace.WithTimestamp(w.Start.Add(w.Duration)))
+}
+
+// StartAttempt starts a span of [RetrySpanName] or [HedgeSpanName] (or
+// "tower.attempt", for a kind it does not know), a child of ctx's span,
+// with [AttemptKey], the delay before the attempt ([BackoffKey] or
+// [DelayKey]), and the cause of a retry ([CauseKey]); and returns ctx with
+// that span in it.
+func (t *Tracer) StartAttempt(ctx context.Context, a metrics.Attempt) context.Context {
+	attrs := append(make([]attribute.KeyValue, 0, len(t.attrs)+3), t.attrs...)
+	attrs = append(attrs, AttemptKey.Int(a.N))
+	name := "tower.attempt"
+	switch a.Kind {
+	case metrics.RetryAttempt:
+		name = RetrySpanName
+		attrs = append(attrs, BackoffKey.Float64(a.Delay.Seconds()))
+		if a.Cause != nil {
+			attrs = append(attrs, CauseKey.String(a.Cause.Error()))
+		}
+	case metrics.HedgeAttempt:
+		name = HedgeSpanName
+		attrs = append(attrs, DelayKey.Float64(a.Delay.Seconds()))
+	}
+	ctx, _ = t.tracer.Start(ctx, name, trace.WithAttributes(attrs...))
+	return ctx
+}
+
+// EndAttempt ends the span of the attempt, which ctx carries, recording
+// err if it is not nil.
+func (t *Tracer) EndAttempt(ctx context.Context, err error) {
+	span := trace.SpanFromContext(ctx)
+	failed(span, err)
+	span.End()
+}
+
+// failed records err on span, and sets its status to Error, if err is not
+// nil.
+func failed(span trace.Span, err error) {
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	}
+}
+
+// NewTraceLayer returns a Layer that traces the requests that pass
+// through it with a recording span in their context (a sampled one): it
+// records each one's wait in Ready as a span of [ReadySpanName], and puts
+// a [Tracer] in the context of its Call, so that the Buffers, Retries and
+// Hedges below record their queueing, retries and hedges. Put it
+// outermost, where the caller's span is, to see the whole wait for
+// capacity; lower, it sees the wait of the layers below it.
+//
+// A request without a recording span passes through it as through a
+// permit's wrapper: no clock reading, no allocation. One with a span
+// costs the spans and a context for its Call.
+//
+// NewTraceLayer panics if tracer is nil (or holds a nil pointer), or if an
+// option is nil. Req and Res are the request and response types.
+func NewTraceLayer[Req, Res any](tracer trace.Tracer, opts ...TraceOption) tower.Layer[Req, Res] {
+	t := newTracer("towerotel.NewTraceLayer", tracer, opts)
+	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
+		if isnil.Is(inner) {
+			panic("towerotel.NewTraceLayer: Wrap of a nil inner service")
+		}
+		return &traced[Req, Res]{inner: inner, t: t}
+	})
+}
+
+// traced is the service of a trace layer.
+type traced[Req, Res any] struct {
+	inner tower.Service[Req, Res]
+	t     *Tracer
+	wraps tower.WrapPool[Req, Res]
+}
+
+// Ready waits for the inner service and wraps its permit, so that Call
+// can hand the Tracer down; with a recording span in ctx, it records the
+// wait.
+func (s *traced[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
+	if !trace.SpanFromContext(ctx).IsRecording() {
+		p, err := s.inner.Ready(ctx)
+		if err != nil {
+			return p, err
+		}
+		return s.wraps.Wrap((*tracedWrapper[Req, Res])(s), p), nil
+	}
+	start := time.Now()
+	p, err := s.inner.Ready(ctx)
+	s.recordReady(ctx, start, p, err)
+	if err != nil {
+		return p, err
+	}
+	return s.wraps.Wrap((*tracedWrapper[Req, Res])(s), p), nil
+}
+
+// recordReady records the wait in Ready that started at start and ended
+// with p or err. A panic there goes on up to the caller, after p, if
+// Ready granted it, is released.
+func (s *traced[Req, Res]) recordReady(ctx context.Context, start time.Time, p tower.Permit[Req, Res], err error) {
+	recorded := false
+	defer func() {
+		if !recorded && err == nil {
+			p.Release()
+		}
+	}()
+	s.t.Waited(ctx, metrics.Wait{Kind: metrics.ReadyWait, Start: start, Duration: time.Since(start), Err: err})
+	recorded = true
+}
+
+// tracedWrapper is the trace layer's tower.Wrapper, kept off its method
+// set.
+type tracedWrapper[Req, Res any] traced[Req, Res]
+
+func (w *tracedWrapper[Req, Res]) CallWrapped(ctx context.Context, inner tower.Permit[Req, Res], req Req) (Res, error) {
+	if trace.SpanFromContext(ctx).IsRecording() {
+		ctx = metrics.WithTracer(ctx, w.t)
+	}
+	return inner.Call(ctx, req)
+}
+
+func (w *tracedWrapper[Req, Res]) ReleaseWrapped(inner tower.Permit[Req, Res]) { inner.Release() }
