@@ -3,15 +3,16 @@
 # machine in one go, then compared line by line (see README.md).
 #
 #   ./bench/compare.sh            # about 4 minutes on a 2-core machine
-#   TOWER_RS=path/to/run.sh ROUNDS=5 ./bench/compare.sh
+#   ROUNDS=7 ./bench/compare.sh
+#   TOWER_RS=path/to/run.sh ./bench/compare.sh   # a peer that prints the same lines
 #
-# The Go benchmarks and tower's run.sh take turns, ROUNDS times, so that a
-# machine that slows down for a while slows both sides alike; each figure is
-# the median over the rounds (each of tower's is itself a median of 5
-# repetitions). Exits 1 if a target is missed.
+# The Go benchmarks and the Rust peer, towerrs/run.sh, take turns, ROUNDS
+# times, so that a machine that slows down for a while slows both sides
+# alike; each figure is the median over the rounds (each of tower's is
+# itself a median of 5 repetitions). Exits 1 if a target is missed.
 set -euo pipefail
 cd "$(dirname "$0")"
-tower_rs=${TOWER_RS:-../../shared/bench/tower-rs/run.sh}
+tower_rs=${TOWER_RS:-./towerrs/run.sh}
 rounds=${ROUNDS:-5}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

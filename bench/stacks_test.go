@@ -4,7 +4,9 @@ package bench
 // compare.sh. Each benchmark is one request through the stack: readiness
 // (where the library has it), the call, and the response, over a handler
 // that answers at once. Names are Benchmark<Library>/<stack>, the stack
-// named as in compare.sh's output and in ../shared/bench/tower-rs.
+// named as in compare.sh's output; cmd/compare/report.go pairs each with the
+// line of the Rust tower peer, towerrs/src/main.rs, that measures the same
+// stack.
 //
 // Where a peer's stack differs from ours, it is configured to do no more
 // work than ours; see README.md.
@@ -30,7 +32,7 @@ import (
 	"github.com/towergo/tower/timeout"
 )
 
-// The figures tower-rs measures with the same parameters.
+// The parameters of every stack, the same in the Rust tower peer.
 const (
 	bigLimit    = 1 << 20 // ConcurrencyLimit(2^20): never full
 	callTimeout = time.Second

@@ -1,19 +1,20 @@
-// Placement prints the table of the book's Timeout chapter (seed 000): three
-// callers, each request taking 100ms, a ConcurrencyLimit of 1 and a Timeout
-// of 150ms, in three placements. Where the Timeout sits decides whether
-// queueing counts against it:
+// Placement prints what a Timeout measures depending on where it sits:
+// three callers, each request taking 100ms, a ConcurrencyLimit of 1 and a
+// Timeout of 150ms, in three placements. Where the Timeout sits decides
+// whether queueing counts against it:
 //
 //   - A: Timeout > ConcurrencyLimit(1). Callers wait for the permit in
 //     Ready, before the Timeout's clock starts: nothing times out.
 //   - B: Timeout > Buffer > ConcurrencyLimit(1). Buffer's Ready only
 //     reserves a queue slot, so all three calls, and all three clocks, start
 //     at 0ms; requests 2 and 3 spend their 150ms queueing and time out.
-//   - C: Buffer > Timeout > ConcurrencyLimit(1). The worker calls the
-//     Timeout only once the limit lets a request through: nothing times out.
+//   - C: Buffer > Timeout > ConcurrencyLimit(1). A queued request calls the
+//     Timeout only once its turn comes and the limit lets it through:
+//     nothing times out.
 //
 // It runs in real time and rounds each time to the nearest 10ms. Its test
-// runs the same program on synctest's virtual clock and checks the book's
-// table line for line.
+// runs the same program on synctest's virtual clock and checks the table
+// line for line.
 package main
 
 import (
@@ -27,18 +28,18 @@ import (
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/buffer"
-	"github.com/towergo/tower/examples/internal/book"
+	"github.com/towergo/tower/examples/internal/timeline"
 	"github.com/towergo/tower/limit"
 	"github.com/towergo/tower/timeout"
 )
 
 func main() {
-	run(os.Stdout, book.RealTime())
+	run(os.Stdout, timeline.RealTime())
 }
 
 // work takes 100ms per request, or gives up when its context ends.
 func work(ctx context.Context, id int) (int, error) {
-	return id, book.Work(ctx, 100*time.Millisecond)
+	return id, timeline.Work(ctx, 100*time.Millisecond)
 }
 
 // run prints the three placements. settle is called after each caller is
@@ -79,7 +80,7 @@ func scenario(w io.Writer, name string, svc tower.Service[int, int], settle func
 	for id := 1; id <= 3; id++ {
 		wg.Go(func() {
 			res, err := tower.Call(context.Background(), svc, id)
-			ms := book.Since(start)
+			ms := timeline.Since(start)
 			if err != nil {
 				lines[id-1] = fmt.Sprintf("  req %d: err %q, is Elapsed = %t, at %dms",
 					id, err, errors.Is(err, timeout.ErrElapsed), ms)

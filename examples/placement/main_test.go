@@ -6,8 +6,8 @@ import (
 	"testing/synctest"
 )
 
-// The book's table, seed 000.
-const bookTable = `A: Timeout > ConcurrencyLimit(1)
+// The three placements, as the program prints them.
+const wantOutput = `A: Timeout > ConcurrencyLimit(1)
   req 1: ok 1 at 100ms
   req 2: ok 2 at 200ms
   req 3: ok 3 at 300ms
@@ -21,12 +21,12 @@ C: Buffer > Timeout > ConcurrencyLimit(1)
   req 3: ok 3 at 300ms
 `
 
-func TestBookTable(t *testing.T) {
+func TestOutput(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var out strings.Builder
 		run(&out, synctest.Wait)
-		if got := out.String(); got != bookTable {
-			t.Errorf("got:\n%s\nwant:\n%s", got, bookTable)
+		if got := out.String(); got != wantOutput {
+			t.Errorf("got:\n%s\nwant:\n%s", got, wantOutput)
 		}
 	})
 }

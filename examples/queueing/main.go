@@ -1,5 +1,5 @@
-// Queueing prints the two programs of the book's chapter on timeouts that
-// count queueing (seed 001). Under Timeout(150ms) > Buffer(8) >
+// Queueing runs two programs about a Timeout that counts the time a request
+// spends queued, and prints what happens in each. Under Timeout(150ms) > Buffer(8) >
 // ConcurrencyLimit(1), no request takes the inner service more than 100ms,
 // yet two of three callers time out: Buffer's Call only queues the request,
 // so all three clocks start at 0ms and requests 2 and 3 spend their 150ms
@@ -15,8 +15,8 @@
 // Rust drops the call's future.
 //
 // It runs in real time and rounds each time to the nearest 10ms. Its test
-// runs the same program on synctest's virtual clock and checks the book's
-// lines. Request 3's deadline passes at the instant request 2 gives its
+// runs the same program on synctest's virtual clock and checks its lines
+// exactly. Request 3's deadline passes at the instant request 2 gives its
 // permit back; a Buffer never passes on a request whose deadline has passed,
 // so the inner service never sees request 3.
 package main
@@ -32,14 +32,14 @@ import (
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/buffer"
-	"github.com/towergo/tower/examples/internal/book"
+	"github.com/towergo/tower/examples/internal/timeline"
 	"github.com/towergo/tower/limit"
 	"github.com/towergo/tower/timeout"
 )
 
 // main runs both programs in real time.
 func main() {
-	run(os.Stdout, book.RealTime())
+	run(os.Stdout, timeline.RealTime())
 }
 
 // run prints both programs. settle is called after each caller is started,
@@ -62,17 +62,17 @@ func queued(w io.Writer, settle func()) {
 		Layer(buf).
 		Layer(limit.NewConcurrencyLayer[int, int](1)).
 		Service(tower.ServiceFunc[int, int](func(ctx context.Context, id int) (int, error) {
-			fmt.Fprintf(w, "    inner: req %d starts at %dms\n", id, book.Since(start))
-			if err := book.Work(ctx, 100*time.Millisecond); err != nil {
+			fmt.Fprintf(w, "    inner: req %d starts at %dms\n", id, timeline.Since(start))
+			if err := timeline.Work(ctx, 100*time.Millisecond); err != nil {
 				return 0, err // cancelled halfway: no "done" line
 			}
-			fmt.Fprintf(w, "    inner: req %d done   at %dms\n", id, book.Since(start))
+			fmt.Fprintf(w, "    inner: req %d done   at %dms\n", id, timeline.Since(start))
 			return id, nil
 		}))
 
 	lines := callers(settle, func(id int) string {
 		_, err := tower.Call(context.Background(), svc, id)
-		ms := book.Since(start)
+		ms := timeline.Since(start)
 		if err != nil {
 			return fmt.Sprintf("caller: req %d %q at %dms", id, err, ms)
 		}
@@ -91,7 +91,7 @@ func deadlined(w io.Writer, settle func()) {
 		Layer(timeout.NewLayer[int, int](150 * time.Millisecond)).
 		Layer(limit.NewConcurrencyLayer[int, int](1)).
 		Service(tower.ServiceFunc[int, int](func(ctx context.Context, id int) (int, error) {
-			return id, book.Work(ctx, 100*time.Millisecond)
+			return id, timeline.Work(ctx, 100*time.Millisecond)
 		}))
 
 	lines := callers(settle, func(id int) string {
@@ -99,7 +99,7 @@ func deadlined(w io.Writer, settle func()) {
 		ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
 		defer cancel()
 		_, err := tower.Call(ctx, svc, id)
-		ms := book.Since(start)
+		ms := timeline.Since(start)
 		switch {
 		case err == nil:
 			return fmt.Sprintf("req %d ok at %dms", id, ms)

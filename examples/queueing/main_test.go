@@ -6,9 +6,9 @@ import (
 	"testing/synctest"
 )
 
-// The book's two outputs, seed 001, each under a header naming its stack.
-// tokio's "deadline has elapsed" is Go's "context deadline exceeded".
-const bookTable = `Timeout(150ms) > Buffer(8) > ConcurrencyLimit(1)
+// The two programs' output, each under a header naming its stack: the
+// inner service's lines as they happen, then each caller's.
+const wantOutput = `Timeout(150ms) > Buffer(8) > ConcurrencyLimit(1)
     inner: req 1 starts at 0ms
     inner: req 1 done   at 100ms
     inner: req 2 starts at 100ms
@@ -21,12 +21,12 @@ req 2 caller deadline "context deadline exceeded" at 150ms
 req 3 caller deadline "context deadline exceeded" at 150ms
 `
 
-func TestBookOutput(t *testing.T) {
+func TestOutput(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var out strings.Builder
 		run(&out, synctest.Wait)
-		if got := out.String(); got != bookTable {
-			t.Errorf("got:\n%s\nwant:\n%s", got, bookTable)
+		if got := out.String(); got != wantOutput {
+			t.Errorf("got:\n%s\nwant:\n%s", got, wantOutput)
 		}
 	})
 }

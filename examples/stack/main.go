@@ -1,5 +1,5 @@
-// Stack prints the answer to the book's puzzle in its chapter on one request
-// passing through a stack of middleware (seed 002): under Timeout(100ms) >
+// Stack follows two requests through a stack of middleware to show what a
+// Timeout above a ConcurrencyLimit times: under Timeout(100ms) >
 // ConcurrencyLimit(1), A holds the only permit and takes 80ms; B waits for
 // the permit, then takes 60ms. B finishes at 140ms, 140ms after it started
 // waiting, and still does not time out: its first 80ms are spent in Ready,
@@ -8,8 +8,8 @@
 // not the wait for it.
 //
 // It runs in real time and rounds each time to the nearest 10ms. Its test
-// runs the same program on synctest's virtual clock and checks the book's
-// lines.
+// runs the same program on synctest's virtual clock and checks its lines
+// exactly.
 package main
 
 import (
@@ -20,20 +20,20 @@ import (
 	"time"
 
 	"github.com/towergo/tower"
-	"github.com/towergo/tower/examples/internal/book"
+	"github.com/towergo/tower/examples/internal/timeline"
 	"github.com/towergo/tower/limit"
 	"github.com/towergo/tower/timeout"
 )
 
 // main runs the program in real time.
 func main() {
-	run(os.Stdout, book.RealTime())
+	run(os.Stdout, timeline.RealTime())
 }
 
 // sleep is the service: it takes ms milliseconds, or gives up when its
 // context ends, and answers ms.
 func sleep(ctx context.Context, ms int) (int, error) {
-	return ms, book.Work(ctx, time.Duration(ms)*time.Millisecond)
+	return ms, timeline.Work(ctx, time.Duration(ms)*time.Millisecond)
 }
 
 // run prints when A and B got their answers. settle is called after B is
@@ -59,17 +59,18 @@ func run(w io.Writer, settle func()) {
 			panic(err)
 		}
 		defer p.Release()
-		readyAt := book.Since(start)
-		b <- fmt.Sprintf("B: ready at %dms, %s at %dms", readyAt, result(p.Call(ctx, 60)), book.Since(start))
+		readyAt := timeline.Since(start)
+		b <- fmt.Sprintf("B: ready at %dms, %s at %dms", readyAt, result(p.Call(ctx, 60)), timeline.Since(start))
 	}()
 	settle()
 
 	res := result(a.Call(ctx, 80))
-	fmt.Fprintf(w, "A: %s at %dms\n", res, book.Since(start))
+	fmt.Fprintf(w, "A: %s at %dms\n", res, timeline.Since(start))
 	fmt.Fprintln(w, <-b)
 }
 
-// result formats a response or an error as the book does.
+// result formats a response as "ok" and its value, or an error as "err" and
+// its message.
 func result(res int, err error) string {
 	if err != nil {
 		return fmt.Sprintf("err %q", err)

@@ -1,6 +1,7 @@
 // Compare reads the output of this module's benchmarks and of
-// ../shared/bench/tower-rs/run.sh and prints, for each stack, our figure
-// next to Rust tower's and failsafe-go's, then a summary of the targets.
+// towerrs/run.sh, the Rust tower peer, and prints, for each stack, our
+// figure next to Rust tower's and failsafe-go's, then a summary of the
+// targets.
 //
 //	go run ./cmd/compare -go go.txt -tower tower.txt [-scaling scaling.txt]
 //
@@ -22,7 +23,7 @@ import (
 
 func main() {
 	goFile := flag.String("go", "", "output of go test -bench in this module")
-	towerFile := flag.String("tower", "", "output of tower-rs run.sh")
+	towerFile := flag.String("tower", "", "output of towerrs/run.sh")
 	scalingFile := flag.String("scaling", "", "output of go test -bench Parallel -cpu 1,2 (optional)")
 	flag.Parse()
 	if *goFile == "" || *towerFile == "" {

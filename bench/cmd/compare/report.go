@@ -23,7 +23,9 @@ var stacks = []stack{
 	{"buffer_16_worker", "tower_buffer_cl1_16tasks_mt2_ns", 1, false},
 }
 
-// Targets from issue 5.
+// Targets: per request, at most tower's cost on every stack, and at most a
+// fifth of failsafe-go's on Timeout > ConcurrencyLimit; and per request on
+// two CPUs, at most 1.5 times the cost on one.
 const (
 	maxRatio        = 1.0 // go / tower
 	minFailsafeGain = 5.0 // failsafe-go / go, on timeout_concurrency_limit

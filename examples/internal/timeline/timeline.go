@@ -1,6 +1,8 @@
-// Package book holds what the example programs share: running a program of
-// the book in real time the way the book runs it, and printing its times.
-package book
+// Package timeline holds what the example programs that print a timeline
+// share: running a program in real time with its callers arriving in a fixed
+// order, and printing its times so that a run in real time prints the same
+// lines as its test on a virtual clock.
+package timeline
 
 import (
 	"context"
@@ -8,9 +10,9 @@ import (
 	"time"
 )
 
-// RealTime sets the process up to run a program of the book in real time as
-// the book's tokio current_thread runtime does: on one thread, where a caller
-// that has just been started runs until it blocks before the next caller is
+// RealTime sets the process up to run a program in real time on one thread,
+// where a caller that has just been started runs until it blocks before the
+// next caller is started, so that callers arrive in the order they were
 // started. It returns the function to call after starting each caller. (A
 // test runs the same program under testing/synctest and passes
 // synctest.Wait instead.)
