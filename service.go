@@ -54,9 +54,23 @@ func Call[Req, Res any](ctx context.Context, svc Service[Req, Res], req Req) (Re
 // ReadyNow asks svc whether it can take a request without waiting: it calls
 // Ready with a context that is already done. It returns the permit and true
 // if capacity was free; a zero permit and false if svc is not ready now; and
-// an error if svc is broken. The context passed to Ready carries no values.
+// an error if svc is broken. The context passed to Ready carries no values;
+// to ask for a given request, use [ReadyNowFor].
 func ReadyNow[Req, Res any](svc Service[Req, Res]) (Permit[Req, Res], bool, error) {
-	p, err := svc.Ready(doneCtx)
+	return readyNow(svc, doneCtxs[PriorityNormal-PriorityLow])
+}
+
+// ReadyNowFor is [ReadyNow] for the request whose context is ctx: the
+// context passed to Ready is done, and carries ctx's [Priority] and no
+// other value, so that middleware that admits by priority (package
+// adaptive's limit) answers as it would for that request. A LoadShed asks
+// this way. It allocates nothing.
+func ReadyNowFor[Req, Res any](ctx context.Context, svc Service[Req, Res]) (Permit[Req, Res], bool, error) {
+	return readyNow(svc, doneCtxs[PriorityFrom(ctx)-PriorityLow])
+}
+
+func readyNow[Req, Res any](svc Service[Req, Res], done context.Context) (Permit[Req, Res], bool, error) {
+	p, err := svc.Ready(done)
 	switch {
 	case err == nil:
 		return p, true, nil
@@ -67,11 +81,17 @@ func ReadyNow[Req, Res any](svc Service[Req, Res]) (Permit[Req, Res], bool, erro
 	}
 }
 
-// doneCtx is a context that has always been cancelled. Being a comparable
-// zero-size value, it converts to context.Context without allocating.
-var doneCtx context.Context = doneContext{}
+// doneCtxs are contexts that have always been cancelled, one per priority,
+// made once so that handing one to Ready allocates nothing. The one for
+// PriorityNormal carries no value at all.
+var doneCtxs = func() (c [NumPriorities]context.Context) {
+	for i := range c {
+		c[i] = doneContext{Priority(i) + PriorityLow}
+	}
+	return c
+}()
 
-type doneContext struct{}
+type doneContext struct{ priority Priority }
 
 var closedChan = func() chan struct{} {
 	c := make(chan struct{})
@@ -82,5 +102,11 @@ var closedChan = func() chan struct{} {
 func (doneContext) Deadline() (time.Time, bool) { return time.Time{}, false }
 func (doneContext) Done() <-chan struct{}       { return closedChan }
 func (doneContext) Err() error                  { return context.Canceled }
-func (doneContext) Value(any) any               { return nil }
 func (doneContext) String() string              { return "tower.doneContext" }
+
+func (c doneContext) Value(key any) any {
+	if _, ok := key.(priorityKey); ok && c.priority != PriorityNormal {
+		return c.priority
+	}
+	return nil
+}

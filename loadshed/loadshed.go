@@ -23,7 +23,9 @@ func (overloaded) Error() string    { return "service overloaded" }
 func (overloaded) Overloaded() bool { return true }
 
 // LoadShed is middleware that never makes a caller wait. Ready asks the
-// inner service whether it can take a request now (see [tower.ReadyNow]).
+// inner service whether it can take a request now, with a done context
+// that carries the request's priority (see [tower.ReadyNowFor]), so that a
+// limit that keeps room for higher priorities sheds the lower ones first.
 // If it can, the permit is the inner service's own. If it cannot, Ready
 // still succeeds, and the permit's Call fails at once with ErrOverloaded
 // without reaching the inner service, which has reserved nothing. An inner
@@ -80,10 +82,11 @@ func NewLayer[Req, Res any](opts ...Option) tower.Layer[Req, Res] {
 	})
 }
 
-// Ready returns at once, ignoring ctx: with the inner service's permit if it
-// was ready, or with a permit that sheds the request if it was not.
-func (l *LoadShed[Req, Res]) Ready(context.Context) (tower.Permit[Req, Res], error) {
-	p, ok, err := tower.ReadyNow(l.inner)
+// Ready returns at once, whether ctx is done or not: with the inner
+// service's permit if it was ready for a request of ctx's priority, or with
+// a permit that sheds the request if it was not.
+func (l *LoadShed[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
+	p, ok, err := tower.ReadyNowFor(ctx, l.inner)
 	if err != nil || ok {
 		return p, err
 	}
