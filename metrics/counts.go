@@ -82,6 +82,7 @@ func (c *Counts) Snapshot() Snapshot {
 		Retried:    c.Get(Retried),
 		Hedged:     c.Get(Hedged),
 		Excluded:   c.Get(Excluded),
+		Limit:      c.Get(Limit),
 		Latency:    time.Duration(c.sum.Load()),
 		MaxLatency: time.Duration(c.max.Load()),
 	}
@@ -97,6 +98,7 @@ type Snapshot struct {
 	InFlight, Waiting, Queued       int64              // up-down: the number now
 	Shed, TimedOut, Retried, Hedged int64              // counters: the total so far
 	Excluded                        int64              // up-down: the number now
+	Limit                           int64              // up-down: the limit now
 	Calls                           [NumOutcomes]int64 // calls observed, by Outcome: Calls[OutcomeShed]
 	Latency                         time.Duration      // the sum of the served calls' latencies
 	MaxLatency                      time.Duration      // the longest of them
@@ -128,6 +130,7 @@ func (s Snapshot) String() string {
 	field("Retried", s.Retried, s.Retried == 0)
 	field("Hedged", s.Hedged, s.Hedged == 0)
 	field("Excluded", s.Excluded, s.Excluded == 0)
+	field("Limit", s.Limit, s.Limit == 0)
 	for o, n := range s.Calls {
 		field("Calls["+Outcome(o).String()+"]", n, n == 0)
 	}

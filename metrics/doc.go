@@ -17,8 +17,10 @@
 // it, however it leaves, so their sum is the number in that state now.
 // Excluded is up-down too, for addresses: a DNS Discover adds the change
 // in the number its lookup left out, so the sum is the number its last
-// lookup left out. Shed, TimedOut, Retried and Hedged are counters: 1 for
-// each event.
+// lookup left out. Limit is up-down too, for a limit: an adaptive limiter
+// adds the limit it starts with and then each change, so the sum is the
+// limit now. Shed, TimedOut, Retried and Hedged are counters: 1 for each
+// event.
 //
 //	kind      reported by                 +1                               -1
 //	InFlight  limit.Concurrency           Ready takes a permit             the call returns, or the permit is released
@@ -34,6 +36,8 @@
 //	Hedged    hedge.Hedge                 a hedge is sent, after its delay and its Ready
 //	Excluded  discover.DNS                a lookup leaves more addresses   a lookup leaves fewer addresses
 //	                                      out than the last one            out than the last one
+//	Limit     adaptive.Limiter            the limit goes up (and the       the limit comes down
+//	                                      initial limit, at New)
 //
 // A caller that finds capacity free, or that asks with a done context
 // ([tower.ReadyNow], as a LoadShed does) and finds none, never counts as

@@ -36,11 +36,15 @@ const (
 	// package discover reports it, by the change from one lookup to the
 	// next.
 	Excluded
+	// Limit is up-down: the concurrency limit an adaptive limiter holds
+	// now. Package adaptive reports it, as the limit it starts with and
+	// then by each change.
+	Limit
 )
 
 // NumKinds is one more than the largest Kind: a Sink that keeps a value per
 // Kind can index an array of NumKinds by Kind.
-const NumKinds = int(Excluded) + 1
+const NumKinds = int(Limit) + 1
 
 var kindNames = [NumKinds]string{
 	InFlight: "InFlight",
@@ -51,6 +55,7 @@ var kindNames = [NumKinds]string{
 	Retried:  "Retried",
 	Hedged:   "Hedged",
 	Excluded: "Excluded",
+	Limit:    "Limit",
 }
 
 // String returns the Kind's name, such as "InFlight", or "Kind(n)" for a
@@ -63,8 +68,10 @@ func (k Kind) String() string {
 }
 
 // UpDown reports whether k goes up and down (InFlight, Waiting, Queued,
-// Excluded) rather than only up.
-func (k Kind) UpDown() bool { return k == InFlight || k == Waiting || k == Queued || k == Excluded }
+// Excluded, Limit) rather than only up.
+func (k Kind) UpDown() bool {
+	return k == InFlight || k == Waiting || k == Queued || k == Excluded || k == Limit
+}
 
 // A Sink receives the measurements of one or more middleware. It must be
 // safe for concurrent use, and cheap: it runs on the request path, on the
@@ -73,7 +80,7 @@ func (k Kind) UpDown() bool { return k == InFlight || k == Waiting || k == Queue
 type Sink interface {
 	// Add adds delta to the kind's count: +1 or -1 for an up-down kind
 	// that counts requests, the change in the number for Excluded, +1 for
-	// a counter.
+	// a counter, the change of the limit for Limit.
 	Add(k Kind, delta int64)
 	// Observe records the latency of one call, as the metrics layer
 	// measured it (see [New]), and how the call ended. A Sink keeps the

@@ -33,6 +33,7 @@
 //	tower.retried    Int64ObservableCounter        {request}  tower_retried_total
 //	tower.hedged     Int64ObservableCounter        {request}  tower_hedged_total
 //	tower.excluded   Int64ObservableUpDownCounter  {address}  tower_excluded
+//	tower.limit      Int64ObservableUpDownCounter  {request}  tower_limit
 //	tower.calls      Int64ObservableCounter        {call}     tower_calls_total      + tower.outcome
 //	tower.latency    Float64Histogram              s          tower_latency_seconds  + tower.outcome
 //

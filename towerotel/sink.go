@@ -27,6 +27,7 @@ const (
 	RetriedName  = "tower.retried"
 	HedgedName   = "tower.hedged"
 	ExcludedName = "tower.excluded"
+	LimitName    = "tower.limit"
 	CallsName    = "tower.calls"
 	LatencyName  = "tower.latency"
 )
@@ -58,11 +59,12 @@ var instruments = [metrics.NumKinds]instrument{
 	metrics.Retried:  {RetriedName, "{request}", "Retries a Retry sent."},
 	metrics.Hedged:   {HedgedName, "{request}", "Hedges a Hedge sent."},
 	metrics.Excluded: {ExcludedName, "{address}", "Addresses a discovery found beyond its cap and left out of its set, as of its last lookup."},
+	metrics.Limit:    {LimitName, "{request}", "The concurrency limit an adaptive limiter holds."},
 }
 
 // Sink is a [metrics.Sink] that reports to OpenTelemetry instruments: an
-// Int64ObservableUpDownCounter each for InFlight, Waiting, Queued and
-// Excluded, an Int64ObservableCounter each for Shed, TimedOut, Retried and
+// Int64ObservableUpDownCounter each for InFlight, Waiting, Queued,
+// Excluded and Limit, an Int64ObservableCounter each for Shed, TimedOut, Retried and
 // Hedged, an Int64ObservableCounter of calls by outcome ([CallsName]), and
 // a Float64Histogram of latencies in seconds ([LatencyName]). Every
 // measurement carries the attributes given with [WithAttributes], fixed

@@ -158,6 +158,7 @@ func TestInstruments(t *testing.T) {
 			counter("tower.retried", "Retries a Retry sent."),
 			counter("tower.hedged", "Hedges a Hedge sent."),
 			upDown("tower.excluded", "Addresses a discovery found beyond its cap and left out of its set, as of its last lookup.", 1),
+			upDown("tower.limit", "The concurrency limit an adaptive limiter holds.", 1),
 			{
 				Name: "tower.calls", Description: "Calls the metrics layer observed, by outcome.", Unit: "{call}",
 				Data: metricdata.Sum[int64]{Temporality: metricdata.CumulativeTemporality, IsMonotonic: true, DataPoints: calls},
@@ -198,6 +199,7 @@ func TestSinkZeroFromConstruction(t *testing.T) {
 		"tower.excluded{layer=limit} 0",
 		"tower.hedged{layer=limit} 0",
 		"tower.inflight{layer=limit} 0",
+		"tower.limit{layer=limit} 0",
 		"tower.queued{layer=limit} 0",
 		"tower.retried{layer=limit} 0",
 		"tower.shed{layer=limit} 0",
