@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/adaptive"
 	"github.com/towergo/tower/buffer"
 	"github.com/towergo/tower/filter"
 	"github.com/towergo/tower/hedge"
@@ -101,6 +102,7 @@ func TestMethodsAddTheirPackagesLayer(t *testing.T) {
 		{"Timeout", b.Timeout(time.Second), timeout.NewLayer[string, string](time.Second)},
 		{"ConcurrencyLimit", b.ConcurrencyLimit(1), limit.NewConcurrencyLayer[string, string](1)},
 		{"SharedConcurrencyLimit", b.SharedConcurrencyLimit(sem), limit.NewSharedConcurrencyLayer[string, string](sem)},
+		{"AdaptiveLimit", b.AdaptiveLimit(adaptive.Gradient2()), adaptive.NewLayer[string, string](adaptive.Gradient2())},
 		{"RateLimit", b.RateLimit(1, time.Second), limit.NewRateLayer[string, string](1, time.Second)},
 		{"LoadShed", b.LoadShed(), loadshed.NewLayer[string, string]()},
 		{"Buffer", b.Buffer(1), buffer.NewLayer[string, string](1)},
@@ -153,6 +155,8 @@ func TestBadInputPanics(t *testing.T) {
 		{"Timeout/option", func() { b.Timeout(sec, nil) }, "timeout.NewLayer: option 0 is nil"},
 		{"ConcurrencyLimit/max", func() { b.ConcurrencyLimit(0) }, "limit.NewConcurrencyLayer: max must be between 1 and 4294967295, got 0"},
 		{"SharedConcurrencyLimit/sem", func() { b.SharedConcurrencyLimit(nil) }, "limit.NewSharedConcurrencyLayer: sem is nil"},
+		{"AdaptiveLimit/newAlg", func() { b.AdaptiveLimit(nil) }, "adaptive.NewLayer: newAlg is nil"},
+		{"AdaptiveLimit/option", func() { b.AdaptiveLimit(adaptive.Gradient2(), adaptive.WithInitial(300)) }, "adaptive.NewLayer: initial limit 300 is outside the bounds [1, 200]"},
 		{"RateLimit/num", func() { b.RateLimit(0, sec) }, "limit.NewRateLayer: num must be between 1 and 1099511627775, got 0"},
 		{"RateLimit/per", func() { b.RateLimit(1, 0) }, "limit.NewRateLayer: per must be positive, got 0s"},
 		{"LoadShed/option", func() { b.LoadShed(nil) }, "loadshed.NewLayer: option 0 is nil"},

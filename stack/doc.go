@@ -33,6 +33,15 @@
 // for Builders of their types, towerhttp.ServerStack for one, which take
 // no type arguments at all.
 //
+// # A limit with no number to choose
+//
+// [Builder.AdaptiveLimit] adds package adaptive's limit, which an
+// algorithm moves as it sees each call's latency and drops. Under a
+// LoadShed it turns a server away from more than it can take without a
+// number anyone had to size:
+//
+//	towerhttp.ServerStack().LoadShed().AdaptiveLimit(adaptive.Gradient2())
+//
 // # Retries
 //
 // [Builder.Retry] takes the classifier and the options of a

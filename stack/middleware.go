@@ -3,6 +3,7 @@ package stack
 import (
 	"time"
 
+	"github.com/towergo/tower/adaptive"
 	"github.com/towergo/tower/buffer"
 	"github.com/towergo/tower/filter"
 	"github.com/towergo/tower/hedge"
@@ -41,6 +42,19 @@ func (b Builder[Req, Res]) ConcurrencyLimit(max int, opts ...limit.Option) Build
 // [limit.NewSharedConcurrencyLayer](sem, opts...).
 func (b Builder[Req, Res]) SharedConcurrencyLimit(sem *limit.Semaphore, opts ...limit.Option) Builder[Req, Res] {
 	return b.with(limit.NewSharedConcurrencyLayer[Req, Res](sem, opts...))
+}
+
+// AdaptiveLimit adds a concurrency limit that moves by itself, as the
+// algorithm that newAlg makes sees each call's latency and drops: Ready
+// waits for a permit under it, higher priorities first. Each service the
+// builder wraps gets a limit and an algorithm of its own. With no number
+// to choose, a server's stack reads
+//
+//	LoadShed().AdaptiveLimit(adaptive.Gradient2())
+//
+// It is [adaptive.NewLayer](newAlg, opts...).
+func (b Builder[Req, Res]) AdaptiveLimit(newAlg func() adaptive.Algorithm, opts ...adaptive.Option) Builder[Req, Res] {
+	return b.with(adaptive.NewLayer[Req, Res](newAlg, opts...))
 }
 
 // RateLimit adds a limit of num requests per period, in tower's fixed

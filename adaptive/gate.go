@@ -1,0 +1,268 @@
+package adaptive
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+
+	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/waitq"
+	"github.com/towergo/tower/metrics"
+)
+
+// The gate's state is one word, so that a permit is taken and given back
+// with one atomic step against the limit in force: bits 0..24 count the
+// requests in flight, of every priority, bits 25..49 hold the limit, bit 50
+// is set while anybody waits, and bits 51..63 count the grants, wrapping
+// around, which picks the calls to time. While the wait bit is clear, a
+// caller takes a permit with a CAS, without the lock, if its priority's
+// share of the limit has room. While it is set, every grant is made under
+// the lock, where the queues and the turns are; a release that sees it
+// takes the lock to hand its permit on. A waiter sets it under the lock
+// before it looks for room one last time, and a release gives its permit
+// back to the word before it reads the bit, so either the waiter finds the
+// permit or the release sees the waiter. In flight never exceeds the
+// limit: every grant is a CAS that checks it (a limit lowered below the
+// number in flight admits nobody until enough have left).
+const (
+	inflightMask = 1<<25 - 1
+	limitShift   = 25
+	limitMask    = 1<<25 - 1
+	waitBit      = 1 << 50
+	seqShift     = 51
+	grant        = 1 + 1<<seqShift // one more in flight, one more grant
+)
+
+// overtakes is how many permits may go to higher priorities while a lower
+// one waits: the next goes to the lower one, even above its reserve (never
+// above the limit). So a waiting priority gets at least one permit in
+// overtakes+1 of those handed out, under any stream of higher ones.
+const overtakes = 8
+
+const numClasses = tower.NumPriorities
+
+// class returns the index of p's queue: 0 for the lowest priority. A
+// priority out of range counts as the nearest one.
+func class(p tower.Priority) int {
+	return int(min(max(p, tower.PriorityLow), tower.PriorityCritical) - tower.PriorityLow)
+}
+
+// gate is the admission half of a Limiter: the permits, the queues and the
+// window. It knows nothing of requests.
+type gate struct {
+	state atomic.Uint64
+	_     [56]byte
+	// stride is a power of two: one call in stride is timed.
+	stride  atomic.Uint32
+	reserve int64 // per mille of the limit, for each step down in priority
+	sink    metrics.Sink
+	dropped func(error) bool
+
+	mu         sync.Mutex // guards what follows
+	q          [numClasses]waitq.Queue
+	skips      [numClasses]int // permits handed to higher classes while this one waited
+	waiting    int
+	maxWaiting int
+	w          window
+}
+
+// room returns how many may be in flight for a caller of class c to be
+// admitted under lim: lim less c's reserve, and at least 1.
+func (g *gate) room(c int, lim uint64) uint64 {
+	r := (int64(lim)*g.reserve + 999) / 1000 * int64(numClasses-1-c)
+	return uint64(max(int64(lim)-r, 1))
+}
+
+// tryAcquire takes a permit without the lock if nobody waits and c's share
+// of the limit has room. It returns the grant's number.
+func (g *gate) tryAcquire(c int) (seq uint64, ok bool) {
+	for {
+		v := g.state.Load()
+		if v&waitBit != 0 || v&inflightMask >= g.room(c, v>>limitShift&limitMask) {
+			return 0, false
+		}
+		if g.state.CompareAndSwap(v, v+grant) { // the grant count wraps off the top
+			return v >> seqShift, true
+		}
+	}
+}
+
+// take takes a permit if fewer than room(c) are in flight, or, for c < 0,
+// fewer than the limit, and returns the grant's number.
+func (g *gate) take(c int) (seq uint64, ok bool) {
+	for {
+		v := g.state.Load()
+		lim := v >> limitShift & limitMask
+		if c >= 0 {
+			lim = g.room(c, lim)
+		}
+		if v&inflightMask >= lim {
+			return 0, false
+		}
+		if g.state.CompareAndSwap(v, v+grant) {
+			return v >> seqShift, true
+		}
+	}
+}
+
+// verdict is the outcome of the slow path of Ready.
+type verdict int
+
+const (
+	granted verdict = iota
+	shed            // beyond WithMaxWaiting
+	failed          // ctx ended
+)
+
+// acquire is Ready's slow path: it admits the caller under the lock if it
+// may go now, and otherwise queues it in its class and waits.
+func (g *gate) acquire(ctx context.Context, c int) (verdict, uint64, error) {
+	g.mu.Lock()
+	if seq, ok := g.admitLocked(c); ok {
+		g.mu.Unlock()
+		return granted, seq, nil
+	}
+	if err := ctx.Err(); err != nil {
+		g.mu.Unlock()
+		return failed, 0, err
+	}
+	if g.maxWaiting >= 0 && g.waiting >= g.maxWaiting {
+		g.mu.Unlock()
+		return shed, 0, nil
+	}
+	w := waitq.New()
+	g.q[c].Push(w)
+	g.waiting++
+	g.state.Or(waitBit)
+	g.dispatchLocked() // a release may have come before the bit
+	g.mu.Unlock()
+	return g.wait(ctx, c, w)
+}
+
+// wait waits for w to be granted a permit, or withdraws it when ctx ends.
+// A grant's number comes in w.Value.
+func (g *gate) wait(ctx context.Context, c int, w *waitq.Waiter) (verdict, uint64, error) {
+	if g.sink != nil {
+		g.sink.Add(metrics.Waiting, 1)
+		defer g.sink.Add(metrics.Waiting, -1)
+	}
+	select {
+	case <-w.Ready:
+		return granted, w.Value, nil
+	case <-ctx.Done():
+		return g.cancel(c, w, ctx.Err())
+	}
+}
+
+// cancel withdraws w after its ctx ended. A waiter granted a permit as its
+// ctx ended keeps it, as if it had not noticed.
+func (g *gate) cancel(c int, w *waitq.Waiter, err error) (verdict, uint64, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.q[c].Remove(w) {
+		return granted, w.Value, nil
+	}
+	g.waiting--
+	g.dispatchLocked() // the waiter gone may have held back the others
+	return failed, 0, err
+}
+
+// admitLocked grants a permit to a newcomer of class c if no waiter goes
+// first: none of its class or above, and no lower class whose turn has
+// come.
+func (g *gate) admitLocked(c int) (seq uint64, ok bool) {
+	for d := range numClasses {
+		if g.q[d].Len() > 0 && (d >= c || g.skips[d] >= overtakes) {
+			return 0, false
+		}
+	}
+	if seq, ok = g.take(c); ok && g.overtook(c) {
+		g.dispatchLocked()
+	}
+	return seq, ok
+}
+
+// overtook counts a permit handed to class c against each lower class that
+// waits, and reports whether one's turn has come.
+func (g *gate) overtook(c int) bool {
+	due := false
+	for d := range c {
+		if g.q[d].Len() > 0 {
+			g.skips[d]++
+			due = due || g.skips[d] >= overtakes
+		}
+	}
+	return due
+}
+
+// dispatchLocked hands permits to waiters while the limit has room: first
+// to a class whose turn has come, then to the highest class waiting if its
+// share has room. It clears the wait bit once nobody waits.
+func (g *gate) dispatchLocked() {
+	for {
+		c, seq := g.pickLocked()
+		if c < 0 {
+			break
+		}
+		g.q[c].Wake(seq, nil)
+		g.waiting--
+		g.skips[c] = 0
+		g.overtook(c)
+	}
+	if g.waiting == 0 {
+		g.state.And(^uint64(waitBit))
+	}
+}
+
+// pickLocked takes a permit for the class to serve next and returns the
+// class and the grant's number, or returns -1.
+func (g *gate) pickLocked() (int, uint64) {
+	for c := numClasses - 1; c >= 0; c-- {
+		if g.q[c].Len() > 0 && g.skips[c] >= overtakes {
+			if seq, ok := g.take(-1); ok {
+				return c, seq
+			}
+		}
+	}
+	for c := numClasses - 1; c >= 0; c-- {
+		if g.q[c].Len() > 0 {
+			if seq, ok := g.take(c); ok {
+				return c, seq
+			}
+			return -1, 0
+		}
+	}
+	return -1, 0
+}
+
+// release gives a permit back, to a waiter if one may have it.
+func (g *gate) release() {
+	if g.state.Add(^uint64(0))&waitBit != 0 {
+		g.mu.Lock()
+		g.dispatchLocked()
+		g.mu.Unlock()
+	}
+}
+
+// setLimitLocked puts n in force, and hands permits to waiters if it rose.
+func (g *gate) setLimitLocked(n int) {
+	for {
+		v := g.state.Load()
+		next := v&^(limitMask<<limitShift) | uint64(n)<<limitShift
+		if g.state.CompareAndSwap(v, next) {
+			break
+		}
+	}
+	if g.waiting > 0 {
+		g.dispatchLocked()
+	}
+}
+
+func (g *gate) inFlight() int { return int(g.state.Load() & inflightMask) }
+func (g *gate) limit() int    { return int(g.state.Load() >> limitShift & limitMask) }
+
+func (g *gate) queued() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.waiting
+}

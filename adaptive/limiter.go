@@ -1,0 +1,251 @@
+package adaptive
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/isnil"
+	"github.com/towergo/tower/loadshed"
+	"github.com/towergo/tower/metrics"
+)
+
+// Limiter is middleware that limits the requests in flight in the inner
+// service to a limit that an [Algorithm] moves as it sees the calls'
+// latencies and drops. Ready waits for a permit under the limit, oldest
+// first within a priority and higher priorities first (see the package
+// doc), and only then asks the inner service, so a caller waiting for a
+// permit holds nothing of the inner service's. If the inner service fails
+// or ctx ends while Ready waits for it, the permit is given back. A request
+// is in flight from the moment Ready grants its permit until its call
+// returns, or until the permit is released unused.
+//
+// Every call is counted, and its error classified; the latency of one call
+// in a stride is measured (all of them when calls are few; see the package
+// doc). A permit that is free is granted with one atomic step and no
+// allocation; its record comes from a pool.
+//
+// A Limiter is safe for concurrent use; build one with [New]. Req and Res
+// are the request and response types.
+type Limiter[Req, Res any] struct {
+	g     gate
+	inner tower.Service[Req, Res]
+	spare sync.Pool // *record[Req, Res]
+	shed  shedder[Req, Res]
+}
+
+// New returns inner wrapped in a Limiter with opts, whose limit moves by
+// an algorithm that newAlg makes: [Gradient2], [Vegas] or [AIMD] with
+// their settings, or a function that returns a user's own Algorithm. It
+// panics if inner (a typed nil too), newAlg, what it returns or an option
+// is nil, or if the options disagree (an initial limit outside the
+// bounds).
+func New[Req, Res any](inner tower.Service[Req, Res], newAlg func() Algorithm, opts ...Option) *Limiter[Req, Res] {
+	if isnil.Is(inner) {
+		panic("adaptive.New: inner is nil")
+	}
+	alg := algorithm("adaptive.New", newAlg)
+	return newLimiter(inner, alg, newOptions("adaptive.New", opts))
+}
+
+// algorithm returns what newAlg makes, for the function named fn, and
+// panics if either is nil.
+func algorithm(fn string, newAlg func() Algorithm) Algorithm {
+	if newAlg == nil {
+		panic(fn + ": newAlg is nil")
+	}
+	alg := newAlg()
+	if isnil.Is(alg) {
+		panic(fn + ": newAlg returned nil")
+	}
+	return alg
+}
+
+func newLimiter[Req, Res any](inner tower.Service[Req, Res], alg Algorithm, o options) *Limiter[Req, Res] {
+	l := &Limiter[Req, Res]{inner: inner}
+	l.shed.sink = o.sink
+	g := &l.g
+	g.reserve, g.sink, g.dropped, g.maxWaiting = o.reserve, o.sink, o.dropped, o.maxWaiting
+	g.stride.Store(1)
+	g.w = window{
+		alg: alg, limit: float64(o.initial), min: o.min, max: o.max,
+		length: o.window, minSamples: o.minSamples, start: now(),
+		reportedLimit: o.initial,
+	}
+	g.state.Store(uint64(o.initial) << limitShift)
+	reportLimit(o.sink, o.initial)
+	return l
+}
+
+// NewLayer returns a Layer that wraps each service in a Limiter with opts,
+// and with an algorithm of its own from newAlg, as [New] does: an
+// algorithm holds the state of one service's limit. newAlg is called once
+// now, to check it, and once per service wrapped. It panics as New does.
+func NewLayer[Req, Res any](newAlg func() Algorithm, opts ...Option) tower.Layer[Req, Res] {
+	algorithm("adaptive.NewLayer", newAlg)
+	o := newOptions("adaptive.NewLayer", opts) // now, not when the layer is used
+	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
+		if isnil.Is(inner) {
+			panic("adaptive.NewLayer: inner is nil")
+		}
+		return newLimiter(inner, algorithm("adaptive.NewLayer", newAlg), o)
+	})
+}
+
+// Limit returns the limit in force: the algorithm's, rounded down, within
+// the bounds. It is a snapshot.
+func (l *Limiter[Req, Res]) Limit() int { return l.g.limit() }
+
+// InFlight returns the number of requests in flight, of every priority,
+// as a snapshot. It is never above Limit, except when the limit has just
+// come down below the requests already in flight.
+func (l *Limiter[Req, Res]) InFlight() int { return l.g.inFlight() }
+
+// Waiting returns the number of callers waiting in Ready for a permit, as
+// a snapshot.
+func (l *Limiter[Req, Res]) Waiting() int { return l.g.queued() }
+
+// Ready takes a permit for the priority ctx carries ([tower.PriorityFrom]),
+// then waits for the inner service. A permit that is free is taken even if
+// ctx is already done. If ctx ends first, Ready returns ctx.Err()
+// unchanged; if the inner service fails or ctx ends while waiting for it,
+// the permit is given back and its error returned. Beyond
+// [WithMaxWaiting], Ready returns a permit that sheds the request.
+func (l *Limiter[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
+	c := class(tower.PriorityFrom(ctx))
+	seq, ok := l.g.tryAcquire(c)
+	if !ok {
+		v, n, err := l.g.acquire(ctx, c)
+		switch v {
+		case failed:
+			return tower.Permit[Req, Res]{}, err
+		case shed:
+			return tower.NewPermit[Req, Res](&l.shed, 0), nil
+		}
+		seq = n
+	}
+	held := true
+	defer func() {
+		if held { // the inner service failed, or it or the sink panicked
+			l.release()
+		}
+	}()
+	if l.g.sink != nil {
+		l.g.sink.Add(metrics.InFlight, 1)
+	}
+	p, err := l.inner.Ready(ctx)
+	if err != nil {
+		return p, err
+	}
+	held = false
+	rec, _ := l.spare.Get().(*record[Req, Res])
+	if rec == nil {
+		rec = &record[Req, Res]{l: l}
+	}
+	rec.inner, rec.timed = p, l.g.timed(seq)
+	return tower.NewPermit(rec, rec.Token()), nil
+}
+
+// release gives a permit back. The request leaves InFlight first, so that
+// the count never shows more than the limit allows.
+func (l *Limiter[Req, Res]) release() {
+	if l.g.sink != nil {
+		defer l.g.release()
+		l.g.sink.Add(metrics.InFlight, -1)
+		return
+	}
+	l.g.release()
+}
+
+// record is the record behind a permit, from the limiter's pool. Its
+// Ticket refuses stale copies of the permit.
+type record[Req, Res any] struct {
+	tower.Ticket
+	l     *Limiter[Req, Res]
+	inner tower.Permit[Req, Res]
+	timed bool // the call is to be timed
+}
+
+// take moves what the permit holds out of the redeemed record and puts the
+// record back in the pool, before any inner code runs.
+func (r *record[Req, Res]) take() (*Limiter[Req, Res], tower.Permit[Req, Res], bool) {
+	l, inner, timed := r.l, r.inner, r.timed
+	r.inner = tower.Permit[Req, Res]{}
+	l.spare.Put(r)
+	return l, inner, timed
+}
+
+func (r *record[Req, Res]) CallReserved(ctx context.Context, token uint64, req Req) (res Res, err error) {
+	r.MustRedeem(token)
+	l, inner, timed := r.take()
+	var start time.Duration
+	inflight := -1 // not timed
+	if timed {
+		inflight, start = l.g.inFlight(), now()
+	}
+	ended := false
+	defer func() {
+		if !ended { // a panic: the permit goes back, and the call tells nothing
+			l.release()
+		}
+	}()
+	res, err = inner.Call(ctx, req)
+	ended = true
+	l.done(start, inflight, err)
+	return res, err
+}
+
+func (r *record[Req, Res]) ReleaseReserved(token uint64) {
+	if !r.Redeem(token) {
+		return
+	}
+	l, inner, _ := r.take()
+	defer l.release()
+	inner.Release()
+}
+
+// done accounts for a call that ended with err, timed from start if
+// inflight >= 0, and gives its permit back.
+func (l *Limiter[Req, Res]) done(start time.Duration, inflight int, err error) {
+	g := &l.g
+	o := answered
+	if err != nil {
+		o = g.classify(err)
+	}
+	if o == ignored || (o == answered && inflight < 0) {
+		l.release()
+		return
+	}
+	end := now()
+	if o == drop {
+		inflight = max(inflight, g.inFlight())
+	}
+	// The permit goes back first, so that an algorithm that panics
+	// leaks nothing.
+	l.release()
+	if delta := g.observe(end, end-start, o, inflight); delta != 0 {
+		reportLimit(g.sink, delta)
+	}
+}
+
+// shedder serves the permits of callers beyond WithMaxWaiting. They
+// reserve nothing, so copies cannot be told apart.
+type shedder[Req, Res any] struct{ sink metrics.Sink }
+
+func (s *shedder[Req, Res]) CallReserved(context.Context, uint64, Req) (Res, error) {
+	if s.sink != nil {
+		s.sink.Add(metrics.Shed, 1)
+	}
+	var zero Res
+	return zero, loadshed.ErrOverloaded
+}
+
+func (s *shedder[Req, Res]) ReleaseReserved(uint64) {}
+
+// reportLimit tells sink, if there is one, that the limit moved by delta.
+func reportLimit(sink metrics.Sink, delta int) {
+	if sink != nil {
+		sink.Add(metrics.Limit, int64(delta))
+	}
+}
