@@ -57,6 +57,23 @@
 // to put unary calls and streams under one limit, give both stacks one
 // limit.Semaphore with limit.NewSharedConcurrencyLayer.
 //
+// # A limit with no number to tune
+//
+// A concurrency limit needs the number of RPCs the handlers can take at
+// once, which nobody knows for sure and which changes with every deploy.
+// Package adaptive's limit finds it from the latency and drops of the RPCs
+// it lets in; under a LoadShed, what it cannot take is answered
+// ResourceExhausted at once:
+//
+//	protect := towergrpc.UnaryServerStack().LoadShed().AdaptiveLimit(adaptive.Gradient2())
+//	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(towergrpc.UnaryServerInterceptor(protect,
+//		towergrpc.WithPriority(towergrpc.PriorityMetadata("x-priority")))))
+//
+// [WithPriority] gives each RPC a [tower.Priority] before the stack sees
+// it; near its limit, the adaptive limit sheds low priority first and
+// still admits critical RPCs. Read the priority from metadata only where
+// the metadata comes from a party you trust.
+//
 // # Where it sits among interceptors
 //
 // grpc runs chained interceptors in the order given, the first outermost.

@@ -1,6 +1,9 @@
 package towergrpc
 
 import (
+	"context"
+
+	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/metrics"
 )
@@ -22,7 +25,8 @@ type ClientOption func(*config)
 
 // config is what the options of either side set.
 type config struct {
-	requests metrics.RequestSink // nil: no request metrics
+	requests metrics.RequestSink                                         // nil: no request metrics
+	priority func(ctx context.Context, fullMethod string) tower.Priority // nil: every RPC is normal; servers only
 }
 
 // WithServerMetrics makes a server interceptor report each RPC to sink

@@ -28,7 +28,7 @@ func UnaryServerInterceptor(stack tower.Layer[UnaryServerCall, any], opts ...Ser
 	svc, o := build(fn, serveUnary, stack, opts)
 	if o.requests == nil {
 		return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-			res, err, _ := unaryRPC(ctx, svc, req, info, handler)
+			res, err, _ := unaryRPC(o.prioritize(ctx, info.FullMethod), svc, req, info, handler)
 			return res, err
 		}
 	}
@@ -36,7 +36,7 @@ func UnaryServerInterceptor(stack tower.Layer[UnaryServerCall, any], opts ...Ser
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (res any, err error) {
 		ob := observation{start: mono.Now()}
 		defer ob.report(sink, metrics.GRPCServer, info.FullMethod)
-		res, err, ob.stackErr = unaryRPC(ctx, svc, req, info, handler)
+		res, err, ob.stackErr = unaryRPC(o.prioritize(ctx, info.FullMethod), svc, req, info, handler)
 		ob.err, ob.ended = err, true
 		return res, err
 	}
@@ -74,7 +74,7 @@ func StreamServerInterceptor(stack tower.Layer[StreamServerCall, struct{}], opts
 	svc, o := build(fn, serveStream, stack, opts)
 	if o.requests == nil {
 		return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-			err, _ := streamRPC(svc, srv, ss, info, handler)
+			err, _ := streamRPC(o.prioritize(ss.Context(), info.FullMethod), svc, srv, ss, info, handler)
 			return err
 		}
 	}
@@ -82,17 +82,16 @@ func StreamServerInterceptor(stack tower.Layer[StreamServerCall, struct{}], opts
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
 		ob := observation{start: mono.Now()}
 		defer ob.report(sink, metrics.GRPCServer, info.FullMethod)
-		err, ob.stackErr = streamRPC(svc, srv, ss, info, handler)
+		err, ob.stackErr = streamRPC(o.prioritize(ss.Context(), info.FullMethod), svc, srv, ss, info, handler)
 		ob.err, ob.ended = err, true
 		return err
 	}
 }
 
-// streamRPC runs one server stream through svc. It returns the error the
-// stream fails with, and the stack's own error, from which that one was
-// mapped.
-func streamRPC(svc tower.Service[StreamServerCall, struct{}], srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err, stackErr error) {
-	ctx := ss.Context()
+// streamRPC runs one server stream through svc, under ctx, the stream's
+// context with its priority. It returns the error the stream fails with,
+// and the stack's own error, from which that one was mapped.
+func streamRPC(ctx context.Context, svc tower.Service[StreamServerCall, struct{}], srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err, stackErr error) {
 	p, err := svc.Ready(ctx)
 	if err != nil {
 		return readyError(ctx, err), err

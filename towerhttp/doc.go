@@ -48,6 +48,25 @@
 //  3. calls the permit, which runs the handler, and bounds the reading of
 //     the request's body by the handler's deadline (see below).
 //
+// # A limit with no number to tune
+//
+// A ConcurrencyLimit needs the number of requests the handler can take at
+// once, which nobody knows for sure and which changes with every deploy,
+// neighbour and database. Package adaptive's limit finds it, from the
+// latency and the drops of the requests it lets in, and under a LoadShed
+// the server turns away at once what it cannot take in time:
+//
+//	protect := towerhttp.ServerStack().LoadShed().AdaptiveLimit(adaptive.Gradient2())
+//	h := towerhttp.NewHandler(mux, protect,
+//		towerhttp.WithPriority(towerhttp.PriorityHeader("X-Priority")))
+//
+// [WithPriority] gives each request a [tower.Priority] before the stack
+// sees it; near its limit, the adaptive limit sheds low priority first
+// and still admits critical requests. Set the priority from a header only
+// where the header comes from a party you trust. go run ./examples/overload
+// prints what this stack does next to a limit sized by hand, and go run
+// ./examples/adaptive how it follows a server whose capacity changes.
+//
 // # Request bodies and deadlines
 //
 // A client that sends its body slowly would hold whatever the stack

@@ -38,8 +38,9 @@ type Handler struct {
 	retryAfter string // the Retry-After value, or "" for none
 	maxBody    int64  // -1: no limit
 	onError    func(http.ResponseWriter, *http.Request, error)
-	requests   metrics.RequestSink // nil: no request metrics
-	router     router              // the handler, if it routes as a ServeMux does: see WithRequestMetrics
+	requests   metrics.RequestSink                // nil: no request metrics
+	router     router                             // the handler, if it routes as a ServeMux does: see WithRequestMetrics
+	priority   func(*http.Request) tower.Priority // nil: every request is normal
 
 	// logged is the last panic that broke the stack the Handler logged,
 	// so that a stack broken for good logs its panic once, not once per
@@ -87,6 +88,7 @@ type handlerOptions struct {
 	maxBody    int64
 	onError    func(http.ResponseWriter, *http.Request, error)
 	requests   metrics.RequestSink
+	priority   func(*http.Request) tower.Priority // nil: every request is normal
 }
 
 // DefaultRetryAfter is the Retry-After a Handler sends with a 503 that
@@ -142,7 +144,7 @@ func newHandlerOptions(fn string, opts []HandlerOption) handlerOptions {
 }
 
 func (o handlerOptions) handler(svc tower.Service[*http.Request, Response]) *Handler {
-	h := &Handler{svc: svc, maxBody: o.maxBody, onError: o.onError, requests: o.requests}
+	h := &Handler{svc: svc, maxBody: o.maxBody, onError: o.onError, requests: o.requests, priority: o.priority}
 	if o.retryAfter > 0 {
 		h.retryAfter = strconv.FormatInt(wholeSeconds(o.retryAfter), 10)
 	}
@@ -168,6 +170,7 @@ func wholeSeconds(d time.Duration) int64 {
 // the response, as net/http does with a handler's panic: see the package
 // doc.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	r = h.prioritize(r)
 	if h.requests != nil {
 		h.serveObserved(w, r)
 		return

@@ -8,26 +8,30 @@ import (
 )
 
 // The README's quickstart shows lines of the Examples in
-// example_quickstart_test.go, which go test compiles and runs: each of its
-// Go blocks must be found there, line for line and in a row, indentation
-// aside, so that the README cannot show code that no longer compiles.
+// example_quickstart_test.go and example_adaptive_test.go, which go test
+// compiles and runs: each of its Go blocks must be found in one of them,
+// line for line and in a row, indentation aside, so that the README cannot
+// show code that no longer compiles.
 func TestReadmeQuickstartIsExampleCode(t *testing.T) {
 	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	example, err := os.ReadFile("example_quickstart_test.go")
-	if err != nil {
-		t.Fatal(err)
+	var examples [][]string
+	for _, name := range []string{"example_quickstart_test.go", "example_adaptive_test.go"} {
+		example, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		examples = append(examples, trimmedLines(string(example)))
 	}
 	blocks := goBlocks(section(string(readme), "## Quickstart"))
-	if len(blocks) != 2 {
-		t.Fatalf("README's Quickstart has %d Go blocks, want 2 (server and client)", len(blocks))
+	if len(blocks) != 3 {
+		t.Fatalf("README's Quickstart has %d Go blocks, want 3 (server, client, adaptive server)", len(blocks))
 	}
-	code := trimmedLines(string(example))
 	for i, b := range blocks {
-		if !containsRun(code, trimmedLines(b)) {
-			t.Errorf("README's Quickstart block %d is not in example_quickstart_test.go as it stands:\n%s", i+1, b)
+		if !slices.ContainsFunc(examples, func(code []string) bool { return containsRun(code, trimmedLines(b)) }) {
+			t.Errorf("README's Quickstart block %d is in no Example file as it stands:\n%s", i+1, b)
 		}
 	}
 }

@@ -1,0 +1,51 @@
+package towergrpc_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"google.golang.org/grpc"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/towergo/tower/adaptive"
+	"github.com/towergo/tower/towergrpc"
+)
+
+// A server protected with no number to tune: an adaptive limit, which
+// moves with the handlers' latency and drops, under a LoadShed, which
+// answers ResourceExhausted at once for what the limit cannot take; and
+// each RPC's priority from metadata its own callers send. Near the limit,
+// low priority is shed first, and critical still gets in.
+//
+// Here 18 held calls fill the limit's room for normal ones (it starts at
+// 20 and keeps 2 for critical calls and 2 more from low ones): a low call
+// is shed, and a critical one is served.
+func Example_adaptiveServer() {
+	h := &heldHealth{held: make(chan struct{}, 18), release: make(chan struct{})}
+	protect := towergrpc.UnaryServerStack().LoadShed().AdaptiveLimit(adaptive.Gradient2())
+	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(towergrpc.UnaryServerInterceptor(
+		protect, towergrpc.WithPriority(towergrpc.PriorityMetadata("x-priority")))))
+	client, stop := serveHealth(srv, h)
+	defer stop()
+
+	var held sync.WaitGroup
+	for range 18 {
+		held.Go(func() { client.Check(context.Background(), &healthpb.HealthCheckRequest{Service: "hold"}) })
+	}
+	for range 18 {
+		<-h.held
+	}
+	for _, priority := range []string{"low", "critical"} {
+		ctx := metadata.AppendToOutgoingContext(context.Background(), "x-priority", priority)
+		_, err := client.Check(ctx, &healthpb.HealthCheckRequest{})
+		fmt.Println(priority+":", status.Code(err))
+	}
+	close(h.release)
+	held.Wait()
+	// Output:
+	// low: ResourceExhausted
+	// critical: OK
+}

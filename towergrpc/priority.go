@@ -1,0 +1,66 @@
+package towergrpc
+
+import (
+	"context"
+
+	"google.golang.org/grpc/metadata"
+
+	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/isnil"
+)
+
+// WithPriority makes a server interceptor give each RPC the priority f
+// returns for it, in its context ([tower.WithPriority]), before the stack
+// is asked for anything: a limit that keeps room for higher priorities
+// (package adaptive's) admits, queues and, under a LoadShed, sheds by it,
+// and the handler reads it with tower.PriorityFrom. f gets the RPC's
+// context, with its incoming metadata, and its full method name,
+// "/package.Service/Method"; it runs on the RPC's goroutine. An RPC f says
+// is [tower.PriorityNormal] keeps its context as it is.
+//
+// A priority a client can set is a priority a client can claim: read it
+// from metadata ([PriorityMetadata]) only where the metadata comes from a
+// party you trust, such as your own services, and otherwise derive it
+// from what the server knows: the method, the peer's identity. The
+// default is no priority: every RPC is normal. It panics if f is nil.
+func WithPriority(f func(ctx context.Context, fullMethod string) tower.Priority) ServerOption {
+	if isnil.Is(f) {
+		panic("towergrpc.WithPriority: nil function")
+	}
+	return func(c *config) { c.priority = f }
+}
+
+// PriorityMetadata returns a function for [WithPriority] that reads an
+// RPC's priority from its incoming metadata key, as [tower.ParsePriority]
+// reads it: "low", "normal" or "critical", in any case. An RPC without the
+// key, or with another value, is normal. A client sends it with
+// metadata.AppendToOutgoingContext(ctx, key, "low"). It panics if key is
+// empty.
+func PriorityMetadata(key string) func(ctx context.Context, fullMethod string) tower.Priority {
+	if key == "" {
+		panic("towergrpc.PriorityMetadata: empty key")
+	}
+	return func(ctx context.Context, _ string) tower.Priority {
+		v := metadata.ValueFromIncomingContext(ctx, key)
+		if len(v) == 0 {
+			return tower.PriorityNormal
+		}
+		p, err := tower.ParsePriority(v[0])
+		if err != nil {
+			return tower.PriorityNormal
+		}
+		return p
+	}
+}
+
+// prioritize returns ctx with the priority c's function gives the RPC of
+// method, or ctx itself if it is normal or c has no function.
+func (c *config) prioritize(ctx context.Context, method string) context.Context {
+	if c.priority == nil {
+		return ctx
+	}
+	if p := c.priority(ctx, method); p != tower.PriorityNormal {
+		return tower.WithPriority(ctx, p)
+	}
+	return ctx
+}
