@@ -26,5 +26,7 @@ for i in $(seq "$rounds"); do
 done
 echo "# scaling: -cpu 1,2" >&2
 go test -run '^$' -bench '^Benchmark(Concurrency|Buffer)Parallel$' -cpu 1,2 -count 5 ../limit ../buffer >"$out/scaling.txt"
+echo "# adaptive: its uncontended permit beside a ConcurrencyLimit's" >&2
+go test -run '^$' -bench '^Benchmark(Adaptive|Concurrency)$' -benchmem -count 5 ../adaptive >"$out/adaptive.txt"
 
-go run ./cmd/compare -go "$out/go.txt" -tower "$out/tower.txt" -scaling "$out/scaling.txt"
+go run ./cmd/compare -go "$out/go.txt" -tower "$out/tower.txt" -scaling "$out/scaling.txt" -adaptive "$out/adaptive.txt"

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/adaptive"
 	"github.com/towergo/tower/limit"
 	"github.com/towergo/tower/loadshed"
 	"github.com/towergo/tower/timeout"
@@ -90,5 +91,17 @@ func protect(h http.Handler) http.Handler {
 		loadshed.NewLayer[*http.Request, towerhttp.Response](),
 		timeout.NewLayer[*http.Request, towerhttp.Response](handlerTimeout),
 		limit.NewConcurrencyLayer[*http.Request, towerhttp.Response](inFlight),
+	))
+}
+
+// protectAdaptive returns h behind LoadShed > Timeout(handlerTimeout) >
+// an adaptive limit with nothing tuned: package adaptive's defaults and
+// its algorithm for a server, Gradient2, in place of the
+// ConcurrencyLimit(inFlight) that Little's law sized.
+func protectAdaptive(h http.Handler) http.Handler {
+	return towerhttp.NewHandler(h, tower.Stack(
+		loadshed.NewLayer[*http.Request, towerhttp.Response](),
+		timeout.NewLayer[*http.Request, towerhttp.Response](handlerTimeout),
+		adaptive.NewLayer[*http.Request, towerhttp.Response](adaptive.Gradient2()),
 	))
 }

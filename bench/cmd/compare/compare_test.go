@@ -40,6 +40,14 @@ BenchmarkBufferParallel          	 1000	        60.0 ns/op
 BenchmarkBufferParallel-2        	 1000	       100.0 ns/op
 `
 
+const adaptiveOut = `BenchmarkAdaptive-2      	 1000	        90.0 ns/op	       0 B/op	       0 allocs/op
+BenchmarkAdaptive-2      	 1000	        80.0 ns/op	       0 B/op	       0 allocs/op
+BenchmarkAdaptive-2      	 1000	       100.0 ns/op	       0 B/op	       0 allocs/op
+BenchmarkConcurrency-2   	 1000	        40.0 ns/op	       0 B/op	       0 allocs/op
+BenchmarkConcurrency-2   	 1000	        50.0 ns/op	       0 B/op	       0 allocs/op
+BenchmarkConcurrency-2   	 1000	        45.0 ns/op	       0 B/op	       0 allocs/op
+`
+
 func TestReport(t *testing.T) {
 	goRuns, err := parseGo(strings.NewReader(goOut))
 	if err != nil {
@@ -53,8 +61,12 @@ func TestReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	adaptive, err := parseGo(strings.NewReader(adaptiveOut))
+	if err != nil {
+		t.Fatal(err)
+	}
 	var out strings.Builder
-	ok := report(&out, goRuns, tower, scaling)
+	ok := report(&out, goRuns, tower, scaling, adaptive)
 	want := `concurrency_limit go=21.0ns tower=34.3ns ratio=0.61 allocs=0 failsafe=803.4ns
 timeout go=100.0ns tower=133.0ns ratio=0.75 allocs=1 failsafe=1993.0ns
 timeout_concurrency_limit go=150.0ns tower=190.0ns ratio=0.79 allocs=1 failsafe=900.0ns
@@ -66,6 +78,7 @@ summary: Timeout > ConcurrencyLimit is 6.0x faster than failsafe-go's Timeout + 
 summary: go-kit endpoint + ErroringLimiter(x/time/rate) 118.8ns, 0 allocs
 summary: BenchmarkBufferParallel per request on 2 CPUs / 1 CPU = 1.67 (target <= 1.5)
 summary: BenchmarkConcurrencyParallel per request on 2 CPUs / 1 CPU = 1.25 (target <= 1.5)
+summary: adaptive limit 90.0ns, 0 allocs, per request / ConcurrencyLimit 45.0ns = 2.00 (target <= 2.0, 0 allocs)
 summary: MISSED BenchmarkBufferParallel: scaling 1.67 > 1.5
 `
 	if got := out.String(); got != want {

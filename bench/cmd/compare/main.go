@@ -25,6 +25,7 @@ func main() {
 	goFile := flag.String("go", "", "output of go test -bench in this module")
 	towerFile := flag.String("tower", "", "output of towerrs/run.sh")
 	scalingFile := flag.String("scaling", "", "output of go test -bench Parallel -cpu 1,2 (optional)")
+	adaptiveFile := flag.String("adaptive", "", "output of go test -bench '^Benchmark(Adaptive|Concurrency)$' ./adaptive (optional)")
 	flag.Parse()
 	if *goFile == "" || *towerFile == "" {
 		flag.Usage()
@@ -36,7 +37,11 @@ func main() {
 	if *scalingFile != "" {
 		scaling = mustParse(*scalingFile, parseGo)
 	}
-	ok := report(os.Stdout, goRuns, tower, scaling)
+	var adaptive goResults
+	if *adaptiveFile != "" {
+		adaptive = mustParse(*adaptiveFile, parseGo)
+	}
+	ok := report(os.Stdout, goRuns, tower, scaling, adaptive)
 	if !ok {
 		os.Exit(1)
 	}

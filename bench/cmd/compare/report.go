@@ -24,17 +24,20 @@ var stacks = []stack{
 }
 
 // Targets: per request, at most tower's cost on every stack, and at most a
-// fifth of failsafe-go's on Timeout > ConcurrencyLimit; and per request on
-// two CPUs, at most 1.5 times the cost on one.
+// fifth of failsafe-go's on Timeout > ConcurrencyLimit; per request on two
+// CPUs, at most 1.5 times the cost on one; and an adaptive limit's
+// uncontended permit at most twice a ConcurrencyLimit's, with no
+// allocation.
 const (
-	maxRatio        = 1.0 // go / tower
-	minFailsafeGain = 5.0 // failsafe-go / go, on timeout_concurrency_limit
-	maxScaling      = 1.5 // 2 CPUs / 1 CPU, per request
+	maxRatio         = 1.0 // go / tower
+	minFailsafeGain  = 5.0 // failsafe-go / go, on timeout_concurrency_limit
+	maxScaling       = 1.5 // 2 CPUs / 1 CPU, per request
+	maxAdaptiveRatio = 2.0 // adaptive.Limiter / limit.Concurrency, per request
 )
 
 // report prints one line per stack, then the summary, and reports whether
-// every target is met.
-func report(w io.Writer, goRuns goResults, tower map[string][]float64, scaling goResults) bool {
+// every target is met. scaling and adaptive may be nil.
+func report(w io.Writer, goRuns goResults, tower map[string][]float64, scaling, adaptive goResults) bool {
 	var misses []string
 	miss := func(format string, args ...any) { misses = append(misses, fmt.Sprintf(format, args...)) }
 	gain := 0.0
@@ -87,6 +90,17 @@ func report(w io.Writer, goRuns goResults, tower map[string][]float64, scaling g
 		fmt.Fprintf(w, "summary: %s per request on 2 CPUs / 1 CPU = %.2f (target <= %.1f)\n", name, f, maxScaling)
 		if f > maxScaling {
 			miss("%s: scaling %.2f > %.1f", name, f, maxScaling)
+		}
+	}
+	if a, c := best(adaptive["BenchmarkAdaptive"]), best(adaptive["BenchmarkConcurrency"]); a != nil && c != nil {
+		aNs, cNs, aAllocs := median(a, ns), median(c, ns), median(a, allocs)
+		f := aNs / cNs
+		fmt.Fprintf(w, "summary: adaptive limit %.1fns, %.0f allocs, per request / ConcurrencyLimit %.1fns = %.2f (target <= %.1f, 0 allocs)\n", aNs, aAllocs, cNs, f, maxAdaptiveRatio)
+		if f > maxAdaptiveRatio {
+			miss("adaptive: ratio %.2f > %.1f", f, maxAdaptiveRatio)
+		}
+		if aAllocs > 0 {
+			miss("adaptive: %.0f allocs > 0", aAllocs)
 		}
 	}
 	if len(misses) == 0 {
