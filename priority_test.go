@@ -17,6 +17,11 @@ func TestPriority(t *testing.T) {
 	if zero != tower.PriorityNormal {
 		t.Errorf("zero Priority is %v, want normal", zero)
 	}
+	// The values are the contract: they order the priorities, and a
+	// priority less PriorityLow numbers them from 0.
+	if got := [...]int{int(tower.PriorityLow), int(tower.PriorityNormal), int(tower.PriorityCritical), tower.NumPriorities}; got != [...]int{-1, 0, 1, 3} {
+		t.Errorf("PriorityLow, PriorityNormal, PriorityCritical, NumPriorities = %v, want [-1 0 1 3]", got)
+	}
 	for _, p := range []tower.Priority{tower.PriorityLow, tower.PriorityNormal, tower.PriorityCritical} {
 		ctx := tower.WithPriority(context.Background(), p)
 		if got := tower.PriorityFrom(ctx); got != p {

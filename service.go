@@ -71,14 +71,13 @@ func ReadyNowFor[Req, Res any](ctx context.Context, svc Service[Req, Res]) (Perm
 
 func readyNow[Req, Res any](svc Service[Req, Res], done context.Context) (Permit[Req, Res], bool, error) {
 	p, err := svc.Ready(done)
-	switch {
-	case err == nil:
+	if err == nil {
 		return p, true, nil
-	case errors.Is(err, context.Canceled):
-		return p, false, nil
-	default:
-		return p, false, err
 	}
+	if errors.Is(err, context.Canceled) {
+		return p, false, nil
+	}
+	return p, false, err
 }
 
 // doneCtxs are contexts that have always been cancelled, one per priority,

@@ -68,10 +68,10 @@ func newAIMD(opts []AIMDOption) *aimd {
 }
 
 func (a *aimd) Update(limit float64, s Sample) float64 {
-	switch {
-	case s.Dropped > 0 || (s.Timed > 0 && s.MeanLatency > a.timeout):
+	if s.Dropped > 0 || (s.Timed > 0 && s.MeanLatency > a.timeout) {
 		return limit * a.backoff
-	case 2*float64(s.MaxInFlight) >= limit:
+	}
+	if 2*float64(s.MaxInFlight) >= limit {
 		return limit + 1
 	}
 	return limit

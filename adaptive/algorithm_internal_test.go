@@ -232,3 +232,112 @@ func TestNoPinnedProbe(t *testing.T) {
 		}
 	}
 }
+
+// AIMD backs off only on latency above its timeout, and only on the
+// latency of timed calls: a window whose mean is the timeout exactly, or
+// one with no timed call, grows a busy limit by 1.
+func TestAIMDTimeoutBoundary(t *testing.T) {
+	a := newAIMD([]AIMDOption{AIMDTimeout(100 * time.Millisecond)})
+	for _, st := range []struct {
+		name string
+		s    Sample
+		want float64
+	}{
+		{"mean at the timeout: +1", sample(100*time.Millisecond, 10), 21},
+		{"mean above the timeout: ×0.9", sample(100*time.Millisecond+1, 10), 18},
+		{"no timed call: +1", Sample{MeanLatency: time.Second, MaxInFlight: 10}, 21},
+	} {
+		if got := a.Update(20, st.s); !near(got, st.want) {
+			t.Errorf("AIMD %s: got %v, want %v", st.name, got, st.want)
+		}
+	}
+}
+
+// Gradient2LongWindow(n) sets the weight of a window in the baseline, once
+// the first 10 are averaged plainly, to 2/(n+1): with n = 19, a window of
+// 5ms after ten of 10ms brings the baseline to 9.5ms (the default, 600,
+// to 10ms − 5ms·2/601).
+func TestGradient2LongWindow(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		opts []Gradient2Option
+		want float64
+	}{
+		{"LongWindow(19)", []Gradient2Option{Gradient2LongWindow(19)}, 9.5 * ms},
+		{"default", nil, 10*ms - 5*ms*2/601},
+	} {
+		g := newGradient2(c.opts)
+		for range warmup {
+			g.Update(20, sample(10*time.Millisecond, 20))
+		}
+		if g.n != warmup || !near(g.baseline, 10*ms) {
+			t.Fatalf("%s: after the warm-up, %d windows and baseline %v, want %d and 10ms", c.name, g.n, time.Duration(g.baseline), warmup)
+		}
+		g.Update(20, sample(5*time.Millisecond, 20))
+		if !near(g.baseline, c.want) {
+			t.Errorf("%s: baseline %v, want %v", c.name, time.Duration(g.baseline), time.Duration(c.want))
+		}
+	}
+}
+
+// A queued window slower than the baseline by a ratio within epsilon of 1
+// is as fast as it, and is averaged in; one slower by more leaves the
+// baseline alone.
+func TestGradient2QueueingEpsilon(t *testing.T) {
+	g := newGradient2(nil)
+	g.observe(10*ms, false, false)
+	b := g.baseline
+	g.observe(b*(1+2*epsilon), false, false)
+	if g.n != 1 || g.baseline != b {
+		t.Errorf("slower by 2ε: %d windows, baseline %v; want 1 and the baseline unchanged", g.n, g.baseline)
+	}
+	g.observe(b*(1+epsilon), false, false)
+	if g.n != 2 {
+		t.Errorf("slower by ε: %d windows, want 2 (averaged in)", g.n)
+	}
+}
+
+// Vegas' thresholds scale with lg: at a limit of 100, lg = 2, α = 6 and
+// β = 12. A queue up to lg adds β, one below α adds lg, one above β takes
+// lg away, and one from α to β holds the limit.
+func TestVegasThresholds(t *testing.T) {
+	const limit = 100.0
+	// rtt returns a latency that makes a queue of q over a no-load latency
+	// of 10ms at the limit.
+	rtt := func(q float64) time.Duration {
+		return time.Duration(math.Floor(10 * ms * limit / (limit - q)))
+	}
+	v := newVegas(nil)
+	v.Update(limit, sample(10*time.Millisecond, limit))
+	for _, c := range []struct {
+		q, want float64
+	}{
+		{0, 112}, {2, 112}, {3, 102}, {5, 102}, {6, 100}, {12, 100}, {13, 98},
+	} {
+		if got := v.Update(limit, sample(rtt(c.q), limit)); !near(got, c.want) {
+			t.Errorf("queue %v: got %v, want %v", c.q, got, c.want)
+		}
+	}
+}
+
+// Vegas measures the no-load latency afresh after between half and all of
+// multiplier·limit windows, jittered: with multiplier 10 and limit 10,
+// every 50 to 100 windows.
+func TestVegasProbeInterval(t *testing.T) {
+	v := newVegas([]VegasOption{VegasProbe(10)})
+	probes, since := 0, 0
+	for range 20000 {
+		since++
+		v.Update(10, sample(10*time.Millisecond, 10))
+		if v.windows != 0 {
+			continue
+		}
+		if since < 50 || since > 100 {
+			t.Fatalf("probe %d came after %d windows, want 50 to 100", probes+1, since)
+		}
+		probes, since = probes+1, 0
+	}
+	if probes < 200 {
+		t.Errorf("%d probes in 20000 windows, want at least 200", probes)
+	}
+}

@@ -140,15 +140,14 @@ func (g *gradient2) Update(limit float64, s Sample) float64 {
 // baseline (no concurrency is lower), and one that stayed at or below half
 // the limit is averaged in.
 func (g *gradient2) observe(short float64, atMin, unqueued bool) {
-	switch {
-	case g.n == 0 || atMin:
+	if g.n == 0 || atMin {
 		g.baseline, g.n = short, max(g.n, 1)
-	case short > g.baseline*(1+epsilon) && !unqueued:
+	} else if short > g.baseline*(1+epsilon) && !unqueued {
 		// queueing, perhaps ours: the baseline stays
-	case g.n < warmup:
+	} else if g.n < warmup {
 		g.baseline += (short - g.baseline) / float64(g.n+1)
 		g.n++
-	default:
+	} else {
 		g.baseline += (short - g.baseline) * g.weight
 	}
 	if g.baseline > 2*short {

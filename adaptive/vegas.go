@@ -98,12 +98,13 @@ func (v *vegas) Update(limit float64, s Sample) float64 {
 		return limit
 	}
 	queue := math.Ceil(limit*(1-v.noLoad/rtt) - epsilon)
-	switch {
-	case queue <= lg:
+	if queue <= lg {
 		return v.smooth(limit, limit+6*lg)
-	case queue < 3*lg:
+	}
+	if queue < 3*lg {
 		return v.smooth(limit, limit+lg)
-	case queue > 6*lg:
+	}
+	if queue > 6*lg {
 		return v.smooth(limit, limit-lg)
 	}
 	return limit

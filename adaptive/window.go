@@ -52,12 +52,13 @@ const (
 
 // classify returns the outcome of a call that returned err.
 func (g *gate) classify(err error) outcome {
-	switch {
-	case err == nil:
+	if err == nil {
 		return answered
-	case g.dropped(err):
+	}
+	if g.dropped(err) {
 		return drop
-	case errors.Is(err, context.Canceled):
+	}
+	if errors.Is(err, context.Canceled) {
 		return ignored
 	}
 	return answered

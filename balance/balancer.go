@@ -101,18 +101,18 @@ func (b *balancer[K, Req, Res, S]) takeIn(d discover.Discover[K, S]) bool {
 // more.
 func (b *balancer[K, Req, Res, S]) apply(ch discover.Change[K, S], err error) bool {
 	defer b.answer() // after the change, so that a fail-fast Ready sees it
-	switch {
-	case errors.Is(err, io.EOF):
+	if errors.Is(err, io.EOF) {
 		return false
-	case err != nil:
+	}
+	if err != nil {
 		b.report(&DiscoverError{Err: err})
-	case ch.Kind == discover.Insert && isnil.Is(ch.Service):
+	} else if ch.Kind == discover.Insert && isnil.Is(ch.Service) {
 		b.report(&DiscoverError{Err: fmt.Errorf("insert of key %v with a nil service", ch.Key)})
-	case ch.Kind == discover.Insert:
+	} else if ch.Kind == discover.Insert {
 		b.cache.Push(ch.Key, ch.Service)
-	case ch.Kind == discover.Remove:
+	} else if ch.Kind == discover.Remove {
 		b.cache.Evict(ch.Key)
-	default:
+	} else {
 		b.report(&DiscoverError{Err: fmt.Errorf("change of key %v has unknown kind %v", ch.Key, ch.Kind)})
 	}
 	return true

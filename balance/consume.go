@@ -69,7 +69,8 @@ func next[K comparable, S any](ctx context.Context, d discover.Discover[K, S]) (
 // goes on.
 func (b *balancer[K, Req, Res, S]) applyOrLog(ch discover.Change[K, S], err error) (more bool) {
 	more = true
-	if perr := safe.Call(whereHandlers, func() { more = b.apply(ch, err) }); perr != nil {
+	perr := safe.Call(whereHandlers, func() { more = b.apply(ch, err) })
+	if perr != nil {
 		safe.Orphan(perr)
 	}
 	return more
@@ -84,7 +85,8 @@ func (b *balancer[K, Req, Res, S]) stopped(perr *tower.PanicError) {
 		safe.Orphan(perr)
 		return
 	}
-	if perr2 := safe.Call(whereHandlers, func() { b.report(&DiscoverError{Err: perr}) }); perr2 != nil {
+	perr2 := safe.Call(whereHandlers, func() { b.report(&DiscoverError{Err: perr}) })
+	if perr2 != nil {
 		safe.Orphan(perr2)
 	}
 }

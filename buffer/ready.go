@@ -66,11 +66,11 @@ func (b *Buffer[Req, Res]) skip(ctx context.Context) (inner tower.Permit[Req, Re
 		return inner, true, err
 	}
 	inner, ok, err := b.readyNow(true)
-	switch {
-	case ok:
+	if ok {
 		b.slots.Release()
 		return inner, true, nil
-	case err != nil:
+	}
+	if err != nil {
 		b.slots.Release()
 		return inner, true, b.fail(err)
 	}
@@ -100,8 +100,7 @@ func (b *Buffer[Req, Res]) inTurn(ctx context.Context, p *permit[Req, Res]) (tow
 			return tower.Permit[Req, Res]{}, b.shutErr()
 		}
 	}
-	switch {
-	case err == nil:
+	if err == nil {
 		if err := gone(ctx); err != nil {
 			// The permit came at the instant the caller's deadline passed,
 			// before its context noticed: the caller has given up.
@@ -109,7 +108,8 @@ func (b *Buffer[Req, Res]) inTurn(ctx context.Context, p *permit[Req, Res]) (tow
 			return tower.Permit[Req, Res]{}, err
 		}
 		return inner, nil
-	case ctx.Err() != nil:
+	}
+	if ctx.Err() != nil {
 		// The caller gave up: the inner service has not failed.
 		return inner, err
 	}
@@ -179,14 +179,13 @@ func (b *Buffer[Req, Res]) hold(ctx context.Context) (context.Context, bool) {
 		hctx   context.Context
 		cancel context.CancelFunc
 	)
-	switch {
-	case ctx == context.Background():
+	if ctx == context.Background() {
 		// Nothing to carry over, nothing that ends but Close: a context
 		// of the Buffer's own, which the inner service may keep.
 		hctx = &b.stopCtx
-	case ctx.Done() == nil:
+	} else if ctx.Done() == nil {
 		hctx = &holdContext{Context: ctx, stopped: b.stopped}
-	default:
+	} else {
 		hctx, cancel = context.WithCancel(ctx)
 	}
 	b.mu.Lock()

@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/towergo/tower"
 	"github.com/towergo/tower/buffer"
 	"github.com/towergo/tower/towertest"
 )
@@ -168,4 +169,53 @@ func TestPanicAfterShutdown(t *testing.T) {
 			t.Errorf("Ready: got %v, want %v", err, buffer.ErrClosed)
 		}
 	})
+}
+
+// closingReady is an inner service that is never ready now, and whose
+// readiness probe, the second time it is asked, closes b. It counts the
+// probes, and the waits in Ready, which it fails.
+type closingReady struct {
+	svc
+	b             *buffer.Buffer[string, string]
+	probes, waits int
+}
+
+func (s *closingReady) Ready(ctx context.Context) (permit, error) {
+	if ctx.Err() == nil {
+		s.waits++
+		return permit{}, errFoobar
+	}
+	s.probes++
+	if s.probes == 2 {
+		s.b.Close()
+	}
+	return permit{}, ctx.Err()
+}
+
+// A Buffer closed by the inner service's readiness probe in a request's
+// turn, just before the request would wait in the inner Ready: the request
+// gets ErrClosed without waiting there, whatever its context, one that is
+// context.Background, one that never ends, or one that may.
+func TestCloseBeforeTurnWaits(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		ctx  func(t *testing.T) context.Context
+	}{
+		{"Background", func(*testing.T) context.Context { return context.Background() }},
+		{"NeverDone", func(*testing.T) context.Context { return context.WithValue(context.Background(), closingReady{}, 1) }},
+		{"Cancellable", func(t *testing.T) context.Context { return t.Context() }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m, _ := towertest.NewMock[string, string]()
+			inner := &closingReady{svc: m}
+			inner.b = buffer.New[string, string](inner, 1)
+			_, err := tower.Call(tt.ctx(t), inner.b, "req")
+			if !errors.Is(err, buffer.ErrClosed) {
+				t.Errorf("Call: got %v, want %v", err, buffer.ErrClosed)
+			}
+			if inner.probes != 2 || inner.waits != 0 {
+				t.Errorf("inner service probed %d times and waited in %d times, want 2 and 0", inner.probes, inner.waits)
+			}
+		})
+	}
 }

@@ -82,12 +82,13 @@ func UnorderedChan[Req, Res any](ctx context.Context, svc tower.Service[Req, Res
 const MaxLimit = 1 << 16
 
 func validate[Req, Res any](fn string, svc tower.Service[Req, Res], nilReqs bool, limit int) {
-	switch {
-	case isnil.Is(svc):
+	if isnil.Is(svc) {
 		panic(fn + ": svc is nil")
-	case nilReqs:
+	}
+	if nilReqs {
 		panic(fn + ": reqs is nil")
-	case limit < 1:
+	}
+	if limit < 1 {
 		panic(fmt.Sprintf("%s: limit must be at least 1, got %d", fn, limit))
 	}
 }

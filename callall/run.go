@@ -165,7 +165,8 @@ func (r *run[Req, Res]) send(rec *record[Req, Res], req Req) bool {
 // dispatch, told by r.in, reports it.
 func (r *run[Req, Res]) ready() (p tower.Permit[Req, Res], err error) {
 	r.in = inReady
-	if perr := safe.Call(inReady, func() { p, err = r.svc.Ready(r.ctx) }); perr != nil {
+	perr := safe.Call(inReady, func() { p, err = r.svc.Ready(r.ctx) })
+	if perr != nil {
 		err, r.panicked = perr, true
 	}
 	r.in = inIterator

@@ -89,6 +89,14 @@ func TestChan(t *testing.T) {
 	})
 }
 
+// TestKindValues states the values of the Kinds: they start at 1, so that
+// a zero Change is neither an Insert nor a Remove.
+func TestKindValues(t *testing.T) {
+	if discover.Insert != 1 || discover.Remove != 2 {
+		t.Errorf("Insert, Remove = %d, %d; want 1, 2", discover.Insert, discover.Remove)
+	}
+}
+
 func TestKindString(t *testing.T) {
 	for k, want := range map[discover.Kind]string{discover.Insert: "Insert", discover.Remove: "Remove", 0: "Kind(0)", 7: "Kind(7)"} {
 		if got := k.String(); got != want {

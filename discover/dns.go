@@ -223,7 +223,8 @@ func (d *DNS[S]) refresh(ctx context.Context) error {
 		addrs []string
 		err   error
 	)
-	if perr := safe.Call(whereResolver, func() { addrs, err = d.lookup(ctx) }); perr != nil {
+	perr := safe.Call(whereResolver, func() { addrs, err = d.lookup(ctx) })
+	if perr != nil {
 		addrs, err = nil, perr
 	} else if err != nil && ctx.Err() != nil {
 		return ctx.Err() // cut short: the lookup is still due
@@ -270,7 +271,8 @@ func (d *DNS[S]) insert(a string) {
 		s   S
 		err error
 	)
-	if perr := safe.Call(whereNewService, func() { s, err = d.newService(a) }); perr != nil {
+	perr := safe.Call(whereNewService, func() { s, err = d.newService(a) })
+	if perr != nil {
 		err = perr
 	}
 	if err != nil {

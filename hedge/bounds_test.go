@@ -34,6 +34,7 @@ func TestParameterBounds(t *testing.T) {
 		{"percentile/MaxInt64", args{1, math.MaxInt64, time.Second}, "percentile must be between 0 and 1, got 9.223372036854776e+18"},
 		{"percentile/MinInt64", args{1, math.MinInt64, time.Second}, "percentile must be between 0 and 1, got -9.223372036854776e+18"},
 		{"percentile/Zero", args{1, 0, time.Second}, ""},
+		{"percentile/One", args{1, 1, time.Second}, ""},
 		{"period/MaxInt64", args{1, 0.9, math.MaxInt64}, ""},
 		{"period/MinInt64", args{1, 0.9, math.MinInt64}, "period must be positive, got -2562047h47m16.854775808s"},
 		{"period/Zero", args{1, 0.9, 0}, "period must be positive, got 0s"},

@@ -182,14 +182,16 @@ func NewLayer[Req, Res any](policy Policy[Req], minDataPoints int, percentile fl
 // newOptions validates the arguments of the function named fn and applies
 // opts.
 func newOptions[Req any](fn string, policy Policy[Req], minDataPoints int, percentile float64, period time.Duration, opts []Option) options {
-	switch {
-	case isnil.Is(policy):
+	if isnil.Is(policy) {
 		panic(fn + ": nil policy")
-	case !(percentile >= 0 && percentile <= 1): // NaN too
+	}
+	if !(percentile >= 0 && percentile <= 1) { // NaN too
 		panic(fmt.Sprintf("%s: percentile must be between 0 and 1, got %v", fn, percentile))
-	case minDataPoints < 0:
+	}
+	if minDataPoints < 0 {
 		panic(fmt.Sprintf("%s: minDataPoints must not be negative, got %d", fn, minDataPoints))
-	case period <= 0:
+	}
+	if period <= 0 {
 		panic(fmt.Sprintf("%s: period must be positive, got %v", fn, period))
 	}
 	return option.Apply[options](fn, opts)

@@ -136,13 +136,13 @@ func newRotating(period time.Duration, q float64) *rotating {
 func (r *rotating) maybeRotate(now time.Time) {
 	delta := max(now.Sub(r.last), 0)
 	n := delta / r.period
-	switch {
-	case n == 0:
+	if n == 0 {
 		return
-	case n == 1:
+	}
+	if n == 1 {
 		r.read, r.write = r.write, r.read
 		r.write.clear()
-	default:
+	} else {
 		r.read.clear()
 		r.write.clear()
 	}

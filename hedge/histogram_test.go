@@ -208,3 +208,22 @@ func BenchmarkHistogramRecord(b *testing.B) {
 		h.Record(v)
 	}
 }
+
+// The histogram's layout: 2048 exact slots for 0 to 2047ms, then 1024 for
+// each power of two above, up to 2²²-1ms (about 70 minutes).
+func TestHistogramLayout(t *testing.T) {
+	if hedge.MaxLatency != 1<<22-1 {
+		t.Errorf("MaxLatency = %d, want %d", hedge.MaxLatency, 1<<22-1)
+	}
+	for _, tt := range []struct{ v, lo, hi uint64 }{
+		{2047, 2047, 2047},
+		{2048, 2048, 2049},
+		{4095, 4094, 4095},
+		{4096, 4096, 4099},
+		{1<<22 - 1, 1<<22 - 1<<11, 1<<22 - 1},
+	} {
+		if lo, hi := hedge.Bounds(tt.v); lo != tt.lo || hi != tt.hi {
+			t.Errorf("Bounds(%d) = %d, %d; want %d, %d", tt.v, lo, hi, tt.lo, tt.hi)
+		}
+	}
+}

@@ -226,7 +226,8 @@ func (lt *legTrace) endPanicked(perr *tower.PanicError) {
 	if lt == nil {
 		return
 	}
-	if perr2 := safe.Call(inTracer, func() { lt.end(perr) }); perr2 != nil {
+	perr2 := safe.Call(inTracer, func() { lt.end(perr) })
+	if perr2 != nil {
 		safe.Orphan(perr2)
 	}
 }

@@ -174,3 +174,30 @@ func TestTracePanicInEndAttempt(t *testing.T) {
 		}
 	}
 }
+
+// A panic in the Tracer's EndAttempt as it hears of the panic that ended
+// the hedge leg: the caller gets the leg's panic, and the Tracer's, which
+// no caller is left to hear of, is logged.
+func TestTracePanicInEndAttemptAfterLegPanic(t *testing.T) {
+	log := towertest.CaptureLog(t)
+	synctest.Test(t, func(t *testing.T) {
+		rec := towertest.NewTraceRecorder()
+		ctx := metrics.WithTracer(t.Context(), endingTracer{TraceRecorder: rec, end: panics})
+		svc, h, _ := newHedge()
+		c := towertest.GoRequest(ctx, svc, "req")
+		orig := h.ExpectSettled(t, "req")
+		time.Sleep(10 * ms)
+		h.ExpectSettled(t, "req").Panic(errBoom)
+		_, err := c.Wait()
+		c.ExpectElapsed(t, 10*ms)
+		checkLegPanic(t, err, "the inner service's Call"+leg, false)
+		cancelled(t, orig, "the original")
+		wantTrace(t, rec, "hedge 2 start 10ms delay=10ms", "hedge 2 end 10ms err=tower: panic in the inner service's Call"+leg+": boom")
+		h.ExpectIdle(t, 2)
+	})
+	for _, want := range []string{`where="the request's metrics.Tracer` + leg + `"`, "panic=boom"} {
+		if out := log.String(); !strings.Contains(out, want) {
+			t.Errorf("the log lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -79,9 +79,10 @@ func (o Outcome) String() string {
 //
 // It allocates nothing.
 func OutcomeOf(err error) Outcome {
-	switch {
-	case err == nil:
+	if err == nil {
 		return OutcomeServed
+	}
+	switch {
 	case tower.IsUnavailable(err), panicked(err):
 		return OutcomeError
 	case tower.IsOverloaded(err):

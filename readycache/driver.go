@@ -37,14 +37,14 @@ func (c *Cache[K, Req, Res, S]) refillLocked(e *entry[K, Req, Res, S]) (failed *
 	}()
 	p, ok, err := tower.ReadyNow[Req, Res](e.svc)
 	asked = true
-	switch {
-	case ok:
+	if ok {
 		e.permit = p
 		if e.index < 0 {
 			c.readyLocked(e)
 		}
 		return nil
-	case err != nil:
+	}
+	if err != nil {
 		return c.removeLocked(e, err)
 	}
 	if e.index >= 0 {
@@ -97,14 +97,13 @@ func (c *Cache[K, Req, Res, S]) driven(e *entry[K, Req, Res, S], p tower.Permit[
 	e.driving = false
 	var r *removal[K, Req, Res, S]
 	gone := e.gone
-	switch {
-	case gone:
+	if gone {
 		// e left while its Ready returned: the reservation is nobody's,
 		// and its removal left telling the handler to this goroutine.
 		r = &removal[K, Req, Res, S]{e: e, held: p, tell: true}
-	case err != nil:
+	} else if err != nil {
 		r = c.removeLocked(e, err)
-	default:
+	} else {
 		e.permit = p
 		c.readyLocked(e)
 	}

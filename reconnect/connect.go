@@ -92,12 +92,13 @@ func (c *core[Target, Req, Res]) ready(ctx context.Context) (tower.Permit[Req, R
 func (c *core[Target, Req, Res]) join(ctx context.Context) (*attempt[Req, Res], tower.Permit[Req, Res], error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	switch {
-	case c.err != nil:
+	if c.err != nil {
 		return nil, tower.Permit[Req, Res]{}, c.err
-	case c.conn.Load() != nil:
+	}
+	if c.conn.Load() != nil {
 		return nil, tower.Permit[Req, Res]{}, nil
-	case c.pending != nil:
+	}
+	if c.pending != nil {
 		err := c.pending
 		c.pending = nil
 		return nil, failedPermit[Req, Res](err), nil
@@ -220,19 +221,19 @@ func (c *core[Target, Req, Res]) record(a *attempt[Req, Res], svc tower.Service[
 	defer c.mu.Unlock()
 	c.attempt = nil
 	a.finished = true
-	switch {
-	case c.err != nil:
+	if c.err != nil {
 		return svc, false // closed while connecting
-	case broken:
+	}
+	if broken {
 		c.err = err
-	case err != nil:
+	} else if err != nil {
 		a.err = &ConnectError{Err: err}
 		if a.waiters == 0 {
 			c.pending = a.err
 		}
 		c.failed++
 		a.failed = c.failed
-	default:
+	} else {
 		c.failed = 0
 		c.conn.Store(&conn[Req, Res]{svc: svc})
 	}

@@ -59,12 +59,13 @@ func NewExponentialBackoff(min, max time.Duration, jitter float64) *ExponentialB
 // validate panics, naming fn, unless min and max pass tower's rules,
 // checked in tower's order, and min is not negative.
 func validate(fn string, min, max time.Duration) {
-	switch {
-	case min > max:
+	if min > max {
 		panic(fmt.Sprintf("%s: max must not be less than min, got min %v and max %v", fn, min, max))
-	case max == 0:
+	}
+	if max == 0 {
 		panic(fn + ": max must not be zero")
-	case min < 0:
+	}
+	if min < 0 {
 		panic(fmt.Sprintf("%s: min must not be negative, got %v", fn, min))
 	}
 }

@@ -100,14 +100,13 @@ func NewTPSBudget(ttl time.Duration, minPerSec int, retryPercent float64) *TPSBu
 // float32 arithmetic: each quotient is rounded to float32, then truncated
 // toward zero, saturating as Rust's `as isize` does.
 func tpsAmounts(p float32) (deposit, withdraw int64) {
-	switch {
-	case p == 0:
+	if p == 0 {
 		return 0, 1
-	case p <= 1:
-		return 1, truncSat(float32(1 / p))
-	default:
-		return 1000, truncSat(float32(1000 / p))
 	}
+	if p <= 1 {
+		return 1, truncSat(float32(1 / p))
+	}
+	return 1000, truncSat(float32(1000 / p))
 }
 
 func truncSat(f float32) int64 {
@@ -178,10 +177,10 @@ func (b *TPSBudget) sum() int64 {
 
 func satAdd(a, b int64) int64 {
 	s := a + b
-	switch {
-	case a > 0 && b > 0 && s < 0:
+	if a > 0 && b > 0 && s < 0 {
 		return math.MaxInt64
-	case a < 0 && b < 0 && s >= 0:
+	}
+	if a < 0 && b < 0 && s >= 0 {
 		return math.MinInt64
 	}
 	return s

@@ -209,3 +209,18 @@ func TestTPSBudgetBadInputPanics(t *testing.T) {
 		})
 	}
 }
+
+// A reserve just below math.MaxInt64 is exact, not saturated: 60s of
+// 2147483536 retries a second, each withdrawing 71582792, is
+// 9223372036854750720, 25087 short of the maximum.
+func TestTPSBudgetReserveJustBelowMax(t *testing.T) {
+	p := float64(1 / float32(71582792))
+	if _, wd := retry.TPSAmounts(p); wd != 71582792 {
+		t.Fatalf("withdrawal for %v: got %d, want 71582792", p, wd)
+	}
+	b := retry.NewTPSBudget(time.Minute, 2147483536, p)
+	want := "TPSBudget{deposit: 1, withdraw: 71582792, balance: 9223372036854750720}"
+	if got := b.String(); got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

@@ -75,12 +75,13 @@ func (c *call[Req, Res]) Done() <-chan struct{} { return c.build().Done() }
 
 func (c *call[Req, Res]) Err() error {
 	f := c.state.Load()
-	switch {
-	case f&stdBuilt != 0:
+	if f&stdBuilt != 0 {
 		return c.std.Load().ctx.Err()
-	case f&returnedLate != 0:
+	}
+	if f&returnedLate != 0 {
 		return context.DeadlineExceeded
-	case f&returned != 0:
+	}
+	if f&returned != 0 {
 		return context.Canceled
 	}
 	if err := c.parent.Err(); err != nil {

@@ -256,3 +256,17 @@ func TestCallContextTimerIsMonotonic(t *testing.T) {
 		t.Errorf("the standard context's deadline is %v, the call's %v: not the same instant", d, want)
 	}
 }
+
+// A caller's deadline from long ago, the zero time, reads as exactly 2⁶² ns
+// before the call's start: passed, and no further back, so that no
+// difference of readings wraps around.
+func TestCallerDeadlineLongAgo(t *testing.T) {
+	now := mono.Now()
+	if got, want := callerDeadline(now, time.Time{}), now-1<<62; got != want {
+		t.Errorf("callerDeadline(now, zero time) = now%+v, want now%+v", got-now, want-now)
+	}
+	far := mono.Time(now - 1<<62 - time.Hour) // a monotonic reading further back still
+	if got, want := callerDeadline(now, far), now-1<<62; got != want {
+		t.Errorf("callerDeadline(now, now-2⁶²-1h) = now%+v, want now%+v", got-now, want-now)
+	}
+}

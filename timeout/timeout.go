@@ -82,10 +82,10 @@ func (c *call[Req, Res]) CallReserved(ctx context.Context, token uint64, req Req
 	inner := c.inner
 	c.inner, c.parent = nil, ctx
 	callersFirst := c.start(ctx)
-	switch {
-	case c.t.mode == Abandon:
+	if c.t.mode == Abandon {
 		return abandon(c, tower.NewPermit(inner, token), req)
-	case callersFirst:
+	}
+	if callersFirst {
 		return c.underCallerDeadline(inner, token, req)
 	}
 	return c.cooperate(inner, token, req)
@@ -179,10 +179,10 @@ func (c *call[Req, Res]) cooperate(inner tower.Reserver[Req, Res], token uint64,
 // very instant of the deadline is in time, as in tower, unless it is the
 // inner call giving up because its context ended.
 func late(left time.Duration, err error) bool {
-	switch {
-	case left > 0:
+	if left > 0 {
 		return false
-	case left < 0:
+	}
+	if left < 0 {
 		return true
 	}
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)

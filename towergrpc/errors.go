@@ -60,12 +60,13 @@ var (
 // readiness included (a *tower.PanicError, even one whose value is a
 // status).
 func readyError(ctx context.Context, err error) error {
-	switch {
-	case err == context.Canceled && ctx.Err() == err:
+	if err == context.Canceled && ctx.Err() == err {
 		return errCanceled
-	case err == context.DeadlineExceeded && ctx.Err() == err:
+	}
+	if err == context.DeadlineExceeded && ctx.Err() == err {
 		return errDeadline
-	case isStatus(err) && !panicked(err):
+	}
+	if isStatus(err) && !panicked(err) {
 		return err
 	}
 	return unavailableStatus.of(err)

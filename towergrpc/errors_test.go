@@ -134,6 +134,7 @@ func TestReadyError(t *testing.T) {
 		{"caller's deadline", expired, context.DeadlineExceeded, mapping{codes.DeadlineExceeded, "context deadline exceeded", false}},
 		// A context error that is not the caller's is the stack's failure.
 		{"another context's error", live, context.DeadlineExceeded, mapping{codes.Unavailable, "context deadline exceeded", false}},
+		{"another context's cancellation", live, context.Canceled, mapping{codes.Unavailable, "context canceled", false}},
 		{"broken", live, errTest, mapping{codes.Unavailable, "test error", false}},
 		{"buffer closed", live, buffer.ErrClosed, mapping{codes.Unavailable, "buffer's worker closed unexpectedly", false}},
 		{"overloaded", live, loadshed.ErrOverloaded, mapping{codes.Unavailable, "service overloaded", false}},

@@ -278,6 +278,33 @@ func TestServerMetricsPanic(t *testing.T) {
 	}
 }
 
+// A handler's error that has no status, wraps a context's deadline, and
+// says it is no timeout, so that the interceptor returns it as it is, is
+// reported with codes.DeadlineExceeded: the code grpc's server sends for
+// it (status.FromContextError), not the caller's codes.Unknown.
+func TestServerMetricsContextErrorWithoutStatus(t *testing.T) {
+	errNoTimeout := notTimeout{context.DeadlineExceeded}
+	for _, side := range serverSides {
+		t.Run(side.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var sink recorder
+				call := side.newRPC(noLayers, &sink)
+				if err := call(t.Context(), sleeps(5*time.Millisecond, errNoTimeout)); err != errNoTimeout {
+					t.Errorf("the interceptor returned %v, want the handler's error", err)
+				}
+				sink.expect(t, rpc(metrics.GRPCServer, side.method, metrics.OutcomeError, codes.DeadlineExceeded, 5*time.Millisecond))
+			})
+		})
+	}
+}
+
+// notTimeout is an error that says it is no timeout, whatever it wraps.
+type notTimeout struct{ err error }
+
+func (e notTimeout) Error() string { return "no timeout: " + e.err.Error() }
+func (e notTimeout) Unwrap() error { return e.err }
+func (e notTimeout) Timeout() bool { return false }
+
 // One interceptor serves every method: each RPC is reported with its own,
 // and with no Route or Scheme, which gRPC does not have.
 func TestServerMetricsMethodIsTheRPCs(t *testing.T) {

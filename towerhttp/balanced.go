@@ -101,14 +101,16 @@ const (
 // It panics if base or stack is nil, or if target is nil or lacks a
 // scheme or a host.
 func NewEndpoint(base http.RoundTripper, target *url.URL, stack tower.Layer[*http.Request, *http.Response]) load.Service[*http.Request, *http.Response] {
-	switch {
-	case isnil.Is(base):
+	if isnil.Is(base) {
 		panic("towerhttp.NewEndpoint: nil base RoundTripper")
-	case target == nil:
+	}
+	if target == nil {
 		panic("towerhttp.NewEndpoint: nil target")
-	case target.Scheme == "" || target.Host == "":
+	}
+	if target.Scheme == "" || target.Host == "" {
 		panic("towerhttp.NewEndpoint: target " + target.String() + " lacks a scheme or a host")
-	case isnil.Is(stack):
+	}
+	if isnil.Is(stack) {
 		panic("towerhttp.NewEndpoint: nil stack")
 	}
 	u := *target

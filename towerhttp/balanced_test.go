@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -333,4 +334,20 @@ func TestTransportConstructorsPanic(t *testing.T) {
 	} {
 		t.Run(tt.want, func(t *testing.T) { towertest.Panics(t, tt.want, tt.f) })
 	}
+}
+
+// A new endpoint's load is EndpointRTT, Linkerd's 30ms, and with no
+// request it fades over EndpointDecay, Linkerd's 10s: to 30ms/e after 10s.
+func TestEndpointLoadDefaults(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		never := fakeBase(func(*http.Request) (*http.Response, error) { return nil, errors.New("not called") })
+		ep := towerhttp.NewEndpoint(never, mustParse(t, "http://a"), tower.Stack[*http.Request, *http.Response]())
+		if got, want := ep.Load(), float64(30*time.Millisecond); got != want {
+			t.Errorf("a new endpoint's load: got %v, want %v", got, want)
+		}
+		time.Sleep(10 * time.Second)
+		if got, want := ep.Load(), float64(30*time.Millisecond)*math.Exp(-1); got != want {
+			t.Errorf("its load after 10s: got %v, want %v", got, want)
+		}
+	})
 }

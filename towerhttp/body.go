@@ -171,12 +171,13 @@ func (ex *exchange) armRead() (watched, armed bool, err error) {
 	ex.mu.Lock()
 	defer ex.mu.Unlock()
 	d := &ex.deadline
-	switch {
-	case d.at == 0 || d.off || ex.finished:
+	if d.at == 0 || d.off || ex.finished {
 		return false, false, nil
-	case !d.perRead:
+	}
+	if !d.perRead {
 		return true, false, nil
-	case mono.Now() >= d.at:
+	}
+	if mono.Now() >= d.at {
 		ex.bodyTimedOut.Store(true)
 		return true, false, errReadDeadline
 	}

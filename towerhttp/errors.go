@@ -66,12 +66,14 @@ var ErrTooManyHosts = errors.New("towerhttp: too many hosts with requests in fli
 //
 // StatusCode(nil) is 200.
 func StatusCode(err error) int {
+	if err == nil {
+		return http.StatusOK
+	}
+	if requestPanic(err) != nil {
+		return http.StatusInternalServerError
+	}
 	var tooLarge *http.MaxBytesError
 	switch {
-	case err == nil:
-		return http.StatusOK
-	case requestPanic(err) != nil:
-		return http.StatusInternalServerError
 	case errors.As(err, &tooLarge):
 		return http.StatusRequestEntityTooLarge
 	case tower.IsOverloaded(err), tower.IsUnavailable(err):
@@ -108,18 +110,23 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 
 // message is the body WriteError writes for err.
 func message(err error, code int) string {
+	if code == http.StatusInternalServerError {
+		return http.StatusText(code)
+	}
 	var tooLarge *http.MaxBytesError
-	switch {
-	case code == http.StatusInternalServerError:
-	case errors.As(err, &tooLarge):
+	if errors.As(err, &tooLarge) {
 		return fmt.Sprintf("request body larger than %d bytes", tooLarge.Limit)
-	case tower.IsOverloaded(err):
+	}
+	if tower.IsOverloaded(err) {
 		return "service overloaded"
-	case code == http.StatusTooManyRequests:
+	}
+	if code == http.StatusTooManyRequests {
 		return "too many requests"
-	case tower.IsTimeout(err):
+	}
+	if tower.IsTimeout(err) {
 		return "request timed out"
-	case code == http.StatusServiceUnavailable:
+	}
+	if code == http.StatusServiceUnavailable {
 		return "service unavailable"
 	}
 	return http.StatusText(code)

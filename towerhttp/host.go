@@ -38,10 +38,10 @@ func canonicalHost(scheme, host string) string {
 		name = strings.TrimSuffix(name, ".")
 	}
 	name = lowerASCII(name)
-	switch {
-	case !hasPort:
+	if !hasPort {
 		return name
-	case len(name)+1+len(port) == len(host) && host[:len(name)] == name:
+	}
+	if len(name)+1+len(port) == len(host) && host[:len(name)] == name {
 		return host // nothing changed
 	}
 	return name + ":" + port

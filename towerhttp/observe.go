@@ -122,10 +122,10 @@ func (h *Handler) observe(r *http.Request, o *observation) {
 // sent returns the status of the response sent for the request o
 // observed, or 0 if none was.
 func (o *observation) sent() int {
-	switch {
-	case o.status != 0: // the error handler's
+	if o.status != 0 { // the error handler's
 		return o.status
-	case o.ex == nil:
+	}
+	if o.ex == nil {
 		return 0
 	}
 	if status := int(o.ex.status.Load()); status != 0 {

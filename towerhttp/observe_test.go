@@ -160,6 +160,14 @@ func TestRequestMetricsFailures(t *testing.T) {
 		w.WriteHeader(http.StatusTeapot)
 	})
 	silent := towerhttp.WithErrorHandler(func(http.ResponseWriter, *http.Request, error) {})
+	// An error handler that sends its body with ReadFrom (as io.Copy
+	// does, the sendfile path), or flushes before writing, sends 200.
+	readFrom := towerhttp.WithErrorHandler(func(w http.ResponseWriter, r *http.Request, err error) {
+		w.(io.ReaderFrom).ReadFrom(strings.NewReader("sorry"))
+	})
+	flush := towerhttp.WithErrorHandler(func(w http.ResponseWriter, r *http.Request, err error) {
+		w.(http.Flusher).Flush()
+	})
 	for _, tt := range []struct {
 		name string
 		svc  tower.Service[*http.Request, towerhttp.Response]
@@ -170,6 +178,8 @@ func TestRequestMetricsFailures(t *testing.T) {
 		{"error", failWith(errors.New("db down")), nil, nil, `GET "" http 500 error 0s`},
 		{"custom error handler", failWith(loadshed.ErrOverloaded), teapot, nil, `GET "" http 418 shed 0s`},
 		{"nothing written", failWith(loadshed.ErrOverloaded), silent, nil, `GET "" http 0 shed 0s`},
+		{"body sent with ReadFrom", failWith(loadshed.ErrOverloaded), readFrom, nil, `GET "" http 200 shed 0s`},
+		{"flushed", failWith(loadshed.ErrOverloaded), flush, nil, `GET "" http 200 shed 0s`},
 		{"throttled", failWith(throttled{}), nil, nil, `GET "" http 429 throttled 0s`},
 		{"body too large", towerhttp.HandlerService(ok), towerhttp.WithMaxBodyBytes(1), strings.NewReader("ab"), `GET "" http 413 error 0s`},
 		{"ready failed", brokenReady{}, nil, nil, `GET "" http 503 error 0s`},

@@ -117,10 +117,10 @@ func (s *RequestSink) newSet(p metrics.Protocol, k *setKey) attribute.Set {
 // status (0: none), or "" for none: the outcome's name if the request was
 // not served, the status if a served request was answered with a 5xx.
 func httpErrorType(status int, out metrics.Outcome) string {
-	switch {
-	case out != metrics.OutcomeServed:
+	if out != metrics.OutcomeServed {
 		return out.String()
-	case status >= 500:
+	}
+	if status >= 500 {
 		return strconv.Itoa(status)
 	}
 	return ""
@@ -148,10 +148,10 @@ func grpcErrorType(p metrics.Protocol, code int, out metrics.Outcome) string {
 // grpcFailed reports whether the convention counts status code as an
 // error on p's side.
 func grpcFailed(p metrics.Protocol, code int) bool {
-	switch {
-	case code == 0:
+	if code == 0 {
 		return false
-	case p == metrics.GRPCClient, code < 0, code >= len(grpcCodes):
+	}
+	if p == metrics.GRPCClient || code < 0 || code >= len(grpcCodes) {
 		return true
 	}
 	switch code {

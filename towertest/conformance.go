@@ -283,12 +283,11 @@ func (s LayerSuite[Req, Res]) ctxEndsWhileWaiting(t *testing.T, e *layerEnv[Req,
 	synctest.Wait()
 	cancel()
 	wg.Wait()
-	switch {
-	case readyErr != nil:
+	if readyErr != nil {
 		if readyErr != ctx.Err() {
 			t.Errorf("Ready returned %v, want ctx.Err() unchanged (%v)", readyErr, ctx.Err())
 		}
-	case called && callErr == nil:
+	} else if called && callErr == nil {
 		t.Error("Call succeeded although the inner service never became ready")
 	}
 	if n := e.h.Calls(); n != 0 {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/towergo/tower"
@@ -71,6 +72,8 @@ var brokenLayers = []struct {
 		func(inner svc) svc { return &broken{inner: inner, dropCtx: true} }},
 	{"LeaksGoroutine", "leaves a goroutine behind", "CallReachesInnerAndAnswers",
 		func(inner svc) svc { return &broken{inner: inner, leakGoroutine: true} }},
+	{"GarblesEighthResponse", "changes the response of its eighth call", "ConcurrentCallers",
+		func(inner svc) svc { return &broken{inner: inner, garbleFrom: 8} }},
 }
 
 // broken is a pass-through middleware with one configurable defect.
@@ -78,7 +81,11 @@ type broken struct {
 	inner                        svc
 	leak, refuseDone, wrapCtxErr bool
 	dropCtx, leakGoroutine       bool
-	wraps                        tower.WrapPool[string, string]
+	// garbleFrom, if not 0, is the number of the first call whose response
+	// the layer changes: only a test that makes that many calls sees it.
+	garbleFrom int32
+	calls      atomic.Int32
+	wraps      tower.WrapPool[string, string]
 }
 
 func (b *broken) Ready(ctx context.Context) (tower.Permit[string, string], error) {
@@ -102,7 +109,11 @@ func (b *broken) CallWrapped(ctx context.Context, inner tower.Permit[string, str
 	if b.dropCtx {
 		ctx = context.Background()
 	}
-	return inner.Call(ctx, req)
+	res, err := inner.Call(ctx, req)
+	if b.garbleFrom > 0 && b.calls.Add(1) >= b.garbleFrom {
+		res = "garbled"
+	}
+	return res, err
 }
 
 func (b *broken) ReleaseWrapped(inner tower.Permit[string, string]) {

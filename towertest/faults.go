@@ -51,19 +51,18 @@ func panicReached[Res any](t *testing.T, o *Outcome[ended[Res]], v *injected) {
 	}
 	e, _ := o.Wait()
 	var pe *tower.PanicError
-	switch {
-	case e.panicked != nil:
+	if e.panicked != nil {
 		if e.panicked != any(v) {
 			t.Errorf("the caller's goroutine panicked with %v, want the %v", e.panicked, v)
 		}
-	case errors.As(e.err, &pe):
+	} else if errors.As(e.err, &pe) {
 		if pe.Value != any(v) {
 			t.Errorf("got a PanicError of %v, want one of the %v", pe.Value, v)
 		}
 		if len(pe.Stack) == 0 || pe.Where == "" {
 			t.Errorf("the PanicError says neither where it happened nor its stack: %q, %d bytes of stack", pe.Where, len(pe.Stack))
 		}
-	default:
+	} else {
 		t.Errorf("the request ended with (%v, %v), want the %v: raised on the caller's goroutine, or returned as a *tower.PanicError", e.res, e.err, v)
 	}
 }

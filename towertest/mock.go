@@ -55,21 +55,23 @@ func (m *Mock[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], err
 	h := m.h
 	for {
 		h.mu.Lock()
-		switch {
-		case h.closed:
+		if h.closed {
 			h.mu.Unlock()
 			return tower.Permit[Req, Res]{}, ErrClosed
-		case h.readyErr != nil:
+		}
+		if h.readyErr != nil {
 			err := h.readyErr
 			h.readyErr = nil
 			h.mu.Unlock()
 			return tower.Permit[Req, Res]{}, err
-		case h.readyPanic != nil:
+		}
+		if h.readyPanic != nil {
 			v := h.readyPanic
 			h.readyPanic = nil
 			h.mu.Unlock()
 			panic(v)
-		case h.allowed != 0:
+		}
+		if h.allowed != 0 {
 			if h.allowed > 0 {
 				h.allowed--
 			}

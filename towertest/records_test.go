@@ -79,6 +79,8 @@ func ExampleNewTraceRecorder() {
 	//	}
 }
 
+// A TraceRecorder records each wait and attempt as a line, with its times
+// from the recorder's start, and the error or cause when there is one.
 func TestTraceRecorder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := towertest.NewTraceRecorder()
@@ -95,11 +97,13 @@ func TestTraceRecorder(t *testing.T) {
 		time.Sleep(3 * time.Millisecond)
 		rec.EndAttempt(actx, nil)
 		rec.EndAttempt(ctx, errors.New("no attempt"))
+		rec.StartAttempt(ctx, metrics.Attempt{Kind: metrics.RetryAttempt, N: 3, Delay: 10 * time.Millisecond, Cause: errors.New("unavailable")})
 		want := []string{
 			"queue wait 5ms..35ms err=closed",
 			"hedge 2 start 5ms delay=5ms",
 			"hedge 2 end 8ms",
 			"? 0 end 8ms err=no attempt",
+			"retry 3 start 8ms delay=10ms cause=unavailable",
 		}
 		if got := rec.Lines(); !slices.Equal(got, want) {
 			t.Errorf("got lines\n%q\nwant\n%q", got, want)

@@ -41,7 +41,8 @@ func SafeFailure(l *slog.Logger, level slog.Level, msg string, err error, attrs 
 	if l == nil {
 		return
 	}
-	if perr := safe.Call(inHandler, func() { Failure(l, level, msg, err, attrs...) }); perr != nil {
+	perr := safe.Call(inHandler, func() { Failure(l, level, msg, err, attrs...) })
+	if perr != nil {
 		safe.Orphan(perr)
 	}
 }

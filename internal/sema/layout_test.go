@@ -1,0 +1,31 @@
+package sema
+
+import (
+	"math/bits"
+	"testing"
+)
+
+// The words are laid out as the doc says: ctl counts waiters in its low 32
+// bits, below the closed bit; a stripe word holds its free units in its
+// low 32 bits, every unit of the largest Sema fitting in one stripe, and a
+// bit per slot above them; NoSlot is no slot's number.
+func TestWordLayout(t *testing.T) {
+	if waiterMask != 0xFFFF_FFFF || waiterMask&closedBit != 0 {
+		t.Errorf("waiterMask %#x, want bits 0..31, clear of closedBit", uint64(waiterMask))
+	}
+	if unitMask != 0xFFFF_FFFF || unitMask+1 != slotBit0 {
+		t.Errorf("unitMask %#x, want bits 0..31, just below slotBit0", uint64(unitMask))
+	}
+	if MaxUnits != unitMask {
+		t.Errorf("MaxUnits %d, want %d: every unit fits in one stripe's count", MaxUnits, uint64(unitMask))
+	}
+	if bits.OnesCount64(allSlots) != SlotsPerStripe || bits.TrailingZeros64(allSlots) != 0 {
+		t.Errorf("allSlots %#b, want the low %d bits", allSlots, SlotsPerStripe)
+	}
+	if uint64(allSlots)*slotBit0&closedBit != 0 {
+		t.Errorf("a stripe's slot bits reach bit 63")
+	}
+	if NoSlot != -1 {
+		t.Errorf("NoSlot = %d, want -1, below every slot's number", NoSlot)
+	}
+}
