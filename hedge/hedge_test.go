@@ -417,3 +417,63 @@ func TestHedgeBadInputPanics(t *testing.T) {
 	hedge.New[string, string](mock, pol, 0, 0, time.Nanosecond)
 	hedge.New[string, string](mock, pol, 0, 1, time.Nanosecond)
 }
+
+// While hedging, a leg's latency is recorded only if it wins with a
+// response: the original's, when it answers before the hedge is sent, and
+// the hedge's, when it answers first. A leg that wins with an error is not
+// recorded. The next period's delay is the median of what was recorded.
+func TestHedgeRecordsWinningSuccessesOnly(t *testing.T) {
+	boom := errors.New("boom")
+	// A leg answers one call, whose hedge is due at 10ms, after d, with an
+	// error if fail: the original if d < 10ms, and otherwise the hedge,
+	// d - 10ms after it was sent.
+	type leg struct {
+		d    time.Duration
+		fail bool
+	}
+	for _, tt := range []struct {
+		name string
+		legs []leg
+	}{
+		{"original", []leg{{4 * ms, false}, {6 * ms, true}, {4 * ms, false}}},
+		{"hedge", []leg{{14 * ms, false}, {17 * ms, true}, {14 * ms, false}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				mock, h := towertest.NewMock[string, string]()
+				svc := hedge.New[string, string](mock, hedge.Idempotent[string]{}, 2, 0.5, time.Second,
+					hedge.WithMockLatencies(10, 10))
+				start := time.Now()
+				for _, leg := range tt.legs {
+					c := towertest.GoRequest(t.Context(), svc, "req")
+					orig := h.ExpectSettled(t, "req")
+					answer := orig
+					if leg.d >= 10*ms {
+						time.Sleep(10 * ms)
+						answer = h.ExpectSettled(t, "req")
+						time.Sleep(leg.d - 10*ms)
+					} else {
+						time.Sleep(leg.d)
+					}
+					if leg.fail {
+						answer.Fail(boom)
+					} else {
+						answer.Respond("ok")
+					}
+					c.Wait()
+				}
+				// The next period: two latencies of 4ms recorded, for the
+				// original (a success at 4ms each time) or the hedge (4ms
+				// after it was sent), and none for the failures.
+				time.Sleep(time.Second - time.Since(start))
+				c := towertest.GoRequest(t.Context(), svc, "req")
+				orig := h.ExpectSettled(t, "req")
+				time.Sleep(4 * ms)
+				h.ExpectSettled(t, "req").Respond("hedge")
+				c.ExpectValue(t, "hedge")
+				c.ExpectElapsed(t, 4*ms)
+				cancelled(t, orig, "the original")
+			})
+		})
+	}
+}

@@ -270,3 +270,35 @@ func TestCallerDeadlineLongAgo(t *testing.T) {
 		t.Errorf("callerDeadline(now, now-2⁶²-1h) = now%+v, want now%+v", got-now, want-now)
 	}
 }
+
+// Once the call has returned, its context says how it ended, as a standard
+// context would: Canceled for a call that returned before its deadline,
+// even by a nanosecond, and DeadlineExceeded for one that returned at it.
+// The inner call never looks at its context, so no standard context is
+// built and the call's own flags decide. (In Abandon mode the Timeout
+// itself waits on the context, so the standard one decides.)
+func TestCallContextAfterReturn(t *testing.T) {
+	const d = 100 * time.Millisecond
+	for _, tt := range []struct {
+		took time.Duration
+		want error
+	}{
+		{d - time.Nanosecond, context.Canceled},
+		{d, context.DeadlineExceeded},
+	} {
+		t.Run(tt.took.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var got context.Context
+				svc := New(tower.ServiceFunc[int, int](func(ctx context.Context, req int) (int, error) {
+					got = ctx
+					time.Sleep(tt.took)
+					return req, nil
+				}), d, WithMode(Cooperative))
+				tower.Call(t.Context(), svc, 1)
+				if err := got.Err(); err != tt.want {
+					t.Errorf("Err after a call that took %v of %v: got %v, want %v", tt.took, d, err, tt.want)
+				}
+			})
+		})
+	}
+}

@@ -1,0 +1,107 @@
+package limit
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/sema"
+	"github.com/towergo/tower/metrics"
+)
+
+// The count of queued callers, which lets Ready skip the lock while nobody
+// waits, comes back to 0 however a wait ends: the caller's ctx ends, a new
+// window grants it a place, a place given back unused goes to it, or the
+// sink panics as the wait begins. A count left above 0 would send every
+// later caller down the slow path.
+func TestRateQueuedComesBackToZero(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		echo := tower.ServiceFunc[int, int](func(_ context.Context, req int) (int, error) { return req, nil })
+		r := NewRate[int, int](echo, 1, 100*time.Millisecond)
+		queued := func(when string, want int32) {
+			t.Helper()
+			synctest.Wait()
+			if got := r.queued.Load(); got != want {
+				t.Errorf("%s: queued = %d, want %d", when, got, want)
+			}
+		}
+		first, err := r.Ready(t.Context()) // the window's one place
+		if err != nil {
+			t.Fatal(err)
+		}
+		first.Release() // given back in its window: nobody waits
+
+		// A caller whose ctx ends while it waits.
+		taken, err := r.Ready(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Millisecond)
+		defer cancel()
+		if _, err := r.Ready(ctx); err != context.DeadlineExceeded {
+			t.Fatalf("Ready past its ctx: %v", err)
+		}
+		queued("after a waiter's ctx ended", 0)
+
+		// A caller granted a place by the next window.
+		got := make(chan tower.Permit[int, int])
+		go func() {
+			p, _ := r.Ready(t.Context())
+			got <- p
+		}()
+		queued("while one waits", 1)
+		second := <-got // at 100ms
+		queued("after the next window granted it", 0)
+		taken.Release() // the old window's place: expired, nobody gets it
+
+		// A caller handed a place given back unused.
+		go func() {
+			p, _ := r.Ready(t.Context())
+			got <- p
+		}()
+		queued("while one waits", 1)
+		second.Release()
+		third := <-got
+		queued("after a place given back went to it", 0)
+		third.Release()
+	})
+}
+
+// panicOnWait is a sink that panics when a caller starts waiting.
+type panicOnWait struct{}
+
+func (panicOnWait) Add(k metrics.Kind, delta int64) {
+	if k == metrics.Waiting && delta > 0 {
+		panic("sink")
+	}
+}
+func (panicOnWait) Observe(time.Duration, metrics.Outcome) {}
+
+// A sink that panics as a wait begins takes the caller out of the queue.
+func TestRateQueuedAfterSinkPanic(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		echo := tower.ServiceFunc[int, int](func(_ context.Context, req int) (int, error) { return req, nil })
+		r := NewRate[int, int](echo, 1, 100*time.Millisecond, WithMetrics(panicOnWait{}))
+		if _, err := r.Ready(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Error("the sink's panic did not reach the caller")
+				}
+			}()
+			r.Ready(t.Context())
+		}()
+		if got := r.queued.Load(); got != 0 {
+			t.Errorf("queued = %d after the sink panicked, want 0", got)
+		}
+	})
+}
+
+// The largest limit a Semaphore can count is accepted.
+func TestValidateMaxAcceptsMaxUnits(t *testing.T) {
+	validateMax("test", sema.MaxUnits)
+}
