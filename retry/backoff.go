@@ -88,10 +88,10 @@ func exponential(min, max time.Duration, attempt int) time.Duration {
 	if attempt > 1 {
 		it = attempt - 1 // never attempt-1 of math.MinInt, which wraps around
 	}
-	if it >= 63 || min > max>>it {
-		return max // min·2^it overflows or exceeds max
+	if min > max>>it {
+		return max // min·2^it exceeds max, or overflows: for it >= 63, max>>it is 0
 	}
-	return min << it
+	return min << it // 0 for a min of 0, however many attempts
 }
 
 // jitterFor is tower's ExponentialBackoff::jitter: a random fraction of

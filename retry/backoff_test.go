@@ -1,11 +1,15 @@
 package retry_test
 
 import (
+	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/towergo/tower"
 	"github.com/towergo/tower/retry"
 	"github.com/towergo/tower/towertest"
 )
@@ -196,4 +200,54 @@ func TestFullJitterBackoff(t *testing.T) {
 			towertest.Panics(t, bad.want, func() { retry.NewFullJitterBackoff(bad.min, bad.max) })
 		})
 	}
+}
+
+// The base at its edges: exactly max>>it for min is not above the cap, so
+// it doubles (1ns, 3ns: attempt 2 is 2ns, not the cap 3ns); and a min of 0
+// stays 0 however many attempts, where the cap used to come back from the
+// 64th on.
+func TestExponentialBaseEdges(t *testing.T) {
+	for _, tt := range []struct {
+		min, max time.Duration
+		attempt  int
+		want     time.Duration
+	}{
+		{1, 3, 2, 2},
+		{1, 3, 3, 3},
+		{0, time.Second, 63, 0},
+		{0, time.Second, 64, 0},
+		{0, time.Second, 1000, 0},
+		{1, time.Second, 64, time.Second},
+	} {
+		b := retry.NewExponentialBackoff(tt.min, tt.max, 0)
+		if got := b.Base(tt.attempt); got != tt.want {
+			t.Errorf("min %v, max %v, attempt %d: base %v, want %v", tt.min, tt.max, tt.attempt, got, tt.want)
+		}
+	}
+}
+
+// A caller's deadline that is still ahead after the backoff lets the next
+// attempt go: the first attempt fails at once, the backoff is 10ms, the
+// deadline a second away, and the second attempt answers at 10ms.
+func TestRetryWithinDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		calls := 0
+		svc := retry.New[int, int](tower.ServiceFunc[int, int](func(_ context.Context, req int) (int, error) {
+			calls++
+			if calls == 1 {
+				return 0, errors.New("boom")
+			}
+			return req, nil
+		}), retry.NewPolicy[int, int](retry.AnyError,
+			retry.WithBackoff(retry.NewExponentialBackoff(10*time.Millisecond, 10*time.Millisecond, 0))))
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		start := time.Now()
+		if got, err := tower.Call(ctx, tower.Service[int, int](svc), 7); got != 7 || err != nil {
+			t.Fatalf("got %v, %v; want 7, nil", got, err)
+		}
+		if elapsed := time.Since(start); calls != 2 || elapsed != 10*time.Millisecond {
+			t.Errorf("%d calls in %v, want 2 in 10ms", calls, elapsed)
+		}
+	})
 }
