@@ -105,3 +105,35 @@ func TestRateQueuedAfterSinkPanic(t *testing.T) {
 func TestValidateMaxAcceptsMaxUnits(t *testing.T) {
 	validateMax("test", sema.MaxUnits)
 }
+
+// A new window grants its places to the callers waiting, and no more: a
+// place nobody waited for stays free for the next caller, who gets it at
+// once.
+func TestRateGrantLeavesTheRest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		echo := tower.ServiceFunc[int, int](func(_ context.Context, req int) (int, error) { return req, nil })
+		r := NewRate[int, int](echo, 2, 100*time.Millisecond)
+		for range 2 { // the first window's places
+			if _, err := r.Ready(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		start := time.Now()
+		if _, err := r.Ready(t.Context()); err != nil { // waits for the next window
+			t.Fatal(err)
+		}
+		if got := time.Since(start); got != 100*time.Millisecond {
+			t.Fatalf("the waiter got its place after %v, want 100ms", got)
+		}
+		start = time.Now()
+		if _, err := r.Ready(t.Context()); err != nil { // the second place of that window
+			t.Fatal(err)
+		}
+		if got := time.Since(start); got != 0 {
+			t.Errorf("the next caller waited %v for the window's second place, want 0", got)
+		}
+		if got := r.queued.Load(); got != 0 {
+			t.Errorf("queued = %d, want 0", got)
+		}
+	})
+}
