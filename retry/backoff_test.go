@@ -251,3 +251,24 @@ func TestRetryWithinDeadline(t *testing.T) {
 		}
 	})
 }
+
+// A caller that gives up during the backoff gets its ctx's error, and no
+// further attempt is sent, though the inner service would take one at once.
+func TestRetryCancelledDuringBackoff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		calls := 0
+		svc := retry.New[int, int](tower.ServiceFunc[int, int](func(context.Context, int) (int, error) {
+			calls++
+			return 0, errors.New("boom")
+		}), retry.NewPolicy[int, int](retry.AnyError,
+			retry.WithBackoff(retry.NewExponentialBackoff(10*time.Millisecond, 10*time.Millisecond, 0))))
+		ctx, cancel := context.WithCancel(t.Context())
+		time.AfterFunc(5*time.Millisecond, cancel)
+		if _, err := tower.Call(ctx, tower.Service[int, int](svc), 7); err != context.Canceled {
+			t.Errorf("got %v, want %v", err, context.Canceled)
+		}
+		if calls != 1 {
+			t.Errorf("%d attempts, want 1: none after the caller gave up", calls)
+		}
+	})
+}
