@@ -49,7 +49,8 @@ func (p Priority) valid() bool { return p >= PriorityLow && p <= PriorityCritica
 
 // ParsePriority returns the priority named s, as [Priority.String] names
 // it: "low", "normal" or "critical", in any case, for a priority read from
-// a header or from metadata. It returns an error for any other string.
+// a header or from metadata. For any other string it returns
+// PriorityNormal and an error.
 func ParsePriority(s string) (Priority, error) {
 	for i, name := range priorityNames {
 		if strings.EqualFold(s, name) {

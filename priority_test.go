@@ -38,8 +38,8 @@ func TestPriority(t *testing.T) {
 	if p, err := tower.ParsePriority("CRITICAL"); err != nil || p != tower.PriorityCritical {
 		t.Errorf("ParsePriority(CRITICAL) = %v, %v", p, err)
 	}
-	if _, err := tower.ParsePriority("urgent"); err == nil || err.Error() != `tower.ParsePriority: unknown priority "urgent", want low, normal or critical` {
-		t.Errorf("ParsePriority(urgent) error %v", err)
+	if p, err := tower.ParsePriority("urgent"); p != tower.PriorityNormal || err == nil || err.Error() != `tower.ParsePriority: unknown priority "urgent", want low, normal or critical` {
+		t.Errorf("ParsePriority(urgent) = %v, %v; want normal and the error", p, err)
 	}
 	towertest.Panics(t, "tower.WithPriority: p must be PriorityLow, PriorityNormal or PriorityCritical, got 2", func() {
 		tower.WithPriority(context.Background(), 2)

@@ -45,10 +45,7 @@ func PriorityMetadata(key string) func(ctx context.Context, fullMethod string) t
 		if len(v) == 0 {
 			return tower.PriorityNormal
 		}
-		p, err := tower.ParsePriority(v[0])
-		if err != nil {
-			return tower.PriorityNormal
-		}
+		p, _ := tower.ParsePriority(v[0]) // normal if unknown
 		return p
 	}
 }

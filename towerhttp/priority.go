@@ -43,10 +43,7 @@ func PriorityHeader(name string) func(r *http.Request) tower.Priority {
 		if len(v) == 0 {
 			return tower.PriorityNormal
 		}
-		p, err := tower.ParsePriority(v[0])
-		if err != nil {
-			return tower.PriorityNormal
-		}
+		p, _ := tower.ParsePriority(v[0]) // normal if unknown
 		return p
 	}
 }

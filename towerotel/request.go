@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -92,8 +91,7 @@ type RequestSink struct {
 	base      []attribute.KeyValue // WithAttributes'
 	known     map[string]string    // the HTTP methods known, each to itself
 
-	mu  sync.Mutex
-	reg metric.Registration // nil once closed
+	reg registration // the callback's
 }
 
 var _ metrics.RequestSink = (*RequestSink)(nil)
@@ -140,7 +138,7 @@ func NewRequestSink(meter metric.Meter, opts ...Option) (*RequestSink, error) {
 		return nil, fmt.Errorf("towerotel.NewRequestSink: %w", err)
 	}
 	s.prepare(o)
-	s.reg, err = meter.RegisterCallback(func(_ context.Context, ob metric.Observer) error {
+	s.reg.r, err = meter.RegisterCallback(func(_ context.Context, ob metric.Observer) error {
 		s.report(ob, requests)
 		return nil
 	}, requests)
@@ -202,12 +200,5 @@ func (s *RequestSink) ObserveRequest(r metrics.Request) {
 // goes on being used. Close is idempotent, and safe to call at the same
 // time as any other method.
 func (s *RequestSink) Close() error {
-	s.mu.Lock()
-	reg := s.reg
-	s.reg = nil
-	s.mu.Unlock()
-	if reg == nil {
-		return nil
-	}
-	return reg.Unregister()
+	return s.reg.close()
 }

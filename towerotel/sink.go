@@ -108,8 +108,7 @@ type Sink struct {
 	observe []metric.ObserveOption                      // the kinds' attributes
 	byCall  [metrics.NumOutcomes][]metric.ObserveOption // the calls' attributes, by outcome
 
-	mu  sync.Mutex
-	reg metric.Registration // nil once closed
+	reg registration // the callback's
 }
 
 var _ metrics.Sink = (*Sink)(nil)
@@ -158,7 +157,7 @@ func NewSink(meter metric.Meter, opts ...Option) (*Sink, error) {
 			all = append(all, obs)
 		}
 	}
-	s.reg, err = meter.RegisterCallback(func(_ context.Context, ob metric.Observer) error {
+	s.reg.r, err = meter.RegisterCallback(func(_ context.Context, ob metric.Observer) error {
 		s.report(ob, &observable, calls)
 		return nil
 	}, all...)
@@ -233,12 +232,24 @@ func (s *Sink) Observe(latency time.Duration, outcome metrics.Outcome) {
 // if it goes on being used. Close is idempotent, and safe to call at the
 // same time as any other method.
 func (s *Sink) Close() error {
-	s.mu.Lock()
-	reg := s.reg
-	s.reg = nil
-	s.mu.Unlock()
-	if reg == nil {
+	return s.reg.close()
+}
+
+// registration is a callback's registration, which Close unregisters
+// once, whoever calls it and however often.
+type registration struct {
+	mu sync.Mutex
+	r  metric.Registration // nil once closed
+}
+
+// close unregisters the callback the first time, and does nothing after.
+func (g *registration) close() error {
+	g.mu.Lock()
+	r := g.r
+	g.r = nil
+	g.mu.Unlock()
+	if r == nil {
 		return nil
 	}
-	return reg.Unregister()
+	return r.Unregister()
 }
