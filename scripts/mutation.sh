@@ -5,7 +5,7 @@
 # (killed + lived)) and mutant coverage ((killed + lived) / mutants), and
 # exits 1 if a package is below the targets.
 #
-#   ./scripts/mutation.sh                      # every library package, about 30 minutes on 2 cores
+#   ./scripts/mutation.sh                      # every library package: hours on 2 cores
 #   ./scripts/mutation.sh limit retry          # some of them, by directory
 #   ./scripts/mutation.sh --changed origin/main # those a change touched
 #
