@@ -110,6 +110,9 @@ for d in "${dirs[@]}"; do
 	printf '%-22s %8d %6d %9d %7d %8s%% %7s%%\n' "$d" "$killed" "$nlived" "$notcov" "$mutants" "$eff" "$cov"
 	[ -n "$lived" ] && echo "$lived" | sed "s|^|    lived: $d/|"
 	[ -n "$uncovered" ] && echo "$uncovered" | sed "s|^|    not covered: $d/|"
+	# A timed-out mutant counts as killed, but a busy machine can time out a
+	# mutant the tests would not have caught: each is listed, to check by hand.
+	{ echo "$out" | grep -E '^ +TIMED OUT ' || true; } | sed -E "s|^ +TIMED OUT +([A-Z_]+) at (.*)\$|    timed out: $d/\2 \1|"
 	if awk "BEGIN { exit !($eff < $min_efficacy || $cov < $min_coverage) }"; then
 		status=1
 	fi
