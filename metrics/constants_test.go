@@ -17,7 +17,11 @@ func TestConstantValues(t *testing.T) {
 	}{
 		{"InFlight", int(metrics.InFlight), 1},
 		{"Limit", int(metrics.Limit), 9},
-		{"NumKinds", metrics.NumKinds, 10},
+		{"Open", int(metrics.Open), 10},
+		{"Tripped", int(metrics.Tripped), 11},
+		{"Ejected", int(metrics.Ejected), 12},
+		{"Throttled", int(metrics.Throttled), 13},
+		{"NumKinds", metrics.NumKinds, 14},
 		{"OutcomeServed", int(metrics.OutcomeServed), 1},
 		{"OutcomeCanceled", int(metrics.OutcomeCanceled), 6},
 		{"NumOutcomes", metrics.NumOutcomes, 7},

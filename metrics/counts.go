@@ -83,6 +83,10 @@ func (c *Counts) Snapshot() Snapshot {
 		Hedged:     c.Get(Hedged),
 		Excluded:   c.Get(Excluded),
 		Limit:      c.Get(Limit),
+		Open:       c.Get(Open),
+		Tripped:    c.Get(Tripped),
+		Ejected:    c.Get(Ejected),
+		Throttled:  c.Get(Throttled),
 		Latency:    time.Duration(c.sum.Load()),
 		MaxLatency: time.Duration(c.max.Load()),
 	}
@@ -99,6 +103,10 @@ type Snapshot struct {
 	Shed, TimedOut, Retried, Hedged int64              // counters: the total so far
 	Excluded                        int64              // up-down: the number now
 	Limit                           int64              // up-down: the limit now
+	Open                            int64              // up-down: breakers open or half-open now
+	Tripped                         int64              // counter: times a breaker opened
+	Ejected                         int64              // up-down: endpoints ejected now
+	Throttled                       int64              // counter: requests a throttle failed
 	Calls                           [NumOutcomes]int64 // calls observed, by Outcome: Calls[OutcomeShed]
 	Latency                         time.Duration      // the sum of the served calls' latencies
 	MaxLatency                      time.Duration      // the longest of them
@@ -131,6 +139,10 @@ func (s Snapshot) String() string {
 	field("Hedged", s.Hedged, s.Hedged == 0)
 	field("Excluded", s.Excluded, s.Excluded == 0)
 	field("Limit", s.Limit, s.Limit == 0)
+	field("Open", s.Open, s.Open == 0)
+	field("Tripped", s.Tripped, s.Tripped == 0)
+	field("Ejected", s.Ejected, s.Ejected == 0)
+	field("Throttled", s.Throttled, s.Throttled == 0)
 	for o, n := range s.Calls {
 		field("Calls["+Outcome(o).String()+"]", n, n == 0)
 	}

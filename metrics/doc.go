@@ -19,8 +19,9 @@
 // in the number its lookup left out, so the sum is the number its last
 // lookup left out. Limit is up-down too, for a limit: an adaptive limiter
 // adds the limit it starts with and then each change, so the sum is the
-// limit now. Shed, TimedOut, Retried and Hedged are counters: 1 for each
-// event.
+// limit now. Open and Ejected are up-down too: breakers open or half-open,
+// endpoints held out by outlier detection. Shed, TimedOut, Retried,
+// Hedged, Tripped and Throttled are counters: 1 for each event.
 //
 //	kind      reported by                 +1                               -1
 //	InFlight  limit.Concurrency           Ready takes a permit             the call returns, or the permit is released
@@ -38,6 +39,10 @@
 //	                                      out than the last one            out than the last one
 //	Limit     adaptive.Limiter            the limit goes up (and the       the limit comes down
 //	                                      initial limit, at New)
+//	Open      breaker.Breaker             it opens (from closed)           it closes (from half-open)
+//	Tripped   breaker.Breaker             it opens (from closed or half-open)
+//	Ejected   balance (outlier detection) an endpoint is ejected           it comes back, or leaves the set
+//	Throttled throttle.Throttle           a request is failed unsent
 //
 // A caller that finds capacity free, or that asks with a done context
 // ([tower.ReadyNow], as a LoadShed does) and finds none, never counts as

@@ -40,22 +40,39 @@ const (
 	// now. Package adaptive reports it, as the limit it starts with and
 	// then by each change.
 	Limit
+	// Open is up-down: circuit breakers that are not closed now, open or
+	// half-open. Package breaker reports it, +1 as a breaker opens and -1
+	// as it closes again.
+	Open
+	// Tripped is a counter: times a circuit breaker opened, from closed or
+	// from half-open.
+	Tripped
+	// Ejected is up-down: endpoints a balancer's outlier detection holds
+	// out of its set now.
+	Ejected
+	// Throttled is a counter: requests a client-side adaptive throttle
+	// failed at once, without sending them.
+	Throttled
 )
 
 // NumKinds is one more than the largest Kind: a Sink that keeps a value per
 // Kind can index an array of NumKinds by Kind.
-const NumKinds = int(Limit) + 1
+const NumKinds = int(Throttled) + 1
 
 var kindNames = [NumKinds]string{
-	InFlight: "InFlight",
-	Waiting:  "Waiting",
-	Queued:   "Queued",
-	Shed:     "Shed",
-	TimedOut: "TimedOut",
-	Retried:  "Retried",
-	Hedged:   "Hedged",
-	Excluded: "Excluded",
-	Limit:    "Limit",
+	InFlight:  "InFlight",
+	Waiting:   "Waiting",
+	Queued:    "Queued",
+	Shed:      "Shed",
+	TimedOut:  "TimedOut",
+	Retried:   "Retried",
+	Hedged:    "Hedged",
+	Excluded:  "Excluded",
+	Limit:     "Limit",
+	Open:      "Open",
+	Tripped:   "Tripped",
+	Ejected:   "Ejected",
+	Throttled: "Throttled",
 }
 
 // String returns the Kind's name, such as "InFlight", or "Kind(n)" for a
@@ -68,9 +85,9 @@ func (k Kind) String() string {
 }
 
 // UpDown reports whether k goes up and down (InFlight, Waiting, Queued,
-// Excluded, Limit) rather than only up.
+// Excluded, Limit, Open, Ejected) rather than only up.
 func (k Kind) UpDown() bool {
-	return k == InFlight || k == Waiting || k == Queued || k == Excluded || k == Limit
+	return k == InFlight || k == Waiting || k == Queued || k == Excluded || k == Limit || k == Open || k == Ejected
 }
 
 // A Sink receives the measurements of one or more middleware. It must be

@@ -48,7 +48,7 @@ func TestKindUpDown(t *testing.T) {
 			got = append(got, k)
 		}
 	}
-	if s, want := fmt.Sprint(got), "[InFlight Waiting Queued Excluded Limit]"; s != want {
+	if s, want := fmt.Sprint(got), "[InFlight Waiting Queued Excluded Limit Open Ejected]"; s != want {
 		t.Errorf("got up-down kinds %s, want %s", s, want)
 	}
 }
@@ -72,6 +72,7 @@ func TestCounts(t *testing.T) {
 	c.Observe(time.Hour, metrics.Outcome(metrics.NumOutcomes)) // ignored
 	want := metrics.Snapshot{
 		InFlight: 10, Waiting: 15, Queued: 30, Shed: 40, TimedOut: 50, Retried: 60, Hedged: 70, Excluded: 80, Limit: 90,
+		Open: 100, Tripped: 110, Ejected: 120, Throttled: 130,
 		Calls:   byOutcome{metrics.OutcomeServed: 3, metrics.OutcomeShed: 2, metrics.OutcomeTimedOut: 1},
 		Latency: 150 * ms, MaxLatency: 100 * ms,
 	}
@@ -87,7 +88,7 @@ func TestCounts(t *testing.T) {
 	if got := want.Served(); got != 3 {
 		t.Errorf("Served: got %d, want 3", got)
 	}
-	const wantString = "InFlight=10 Waiting=15 Queued=30 Shed=40 TimedOut=50 Retried=60 Hedged=70 Excluded=80 Limit=90 " +
+	const wantString = "InFlight=10 Waiting=15 Queued=30 Shed=40 TimedOut=50 Retried=60 Hedged=70 Excluded=80 Limit=90 Open=100 Tripped=110 Ejected=120 Throttled=130 " +
 		"Calls[served]=3 Calls[shed]=2 Calls[timed_out]=1 Latency=150ms MaxLatency=100ms"
 	if got := want.String(); got != wantString {
 		t.Errorf("String: got %q, want %q", got, wantString)

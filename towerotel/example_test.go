@@ -94,5 +94,5 @@ func Example() {
 	// tower_latency_seconds_count{layer="stack",tower_outcome="shed"} 1
 	// # TYPE tower_shed_total counter
 	// tower_shed_total{layer="loadshed"} 1
-	// series at 0: 40
+	// series at 0: 52
 }

@@ -153,8 +153,8 @@ func TestPrometheusScrape(t *testing.T) {
 				t.Errorf("%s: got %v before any request, want no family: a histogram has no series until it records", name, f.series)
 			}
 		}
-		if len(got) != 11 {
-			t.Errorf("got %d families, want 11: the 9 kinds', tower_calls_total and tower_requests_total", len(got))
+		if len(got) != 15 {
+			t.Errorf("got %d families, want 15: the 13 kinds', tower_calls_total and tower_requests_total", len(got))
 		}
 	})
 

@@ -19,17 +19,21 @@ import (
 // go up and down, counters for the others and for the calls by outcome,
 // and a histogram for latencies.
 const (
-	InFlightName = "tower.inflight"
-	WaitingName  = "tower.waiting"
-	QueuedName   = "tower.queued"
-	ShedName     = "tower.shed"
-	TimedOutName = "tower.timed_out"
-	RetriedName  = "tower.retried"
-	HedgedName   = "tower.hedged"
-	ExcludedName = "tower.excluded"
-	LimitName    = "tower.limit"
-	CallsName    = "tower.calls"
-	LatencyName  = "tower.latency"
+	InFlightName  = "tower.inflight"
+	WaitingName   = "tower.waiting"
+	QueuedName    = "tower.queued"
+	ShedName      = "tower.shed"
+	TimedOutName  = "tower.timed_out"
+	RetriedName   = "tower.retried"
+	HedgedName    = "tower.hedged"
+	ExcludedName  = "tower.excluded"
+	LimitName     = "tower.limit"
+	OpenName      = "tower.breakers.open"
+	TrippedName   = "tower.breakers.tripped"
+	EjectedName   = "tower.ejected"
+	ThrottledName = "tower.throttled"
+	CallsName     = "tower.calls"
+	LatencyName   = "tower.latency"
 )
 
 // OutcomeKey is the attribute that says how a call or a request ended, as
@@ -51,21 +55,25 @@ type instrument struct {
 }
 
 var instruments = [metrics.NumKinds]instrument{
-	metrics.InFlight: {InFlightName, "{request}", "Requests from the grant of their reservation to the end of their call."},
-	metrics.Waiting:  {WaitingName, "{request}", "Callers waiting in Ready for capacity."},
-	metrics.Queued:   {QueuedName, "{request}", "Requests queued in a Buffer or in its worker's hand."},
-	metrics.Shed:     {ShedName, "{request}", "Requests a LoadShed turned away."},
-	metrics.TimedOut: {TimedOutName, "{request}", "Calls a Timeout ended with ErrElapsed."},
-	metrics.Retried:  {RetriedName, "{request}", "Retries a Retry sent."},
-	metrics.Hedged:   {HedgedName, "{request}", "Hedges a Hedge sent."},
-	metrics.Excluded: {ExcludedName, "{address}", "Addresses a discovery found beyond its cap and left out of its set, as of its last lookup."},
-	metrics.Limit:    {LimitName, "{request}", "The concurrency limit an adaptive limiter holds."},
+	metrics.InFlight:  {InFlightName, "{request}", "Requests from the grant of their reservation to the end of their call."},
+	metrics.Waiting:   {WaitingName, "{request}", "Callers waiting in Ready for capacity."},
+	metrics.Queued:    {QueuedName, "{request}", "Requests queued in a Buffer or in its worker's hand."},
+	metrics.Shed:      {ShedName, "{request}", "Requests a LoadShed turned away."},
+	metrics.TimedOut:  {TimedOutName, "{request}", "Calls a Timeout ended with ErrElapsed."},
+	metrics.Retried:   {RetriedName, "{request}", "Retries a Retry sent."},
+	metrics.Hedged:    {HedgedName, "{request}", "Hedges a Hedge sent."},
+	metrics.Excluded:  {ExcludedName, "{address}", "Addresses a discovery found beyond its cap and left out of its set, as of its last lookup."},
+	metrics.Limit:     {LimitName, "{request}", "The concurrency limit an adaptive limiter holds."},
+	metrics.Open:      {OpenName, "{breaker}", "Circuit breakers open or half-open."},
+	metrics.Tripped:   {TrippedName, "{trip}", "Times a circuit breaker opened."},
+	metrics.Ejected:   {EjectedName, "{endpoint}", "Endpoints a balancer's outlier detection holds out of its set."},
+	metrics.Throttled: {ThrottledName, "{request}", "Requests a client-side adaptive throttle failed without sending them."},
 }
 
 // Sink is a [metrics.Sink] that reports to OpenTelemetry instruments: an
 // Int64ObservableUpDownCounter each for InFlight, Waiting, Queued,
-// Excluded and Limit, an Int64ObservableCounter each for Shed, TimedOut, Retried and
-// Hedged, an Int64ObservableCounter of calls by outcome ([CallsName]), and
+// Excluded, Limit, Open and Ejected, an Int64ObservableCounter each for
+// Shed, TimedOut, Retried, Hedged, Tripped and Throttled, an Int64ObservableCounter of calls by outcome ([CallsName]), and
 // a Float64Histogram of latencies in seconds ([LatencyName]). Every
 // measurement carries the attributes given with [WithAttributes], fixed
 // when the Sink is made; the calls and the latencies also carry

@@ -118,10 +118,11 @@ func TestInstruments(t *testing.T) {
 	if err := reader.Collect(context.Background(), &rm); err != nil {
 		t.Fatal(err)
 	}
+	units := map[string]string{"tower.excluded": "{address}", "tower.breakers.open": "{breaker}", "tower.breakers.tripped": "{trip}", "tower.ejected": "{endpoint}"}
 	upDown := func(name, desc string, v int64) metricdata.Metrics {
-		unit := "{request}"
-		if name == "tower.excluded" {
-			unit = "{address}"
+		unit := units[name]
+		if unit == "" {
+			unit = "{request}"
 		}
 		return metricdata.Metrics{Name: name, Description: desc, Unit: unit, Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality, IsMonotonic: false,
@@ -129,7 +130,11 @@ func TestInstruments(t *testing.T) {
 		}}
 	}
 	counter := func(name, desc string) metricdata.Metrics {
-		return metricdata.Metrics{Name: name, Description: desc, Unit: "{request}", Data: metricdata.Sum[int64]{
+		unit := units[name]
+		if unit == "" {
+			unit = "{request}"
+		}
+		return metricdata.Metrics{Name: name, Description: desc, Unit: unit, Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality, IsMonotonic: true,
 			DataPoints: []metricdata.DataPoint[int64]{{Value: 1}},
 		}}
@@ -159,6 +164,10 @@ func TestInstruments(t *testing.T) {
 			counter("tower.hedged", "Hedges a Hedge sent."),
 			upDown("tower.excluded", "Addresses a discovery found beyond its cap and left out of its set, as of its last lookup.", 1),
 			upDown("tower.limit", "The concurrency limit an adaptive limiter holds.", 1),
+			upDown("tower.breakers.open", "Circuit breakers open or half-open.", 1),
+			counter("tower.breakers.tripped", "Times a circuit breaker opened."),
+			upDown("tower.ejected", "Endpoints a balancer's outlier detection holds out of its set.", 1),
+			counter("tower.throttled", "Requests a client-side adaptive throttle failed without sending them."),
 			{
 				Name: "tower.calls", Description: "Calls the metrics layer observed, by outcome.", Unit: "{call}",
 				Data: metricdata.Sum[int64]{Temporality: metricdata.CumulativeTemporality, IsMonotonic: true, DataPoints: calls},
@@ -190,12 +199,15 @@ func TestSinkZeroFromConstruction(t *testing.T) {
 	meter, reader := newReader()
 	mustSink(t, meter, towerotel.WithAttributes(attribute.String("layer", "limit")))
 	want := strings.Join([]string{
+		"tower.breakers.open{layer=limit} 0",
+		"tower.breakers.tripped{layer=limit} 0",
 		"tower.calls{layer=limit,tower.outcome=canceled} 0",
 		"tower.calls{layer=limit,tower.outcome=error} 0",
 		"tower.calls{layer=limit,tower.outcome=served} 0",
 		"tower.calls{layer=limit,tower.outcome=shed} 0",
 		"tower.calls{layer=limit,tower.outcome=throttled} 0",
 		"tower.calls{layer=limit,tower.outcome=timed_out} 0",
+		"tower.ejected{layer=limit} 0",
 		"tower.excluded{layer=limit} 0",
 		"tower.hedged{layer=limit} 0",
 		"tower.inflight{layer=limit} 0",
@@ -203,6 +215,7 @@ func TestSinkZeroFromConstruction(t *testing.T) {
 		"tower.queued{layer=limit} 0",
 		"tower.retried{layer=limit} 0",
 		"tower.shed{layer=limit} 0",
+		"tower.throttled{layer=limit} 0",
 		"tower.timed_out{layer=limit} 0",
 		"tower.waiting{layer=limit} 0",
 	}, "\n")
