@@ -28,13 +28,15 @@ type Budget interface {
 // retries for a share of the requests deposited over the last ttl, plus a
 // reserve of minPerSec retries per second for callers that send little.
 //
-// The arithmetic is tower's, integer for integer. A deposit adds
-// depositAmount and a retry costs withdrawAmount: (0, 1) for a retryPercent
-// of 0, (1, trunc(1/retryPercent)) up to 1, and (1000,
-// trunc(1000/retryPercent)) above, computed in float32 as tower does. So a
-// retryPercent of 0.2 costs 5 deposits per retry, and one of 0.6 costs 1,
-// allowing 100%, not 60% (tower issue #857). The reserve is
-// minPerSec·(ttl in whole seconds)·withdrawAmount, and never runs out: a
+// The arithmetic is tower's as it was meant to be, not as it is: tower
+// computes a retry's cost in whole deposits, trunc(1/retryPercent), so a
+// retryPercent of 0.6 costs 1 deposit and allows 100% retries, not 60%,
+// and any percent between 0.5 and 1 allows 100% (tower issue #857). Here a
+// deposit adds retryPercent in millionths, rounded, and a retry costs a
+// million: a retryPercent of 0.6 allows exactly 60 retries per 100
+// deposits, 0.2 exactly 20, 1/3 allows 33 per 100 (333,333 millionths
+// each), and a percent is honoured to the millionth. The reserve is
+// minPerSec·(ttl in whole seconds) retries, and never runs out: a
 // withdrawal succeeds while the sum of the recent deposits and withdrawals
 // and the reserve covers its cost.
 //
@@ -85,35 +87,25 @@ func NewTPSBudget(ttl time.Duration, minPerSec int, retryPercent float64) *TPSBu
 	if minPerSec < 0 || minPerSec >= math.MaxInt32 {
 		panic(fmt.Sprintf("retry.NewTPSBudget: minPerSec must be between 0 and %d, got %d", math.MaxInt32-1, minPerSec))
 	}
-	dep, wd := tpsAmounts(float32(retryPercent))
-	reserve := satMul(satMul(int64(minPerSec), int64(ttl/time.Second)), wd)
+	dep, wd := tpsAmounts(retryPercent)
 	return &TPSBudget{
 		expired:  time.Now(),
 		window:   ttl / tpsSlots,
-		reserve:  reserve,
+		reserve:  int64(minPerSec) * int64(ttl/time.Second) * wd,
 		deposit:  dep,
 		withdraw: wd,
 	}
 }
 
-// tpsAmounts returns tower's deposit and withdrawal amounts for p, in
-// float32 arithmetic: each quotient is rounded to float32, then truncated
-// toward zero, saturating as Rust's `as isize` does.
-func tpsAmounts(p float32) (deposit, withdraw int64) {
-	if p == 0 {
-		return 0, 1
-	}
-	if p <= 1 {
-		return 1, truncSat(float32(1 / p))
-	}
-	return 1000, truncSat(float32(1000 / p))
-}
+// tpsUnit is what a retry costs: a deposit adds retryPercent of it.
+const tpsUnit = 1_000_000
 
-func truncSat(f float32) int64 {
-	if f >= math.MaxInt64 {
-		return math.MaxInt64
-	}
-	return int64(f)
+// tpsAmounts returns what a deposit adds and a withdrawal takes for
+// retryPercent p: p in millionths, rounded to the nearest, and a million.
+// The largest values, 1000 retries per deposit and a reserve of
+// (1<<31-2)·60 retries, stay far below math.MaxInt64.
+func tpsAmounts(p float64) (deposit, withdraw int64) {
+	return int64(math.Round(p * tpsUnit)), tpsUnit
 }
 
 // Deposit adds a deposit to the current slot.
@@ -184,12 +176,4 @@ func satAdd(a, b int64) int64 {
 		return math.MinInt64
 	}
 	return s
-}
-
-// satMul multiplies two values that are not negative, saturating.
-func satMul(a, b int64) int64 {
-	if a != 0 && b > math.MaxInt64/a {
-		return math.MaxInt64
-	}
-	return a * b
 }

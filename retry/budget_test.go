@@ -75,9 +75,10 @@ func TestTPSBudgetReserve(t *testing.T) {
 // current is not cleared, so the deposits it held count until the next
 // expiry overwrites it. With a ttl of 1s, two deposits at 0ms are committed
 // to slot 0 at 901ms, the nine others are cleared, and slot 0 becomes
-// current again: the balance is 2. A withdrawal then leaves 0; at 1002ms
-// the expiry commits the current amount, -2, over slot 0's 2, and the
-// balance falls to -2 until the withdrawal expires.
+// current again: the balance is two deposits, one retry. A withdrawal then
+// leaves 0; at 1002ms the expiry commits the current amount, minus a
+// retry, over slot 0's two deposits, and the balance falls to minus a
+// retry until the withdrawal expires.
 func TestTPSBudgetCurrentSlotNotCleared(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := retry.NewTPSBudget(time.Second, 0, 0.5)
@@ -89,35 +90,36 @@ func TestTPSBudgetCurrentSlotNotCleared(t *testing.T) {
 			t.Errorf("balance at 901ms: got %d, want 0", got)
 		}
 		time.Sleep(101 * time.Millisecond)
-		b.Deposit() // 1002ms: expires, then deposits 1
-		if got := b.Balance(); got != -1 {
-			t.Errorf("balance at 1002ms after one deposit: got %d, want -1", got)
+		b.Deposit() // 1002ms: expires, then deposits half a retry
+		if got := b.Balance(); got != -500_000 {
+			t.Errorf("balance at 1002ms after one deposit: got %d, want -500000", got)
 		}
 		time.Sleep(1000 * time.Millisecond)
 		b.Deposit() // 2002ms: the withdrawal has expired
-		if got := b.Balance(); got != 2 {
-			t.Errorf("balance at 2002ms: got %d, want 2", got)
+		if got := b.Balance(); got != 1_000_000 {
+			t.Errorf("balance at 2002ms: got %d, want 1000000", got)
 		}
 	})
 }
 
-// tower's integer amounts, truncation and all.
+// A deposit adds retryPercent in millionths and a retry costs a million:
+// tower's intended ratio, where tower's own truncates 1/retryPercent.
 func TestTPSBudgetAmounts(t *testing.T) {
 	tests := []struct {
 		percent           float64
 		deposit, withdraw int64
 	}{
-		{0, 0, 1},
-		{0.1, 1, 10},
-		{0.2, 1, 5}, // in float64, 1/float32(0.2) would truncate to 4
-		{0.5, 1, 2},
-		{0.6, 1, 1}, // tower issue #857: 100% rather than 60%
-		{1, 1, 1},
-		{2, 1000, 500},
-		{3, 1000, 333},
-		{1000, 1000, 1},
-		{1e-45, 1, math.MaxInt64}, // 1/p overflows: saturates
-		{1e-50, 0, 1},             // 0 as a float32
+		{0, 0, 1_000_000},
+		{0.1, 100_000, 1_000_000},
+		{0.2, 200_000, 1_000_000},
+		{0.6, 600_000, 1_000_000}, // tower: 1 and 1, 100% (tower issue #857)
+		{1.0 / 3, 333_333, 1_000_000},
+		{2.0 / 3, 666_667, 1_000_000}, // rounded, not truncated
+		{1, 1_000_000, 1_000_000},
+		{3, 3_000_000, 1_000_000},
+		{1000, 1_000_000_000, 1_000_000},
+		{4e-7, 0, 1_000_000}, // below half a millionth: nothing
+		{6e-7, 1, 1_000_000},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.percent), func(t *testing.T) {
@@ -129,6 +131,34 @@ func TestTPSBudgetAmounts(t *testing.T) {
 	}
 }
 
+// The budget allows the share of retries its retryPercent says, to the
+// retry, where tower's allows 100 for each of these up to 1: 100 deposits
+// and then withdrawals until one fails, without a reserve.
+func TestTPSBudgetAllowsItsPercent(t *testing.T) {
+	for _, tt := range []struct {
+		percent float64
+		want    int
+	}{
+		{0.6, 60}, {0.2, 20}, {0.75, 75}, {1.0 / 3, 33}, {2.0 / 3, 66}, {0.999, 99}, {1, 100}, {2.5, 250}, {0, 0},
+	} {
+		t.Run(fmt.Sprint(tt.percent), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				b := retry.NewTPSBudget(10*time.Second, 0, tt.percent)
+				for range 100 {
+					b.Deposit()
+				}
+				got := 0
+				for b.Withdraw() {
+					got++
+				}
+				if got != tt.want {
+					t.Errorf("100 deposits at %v allowed %d retries, want %d", tt.percent, got, tt.want)
+				}
+			})
+		})
+	}
+}
+
 func TestTPSBudgetReserveAmount(t *testing.T) {
 	tests := []struct {
 		ttl       time.Duration
@@ -136,9 +166,9 @@ func TestTPSBudgetReserveAmount(t *testing.T) {
 		percent   float64
 		want      int64
 	}{
-		{10 * time.Second, 10, 0.2, 10 * 10 * 5}, // tower's default
-		{1500 * time.Millisecond, 4, 1, 4},       // whole seconds of ttl
-		{time.Minute, math.MaxInt32 - 1, 1e-45, math.MaxInt64},
+		{10 * time.Second, 10, 0.2, 10 * 10 * 1_000_000}, // tower's default: 100 retries
+		{1500 * time.Millisecond, 4, 1, 4 * 1_000_000},   // whole seconds of ttl
+		{time.Minute, math.MaxInt32 - 1, 0, (math.MaxInt32 - 1) * 60 * 1_000_000},
 	}
 	for _, tt := range tests {
 		if got := retry.NewTPSBudget(tt.ttl, tt.minPerSec, tt.percent).Reserve(); got != tt.want {
@@ -182,7 +212,7 @@ func TestTPSBudgetConcurrentWithdrawals(t *testing.T) {
 
 func TestTPSBudgetString(t *testing.T) {
 	b := retry.NewTPSBudget(10*time.Second, 10, 0.2)
-	want := "TPSBudget{deposit: 1, withdraw: 5, balance: 500}"
+	want := "TPSBudget{deposit: 200000, withdraw: 1000000, balance: 100000000}"
 	if got := b.String(); got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
@@ -207,20 +237,5 @@ func TestTPSBudgetBadInputPanics(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			towertest.Panics(t, tt.want, func() { retry.NewTPSBudget(tt.ttl, tt.minPerSec, tt.percent) })
 		})
-	}
-}
-
-// A reserve just below math.MaxInt64 is exact, not saturated: 60s of
-// 2147483536 retries a second, each withdrawing 71582792, is
-// 9223372036854750720, 25087 short of the maximum.
-func TestTPSBudgetReserveJustBelowMax(t *testing.T) {
-	p := float64(1 / float32(71582792))
-	if _, wd := retry.TPSAmounts(p); wd != 71582792 {
-		t.Fatalf("withdrawal for %v: got %d, want 71582792", p, wd)
-	}
-	b := retry.NewTPSBudget(time.Minute, 2147483536, p)
-	want := "TPSBudget{deposit: 1, withdraw: 71582792, balance: 9223372036854750720}"
-	if got := b.String(); got != want {
-		t.Errorf("got %q, want %q", got, want)
 	}
 }

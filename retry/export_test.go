@@ -15,7 +15,7 @@ func (b *ExponentialBackoff) SetRand(f func() float64) { b.rand = f }
 func (b *FullJitterBackoff) SetRand(f func() float64) { b.rand = f }
 
 // TPSAmounts returns what a TPSBudget deposits and withdraws for p.
-func TPSAmounts(p float64) (deposit, withdraw int64) { return tpsAmounts(float32(p)) }
+func TPSAmounts(p float64) (deposit, withdraw int64) { return tpsAmounts(p) }
 
 // Reserve returns the budget's reserve.
 func (b *TPSBudget) Reserve() int64 { return b.reserve }
