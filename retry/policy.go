@@ -62,6 +62,14 @@ type Attempt[Req, Res any] struct {
 	// if the policy does not retry. The policy may change them.
 	Res Res
 	Err error
+	// Latency is how long the attempt took, from the start of its Call on
+	// the inner service's permit to its return: neither the backoff nor
+	// the wait for the inner service's readiness is in it. It is measured
+	// only for a request whose ctx has a deadline, and 0 otherwise: the
+	// deadline is what a policy weighs a latency against, and two clock
+	// reads would be a good share of what a Retry costs a request that
+	// needs no retry.
+	Latency time.Duration
 }
 
 // A SessionPolicy is a [Policy] that keeps state for each request, as a

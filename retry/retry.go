@@ -8,6 +8,7 @@ import (
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/isnil"
+	"github.com/towergo/tower/internal/mono"
 	"github.com/towergo/tower/internal/option"
 	"github.com/towergo/tower/metrics"
 )
@@ -139,15 +140,17 @@ func (w *wrapper[Req, Res]) CallWrapped(ctx context.Context, inner tower.Permit[
 		policy = w.sessions.NewSession()
 	}
 	keep, ok := policy.Clone(req)
-	res, err := inner.Call(ctx, req)
 	if !ok {
-		return res, err
+		return inner.Call(ctx, req)
 	}
+	start, timed := clock(ctx)
+	res, err := inner.Call(ctx, req)
+	took := since(start, timed)
 	a, _ := w.attempts.Get().(*Attempt[Req, Res])
 	if a == nil {
 		a = new(Attempt[Req, Res])
 	}
-	*a = Attempt[Req, Res]{N: 1, Req: keep, Res: res, Err: err}
+	*a = Attempt[Req, Res]{N: 1, Req: keep, Res: res, Err: err, Latency: took}
 	defer w.putAttempt(a)
 	for {
 		wait, again := policy.Retry(ctx, a)
@@ -156,30 +159,30 @@ func (w *wrapper[Req, Res]) CallWrapped(ctx context.Context, inner tower.Permit[
 		}
 		// Only a request that is retried looks for a Tracer.
 		if t := metrics.TracerFrom(ctx); t != nil {
-			keep, ok, res, err = w.tracedRetry(ctx, t, policy, a, wait)
+			keep, ok, res, took, err = w.tracedRetry(ctx, t, policy, a, wait)
 		} else {
-			keep, ok, res, err = w.retry(ctx, policy, a.Req, wait)
+			keep, ok, res, took, err = w.retry(ctx, policy, a.Req, wait)
 		}
 		if !ok {
 			return res, err
 		}
 		a.N++
-		a.Req, a.Res, a.Err = keep, res, err
+		a.Req, a.Res, a.Err, a.Latency = keep, res, err, took
 	}
 }
 
 // retry makes one retry of req: it waits wait, then for the inner service
 // to be ready, and sends req. It returns the copy of req the policy keeps
-// for the next attempt and the retry's result; ok is false if there is to
-// be no next attempt whatever the policy says: ctx ended, the inner
-// service failed, or the policy cannot copy req.
-func (w *wrapper[Req, Res]) retry(ctx context.Context, policy Policy[Req, Res], req Req, wait time.Duration) (keep Req, ok bool, res Res, err error) {
+// for the next attempt, the retry's result and how long its call took; ok
+// is false if there is to be no next attempt whatever the policy says: ctx
+// ended, the inner service failed, or the policy cannot copy req.
+func (w *wrapper[Req, Res]) retry(ctx context.Context, policy Policy[Req, Res], req Req, wait time.Duration) (keep Req, ok bool, res Res, took time.Duration, err error) {
 	if err := sleep(ctx, wait); err != nil {
-		return keep, false, res, err
+		return keep, false, res, 0, err
 	}
 	p, err := w.inner.Ready(ctx)
 	if err != nil {
-		return keep, false, res, err
+		return keep, false, res, 0, err
 	}
 	return w.send(ctx, policy, p, req)
 }
@@ -190,7 +193,7 @@ var errPanicked = errors.New("retry: a panic went through the attempt")
 // tracedRetry is retry for a request whose context carries t: the retry
 // runs under the context t.StartAttempt returns, and t.EndAttempt hears
 // how it ended. a is the attempt before it.
-func (w *wrapper[Req, Res]) tracedRetry(ctx context.Context, t metrics.Tracer, policy Policy[Req, Res], a *Attempt[Req, Res], wait time.Duration) (keep Req, ok bool, res Res, err error) {
+func (w *wrapper[Req, Res]) tracedRetry(ctx context.Context, t metrics.Tracer, policy Policy[Req, Res], a *Attempt[Req, Res], wait time.Duration) (keep Req, ok bool, res Res, took time.Duration, err error) {
 	actx := t.StartAttempt(ctx, metrics.Attempt{Kind: metrics.RetryAttempt, N: a.N + 1, Delay: wait, Cause: a.Err})
 	ended := false
 	defer func() {
@@ -198,24 +201,44 @@ func (w *wrapper[Req, Res]) tracedRetry(ctx context.Context, t metrics.Tracer, p
 			t.EndAttempt(actx, errPanicked)
 		}
 	}()
-	keep, ok, res, err = w.retry(actx, policy, a.Req, wait)
+	keep, ok, res, took, err = w.retry(actx, policy, a.Req, wait)
 	ended = true
 	t.EndAttempt(actx, err)
-	return keep, ok, res, err
+	return keep, ok, res, took, err
 }
 
 // send sends req, a retry, on p, and returns the copy of it the policy
-// keeps for the next attempt, with the retry's result. If the policy's
-// Clone or the metrics sink panics before p is called, p is given back
-// as the panic goes on up to the caller.
-func (w *wrapper[Req, Res]) send(ctx context.Context, policy Policy[Req, Res], p tower.Permit[Req, Res], req Req) (keep Req, ok bool, res Res, err error) {
+// keeps for the next attempt, with the retry's result and how long its
+// call took. If the policy's Clone or the metrics sink panics before p is
+// called, p is given back as the panic goes on up to the caller.
+func (w *wrapper[Req, Res]) send(ctx context.Context, policy Policy[Req, Res], p tower.Permit[Req, Res], req Req) (keep Req, ok bool, res Res, took time.Duration, err error) {
 	defer p.Release() // after the call it does nothing
 	keep, ok = policy.Clone(req)
 	if w.sink != nil {
 		w.sink.Add(metrics.Retried, 1)
 	}
+	start, timed := clock(ctx)
 	res, err = p.Call(ctx, req)
-	return keep, ok, res, err
+	return keep, ok, res, since(start, timed), err
+}
+
+// clock starts the clock of an attempt under ctx, if ctx has a deadline:
+// only then can a policy use the attempt's latency, and a clock read is a
+// good share of what a Retry costs a request. It returns the time now and
+// true, or false without reading the clock.
+func clock(ctx context.Context) (time.Duration, bool) {
+	if _, ok := ctx.Deadline(); !ok {
+		return 0, false
+	}
+	return mono.Now(), true
+}
+
+// since returns the time since start, if the clock was started.
+func since(start time.Duration, timed bool) time.Duration {
+	if !timed {
+		return 0
+	}
+	return mono.Now() - start
 }
 
 // putAttempt clears a, so that the pool holds no request or response, and

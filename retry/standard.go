@@ -3,6 +3,8 @@ package retry
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"sync/atomic"
 	"time"
 
 	"github.com/towergo/tower/internal/isnil"
@@ -20,23 +22,43 @@ import (
 //  3. Once the request has had its maximum number of attempts, the last
 //     result is returned.
 //  4. If ctx is done, the last result is returned.
-//  5. The wait is the backoff's delay for this attempt, or none. If ctx
-//     has a deadline that the wait would reach, the last result is
-//     returned now rather than a context error later: a retry that could
-//     not even start in time is not worth waiting for.
-//  6. If the budget has nothing to withdraw, the last result is returned:
+//  5. The wait is the backoff's delay for this attempt, or none. With
+//     [WithPushback], a result that asks for a wait (an HTTP Retry-After)
+//     makes it at least that; one that asks for no retry, or for a wait
+//     beyond the policy's maximum, is returned as it is.
+//  6. If ctx has a deadline, and the wait and then the time an attempt is
+//     likely to take would reach it, the last result is returned now: a
+//     retry that cannot answer in time only adds load, and the caller
+//     gets the attempt's own result rather than a context error later.
+//     The time an attempt is likely to take is [StandardPolicy.Expected].
+//  7. If the budget has nothing to withdraw, the last result is returned:
 //     an exhausted budget gives the caller what the inner service last
 //     said, response or error, not an error of its own.
 //
-// A StandardPolicy keeps no state per request (it counts with [Attempt.N]),
-// so it costs nothing per request beyond its budget. It is safe for
+// The latency an attempt is likely to take is learnt from the attempts
+// whose result was final, the ones retryable did not want retried, of
+// requests with a deadline (only theirs are timed, see [Attempt.Latency]):
+// an exponentially weighted moving average of their latencies, each new
+// one weighing 1/8. Failures are left out because a backend that
+// fails fast (a refused connection, a 503 from its load shedder) would
+// make an attempt that succeeds look quicker than it is. Until the first
+// final result, the policy expects nothing, and checks only the wait
+// against the deadline.
+//
+// A StandardPolicy keeps no state per request (it counts with
+// [Attempt.N]), so it costs nothing per request beyond its budget, and,
+// for a request with a deadline, one atomic load and store of the latency
+// it expects. It is safe for
 // concurrent use. Its zero value is not usable; build one with
 // [NewPolicy]. Req is the request type and Res the response type.
 type StandardPolicy[Req, Res any] struct {
 	retryable   func(res Res, err error) bool
+	pushback    func(res Res, err error) (time.Duration, bool) // nil: none
+	maxPushback time.Duration
 	maxAttempts int
 	backoff     Backoff
 	budget      Budget
+	expected    atomic.Int64 // nanoseconds: the moving average of final attempts' latencies
 }
 
 // A PolicyOption configures a [StandardPolicy].
@@ -46,6 +68,8 @@ type policyOptions struct {
 	maxAttempts int
 	backoff     Backoff
 	budget      Budget
+	pushback    any // a func(Res, error) (time.Duration, bool), checked by NewPolicy
+	maxPushback time.Duration
 }
 
 // WithMaxAttempts sets how many times in all a request may be tried, the
@@ -77,6 +101,27 @@ func WithBudget(b Budget) PolicyOption {
 	return func(o *policyOptions) { o.budget = b }
 }
 
+// WithPushback makes the policy honour the wait a result asks for before
+// the next try: an HTTP Retry-After, gRPC's grpc-retry-pushback-ms. after
+// returns that wait, and true, for a result that carries one; it is asked
+// only about results retryable wants retried. The retry then waits the
+// longer of the pushback and the backoff. A negative pushback is a server
+// asking for no retry at all, and a pushback longer than max is more than
+// the policy will wait: in both cases the result is returned as it is,
+// and the caller sees what the server said, rather than a retry sent
+// sooner than it asked. Res must be the policy's response type; NewPolicy
+// panics if it is not. WithPushback panics if after is nil or max is not
+// positive.
+func WithPushback[Res any](after func(res Res, err error) (wait time.Duration, ok bool), max time.Duration) PolicyOption {
+	if after == nil {
+		panic("retry.WithPushback: nil after")
+	}
+	if max <= 0 {
+		panic(fmt.Sprintf("retry.WithPushback: max must be positive, got %v", max))
+	}
+	return func(o *policyOptions) { o.pushback, o.maxPushback = after, max }
+}
+
 // NewPolicy returns a StandardPolicy that retries the results retryable
 // reports true for: [AnyError] to retry every error. It panics if
 // retryable or an option is nil: what is worth retrying is the caller's
@@ -87,12 +132,21 @@ func NewPolicy[Req, Res any](retryable func(res Res, err error) bool, opts ...Po
 	}
 	o := policyOptions{maxAttempts: 3}
 	option.Onto("retry.NewPolicy", &o, opts)
-	return &StandardPolicy[Req, Res]{
+	p := &StandardPolicy[Req, Res]{
 		retryable:   retryable,
 		maxAttempts: o.maxAttempts,
 		backoff:     o.backoff,
 		budget:      o.budget,
+		maxPushback: o.maxPushback,
 	}
+	if o.pushback != nil {
+		after, ok := o.pushback.(func(Res, error) (time.Duration, bool))
+		if !ok {
+			panic(fmt.Sprintf("retry.NewPolicy: the pushback is a %T, want a %v", o.pushback, reflect.TypeFor[func(Res, error) (time.Duration, bool)]()))
+		}
+		p.pushback = after
+	}
+	return p
 }
 
 // AnyError is a classifier for [NewPolicy] that retries every error and
@@ -111,18 +165,52 @@ func (p *StandardPolicy[Req, Res]) Retry(ctx context.Context, a *Attempt[Req, Re
 	if a.N == 1 && p.budget != nil {
 		p.budget.Deposit()
 	}
-	if !p.retryable(a.Res, a.Err) || a.N >= p.maxAttempts || ctx.Err() != nil {
+	if !p.retryable(a.Res, a.Err) {
+		if _, timed := ctx.Deadline(); timed {
+			p.learn(a.Latency)
+		}
+		return 0, false
+	}
+	if a.N >= p.maxAttempts || ctx.Err() != nil {
 		return 0, false
 	}
 	var wait time.Duration
 	if p.backoff != nil {
 		wait = p.backoff.Delay(a.N)
 	}
-	if d, ok := ctx.Deadline(); ok && !time.Now().Add(wait).Before(d) {
+	if p.pushback != nil {
+		if after, ok := p.pushback(a.Res, a.Err); ok {
+			if after < 0 || after > p.maxPushback {
+				return 0, false
+			}
+			wait = max(wait, after)
+		}
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Add(wait).Add(p.Expected()).Before(d) {
 		return 0, false
 	}
 	if p.budget != nil && !p.budget.Withdraw() {
 		return 0, false
 	}
 	return wait, true
+}
+
+// Expected returns the latency the policy expects of an attempt: the
+// moving average of the latencies of the attempts whose result was final
+// (see the type's doc), or 0 before the first.
+func (p *StandardPolicy[Req, Res]) Expected() time.Duration {
+	return time.Duration(p.expected.Load())
+}
+
+// learn adds the latency of an attempt whose result was final to the
+// moving average. Two attempts that end at once may each overwrite the
+// other's step: the average is an estimate, and a lost step costs less
+// than the compare-and-swap loop that would keep it.
+func (p *StandardPolicy[Req, Res]) learn(d time.Duration) {
+	old := p.expected.Load()
+	if old == 0 {
+		p.expected.Store(int64(max(d, 1)))
+		return
+	}
+	p.expected.Store(old + (int64(d)-old)/8)
 }
