@@ -38,7 +38,14 @@ func NewRotating(period time.Duration, q float64) *rotating { return newRotating
 func (r *rotating) Record(d time.Duration) { r.record(d, time.Now()) }
 
 func (r *rotating) Delay(minPoints uint64) (time.Duration, bool) {
-	return r.delayFor(time.Now(), minPoints)
+	d, _, ok := r.delayFor(time.Now(), minPoints)
+	return d, ok
+}
+
+// Median returns the latency a hedge is expected to take.
+func (r *rotating) Median(minPoints uint64) time.Duration {
+	_, m, _ := r.delayFor(time.Now(), minPoints)
+	return m
 }
 
 func (r *rotating) Preload(ms ...uint64) { r.preload(ms) }

@@ -49,6 +49,12 @@ import (
 // is logged, with its stack, to log/slog's default logger. The hedge's
 // reservation is given back either way.
 //
+// No hedge is armed for a request whose ctx has a deadline that the delay
+// and then the time a hedge is likely to take would reach: a hedge that
+// cannot answer in time only adds load. The time a hedge is likely to take
+// is the median of the previous period's latencies, as the delay is its
+// percentile.
+//
 // Latencies are recorded for the winner only, and only if it succeeded,
 // in milliseconds rounded up: the original's from its call, a hedge's
 // from its own call. They go to the current period's histogram; the delay
@@ -221,9 +227,12 @@ func (w *wrapper[Req, Res]) CallWrapped(ctx context.Context, inner tower.Permit[
 	}
 	clone, ok := h.policy.Clone(req)
 	start := time.Now()
-	var delay time.Duration
+	var delay, median time.Duration
 	if ok {
-		delay, ok = h.histo.delayFor(start, h.minPoints)
+		delay, median, ok = h.histo.delayFor(start, h.minPoints)
+	}
+	if d, timed := ctx.Deadline(); ok && timed && !start.Add(delay).Add(median).Before(d) {
+		ok = false // a hedge sent at the delay could not answer in time
 	}
 	if !ok {
 		res, err := inner.Call(ctx, req)

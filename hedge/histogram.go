@@ -125,6 +125,7 @@ type rotating struct {
 	period      time.Duration
 	q           float64
 	delay       time.Duration // the quantile of read, if cached
+	median      time.Duration // the median of read, if cached
 	cached      bool
 }
 
@@ -150,20 +151,22 @@ func (r *rotating) maybeRotate(now time.Time) {
 	r.cached = false
 }
 
-// delayFor returns the read histogram's quantile as a delay, and whether
-// the read histogram has at least minPoints latencies, as of now.
-func (r *rotating) delayFor(now time.Time, minPoints uint64) (time.Duration, bool) {
+// delayFor returns the read histogram's quantile as a delay, its median as
+// the latency a hedge is likely to take, and whether the read histogram
+// has at least minPoints latencies, as of now.
+func (r *rotating) delayFor(now time.Time, minPoints uint64) (delay, median time.Duration, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.maybeRotate(now)
 	if r.read.total < minPoints {
-		return 0, false
+		return 0, 0, false
 	}
 	if !r.cached {
 		r.delay = time.Duration(r.read.quantile(r.q)) * time.Millisecond
+		r.median = time.Duration(r.read.quantile(0.5)) * time.Millisecond
 		r.cached = true
 	}
-	return r.delay, true
+	return r.delay, r.median, true
 }
 
 // record adds a latency to the write histogram, in milliseconds rounded
