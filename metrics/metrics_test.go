@@ -29,6 +29,11 @@ func TestKindString(t *testing.T) {
 		{metrics.Retried, "Retried"},
 		{metrics.Hedged, "Hedged"},
 		{metrics.Excluded, "Excluded"},
+		{metrics.Limit, "Limit"},
+		{metrics.Open, "Open"},
+		{metrics.Tripped, "Tripped"},
+		{metrics.Ejected, "Ejected"},
+		{metrics.Throttled, "Throttled"},
 		{0, "Kind(0)"},
 		{metrics.Kind(metrics.NumKinds), fmt.Sprintf("Kind(%d)", metrics.NumKinds)},
 	}
@@ -38,6 +43,25 @@ func TestKindString(t *testing.T) {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// An Outcome's name is its metric label; a value that is not one of the
+// constants, 0 or NumOutcomes and above, is named by its number.
+func TestOutcomeString(t *testing.T) {
+	for o, want := range map[metrics.Outcome]string{
+		metrics.OutcomeServed:                "served",
+		metrics.OutcomeError:                 "error",
+		metrics.OutcomeShed:                  "shed",
+		metrics.OutcomeThrottled:             "throttled",
+		metrics.OutcomeTimedOut:              "timed_out",
+		metrics.OutcomeCanceled:              "canceled",
+		0:                                    "Outcome(0)",
+		metrics.Outcome(metrics.NumOutcomes): fmt.Sprintf("Outcome(%d)", metrics.NumOutcomes),
+	} {
+		if got := o.String(); got != want {
+			t.Errorf("Outcome(%d).String(): got %q, want %q", uint8(o), got, want)
+		}
 	}
 }
 

@@ -29,3 +29,36 @@ func TestWordLayout(t *testing.T) {
 		t.Errorf("NoSlot = %d, want -1, below every slot's number", NoSlot)
 	}
 }
+
+// A Sema is striped only when each stripe gets at least unitsPerStripe
+// units, and never more than maxStripes: the count of stripes doubles at
+// exactly 2·stripes·unitsPerStripe units, and the units are spread with
+// the remainder on the first stripes.
+func TestStripes(t *testing.T) {
+	for _, tt := range []struct{ n, stripes int }{
+		{0, 1}, {31, 1}, {32, 2}, {63, 2}, {64, 4}, {255, 8}, {256, 16}, {511, 16}, {512, 16}, {MaxUnits, 16},
+	} {
+		s := New(tt.n)
+		if got := len(s.lines); got != tt.stripes {
+			t.Errorf("New(%d): %d stripes, want %d", tt.n, got, tt.stripes)
+		}
+		total := uint64(0)
+		for i := range s.lines {
+			free := s.lines[i].free.Load() & unitMask
+			if want := uint64(tt.n/tt.stripes + btoi(i < tt.n%tt.stripes)); free != want {
+				t.Errorf("New(%d): stripe %d holds %d units, want %d", tt.n, i, free, want)
+			}
+			total += free
+		}
+		if total != uint64(tt.n) {
+			t.Errorf("New(%d): %d units in all", tt.n, total)
+		}
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
