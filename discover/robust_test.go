@@ -266,3 +266,16 @@ func TestDNSLimits(t *testing.T) {
 		})
 	}
 }
+
+// A cap of one address is allowed, the smallest: the lowest address is
+// kept, and the rest reported as left out.
+func TestDNSCapOfOne(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newFake(ips("10.0.0.3", "10.0.0.1", "10.0.0.2"))
+		d := discover.NewDNS(r, "b", 80, time.Second, (&maker{}).make, discover.WithMaxEndpoints(1))
+		checkSteps(t, nextN(t.Context(), d, time.Now(), 2), []step{
+			{"error: discover: lookup b: found 3 addresses, more than the cap of 1: 2 left out", 0},
+			{"Insert 10.0.0.1:80 svc(10.0.0.1:80)", 0},
+		})
+	})
+}
