@@ -31,8 +31,8 @@ func IsTimeout(err error) bool {
 // the request at that moment, and that the same request may succeed
 // later, when load has fallen: whether the first error in its chain with
 // a method Overloaded() bool answers true. The request was turned away
-// before any of it was served. In this module, loadshed.ErrOverloaded
-// answers it. Package towerhttp answers such an error with 503 and
+// before any of it was served. In this module, loadshed.ErrOverloaded and
+// throttle.ErrThrottled answer it. Package towerhttp answers such an error with 503 and
 // Retry-After, and package towergrpc with codes.ResourceExhausted.
 func IsOverloaded(err error) bool {
 	e, ok := errors.AsType[overloadedError](err)
@@ -43,9 +43,10 @@ func IsOverloaded(err error) bool {
 // requests than it is allowed to, and must slow down: whether the first
 // error in its chain with a method Throttled() bool answers true. Where an
 // overloaded service refuses anyone, a throttled caller is refused for
-// its own rate, a quota per client for instance. No error of this module
-// answers it (limit.Rate makes callers wait rather than refusing them);
-// it is for a user's middleware that refuses. Package towerhttp answers
+// its own rate, a quota per client for instance. In this module,
+// throttle.ErrThrottled answers it: a client that sends more than its
+// backend accepts refuses its own requests (limit.Rate makes callers wait
+// rather than refusing them). Package towerhttp answers
 // such an error with 429 and Retry-After, and package towergrpc with
 // codes.ResourceExhausted.
 func IsThrottled(err error) bool {

@@ -1,0 +1,57 @@
+package throttle
+
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// Moving the window to the bucket it is at, or to one before it (a caller
+// who read the clock before another moved it), changes nothing: every
+// bucket in the window keeps its counts, the oldest included.
+func TestAdvanceNotForward(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var w window
+		w.init(120 * time.Second) // buckets of 1s
+		w.add(true)               // bucket 0
+		time.Sleep(119 * time.Second)
+		w.add(false) // bucket 119: bucket 0 is the oldest in the window
+		for _, b := range []int64{119, 118, 0} {
+			w.advance(b)
+			if r, a := w.counts(); r != 2 || a != 1 {
+				t.Errorf("after advance(%d): %d requests, %d accepts; want 2, 1", b, r, a)
+			}
+			if c := w.cur.Load(); c != 119 {
+				t.Errorf("after advance(%d): at bucket %d, want 119", b, c)
+			}
+		}
+		time.Sleep(time.Second)
+		if r, a := w.counts(); r != 1 || a != 0 {
+			t.Errorf("at 120s: %d requests, %d accepts; want 1, 0", r, a)
+		}
+	})
+}
+
+// The totals are the sum of the slots, and the window is as many buckets
+// as asked for, of the width asked for.
+func TestWindowLayout(t *testing.T) {
+	tests := []struct {
+		d     time.Duration
+		n     int
+		width time.Duration
+	}{
+		{2 * time.Minute, 120, time.Second},
+		{12 * time.Second, 120, 100 * time.Millisecond},
+		{120, 120, 1},
+		{119, 119, 1},
+		{1, 1, 1},
+		{241, 120, 2}, // rounded down: the window is 240ns
+	}
+	for _, tt := range tests {
+		var w window
+		w.init(tt.d)
+		if len(w.slots) != tt.n || w.width != tt.width {
+			t.Errorf("window of %v: %d buckets of %v, want %d of %v", tt.d, len(w.slots), w.width, tt.n, tt.width)
+		}
+	}
+}
