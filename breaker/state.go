@@ -1,0 +1,238 @@
+package breaker
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync/atomic"
+	"time"
+
+	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/mono"
+	"github.com/towergo/tower/metrics"
+)
+
+// State is the state of a [Breaker].
+type State uint8
+
+const (
+	// Closed is the healthy state: requests go through, and their results
+	// are counted toward a trip.
+	Closed State = iota + 1
+	// Open is the tripped state: the breaker is not ready, and lets no
+	// request through until the open delay ends.
+	Open
+	// HalfOpen is the state after the open delay: the breaker lets a few
+	// probes through, and closes or opens again on their results.
+	HalfOpen
+)
+
+// String returns the state's name, "closed", "open" or "half-open", or
+// "State(n)" for a value that is none of them.
+func (s State) String() string {
+	if s == Closed {
+		return "closed"
+	}
+	if s == Open {
+		return "open"
+	}
+	if s == HalfOpen {
+		return "half-open"
+	}
+	return fmt.Sprintf("State(%d)", uint8(s))
+}
+
+// forever is the end of an open delay that never ends: Isolate's.
+const forever = time.Duration(math.MaxInt64)
+
+// An outcome is what a call's result says of the inner service.
+type outcome uint8
+
+const (
+	ignored   outcome = iota // nothing: released unused, or the caller gave up
+	succeeded                // the service answered
+	failed                   // the classifier counts it a failure, or the call panicked
+)
+
+// A period is one stay of the breaker in a state, from one change to the
+// next: its generation. Each permit carries the period it was admitted in
+// (as its tower.Wrapper), and its result counts only if that period is
+// still the breaker's current one.
+type period[Req, Res any] struct {
+	b      *Breaker[Req, Res]
+	state  State
+	until  time.Duration // Open: the end of the delay, on mono's scale
+	consec atomic.Int64  // Closed: failures in a row
+	// HalfOpen, guarded by b.mu: probe permits out (issued and not yet
+	// ended), and probes that succeeded.
+	probes, successes int
+}
+
+// An event is a change of state, to tell the sink and the callback.
+type event struct{ from, to State }
+
+// CallWrapped sends req on inner and records the result.
+func (p *period[Req, Res]) CallWrapped(ctx context.Context, inner tower.Permit[Req, Res], req Req) (res Res, err error) {
+	o := failed // a call that panics is a failure
+	defer func() { p.end(o) }()
+	res, err = inner.Call(ctx, req)
+	o = ignored // a classifier that panics records nothing
+	o = p.b.classify(ctx, res, err)
+	return res, err
+}
+
+// ReleaseWrapped gives back a permit released unused.
+func (p *period[Req, Res]) ReleaseWrapped(inner tower.Permit[Req, Res]) {
+	defer p.end(ignored)
+	inner.Release()
+}
+
+// classify returns the outcome of a call that returned res and err. A
+// result the classifier does not count as a failure, with an error, from
+// a call whose ctx ended, is nothing: the caller gave up, and the backend
+// may or may not have been healthy.
+func (b *Breaker[Req, Res]) classify(ctx context.Context, res Res, err error) outcome {
+	if b.failure(res, err) {
+		return failed
+	}
+	if err != nil && ctx.Err() != nil {
+		return ignored
+	}
+	return succeeded
+}
+
+// end records the outcome of a permit of p.
+func (p *period[Req, Res]) end(o outcome) {
+	b := p.b
+	if p.state == HalfOpen {
+		b.do(func() bool { return b.probeEndedLocked(p, o) })
+		return
+	}
+	if o == ignored {
+		return
+	}
+	if n := b.opts.consecutive; n > 0 {
+		if o == failed {
+			// At or past n, for a trip that a panic in the random source
+			// stopped: the next failure trips.
+			if p.consec.Add(1) >= int64(n) {
+				b.do(func() bool { return b.cur.Load() == p && b.openLocked() })
+			}
+		} else if p.consec.Load() != 0 { // no write, and no cache line taken, while all is well
+			p.consec.Store(0)
+		}
+	}
+	if b.window != nil {
+		b.do(func() bool {
+			return b.cur.Load() == p && b.window.record(mono.Now(), o == failed) && b.openLocked()
+		})
+	}
+}
+
+// probeEndedLocked records the outcome of a probe of p, and reports
+// whether the state changed. b.mu is held.
+func (b *Breaker[Req, Res]) probeEndedLocked(p *period[Req, Res], o outcome) bool {
+	if b.cur.Load() != p {
+		return false // a late probe: its period is over
+	}
+	p.probes--
+	if o == failed {
+		return b.openLocked()
+	}
+	b.wakeLocked() // a probe's place is free
+	if o == succeeded {
+		p.successes++
+		if p.successes >= b.opts.successes {
+			return b.closeLocked()
+		}
+	}
+	return false
+}
+
+// openLocked opens the breaker after one more trip, and reports whether
+// an event was queued. b.mu is held.
+func (b *Breaker[Req, Res]) openLocked() bool {
+	d := b.opts.delay(b.trips+1, b.opts.random()) // user code first: a panic changes nothing
+	b.trips++
+	return b.set(&period[Req, Res]{b: b, state: Open, until: mono.Add(mono.Now(), d)})
+}
+
+// reopenLocked opens the breaker for a delay as long as the last one,
+// after the budget refused a probe. b.mu is held.
+func (b *Breaker[Req, Res]) reopenLocked(now time.Duration) bool {
+	d := b.opts.delay(b.trips, b.opts.random())
+	return b.set(&period[Req, Res]{b: b, state: Open, until: mono.Add(now, d)})
+}
+
+// closeLocked closes the breaker, and reports whether an event was
+// queued. b.mu is held.
+func (b *Breaker[Req, Res]) closeLocked() bool {
+	b.trips = 0
+	if b.window != nil {
+		b.window.reset(mono.Now())
+	}
+	return b.set(&period[Req, Res]{b: b, state: Closed})
+}
+
+// set makes p the current period and wakes the waiters, who look again.
+// It queues the change of state for the sink and the callback, if there
+// is one and someone to tell, and reports whether it did. b.mu is held.
+func (b *Breaker[Req, Res]) set(p *period[Req, Res]) bool {
+	from := b.cur.Load().state
+	b.cur.Store(p)
+	b.wakeLocked()
+	if from == p.state || b.opts.sink == nil && b.opts.onChange == nil {
+		return false
+	}
+	b.events = append(b.events, event{from, p.state})
+	return true
+}
+
+// do runs f under b.mu, and tells the events f queued, if it says it did.
+func (b *Breaker[Req, Res]) do(f func() bool) {
+	if b.locked(f) {
+		b.tell()
+	}
+}
+
+func (b *Breaker[Req, Res]) locked(f func() bool) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return f()
+}
+
+// tell tells the sink and the callback of the queued events, one at a
+// time and in order, outside the lock. A goroutine that finds another
+// telling leaves its events to it.
+func (b *Breaker[Req, Res]) tell() {
+	for {
+		b.mu.Lock()
+		if b.telling || len(b.events) == 0 {
+			b.mu.Unlock()
+			return
+		}
+		ev := b.events[0]
+		b.events = append(b.events[:0], b.events[1:]...)
+		b.telling = true
+		b.mu.Unlock()
+		b.tellOne(ev)
+	}
+}
+
+func (b *Breaker[Req, Res]) tellOne(ev event) {
+	defer b.locked(func() bool { b.telling = false; return false }) // a panic in the callback too
+	if s := b.opts.sink; s != nil {
+		if ev.from == Closed {
+			s.Add(metrics.Open, 1)
+		}
+		if ev.to == Closed {
+			s.Add(metrics.Open, -1)
+		}
+		if ev.to == Open {
+			s.Add(metrics.Tripped, 1)
+		}
+	}
+	if f := b.opts.onChange; f != nil {
+		f(ev.from, ev.to)
+	}
+}
