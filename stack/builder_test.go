@@ -9,6 +9,7 @@ import (
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/adaptive"
+	"github.com/towergo/tower/breaker"
 	"github.com/towergo/tower/buffer"
 	"github.com/towergo/tower/filter"
 	"github.com/towergo/tower/hedge"
@@ -17,6 +18,7 @@ import (
 	"github.com/towergo/tower/metrics"
 	"github.com/towergo/tower/retry"
 	"github.com/towergo/tower/stack"
+	"github.com/towergo/tower/throttle"
 	"github.com/towergo/tower/timeout"
 	"github.com/towergo/tower/towertest"
 )
@@ -110,6 +112,8 @@ func TestMethodsAddTheirPackagesLayer(t *testing.T) {
 		{"RetryWith", b.RetryWith(retry.AnyError, nil), retry.NewLayer(policy)},
 		{"RetryPolicy", b.RetryPolicy(policy), retry.NewLayer(policy)},
 		{"Hedge", b.Hedge(hedge.Idempotent[string]{}, 1, 0.5, time.Second), hedge.NewLayer[string, string](hedge.Idempotent[string]{}, 1, 0.5, time.Second)},
+		{"CircuitBreaker", b.CircuitBreaker(breaker.AnyError), breaker.NewLayer[string, string](breaker.AnyError)},
+		{"Throttle", b.Throttle(throttle.NotOverloaded), throttle.NewLayer[string, string](throttle.NotOverloaded)},
 		{"Filter", b.Filter(pred), filter.NewLayer[string, string](pred)},
 		{"AsyncFilter", b.AsyncFilter(asyncPred), filter.NewAsyncLayer[string, string](asyncPred)},
 		{"Metrics", b.Metrics(&sink), metrics.NewLayer[string, string](&sink)},
@@ -167,6 +171,10 @@ func TestBadInputPanics(t *testing.T) {
 		{"RetryPolicy/policy", func() { b.RetryPolicy(nil) }, "retry.NewLayer: nil policy"},
 		{"Hedge/policy", func() { b.Hedge(nil, 1, 0.5, sec) }, "hedge.NewLayer: nil policy"},
 		{"Hedge/percentile", func() { b.Hedge(hedge.Idempotent[string]{}, 1, 2, sec) }, "hedge.NewLayer: percentile must be between 0 and 1, got 2"},
+		{"CircuitBreaker/failure", func() { b.CircuitBreaker(nil) }, "breaker.NewLayer: nil failure classifier"},
+		{"CircuitBreaker/option", func() { b.CircuitBreaker(breaker.AnyError, breaker.WithProbes(0)) }, "breaker.WithProbes: n must be at least 1, got 0"},
+		{"Throttle/accepted", func() { b.Throttle(nil) }, "throttle.NewLayer: nil accepted classifier"},
+		{"Throttle/option", func() { b.Throttle(throttle.NotOverloaded, throttle.WithK(0.5)) }, "throttle.WithK: k must be a finite number at least 1, got 0.5"},
 		{"Filter/pred", func() { b.Filter(nil) }, "filter.NewLayer: nil predicate"},
 		{"AsyncFilter/pred", func() { b.AsyncFilter(nil) }, "filter.NewAsyncLayer: nil predicate"},
 		{"Metrics/sink", func() { b.Metrics(nil) }, "metrics.NewLayer: nil sink"},

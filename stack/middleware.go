@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/towergo/tower/adaptive"
+	"github.com/towergo/tower/breaker"
 	"github.com/towergo/tower/buffer"
 	"github.com/towergo/tower/filter"
 	"github.com/towergo/tower/hedge"
@@ -11,6 +12,7 @@ import (
 	"github.com/towergo/tower/loadshed"
 	"github.com/towergo/tower/metrics"
 	"github.com/towergo/tower/retry"
+	"github.com/towergo/tower/throttle"
 	"github.com/towergo/tower/timeout"
 )
 
@@ -123,6 +125,22 @@ func (b Builder[Req, Res]) RetryPolicy(policy retry.Policy[Req, Res], opts ...re
 // percentile, period, opts...).
 func (b Builder[Req, Res]) Hedge(policy hedge.Policy[Req], minDataPoints int, percentile float64, period time.Duration, opts ...hedge.Option) Builder[Req, Res] {
 	return b.with(hedge.NewLayer[Req, Res](policy, minDataPoints, percentile, period, opts...))
+}
+
+// CircuitBreaker adds a circuit breaker: once the results failure counts
+// as failures trip it, its Ready waits until a probe may go, so that a
+// balancer above passes its endpoint over and a LoadShed above sheds at
+// once. It is [breaker.NewLayer](failure, opts...).
+func (b Builder[Req, Res]) CircuitBreaker(failure func(res Res, err error) bool, opts ...breaker.Option) Builder[Req, Res] {
+	return b.with(breaker.NewLayer[Req, Res](failure, opts...))
+}
+
+// Throttle adds client-side adaptive throttling: a request is failed at
+// once with [throttle.ErrThrottled], with a probability that grows as the
+// backend accepts less than a share of what is sent (the results accepted
+// says were accepted). It is [throttle.NewLayer](accepted, opts...).
+func (b Builder[Req, Res]) Throttle(accepted func(res Res, err error) bool, opts ...throttle.Option) Builder[Req, Res] {
+	return b.with(throttle.NewLayer[Req, Res](accepted, opts...))
 }
 
 // Filter adds a Filter: pred sees each request in Call, and either

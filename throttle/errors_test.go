@@ -88,17 +88,17 @@ func TestBadInputPanics(t *testing.T) {
 		{"LayerNilClassifier", "throttle.NewLayer: nil accepted classifier", func() { throttle.NewLayer[string, string](nil) }},
 		{"LayerNilOption", "throttle.NewLayer: option 0 is nil", func() { throttle.NewLayer[string](accept, nil) }},
 		{"LayerWrapNil", "throttle.New: nil inner service", func() { throttle.NewLayer[string](accept).Wrap(nil) }},
-		{"KBelowOne", "throttle.WithK: k is 0.999, want a finite number at least 1", func() { throttle.WithK(0.999) }},
-		{"KZero", "throttle.WithK: k is 0, want a finite number at least 1", func() { throttle.WithK(0) }},
-		{"KNaN", "throttle.WithK: k is NaN, want a finite number at least 1", func() { throttle.WithK(math.NaN()) }},
-		{"KInf", "throttle.WithK: k is +Inf, want a finite number at least 1", func() { throttle.WithK(math.Inf(1)) }},
-		{"WindowZero", "throttle.WithWindow: window is 0s, want more than 0", func() { throttle.WithWindow(0) }},
-		{"WindowNegative", "throttle.WithWindow: window is -1ns, want more than 0", func() { throttle.WithWindow(-1) }},
-		{"MaxRejectionNegative", "throttle.WithMaxRejection: probability is -0.1, want it in [0, 1]", func() { throttle.WithMaxRejection(-0.1) }},
-		{"MaxRejectionAboveOne", "throttle.WithMaxRejection: probability is 1.0000000000000002, want it in [0, 1]", func() {
+		{"KBelowOne", "throttle.WithK: k must be a finite number at least 1, got 0.999", func() { throttle.WithK(0.999) }},
+		{"KZero", "throttle.WithK: k must be a finite number at least 1, got 0", func() { throttle.WithK(0) }},
+		{"KNaN", "throttle.WithK: k must be a finite number at least 1, got NaN", func() { throttle.WithK(math.NaN()) }},
+		{"KInf", "throttle.WithK: k must be a finite number at least 1, got +Inf", func() { throttle.WithK(math.Inf(1)) }},
+		{"WindowZero", "throttle.WithWindow: d must be positive, got 0s", func() { throttle.WithWindow(0) }},
+		{"WindowNegative", "throttle.WithWindow: d must be positive, got -1ns", func() { throttle.WithWindow(-1) }},
+		{"MaxRejectionNegative", "throttle.WithMaxRejection: p must be between 0 and 1, got -0.1", func() { throttle.WithMaxRejection(-0.1) }},
+		{"MaxRejectionAboveOne", "throttle.WithMaxRejection: p must be between 0 and 1, got 1.0000000000000002", func() {
 			throttle.WithMaxRejection(math.Nextafter(1, 2))
 		}},
-		{"MaxRejectionNaN", "throttle.WithMaxRejection: probability is NaN, want it in [0, 1]", func() { throttle.WithMaxRejection(math.NaN()) }},
+		{"MaxRejectionNaN", "throttle.WithMaxRejection: p must be between 0 and 1, got NaN", func() { throttle.WithMaxRejection(math.NaN()) }},
 		{"NilRand", "throttle.WithRand: nil Rand", func() { throttle.WithRand(nil) }},
 		{"TypedNilRand", "throttle.WithRand: nil Rand", func() { throttle.WithRand((*script)(nil)) }},
 	}

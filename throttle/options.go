@@ -63,7 +63,7 @@ type options struct {
 // rejected (with K = 0.5, nearly half).
 func WithK(k float64) Option {
 	if !(k >= 1) || math.IsInf(k, 1) {
-		panic(fmt.Sprintf("throttle.WithK: k is %v, want a finite number at least 1", k))
+		panic(fmt.Sprintf("throttle.WithK: k must be a finite number at least 1, got %v", k))
 	}
 	return func(o *options) { o.k = k }
 }
@@ -78,7 +78,7 @@ func WithK(k float64) Option {
 // unless d > 0.
 func WithWindow(d time.Duration) Option {
 	if d <= 0 {
-		panic(fmt.Sprintf("throttle.WithWindow: window is %v, want more than 0", d))
+		panic(fmt.Sprintf("throttle.WithWindow: d must be positive, got %v", d))
 	}
 	return func(o *options) { o.window = d }
 }
@@ -95,7 +95,7 @@ func WithWindow(d time.Duration) Option {
 // p is in [0, 1].
 func WithMaxRejection(p float64) Option {
 	if !(p >= 0 && p <= 1) {
-		panic(fmt.Sprintf("throttle.WithMaxRejection: probability is %v, want it in [0, 1]", p))
+		panic(fmt.Sprintf("throttle.WithMaxRejection: p must be between 0 and 1, got %v", p))
 	}
 	return func(o *options) { o.maxReject = p }
 }
