@@ -18,9 +18,11 @@ import (
 // balancer is what P2C and RoundRobin share: a ready cache fed by a
 // Discover, and a Ready that takes what the picker chooses.
 type balancer[K comparable, Req, Res any, S tower.Service[Req, Res]] struct {
-	cache *readycache.Cache[K, Req, Res, S]
-	pick  readycache.Picker[S]
-	o     options
+	cache    *readycache.Cache[K, Req, Res, S]
+	pick     readycache.Picker[S]
+	o        options
+	wrap     func(K, S) S // wraps an endpoint for outlier detection; nil without
+	detector *detector[K] // the outlier detection; nil without
 
 	answered   atomic.Bool   // the Discover has answered once
 	answeredCh chan struct{} // closed when answered is set
@@ -54,11 +56,17 @@ func (b *balancer[K, Req, Res, S]) init(fn string, d discover.Discover[K, S], pi
 	cacheOpts := []readycache.Option[K]{readycache.WithFailureHandler(func(f *readycache.Failed[K]) {
 		b.report(f)
 	})}
+	var onRemove func(K, S)
 	if b.o.onRemove != nil {
-		onRemove, ok := b.o.onRemove.(func(K, S))
-		if !ok {
+		var ok bool
+		if onRemove, ok = b.o.onRemove.(func(K, S)); !ok {
 			panic(fmt.Sprintf("%s: the removal handler is a %T, want a %v", fn, b.o.onRemove, reflect.TypeFor[func(K, S)]()))
 		}
+	}
+	if b.o.outlier != nil {
+		onRemove = b.initOutlier(fn, onRemove)
+	}
+	if onRemove != nil {
 		cacheOpts = append(cacheOpts, readycache.WithRemovalHandler(onRemove))
 	}
 	b.cache = readycache.New[K, Req, Res, S](cacheOpts...)
@@ -109,13 +117,22 @@ func (b *balancer[K, Req, Res, S]) apply(ch discover.Change[K, S], err error) bo
 	} else if ch.Kind == discover.Insert && isnil.Is(ch.Service) {
 		b.report(&DiscoverError{Err: fmt.Errorf("insert of key %v with a nil service", ch.Key)})
 	} else if ch.Kind == discover.Insert {
-		b.cache.Push(ch.Key, ch.Service)
+		b.cache.Push(ch.Key, b.wrapped(ch.Key, ch.Service))
 	} else if ch.Kind == discover.Remove {
 		b.cache.Evict(ch.Key)
 	} else {
 		b.report(&DiscoverError{Err: fmt.Errorf("change of key %v has unknown kind %v", ch.Key, ch.Kind)})
 	}
 	return true
+}
+
+// wrapped returns svc as the cache is to hold it: wrapped for outlier
+// detection, if the balancer has it.
+func (b *balancer[K, Req, Res, S]) wrapped(key K, svc S) S {
+	if b.wrap == nil {
+		return svc
+	}
+	return b.wrap(key, svc)
 }
 
 func (b *balancer[K, Req, Res, S]) answer() {
@@ -184,16 +201,32 @@ func (b *balancer[K, Req, Res, S]) shutdown(ctx context.Context) error {
 		b.closed.Store(true) // before the cache wakes those waiting in ready
 		b.stop()
 	})
+	var evaluating <-chan struct{}
+	if b.detector != nil {
+		evaluating = b.detector.close()
+	}
 	if err := b.cache.Shutdown(ctx); err != nil {
 		return err
 	}
+	if err := wait(ctx, evaluating); err != nil {
+		return err
+	}
+	return wait(ctx, b.done)
+}
+
+// wait waits, as long as ctx lasts, until ch, if not nil, is closed. It
+// returns nil if ch is closed already, even if ctx is done.
+func wait(ctx context.Context, ch <-chan struct{}) error {
+	if ch == nil {
+		return nil
+	}
 	select {
-	case <-b.done:
+	case <-ch:
 		return nil
 	default:
 	}
 	select {
-	case <-b.done:
+	case <-ch:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()

@@ -82,3 +82,40 @@ func BenchmarkP2CParallel(b *testing.B) {
 	defer bal.Close()
 	towertest.BenchParallel(b, bal, 1)
 }
+
+// BenchmarkP2COutlierDetection is P2C over 10 PendingRequests endpoints
+// without and with outlier detection (both detectors on, the defaults):
+// the difference is the wrapper's permit, the classifier, a clock reading
+// for the success-rate interval and the per-endpoint counts.
+func BenchmarkP2COutlierDetection(b *testing.B) {
+	failed := func(_ int, err error) bool { return err != nil }
+	for _, tt := range []struct {
+		name string
+		opts []balance.Option
+	}{
+		{"Off", nil},
+		{"On", []balance.Option{balance.WithOutlierDetection(failed)}},
+		{"ConsecutiveOnly", []balance.Option{balance.WithOutlierDetection(failed, balance.SuccessRateMinHosts(0))}},
+	} {
+		for _, parallel := range []bool{false, true} {
+			name := tt.name
+			if parallel {
+				name += "/Parallel"
+			}
+			b.Run(name, func(b *testing.B) {
+				eps := make([]load.Service[int, int], 10)
+				for i := range eps {
+					eps[i] = load.NewPendingRequests[int, int](echoInt)
+				}
+				opts := append([]balance.Option{balance.WithRand(rand.New(rand.NewPCG(1, 2)))}, tt.opts...)
+				bal := balance.NewP2C(discover.NewList(eps...), opts...)
+				defer bal.Close()
+				if parallel {
+					towertest.BenchParallel(b, bal, 1)
+				} else {
+					towertest.Bench(b, bal, 1)
+				}
+			})
+		}
+	}
+}

@@ -46,6 +46,13 @@ func TestConformance(t *testing.T) {
 		{"RoundRobinThree", func() tower.Service[string, string] {
 			return balance.NewRoundRobin(discover.NewList[tower.Service[string, string]](pending(), pending(), pending()))
 		}, false},
+		{"P2COutlierDetection", func() tower.Service[string, string] {
+			return balance.NewP2C(list(peak(), peak(), peak()), balance.WithOutlierDetection(isFailure))
+		}, false},
+		{"RoundRobinOutlierDetection", func() tower.Service[string, string] {
+			return balance.NewRoundRobin(discover.NewList[tower.Service[string, string]](pending(), pending()),
+				balance.WithOutlierDetection(isFailure))
+		}, false},
 		{"RoundRobinServiceFuncs", func() tower.Service[string, string] {
 			return balance.NewRoundRobin(discover.NewList[tower.Service[string, string]](echo, echo))
 		}, true},

@@ -1,6 +1,7 @@
 package balance
 
 import (
+	"context"
 	"log/slog"
 
 	"github.com/towergo/tower"
@@ -17,7 +18,10 @@ import (
 //     carries on with the endpoints it has: Warn, with "err";
 //   - a panic in its Discover's Next, after which it stops asking that
 //     Discover and keeps the endpoints it has: Error, with "err" and the
-//     panic's "stack".
+//     panic's "stack";
+//   - an endpoint its outlier detection ejects: Warn, with its key as
+//     "endpoint", the "reason", the duration as "for", and the *[Ejection]'s
+//     message as "detail".
 //
 // Requests are not logged: none of these reaches a caller. The handler of
 // [WithErrorHandler], if any, still gets each of them, after the log. A
@@ -51,6 +55,10 @@ func logReport[K comparable](lg logging, err error) {
 	switch e := err.(type) {
 	case *readycache.Failed[K]:
 		logs.Failure(lg.l, slog.LevelWarn, "balance: dropped an endpoint whose Ready failed", e.Err, slog.Any("endpoint", e.Key))
+	case *Ejection[K]:
+		lg.l.LogAttrs(context.Background(), slog.LevelWarn, "balance: ejected an outlier endpoint",
+			slog.Any("endpoint", e.Key), slog.String("reason", e.Reason.String()), slog.Duration("for", e.Duration),
+			slog.String("detail", e.Error()))
 	case *DiscoverError:
 		if perr, ok := e.Err.(*tower.PanicError); ok && perr.Where == whereNext {
 			logs.Failure(lg.l, slog.LevelError, "balance: the Discover's Next panicked; discovery stopped, the endpoints stay as they are", perr)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/internal/option"
+	"github.com/towergo/tower/metrics"
 )
 
 // ErrNoEndpoints is the error of a request sent through a balancer built
@@ -54,6 +55,8 @@ type options struct {
 	onError  func(error)
 	onRemove any     // a func(K, S), checked by the constructor
 	log      logging // WithLogger's; the zero logging logs nothing
+	sink     metrics.Sink
+	outlier  *outlierConfig // WithOutlierDetection's; nil: none
 }
 
 // WithRand makes a P2C draw its endpoints with r instead of math/rand/v2's
@@ -82,8 +85,9 @@ func WithFailFast() Option {
 
 // WithErrorHandler makes the balancer call f with what it drops: a
 // *readycache.Failed for each endpoint removed because its Ready failed or
-// panicked, and a *[DiscoverError] for each error (or panic) of the
-// Discover. f is called from the balancer's goroutines and from callers of
+// panicked, a *[DiscoverError] for each error (or panic) of the
+// Discover, and an *[Ejection] for each endpoint its outlier detection
+// ejects ([WithOutlierDetection]). f is called from the balancer's goroutines and from callers of
 // Ready, without any lock, so it must be safe for concurrent use. A panic
 // in f goes up to the caller of Ready; on the balancer's goroutines, it is
 // logged. By default these errors are dropped, as tower's balancer does
@@ -116,6 +120,20 @@ func WithRemovalHandler[K comparable, S any](f func(key K, svc S)) Option {
 		panic("balance.WithRemovalHandler: nil handler")
 	}
 	return func(o *options) { o.onRemove = f }
+}
+
+// WithMetrics makes the balancer report to sink: [metrics.Ejected], +1
+// when its outlier detection ejects an endpoint and -1 when the endpoint
+// comes back or leaves the set while ejected. The sink is called without
+// any lock of the balancer's, on the goroutine where that happens: the
+// caller whose call ended (an ejection), the goroutine waiting for the
+// endpoint (a return), or the one that removed it. By default nothing is
+// reported. It panics if sink is nil, or holds a nil pointer.
+func WithMetrics(sink metrics.Sink) Option {
+	if isnil.Is(sink) {
+		panic("balance.WithMetrics: nil sink")
+	}
+	return func(o *options) { o.sink = sink }
 }
 
 func newOptions(fn string, opts []Option) options {

@@ -99,6 +99,7 @@ type entry[K comparable, Req, Res any, S tower.Service[Req, Res]] struct {
 	ctx     context.Context        // made when a driver is first needed; ends when the entry leaves
 	cancel  context.CancelFunc
 	driving bool // a driver is in svc.Ready
+	repoll  bool // Repoll was called while driving: ask again once Ready returns
 	gone    bool // evicted, replaced, failed or closed
 }
 

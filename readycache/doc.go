@@ -32,7 +32,9 @@
 // endpoint at once: the old one is dropped and the reservation it held is
 // released (tower keeps the old ready one until the new one is ready; here
 // a replaced endpoint's reservation is given back as soon as it is
-// replaced). Evict removes a key.
+// replaced). Evict removes a key. Repoll gives back the reservation of a
+// ready endpoint and asks it again, for an endpoint that has turned unfit
+// while ready: package balance's outlier detection ejects one so.
 //
 // # Failures
 //

@@ -96,6 +96,7 @@ func (c *Cache[K, Req, Res, S]) driven(e *entry[K, Req, Res, S], p tower.Permit[
 	c.mu.Lock()
 	e.driving = false
 	var r *removal[K, Req, Res, S]
+	var held tower.Permit[Req, Res]
 	gone := e.gone
 	if gone {
 		// e left while its Ready returned: the reservation is nobody's,
@@ -103,11 +104,21 @@ func (c *Cache[K, Req, Res, S]) driven(e *entry[K, Req, Res, S], p tower.Permit[
 		r = &removal[K, Req, Res, S]{e: e, held: p, tell: true}
 	} else if err != nil {
 		r = c.removeLocked(e, err)
+	} else if e.repoll {
+		// Repoll was called while Ready waited: this permit may predate
+		// what made the endpoint unfit, so it goes back, and the endpoint
+		// is asked again.
+		e.repoll = false
+		held = p
+		r = c.refillLocked(e)
 	} else {
 		e.permit = p
 		c.readyLocked(e)
 	}
 	c.mu.Unlock()
+	if held.Held() {
+		orphan(whereRelease, held.Release)
+	}
 	if r != nil {
 		c.finishOnDriver(r)
 	}

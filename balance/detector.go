@@ -1,0 +1,266 @@
+package balance
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/towergo/tower/internal/mono"
+	"github.com/towergo/tower/metrics"
+)
+
+// detector is a balancer's outlier detection: it keeps the state of each
+// endpoint, ejects endpoints, and lets them back in. Times are readings of
+// package mono's clock.
+type detector[K comparable] struct {
+	c        outlierConfig
+	sr       bool // the success-rate detector is on
+	maxTimes int  // the multiplier beyond which an ejection is MaxEjectionTime anyway
+	sink     metrics.Sink
+	report   func(error)
+	repoll   func(K) bool
+	start    time.Duration // intervals end at start + k*interval
+	armed    atomic.Bool   // an evaluation is scheduled, or being scheduled
+
+	mu      sync.Mutex
+	eps     []*outlierState[K]
+	ejected int             // endpoints in eps that are out
+	rates   []rateSample[K] // evaluate's scratch
+	timer   *time.Timer     // runs evaluateOnTimer at the end of an interval
+	running chan struct{}   // closed when the evaluation under way ends
+	closed  bool
+}
+
+// outlierState is what the detector knows of one endpoint. The atomics are
+// read and written on the request path without the lock; an ejection or a
+// return writes them with the lock held.
+type outlierState[K comparable] struct {
+	key         K
+	out         atomic.Bool   // ejected
+	epoch       atomic.Uint64 // moves on at each ejection and return
+	consecutive atomic.Int64  // failures in a row
+	counts      stripedCounts // this interval's calls and successes
+
+	// Guarded by the detector's lock.
+	index int           // in eps; -1 once forgotten
+	until time.Duration // the end of its last ejection
+	times int           // the ejection multiplier: how many in a row, decayed
+}
+
+func newDetector[K comparable](c outlierConfig, sink metrics.Sink, report func(error), repoll func(K) bool) *detector[K] {
+	d := &detector[K]{c: c, sr: c.minHosts > 0, sink: sink, report: report, repoll: repoll}
+	d.maxTimes = int(c.max / c.base)
+	if c.max%c.base != 0 {
+		d.maxTimes++
+	}
+	d.start = mono.Now()
+	return d
+}
+
+// add starts watching st.
+func (d *detector[K]) add(st *outlierState[K]) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	st.index = len(d.eps)
+	d.eps = append(d.eps, st)
+}
+
+// forget stops watching st, which has left the balancer: it frees its
+// place in the ejected share if it was out.
+func (d *detector[K]) forget(st *outlierState[K]) {
+	d.mu.Lock()
+	out := false
+	if st.index >= 0 {
+		last := len(d.eps) - 1
+		moved := d.eps[last]
+		d.eps[st.index], moved.index = moved, st.index
+		d.eps[last] = nil
+		d.eps = d.eps[:last]
+		st.index = -1
+		out = st.out.Swap(false)
+		if out {
+			d.ejected--
+		}
+	}
+	d.mu.Unlock()
+	if out {
+		d.add1(-1)
+	}
+}
+
+// add1 reports a change in the number of endpoints ejected.
+func (d *detector[K]) add1(delta int) {
+	if d.sink != nil && delta != 0 {
+		d.sink.Add(metrics.Ejected, int64(delta))
+	}
+}
+
+// record counts the end of a call to st that started in epoch. A call
+// that started before st's last ejection or return, or while st was out,
+// is not counted: an endpoint comes back with a clean slate.
+func (d *detector[K]) record(st *outlierState[K], epoch uint64, failed bool, err error) {
+	if st.epoch.Load() != epoch || st.out.Load() {
+		return
+	}
+	if !failed {
+		if st.consecutive.Load() != 0 {
+			st.consecutive.Store(0)
+		}
+		if d.sr {
+			st.counts.add(1<<32 | 1)
+			d.arm()
+		}
+		return
+	}
+	if d.sr {
+		st.counts.add(1 << 32)
+		d.arm()
+	}
+	if d.c.consecutive > 0 && st.consecutive.Add(1) >= d.c.consecutive {
+		// Past the count, every failure tries again: an ejection refused
+		// for the share happens as soon as there is room.
+		d.ejectConsecutive(st, epoch, err)
+	}
+}
+
+// ejectConsecutive ejects st for its consecutive failures, if it is still
+// in, in epoch, and the share allows.
+func (d *detector[K]) ejectConsecutive(st *outlierState[K], epoch uint64, err error) {
+	d.mu.Lock()
+	now := mono.Now()
+	returned := d.expireLocked(now)
+	var evs []*Ejection[K]
+	if st.index >= 0 && !st.out.Load() && st.epoch.Load() == epoch {
+		if ev := d.ejectLocked(st, now, ReasonConsecutiveFailures); ev != nil {
+			ev.Err = err
+			evs = []*Ejection[K]{ev}
+		}
+	}
+	d.mu.Unlock()
+	d.announce(returned, evs)
+}
+
+// capLocked returns how many endpoints may be out at once: the share of
+// the set, rounded down, at least one, and never all of them.
+func (d *detector[K]) capLocked() int {
+	n := len(d.eps)
+	c := int(d.c.share*float64(n) + 1e-9) // 0.29*100 is 28.999999999999996
+	return min(max(c, 1), n-1)
+}
+
+// ejectLocked ejects st, which is in, if the share allows, and returns
+// the report of it, or nil. The multiplier first decays by one for each
+// interval st has stayed in since its last ejection ended.
+func (d *detector[K]) ejectLocked(st *outlierState[K], now time.Duration, reason EjectionReason) *Ejection[K] {
+	if d.ejected >= d.capLocked() {
+		return nil
+	}
+	times := st.times
+	if times > 0 {
+		times = max(times-int((now-st.until)/d.c.interval), 0)
+	}
+	times = min(times+1, d.maxTimes)
+	dur := d.c.max
+	if time.Duration(times) <= d.c.max/d.c.base {
+		dur = d.c.base * time.Duration(times)
+	}
+	st.times, st.until = times, mono.Add(now, dur)
+	d.setOutLocked(st, true)
+	d.ejected++
+	return &Ejection[K]{Key: st.key, Reason: reason, Duration: dur}
+}
+
+// setOutLocked ejects st or lets it back in, with a clean slate.
+func (d *detector[K]) setOutLocked(st *outlierState[K], out bool) {
+	st.out.Store(out)
+	st.epoch.Add(1)
+	st.consecutive.Store(0)
+	st.counts.take()
+}
+
+// expireLocked lets back in every endpoint whose time is up, and returns
+// how many.
+func (d *detector[K]) expireLocked(now time.Duration) int {
+	n := 0
+	for _, st := range d.eps {
+		if st.out.Load() && st.until <= now {
+			d.setOutLocked(st, false)
+			d.ejected--
+			n++
+		}
+	}
+	return n
+}
+
+// announce reports what an ejection or an evaluation did, once the lock
+// is let go of: the metric, the ready cache told to stop offering each
+// endpoint ejected, and the reports.
+func (d *detector[K]) announce(returned int, evs []*Ejection[K]) {
+	defer d.announceAll(evs)
+	d.add1(-returned)
+}
+
+// announceAll announces each ejection of evs, even if a handler panics:
+// the panic goes on once all are announced.
+func (d *detector[K]) announceAll(evs []*Ejection[K]) {
+	i := 0
+	defer func() {
+		if i < len(evs) {
+			d.announceAll(evs[i+1:]) // evs[i]'s announcement panicked
+		}
+	}()
+	for ; i < len(evs); i++ {
+		d.announceOne(evs[i])
+	}
+}
+
+func (d *detector[K]) announceOne(ev *Ejection[K]) {
+	defer d.report(ev)
+	defer d.add1(1)
+	d.repoll(ev.Key) // first: a ready endpoint ejected stops being picked now
+}
+
+// waitOut waits, as long as ctx lasts, until st is not out, and lets it
+// back in when its time is up. With a done ctx, it only says whether st is
+// out: a return that is due is left to the ready cache's driver, which
+// the cache starts when Ready says no, because the probe may come with the
+// cache's lock held, and the metric must not be reported under it.
+func (d *detector[K]) waitOut(ctx context.Context, st *outlierState[K]) error {
+	for {
+		until, out := d.outUntil(st, ctx.Err() != nil)
+		if !out {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		t := time.NewTimer(until - mono.Now())
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+	}
+}
+
+// outUntil reports whether st is out, and until when. Unless probe is
+// set, an ejection whose time is up ends here.
+func (d *detector[K]) outUntil(st *outlierState[K], probe bool) (time.Duration, bool) {
+	d.mu.Lock()
+	if !st.out.Load() {
+		d.mu.Unlock()
+		return 0, false
+	}
+	if probe || mono.Now() < st.until {
+		until := st.until
+		d.mu.Unlock()
+		return until, true
+	}
+	d.setOutLocked(st, false)
+	d.ejected--
+	d.mu.Unlock()
+	d.add1(-1)
+	return 0, false
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package balance_test
+
+func init() { raceEnabled = true }
