@@ -113,7 +113,9 @@ func WithMetrics(sink metrics.Sink) Option {
 // WithBudget makes hedges draw on b, which may be shared with other Hedges
 // and with retry policies (retry.WithBudget), so that retries and hedges
 // together stay within one budget. Each call deposits once; each hedge
-// sent withdraws once. A nil b means no budget: a hedge is sent whenever
+// sent withdraws once. Under a Retry whose policy deposits into the same
+// budget, give retry.DrawOnly(b): the Hedge sees each attempt, and its
+// deposits would grow the budget with the retries it is meant to bound. A nil b means no budget: a hedge is sent whenever
 // the delay passes, as in tower. WithBudget panics if b is a typed nil,
 // such as a nil *retry.TPSBudget, which is more likely a budget not yet
 // built than a wish for none.

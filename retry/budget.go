@@ -5,6 +5,8 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"github.com/towergo/tower/internal/isnil"
 )
 
 // A Budget limits retries across requests: tower's Budget. A policy
@@ -15,6 +17,14 @@ import (
 // traffic. One Budget may serve several policies, and package hedge's
 // hedges too, to cap their extra load together.
 //
+// One Budget can bound all the extra load of a client, its retries, its
+// hedges (package hedge) and its breakers' probes (package breaker), so
+// that what the backends get stays within (1 + the budget's share) of
+// what the callers send even when every backend fails. For that, one
+// layer deposits, once per request: the outermost that sees each request
+// once, usually the Retry's policy. The others draw on it and deposit
+// nothing: give them [DrawOnly](b). (A breaker never deposits.)
+//
 // Implementations must be safe for concurrent use.
 type Budget interface {
 	// Deposit records a request that can earn retries.
@@ -23,6 +33,22 @@ type Budget interface {
 	// enough.
 	Withdraw() bool
 }
+
+// DrawOnly returns a Budget that withdraws from b and deposits nothing:
+// for the layers that share a budget with one that deposits for each
+// request, such as a Hedge under a Retry, which would otherwise deposit
+// again for each attempt. It panics if b is nil, or a typed nil.
+func DrawOnly(b Budget) Budget {
+	if isnil.Is(b) {
+		panic("retry.DrawOnly: nil Budget")
+	}
+	return drawOnly{b}
+}
+
+type drawOnly struct{ b Budget }
+
+func (drawOnly) Deposit()         {}
+func (d drawOnly) Withdraw() bool { return d.b.Withdraw() }
 
 // TPSBudget is tower's TpsBudget, itself Finagle's RetryBudget: it allows
 // retries for a share of the requests deposited over the last ttl, plus a

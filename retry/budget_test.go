@@ -239,3 +239,20 @@ func TestTPSBudgetBadInputPanics(t *testing.T) {
 		})
 	}
 }
+
+// DrawOnly withdraws from the budget it wraps and deposits nothing.
+func TestDrawOnly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := retry.NewTPSBudget(10*time.Second, 0, 1)
+		d := retry.DrawOnly(b)
+		d.Deposit()
+		withdraw(t, b, false, "after a deposit through DrawOnly")
+		b.Deposit()
+		if !d.Withdraw() {
+			t.Fatal("DrawOnly's Withdraw refused what the budget holds")
+		}
+		withdraw(t, b, false, "after DrawOnly took the only retry")
+	})
+	towertest.Panics(t, "retry.DrawOnly: nil Budget", func() { retry.DrawOnly(nil) })
+	towertest.Panics(t, "retry.DrawOnly: nil Budget", func() { retry.DrawOnly((*retry.TPSBudget)(nil)) })
+}
