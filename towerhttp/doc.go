@@ -211,9 +211,17 @@
 // balancer over endpoints ([NewEndpoint]), each a stack of its own in
 // front of one backend.
 //
+// Retries. [NewRetryPolicy] is a ready-made retry policy for HTTP: it
+// retries idempotent requests ([Idempotent]) on errors and on 429, 502,
+// 503 and 504, other requests only when the server cannot have acted on
+// them (a dial error, a refusal of the stack below the Retry, a 429),
+// honours Retry-After up to a cap, sends bodies again and closes the
+// responses it retries. [Failure] and [Accepted] classify results for a
+// circuit breaker or outlier detection, and for a client-side throttle.
+//
 // Bodies. Retrying or hedging a request sends it more than once, so its
 // body must be readable more than once. A retry.Policy or hedge.Policy for
-// HTTP calls [CloneRequest] in its Clone: a request whose body has GetBody
+// HTTP calls [CloneRequest] in its Clone, as [RetryPolicy] does: a request whose body has GetBody
 // (those of http.NewRequest over a bytes.Buffer, bytes.Reader or
 // strings.Reader) gets a copy whose body GetBody makes, when it is first
 // read; a request whose body cannot be made again is sent once. The

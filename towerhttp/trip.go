@@ -89,6 +89,20 @@ func (t *trip) add(resp *http.Response) (*http.Response, error) {
 	return resp, nil
 }
 
+// discard drains and closes resp, a response of the trip that nobody
+// will read (an attempt a retry policy retries), now. If resp is the
+// trip's first, which it is unless a layer below the Retry got several
+// (a Hedge), the trip forgets it, so that end does not close it again;
+// one among the others is closed again at the end, which does nothing.
+func (t *trip) discard(resp *http.Response) {
+	t.mu.Lock()
+	if t.first == resp {
+		t.first = nil
+	}
+	t.mu.Unlock()
+	discard(resp)
+}
+
 // end takes the stack's answer and discards every response the leaf got
 // that is not the one returned: attempts retried, hedges that lost,
 // responses a layer replaced with an error. If a layer returned a response

@@ -1,0 +1,299 @@
+package towerhttp
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/towergo/tower"
+	"github.com/towergo/tower/retry"
+)
+
+// DefaultMaxRetryAfter is the longest Retry-After a [RetryPolicy] waits
+// for unless [WithMaxRetryAfter] says otherwise: ten seconds. It is ten
+// times the [DefaultRetryAfter] a [Handler] sends when it sheds, room
+// for a server that asks for a few seconds while a burst passes, and short
+// enough that a caller without a deadline is not kept waiting on a server
+// that asks for minutes (maintenance, a quota that resets on the hour):
+// that caller gets the 429 or 503, with its Retry-After, and decides.
+const DefaultMaxRetryAfter = 10 * time.Second
+
+// A RetryPolicy is a ready-made retry.Policy for HTTP clients, for a
+// client stack's RetryPolicy:
+//
+//	stack := towerhttp.ClientStack().RetryPolicy(towerhttp.NewRetryPolicy(
+//		retry.WithMaxAttempts(3),
+//		retry.WithBackoff(retry.NewFullJitterBackoff(50*time.Millisecond, time.Second)),
+//	))
+//
+// It builds on retry.StandardPolicy, which counts the attempts, waits the
+// backoff, draws on a budget, and gives up when the request's deadline
+// leaves too little time (see there); what it adds is what HTTP needs.
+//
+// What is retried depends on whether the request is idempotent
+// ([Idempotent]): sending it twice has the effect of sending it once.
+//
+//   - An idempotent request is retried after an error, except the
+//     caller's cancellation (context.Canceled) and a certificate the
+//     client does not trust (*tls.CertificateVerificationError), which
+//     a retry would meet again; and after a 429 Too Many Requests, 502 Bad
+//     Gateway, 503 Service Unavailable or 504 Gateway Timeout, which say
+//     that the server, or a gateway before it, could not serve it now.
+//   - Any other request (POST, PATCH) is retried only when the server
+//     cannot have acted on it: after a dial error (a *net.OpError whose
+//     Op is "dial": no connection, so nothing was sent); after a refusal
+//     by the client stack below the Retry, an error that answers
+//     tower.IsOverloaded, tower.IsUnavailable or tower.IsThrottled (a
+//     LoadShed, an open breaker, a throttle, a balancer without
+//     endpoints: the request never left); and after a 429, with which the
+//     server refuses a request it did not process. A 503, 502 or 504 is
+//     not enough: a gateway answers them for a request its upstream may
+//     have taken and then failed, or not answered in time. (net/http
+//     already sends such a request again, itself, when a connection it
+//     reused turns out to be closed before anything was written.)
+//
+// A 429 or 503 with a Retry-After header is retried no sooner than it asks
+// ([RetryAfter]): the wait is the longer of the Retry-After and the
+// backoff. A Retry-After longer than [DefaultMaxRetryAfter], or than
+// [WithMaxRetryAfter] allows, is not waited for: the caller gets the
+// response, with its Retry-After, rather than a retry sent sooner than
+// the server asked.
+//
+// Bodies are replayed: each attempt gets a copy of the request made by
+// [CloneRequest], whose body comes from the request's GetBody, which
+// http.NewRequest sets for a bytes.Reader, strings.Reader or bytes.Buffer.
+// A request with a body and no GetBody cannot be sent twice: when it would
+// be retried, the caller gets a [*ReplayError] that says so, and how to
+// fix it, rather than the retry or silently the result of the first
+// attempt. (The decision to retry came first: a budget has paid for the
+// retry that is not sent. It is a bug to fix, not a case to tune for.) A request without a body is sent again as it is (net/http's
+// transports do not change the requests they send), at no cost.
+//
+// The response of an attempt that is retried is drained and closed before
+// the retry, so that its connection is used again: a body that says it is
+// no longer than 4 KiB is read, any other closed unread, which closes its
+// connection (see the package doc's Responses).
+//
+// A RetryPolicy keeps no state per request, and allocates nothing for a
+// request without a body; one with a body costs the copy CloneRequest
+// makes. It is safe for concurrent use. The zero RetryPolicy is not
+// usable: build one with [NewRetryPolicy].
+type RetryPolicy struct {
+	idempotent *retry.StandardPolicy[*http.Request, *http.Response] // for requests Idempotent reports true for
+	unsent     *retry.StandardPolicy[*http.Request, *http.Response] // for the others
+}
+
+// NewRetryPolicy returns a RetryPolicy with opts, the options of a
+// retry.StandardPolicy: retry.WithMaxAttempts (3 by default),
+// retry.WithBackoff (none by default), retry.WithBudget (none by
+// default, shared by all requests whatever their method), and
+// [WithMaxRetryAfter] or retry.WithPushback to change how Retry-After is
+// honoured. It panics if an option is nil.
+func NewRetryPolicy(opts ...retry.PolicyOption) *RetryPolicy {
+	for i, o := range opts {
+		if o == nil {
+			panic(fmt.Sprintf("towerhttp.NewRetryPolicy: option %d is nil", i))
+		}
+	}
+	all := append([]retry.PolicyOption{retry.WithPushback(RetryAfter, DefaultMaxRetryAfter)}, opts...)
+	return &RetryPolicy{
+		idempotent: retry.NewPolicy[*http.Request](retryIdempotent, all...),
+		unsent:     retry.NewPolicy[*http.Request](retryUnsent, all...),
+	}
+}
+
+// WithMaxRetryAfter sets the longest Retry-After a [RetryPolicy] waits
+// for; a response that asks for longer is the caller's. The default is
+// [DefaultMaxRetryAfter]. It is retry.WithPushback([RetryAfter], max). It
+// panics if max is not positive.
+func WithMaxRetryAfter(max time.Duration) retry.PolicyOption {
+	if max <= 0 {
+		panic(fmt.Sprintf("towerhttp.WithMaxRetryAfter: max must be positive, got %v", max))
+	}
+	return retry.WithPushback(RetryAfter, max)
+}
+
+// Clone returns a copy of req for the next attempt: req itself if it has
+// no body, a copy by [CloneRequest] if its body can be made again, and
+// req itself otherwise, which Retry then refuses to send again.
+func (p *RetryPolicy) Clone(req *http.Request) (*http.Request, bool) {
+	if req.Body == nil || req.Body == http.NoBody {
+		return req, true
+	}
+	if c, ok := CloneRequest(req); ok {
+		return c, true
+	}
+	return req, true
+}
+
+// Retry decides on a's result as the type's doc describes. Before it
+// returns true, it drains and closes the response of the attempt.
+func (p *RetryPolicy) Retry(ctx context.Context, a *retry.Attempt[*http.Request, *http.Response]) (time.Duration, bool) {
+	std := p.unsent
+	if Idempotent(a.Req) {
+		std = p.idempotent
+	}
+	wait, again := std.Retry(ctx, a)
+	if !again {
+		return 0, false
+	}
+	res := a.Res
+	if res != nil {
+		discardAttempt(ctx, res)
+	}
+	if !replayable(a.Req) {
+		e := &ReplayError{Method: a.Req.Method, Err: a.Err}
+		if res != nil {
+			e.StatusCode = res.StatusCode
+		}
+		a.Res, a.Err = nil, e
+		return 0, false
+	}
+	return wait, true
+}
+
+// discardAttempt drains and closes res, the response of an attempt that
+// is retried: through the trip of a Transport, if ctx is one's, so that
+// the trip does not close it again when the request ends.
+func discardAttempt(ctx context.Context, res *http.Response) {
+	if t := tripFrom(ctx); t != nil {
+		t.discard(res)
+		return
+	}
+	discard(res)
+}
+
+// replayable reports whether req can be sent again: it has no body, or
+// GetBody to make it anew.
+func replayable(req *http.Request) bool {
+	return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+}
+
+// Idempotent reports whether sending req twice has the effect of sending
+// it once, as a [RetryPolicy] decides it: its method is one RFC 9110
+// (9.2.2) defines as idempotent, GET (the method of a request without
+// one), HEAD, OPTIONS, TRACE, PUT or DELETE; or it carries an
+// Idempotency-Key or X-Idempotency-Key header, with which a client says
+// that the server will act on it once whatever the number of copies, as
+// net/http's Transport takes them.
+func Idempotent(req *http.Request) bool {
+	if m := req.Method; m == "" || m == http.MethodGet || m == http.MethodHead ||
+		m == http.MethodOptions || m == http.MethodTrace || m == http.MethodPut || m == http.MethodDelete {
+		return true
+	}
+	_, key := req.Header["Idempotency-Key"]
+	_, xkey := req.Header["X-Idempotency-Key"]
+	return key || xkey
+}
+
+// retryIdempotent is the classifier of idempotent requests.
+func retryIdempotent(res *http.Response, err error) bool {
+	if err != nil {
+		_, untrusted := errors.AsType[*tls.CertificateVerificationError](err)
+		return !untrusted && !errors.Is(err, context.Canceled)
+	}
+	c := res.StatusCode
+	return c == http.StatusTooManyRequests || c == http.StatusBadGateway ||
+		c == http.StatusServiceUnavailable || c == http.StatusGatewayTimeout
+}
+
+// retryUnsent is the classifier of the other requests.
+func retryUnsent(res *http.Response, err error) bool {
+	if err != nil {
+		return refused(err) || dialFailed(err)
+	}
+	return res.StatusCode == http.StatusTooManyRequests
+}
+
+// refused reports whether err is a refusal for overload, throttling or
+// unavailability, of a layer or of a server of this module.
+func refused(err error) bool {
+	return tower.IsOverloaded(err) || tower.IsUnavailable(err) || tower.IsThrottled(err)
+}
+
+// dialFailed reports whether err says that no connection could be made.
+func dialFailed(err error) bool {
+	op, ok := errors.AsType[*net.OpError](err)
+	return ok && op.Op == "dial"
+}
+
+// RetryAfter returns the wait the Retry-After header of res asks for, and
+// true, if res is a 429 Too Many Requests or a 503 Service Unavailable
+// with a Retry-After that can be read (RFC 9110, 10.2.3): a number of
+// seconds, or an HTTP-date, whose wait is the time from now until then,
+// 0 if it has passed. A number of seconds too large for a time.Duration
+// is math.MaxInt64. A header that is neither, and any other response, or
+// an error, give false: a Retry-After that cannot be read is ignored. It
+// is the pushback function of a [RetryPolicy], for retry.WithPushback.
+func RetryAfter(res *http.Response, err error) (time.Duration, bool) {
+	if err != nil || res == nil || (res.StatusCode != http.StatusTooManyRequests && res.StatusCode != http.StatusServiceUnavailable) {
+		return 0, false
+	}
+	return parseRetryAfter(res.Header.Get("Retry-After"), time.Now())
+}
+
+// parseRetryAfter reads a Retry-After value at time now.
+func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
+	if v == "" {
+		return 0, false
+	}
+	if !allDigits(v) {
+		t, err := http.ParseTime(v)
+		if err != nil {
+			return 0, false
+		}
+		return max(t.Sub(now), 0), true
+	}
+	secs, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || secs > math.MaxInt64/int64(time.Second) { // only ErrRange: beyond any wait
+		return math.MaxInt64, true
+	}
+	return time.Duration(secs) * time.Second, true
+}
+
+// allDigits reports whether v, not empty, is made of ASCII digits only:
+// delay-seconds, which has no sign.
+func allDigits(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// A ReplayError is the error of a request that a [RetryPolicy] would have
+// retried, but whose body cannot be sent again: it has a body and no
+// GetBody. The attempt's response, if it had one, has been closed; its
+// status is in StatusCode, and its error, if it failed, in Err.
+type ReplayError struct {
+	// Method is the request's method.
+	Method string
+	// StatusCode is the status of the attempt's response, or 0 if the
+	// attempt failed with Err.
+	StatusCode int
+	// Err is the attempt's error, or nil if it had a response.
+	Err error
+}
+
+// Error says what could not be retried and how to make the request
+// replayable.
+func (e *ReplayError) Error() string {
+	got := fmt.Sprintf("%d %s", e.StatusCode, http.StatusText(e.StatusCode))
+	if e.Err != nil {
+		got = e.Err.Error()
+	}
+	return "towerhttp: cannot retry " + e.Method + " request after " + got +
+		": its body cannot be replayed (Request.GetBody is nil); set GetBody," +
+		" or make the request with http.NewRequest over a bytes.Reader, strings.Reader or bytes.Buffer"
+}
+
+// Unwrap returns the attempt's error, so that errors.Is and tower.IsOverloaded
+// see what the attempt failed with.
+func (e *ReplayError) Unwrap() error { return e.Err }
