@@ -59,7 +59,8 @@ type UnaryClientCall struct {
 	// Opts are the RPC's call options.
 	Opts []grpc.CallOption
 
-	invoker grpc.UnaryInvoker
+	invoker  grpc.UnaryInvoker
+	trailers *trailerSlot // nil until a RetryPolicy is made: see retry.go
 }
 
 // A StreamClientCall is the opening of one client stream on its way
@@ -91,7 +92,7 @@ func build[Req, Res any, O ~func(*config)](fn string, leaf tower.ServiceFunc[Req
 	if isnil.Is(stack) {
 		panic(fn + ": nil stack")
 	}
-	var c config
+	c := config{pushback: defaultPushback}
 	option.Onto(fn, &c, opts)
 	svc := stack.Wrap(leaf)
 	if isnil.Is(svc) {
@@ -113,6 +114,9 @@ func serveStream(ctx context.Context, c StreamServerCall) (struct{}, error) {
 }
 
 func invokeUnary(ctx context.Context, c UnaryClientCall) (struct{}, error) {
+	if s := c.trailers; s != nil && s.want.Load() {
+		return struct{}{}, s.invoke(ctx, c)
+	}
 	return struct{}{}, c.invoker(ctx, c.Method, c.Req, c.Reply, c.Conn, c.Opts...)
 }
 

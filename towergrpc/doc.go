@@ -191,6 +191,23 @@
 // deadline for the call, so it is DEADLINE_EXCEEDED, as the client's own
 // deadline would be.
 //
+// # Retries and pushback
+//
+// A server interceptor sends a pushback, the trailer [PushbackKey] of
+// gRPC's retry design (proposal A6), with each call it sheds or refuses
+// because its stack takes none: [DefaultPushback], one second, unless
+// [WithPushback] or [WithNoRetry] says otherwise. A client that follows
+// A6 waits that long before it retries, and retries RESOURCE_EXHAUSTED
+// only when it carries a pushback.
+//
+// [NewRetryPolicy] is such a client's policy, for a unary client stack:
+// it retries calls refused by the stack below the Retry, calls that never
+// left (UNAVAILABLE before grpc opened a stream), RESOURCE_EXHAUSTED and
+// UNAVAILABLE with a pushback, waited for up to a cap, and UNAVAILABLE
+// for the methods said idempotent ([RetryPolicy.WithIdempotent]).
+// [Failure] and [Accepted] classify results for a circuit breaker or
+// outlier detection, and for a client-side throttle.
+//
 // # Request metrics
 //
 // [WithServerMetrics] and [WithClientMetrics] report each RPC, once it has

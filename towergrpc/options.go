@@ -3,6 +3,8 @@ package towergrpc
 import (
 	"context"
 
+	"google.golang.org/grpc/metadata"
+
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/metrics"
@@ -27,6 +29,7 @@ type ClientOption func(*config)
 type config struct {
 	requests metrics.RequestSink                                         // nil: no request metrics
 	priority func(ctx context.Context, fullMethod string) tower.Priority // nil: every RPC is normal; servers only
+	pushback metadata.MD                                                 // sent with a shed call, nil for none; servers only
 }
 
 // WithServerMetrics makes a server interceptor report each RPC to sink

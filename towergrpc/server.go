@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/mono"
@@ -28,7 +29,7 @@ func UnaryServerInterceptor(stack tower.Layer[UnaryServerCall, any], opts ...Ser
 	svc, o := build(fn, serveUnary, stack, opts)
 	if o.requests == nil {
 		return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-			res, err, _ := unaryRPC(o.prioritize(ctx, info.FullMethod), svc, req, info, handler)
+			res, err, _ := unaryRPC(o.prioritize(ctx, info.FullMethod), svc, req, info, handler, o.pushback)
 			return res, err
 		}
 	}
@@ -36,7 +37,7 @@ func UnaryServerInterceptor(stack tower.Layer[UnaryServerCall, any], opts ...Ser
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (res any, err error) {
 		ob := observation{start: mono.Now()}
 		defer ob.report(sink, metrics.GRPCServer, info.FullMethod)
-		res, err, ob.stackErr = unaryRPC(o.prioritize(ctx, info.FullMethod), svc, req, info, handler)
+		res, err, ob.stackErr = unaryRPC(o.prioritize(ctx, info.FullMethod), svc, req, info, handler, o.pushback)
 		ob.err, ob.ended = err, true
 		return res, err
 	}
@@ -45,12 +46,18 @@ func UnaryServerInterceptor(stack tower.Layer[UnaryServerCall, any], opts ...Ser
 // unaryRPC runs one unary RPC through svc. It returns the response, the
 // error the RPC fails with, and the stack's own error, from which that one
 // was mapped.
-func unaryRPC(ctx context.Context, svc tower.Service[UnaryServerCall, any], req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (res any, err, stackErr error) {
+func unaryRPC(ctx context.Context, svc tower.Service[UnaryServerCall, any], req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler, pushback metadata.MD) (res any, err, stackErr error) {
 	p, err := svc.Ready(ctx)
 	if err != nil {
+		if pushback != nil && err != ctx.Err() {
+			setPushback(grpc.ServerTransportStreamFromContext(ctx), pushback)
+		}
 		return nil, readyError(ctx, err), err
 	}
 	res, err = p.Call(ctx, UnaryServerCall{Method: info.FullMethod, Info: info, Req: req, handler: handler})
+	if pushback != nil && err != nil && shed(err) {
+		setPushback(grpc.ServerTransportStreamFromContext(ctx), pushback)
+	}
 	return res, callError(err), err
 }
 
@@ -74,7 +81,7 @@ func StreamServerInterceptor(stack tower.Layer[StreamServerCall, struct{}], opts
 	svc, o := build(fn, serveStream, stack, opts)
 	if o.requests == nil {
 		return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-			err, _ := streamRPC(o.prioritize(ss.Context(), info.FullMethod), svc, srv, ss, info, handler)
+			err, _ := streamRPC(o.prioritize(ss.Context(), info.FullMethod), svc, srv, ss, info, handler, o.pushback)
 			return err
 		}
 	}
@@ -82,7 +89,7 @@ func StreamServerInterceptor(stack tower.Layer[StreamServerCall, struct{}], opts
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
 		ob := observation{start: mono.Now()}
 		defer ob.report(sink, metrics.GRPCServer, info.FullMethod)
-		err, ob.stackErr = streamRPC(o.prioritize(ss.Context(), info.FullMethod), svc, srv, ss, info, handler)
+		err, ob.stackErr = streamRPC(o.prioritize(ss.Context(), info.FullMethod), svc, srv, ss, info, handler, o.pushback)
 		ob.err, ob.ended = err, true
 		return err
 	}
@@ -91,11 +98,17 @@ func StreamServerInterceptor(stack tower.Layer[StreamServerCall, struct{}], opts
 // streamRPC runs one server stream through svc, under ctx, the stream's
 // context with its priority. It returns the error the stream fails with,
 // and the stack's own error, from which that one was mapped.
-func streamRPC(ctx context.Context, svc tower.Service[StreamServerCall, struct{}], srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err, stackErr error) {
+func streamRPC(ctx context.Context, svc tower.Service[StreamServerCall, struct{}], srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler, pushback metadata.MD) (err, stackErr error) {
 	p, err := svc.Ready(ctx)
 	if err != nil {
+		if pushback != nil && err != ctx.Err() {
+			setPushback(grpc.ServerTransportStreamFromContext(ctx), pushback)
+		}
 		return readyError(ctx, err), err
 	}
 	_, err = p.Call(ctx, StreamServerCall{Method: info.FullMethod, Info: info, Srv: srv, Stream: ss, handler: handler})
+	if pushback != nil && err != nil && shed(err) {
+		setPushback(grpc.ServerTransportStreamFromContext(ctx), pushback)
+	}
 	return callError(err), err
 }
