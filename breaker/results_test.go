@@ -248,7 +248,7 @@ func TestBudgetRefusalKeepsOpen(t *testing.T) {
 		bud.set(1)
 		time.Sleep(time.Second - 1)
 		w.ExpectPending(t)
-		time.Sleep(1)
+		time.Sleep(time.Nanosecond)
 		w.ExpectElapsed(t, 2*time.Second)
 		p := w.Value(t)
 		expectState(t, b, breaker.HalfOpen)

@@ -219,7 +219,7 @@ func TestTinyTimeWindow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := newBreaker(breaker.WithFailureRatio(1, 2, breaker.LastDuration(5)))
 		send(t, b, bad)
-		time.Sleep(10)
+		time.Sleep(10 * time.Nanosecond)
 		send(t, b, bad)
 		expectState(t, b, breaker.Closed)
 		send(t, b, bad)

@@ -23,7 +23,6 @@ import (
 	"github.com/towergo/tower/towertest"
 )
 
-type clientCall = towergrpc.UnaryClientCall
 
 // retryingClient returns the interceptor of a client stack with policy.
 func retryingClient(policy *towergrpc.RetryPolicy) grpc.DialOption {
