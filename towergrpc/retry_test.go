@@ -23,7 +23,6 @@ import (
 	"github.com/towergo/tower/towertest"
 )
 
-
 // retryingClient returns the interceptor of a client stack with policy.
 func retryingClient(policy *towergrpc.RetryPolicy) grpc.DialOption {
 	return grpc.WithChainUnaryInterceptor(towergrpc.UnaryClientInterceptor(
