@@ -15,6 +15,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/buffer"
@@ -314,4 +315,28 @@ func BenchmarkTraceLayerSampled(b *testing.B) {
 		n += res
 	}
 	sink += n
+}
+
+// panicTracer is a trace.Tracer whose Start panics.
+type panicTracer struct{ trace.Tracer }
+
+func (panicTracer) Start(context.Context, string, ...trace.SpanStartOption) (context.Context, trace.Span) {
+	panic("tracer broke")
+}
+
+// A Tracer that panics while it records a wait in Ready: the panic goes up
+// to the caller, and the permit Ready was granted is given back first.
+func TestTraceReadyPanicReleasesPermit(t *testing.T) {
+	tracer, _ := newTracer()
+	m, _ := towertest.NewMock[string, string]()
+	lim := limit.NewConcurrency[string, string](m, 1)
+	svc := towerotel.NewTraceLayer[string, string](panicTracer{noop.NewTracerProvider().Tracer("")}).Wrap(lim)
+	ctx, span := tracer.Start(t.Context(), "request")
+	defer span.End()
+	towertest.Panics(t, "tracer broke", func() { svc.Ready(ctx) })
+	p, ok, err := tower.ReadyNow[string, string](lim)
+	if !ok || err != nil {
+		t.Fatalf("ReadyNow after the panic: got %v, %v; want the permit given back", ok, err)
+	}
+	p.Release()
 }
