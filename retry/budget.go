@@ -193,13 +193,15 @@ func (b *TPSBudget) sum() int64 {
 	return satAdd(satAdd(b.writer, windowed), b.reserve)
 }
 
+// satAdd returns a+b, or the largest or smallest int64 if the sum is
+// beyond them.
 func satAdd(a, b int64) int64 {
 	s := a + b
-	if a > 0 && b > 0 && s < 0 {
+	if (s > a) == (b > 0) {
+		return s // the sum moved the way b points: it did not wrap around
+	}
+	if b > 0 {
 		return math.MaxInt64
 	}
-	if a < 0 && b < 0 && s >= 0 {
-		return math.MinInt64
-	}
-	return s
+	return math.MinInt64
 }

@@ -102,6 +102,24 @@ func TestTPSBudgetCurrentSlotNotCleared(t *testing.T) {
 	})
 }
 
+// A deposit at exactly the end of a slot's time (100ms of a 1s ttl)
+// starts the next slot, so it expires a slot later than those before it:
+// at 1050ms the deposits of 0ms are gone, and the one of 100ms still
+// counts, with one more deposit, for a retry.
+func TestTPSBudgetSlotEndsExactly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := retry.NewTPSBudget(time.Second, 0, 0.5)
+		b.Deposit()
+		b.Deposit()
+		time.Sleep(100 * time.Millisecond)
+		b.Deposit()
+		time.Sleep(950 * time.Millisecond)
+		b.Deposit()
+		withdraw(t, b, true, "at 1050ms, with the deposits of 100ms and 1050ms")
+		withdraw(t, b, false, "at 1050ms, again")
+	})
+}
+
 // A deposit adds retryPercent in millionths and a retry costs a million:
 // tower's intended ratio, where tower's own truncates 1/retryPercent.
 func TestTPSBudgetAmounts(t *testing.T) {
@@ -255,4 +273,33 @@ func TestDrawOnly(t *testing.T) {
 	})
 	towertest.Panics(t, "retry.DrawOnly: nil Budget", func() { retry.DrawOnly(nil) })
 	towertest.Panics(t, "retry.DrawOnly: nil Budget", func() { retry.DrawOnly((*retry.TPSBudget)(nil)) })
+}
+
+// The budget's amounts add up without wrapping around: a sum beyond an
+// int64 stays at its largest or smallest value, and any other sum, with
+// zero too, is exact.
+func TestSatAdd(t *testing.T) {
+	for _, c := range []struct{ a, b, want int64 }{
+		{1, 2, 3},
+		{5, 0, 5},
+		{-5, 0, -5},
+		{0, 0, 0},
+		{5, -7, -2},
+		{-5, 7, 2},
+		{math.MaxInt64, 0, math.MaxInt64},
+		{math.MaxInt64, 1, math.MaxInt64},
+		{1, math.MaxInt64, math.MaxInt64},
+		{math.MaxInt64, math.MaxInt64, math.MaxInt64},
+		{math.MaxInt64, -1, math.MaxInt64 - 1},
+		{math.MinInt64, 0, math.MinInt64},
+		{math.MinInt64, -1, math.MinInt64},
+		{-1, math.MinInt64, math.MinInt64},
+		{math.MinInt64, math.MinInt64, math.MinInt64},
+		{math.MinInt64, 1, math.MinInt64 + 1},
+		{math.MaxInt64, math.MinInt64, -1},
+	} {
+		if got := retry.SatAdd(c.a, c.b); got != c.want {
+			t.Errorf("satAdd(%d, %d) = %d, want %d", c.a, c.b, got, c.want)
+		}
+	}
 }

@@ -219,6 +219,7 @@ func TestStandardPolicyPushback(t *testing.T) {
 		{"BelowBackoff", "wait 10ms", "ok", "[0s 50ms]", 1},
 		{"NoPushback", "plain", "ok", "[0s 50ms]", 1},
 		{"AtMax", "wait 2s", "ok", "[0s 2s]", 1},
+		{"Zero", "wait 0s", "ok", "[0s 50ms]", 1},
 		{"BeyondMax", "wait 2.001s", "wait 2.001s", "[0s]", 0},
 		{"DoNotRetry", "wait -1ms", "wait -1ms", "[0s]", 0},
 	} {

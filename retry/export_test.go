@@ -26,3 +26,6 @@ func (b *TPSBudget) Balance() int64 {
 	defer b.mu.Unlock()
 	return b.sum()
 }
+
+// SatAdd is the budget's saturating addition.
+func SatAdd(a, b int64) int64 { return satAdd(a, b) }
