@@ -1,7 +1,8 @@
 // Package limit limits how much work reaches a service: [Concurrency]
-// bounds the requests in flight at once, and [Rate] bounds the requests let
-// through per period. Both make callers wait in Ready, so a limited caller
-// is held back before it sends anything: that is backpressure.
+// bounds the requests in flight at once, and [Bucket] and [Rate] bound the
+// requests let through per period, with a token bucket and with tower's
+// fixed window. They make callers wait in Ready, so a limited caller is
+// held back before it sends anything: that is backpressure.
 //
 //	svc := tower.NewBuilder[string, string]().
 //		Layer(timeout.NewLayer[string, string](150 * time.Millisecond)).
@@ -35,7 +36,9 @@
 // # Rate
 //
 // A [Rate] lets num requests through per period with tower's fixed-window
-// semantics, not a token bucket. A window opens at the first Ready after the
+// semantics (tower's RateLimit), not a token bucket: it is there for code
+// that wants tower's behaviour, and a [Bucket] is what users of
+// golang.org/x/time/rate expect. A window opens at the first Ready after the
 // previous window ended (or, if callers are waiting, at the instant it
 // ended), lasts per, and has num places. Each Ready takes a place; when the
 // window is full, Ready waits, first come first served, until it ends, and
@@ -44,8 +47,52 @@
 // place released unused goes back to its window if that window is still
 // open.
 //
+// That bound holds within a window, not within every stretch of time as
+// long as a window: across a window's end, a fixed window lets twice num
+// through at once. With
+// 100 per second, 100 requests at 999ms into a window and 100 more at 1s,
+// when the next window opens, are 200 within 1ms. A Bucket of 100 per
+// second with a burst of 100 lets the first 100 through, and then one
+// every 10ms.
+//
 // One Rate is shared by all its callers and enforces one rate for all of
 // them; tower's RateLimit cannot be cloned for that reason.
+//
+// # Token bucket
+//
+// A [Bucket] holds up to burst tokens, starts full, and gains a token every
+// per/num; each request takes one. So within any stretch of time d it lets
+// through at most burst + d/(per/num) requests: a burst at once after an
+// idle spell, then a steady rate. That is x/time/rate's Limiter, whose
+// NewLimiter(r, b) is NewBucket(inner, n, per, b) with n/per = r. Choose
+// burst for what the inner service takes at once: burst 1 spaces requests
+// evenly, per/num apart; burst num lets a period's worth through at once
+// after the limit was idle for a period.
+//
+// When the bucket is empty, Ready waits, first come first served, until
+// exactly the instant its token is there; a caller that finds a token while
+// others wait queues behind them, and a caller with a done ctx is refused
+// at once. A token taken and released unused goes back, to the oldest
+// waiter if anyone waits, or else to the bucket, which never holds more
+// than burst. Like a Rate, one Bucket is shared by all its callers, and a
+// layer gives each service it wraps a bucket of its own.
+//
+// # Per-key limits
+//
+// A [Keyed] limits each key drawn from the requests (a tenant, a client's
+// address) to num requests per period with bursts of up to burst: a token
+// bucket per key, made when the key is first seen. The key is in the
+// request, which only Call has, so a Keyed's Ready is its inner service's
+// Ready, and the key's limit is applied in Call: a request over its key's
+// limit is refused at once with a [*KeyLimitError] (tower.IsThrottled: a
+// 429 through package towerhttp, with how long until the key's next
+// token), or, with [WithMaxWait], waits in Call for its key's next token
+// while holding the inner permit. Keys live in a sharded table bounded by
+// [WithMaxKeys] ([DefaultMaxKeys] by default): a key whose bucket is full
+// again is the same as one never seen and is dropped, a few per request;
+// at the cap a new key gets in, and the key nearest full gives up its
+// place, forgiven at most what it still owed. A flood of a million
+// distinct keys holds the table at its cap, about 130 bytes a key.
 //
 // # Placement
 //
@@ -67,8 +114,11 @@
 //     requests, 100 queued and 10 in flight.
 //   - limit > Buffer: the limit counts the Buffer's queue as in flight, so a
 //     Concurrency of 10 over a Buffer of 100 admits only 10.
+//   - Keyed > Concurrency: the wait for the permit happens in Ready, and a
+//     key's wait (with WithMaxWait) in Call, holding the permit: keep the
+//     max wait short, or none.
 //
 // A load shedder outside a limit turns waiting into rejection: it asks the
-// limit's Ready with a done context, which is granted only when a permit or
-// place is free now.
+// limit's Ready with a done context, which is granted only when a permit,
+// place or token is free now.
 package limit

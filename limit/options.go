@@ -5,7 +5,8 @@ import (
 	"github.com/towergo/tower/metrics"
 )
 
-// An Option configures a [Concurrency] or a [Rate].
+// An Option configures a [Concurrency], a [Rate] or a [Bucket]; a [Keyed]
+// takes a [KeyedOption].
 type Option func(*options)
 
 type options struct {
@@ -17,9 +18,10 @@ type options struct {
 // the permit is given back unused (or given back because the inner
 // service's Ready failed), and Waiting, +1 when a caller starts waiting in
 // line for a permit and -1 when it stops, granted or not. A [Rate] reports
-// Waiting, for callers waiting in line for a window. A caller that finds
-// capacity free, or asks with a done ctx and finds none, never counts as
-// Waiting.
+// Waiting, for callers waiting in line for a window, and a [Bucket]
+// Waiting, for callers waiting in line for a token: +1 when one queues, -1
+// when it is granted a token or its ctx ends. A caller that finds capacity
+// free, or asks with a done ctx and finds none, never counts as Waiting.
 //
 // The default, and a nil sink, is no metrics: then the only cost is a nil
 // check on the request path.

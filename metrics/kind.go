@@ -16,7 +16,9 @@ const (
 	// A ConcurrencyLimit and the metrics layer report it.
 	InFlight Kind = iota + 1
 	// Waiting is up-down: callers waiting in Ready for capacity, a
-	// ConcurrencyLimit's permit, a RateLimit's window or a Buffer's slot.
+	// ConcurrencyLimit's permit, a RateLimit's window, a token bucket's
+	// token or a Buffer's slot, and calls of a per-key limit waiting for
+	// their key's token.
 	Waiting
 	// Queued is up-down: requests queued in a Buffer, or in their turn,
 	// waiting for the inner service to be ready.
@@ -51,7 +53,7 @@ const (
 	// out of its set now.
 	Ejected
 	// Throttled is a counter: requests a client-side adaptive throttle
-	// failed at once, without sending them.
+	// or a per-key rate limit failed at once, without sending them.
 	Throttled
 )
 

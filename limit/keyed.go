@@ -1,0 +1,497 @@
+package limit
+
+import (
+	"context"
+	"fmt"
+	"hash/maphash"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/isnil"
+	"github.com/towergo/tower/internal/mono"
+	"github.com/towergo/tower/internal/option"
+	"github.com/towergo/tower/metrics"
+)
+
+// Keyed is middleware that limits each key drawn from the requests (a
+// tenant, a client's address, an API key) to num requests per period, with
+// bursts of up to burst: a token bucket per key, made when the key is first
+// seen. A key's bucket starts full, holds burst tokens, and gains one every
+// per/num (rounded up to the nanosecond, so never faster than num per
+// period); each request of the key takes one. Keys are independent: one
+// key's requests never use another's tokens.
+//
+// # Readiness
+//
+// The key is in the request, which only Call has. So Ready is the inner
+// service's Ready, nothing more: a Keyed adds no wait there, and
+// backpressure from below (a [Concurrency] inside it, say) passes through
+// unchanged, done-ctx probe included. The key's limit is applied in Call:
+//
+//   - a token there now: it is taken and the call goes on, even if ctx is
+//     already done;
+//   - none, and no wait allowed ([WithMaxWait] is 0, the default): Call
+//     fails at once with a [*KeyLimitError], which says how long until the
+//     key's next token, and the inner permit is given back unused;
+//   - none, with a max wait: Call reserves the key's next token if it comes
+//     within the max wait and before ctx's deadline, and waits for it, then
+//     calls the inner service. If the token comes later than that, Call
+//     fails at once with a *KeyLimitError, having reserved nothing. If ctx
+//     ends while Call waits, the reserved token goes back to the key's
+//     bucket, the inner permit is given back, and Call returns ctx.Err().
+//
+// A Call waiting for its key's token holds the inner permit that Ready
+// reserved: the caller already has it, and giving it back to ask again
+// would mean a second Ready inside Call, whose wait nothing here bounds and
+// whose failure would then have to be reported by Call. The price is that
+// waiting callers keep inner capacity busy: with a Concurrency of 10
+// inside, 10 calls waiting for one hot key's tokens keep every other key
+// out meanwhile. That is why the default is to refuse at once; keep a max
+// wait short, or put a Concurrency only outside the Keyed if keys must not
+// wait for each other.
+//
+// # Memory
+//
+// Keys live in a table of at most [DefaultMaxKeys] entries, or
+// [WithMaxKeys]'s. A key whose bucket is full again carries no
+// information: it is the same as a key never seen, and deleting it changes
+// nothing that any caller can observe. Each request checks the next two
+// entries of its shard of the table, from a cursor that goes round, and
+// deletes those that are full: idle keys go away a few at a time, no
+// request pays for a whole sweep, and no goroutine runs for it.
+//
+// When the table is at its cap, a new key still gets in, with its full
+// burst: among the next 8 entries of its shard from the cursor, the one
+// nearest full (a full one if any) is deleted to make room. If that key
+// still owed tokens, the debt is forgiven: it comes back, if it does, with
+// a full bucket, at most burst tokens more than it was due. The other
+// choice, refusing new keys at the cap, would let anyone with enough
+// distinct keys lock every new client out; forgiving the nearest-full key
+// costs at most a burst, and only under a flood of keys, which a per-key
+// limit cannot stop anyway (each new key gets its burst).
+//
+// The table is split into shards (up to 64, by the key's hash, with
+// hash/maphash; the cap is split evenly among them and the policy above
+// applies within a shard), each behind a lock of its own, so that
+// requests of keys in different shards do not contend. The table keeps
+// each key: a string key that is part of a larger string keeps that whole
+// string alive, so a key function that slices a big buffer should clone
+// its result (strings.Clone). Its memory grows with the keys up to the
+// cap's worth and is not given back (Go maps do not shrink); it never
+// grows beyond it. A key that is not equal to itself (a float NaN) cannot
+// be found again: each of its requests is admitted as a key never seen,
+// and nothing is kept for it.
+//
+// A Keyed is safe for concurrent use. A request whose key is in the table
+// allocates nothing; a refusal allocates its *KeyLimitError, and a wait
+// its timer. Build one with [NewKeyed]. Req and Res are the request and
+// response types, and K the key's type.
+type Keyed[Req, Res any, K comparable] struct {
+	inner   tower.Service[Req, Res]
+	key     func(Req) K
+	g       gcra
+	maxWait time.Duration
+	sink    metrics.Sink // nil: no metrics
+	seed    maphash.Seed
+	mask    uint64 // len(shards)-1; 0 for one shard, which needs no hash
+	shards  []keyShard[K]
+	pool    tower.WrapPool[Req, Res]
+}
+
+// DefaultMaxKeys is the number of keys a [Keyed] holds at most unless
+// [WithMaxKeys] says otherwise: 100,000. A key held takes about 130 bytes
+// with a short string key (its entry, its slot in the index with the
+// index's spare room, and the string): measured between 110 and 135 bytes
+// with the table full after a flood of a million distinct keys
+// (BenchmarkKeyedFloodDefaultCap), so the default bounds the table near
+// 13 MB. That is room for the distinct clients a
+// busy service sees within a limit's refill time (seconds to minutes),
+// and small next to the 130 MB a million keys of a flood would take
+// unbounded.
+const DefaultMaxKeys = 100_000
+
+const (
+	// sweepStep is how many entries each request checks at its shard's
+	// cursor, deleting those that are full.
+	sweepStep = 2
+	// evictScan is how many entries a new key in a full shard looks at,
+	// from the cursor, for the one to delete.
+	evictScan = 8
+	// maxShards bounds the shards, and minShardKeys keeps each shard's
+	// share of the cap large enough that the policy at the cap is not
+	// decided among a handful of keys.
+	maxShards    = 64
+	minShardKeys = 256
+)
+
+// A KeyedOption configures a [Keyed].
+type KeyedOption func(*keyedOptions)
+
+type keyedOptions struct {
+	maxKeys int
+	maxWait time.Duration
+	sink    metrics.Sink
+}
+
+// WithMaxKeys sets the most keys a [Keyed] holds state for at once
+// (default [DefaultMaxKeys]); the policy when a new key comes at the cap
+// is in Keyed's doc. It panics if n is below 1.
+func WithMaxKeys(n int) KeyedOption {
+	if n < 1 {
+		panic(fmt.Sprintf("limit.WithMaxKeys: n must be at least 1, got %d", n))
+	}
+	return func(o *keyedOptions) { o.maxKeys = n }
+}
+
+// WithMaxWait lets a Call of a [Keyed] wait up to d for its key's next
+// token, rather than fail at once (default 0: fail at once). The wait
+// happens in Call, holding the inner permit: see Keyed's doc for why, and
+// what it costs. It panics if d is negative.
+func WithMaxWait(d time.Duration) KeyedOption {
+	if d < 0 {
+		panic(fmt.Sprintf("limit.WithMaxWait: d must not be negative, got %v", d))
+	}
+	return func(o *keyedOptions) { o.maxWait = d }
+}
+
+// WithKeyedMetrics makes a [Keyed] report to sink: Throttled +1 for each
+// Call it refuses with a [*KeyLimitError], and Waiting, +1 when a Call
+// starts waiting for its key's token and -1 when it stops, with the token
+// or not. A panic in sink goes up to the caller of Call, with the inner
+// permit and any token reserved given back. The default, and a nil sink,
+// is no metrics.
+func WithKeyedMetrics(sink metrics.Sink) KeyedOption {
+	return func(o *keyedOptions) { o.sink = sink }
+}
+
+// NewKeyed returns inner wrapped in a limit of num requests per period
+// for each key that key draws from a request, with bursts of up to burst
+// per key, and opts. key is called once per Call, on the caller's
+// goroutine, without any lock; a panic in it goes up to the caller, and
+// the inner permit is given back. It panics if inner (a typed nil too) or
+// key is nil, num or burst is below 1, per is not positive, num is above
+// per in nanoseconds, burst tokens' time does not fit in a Duration, or
+// an option is nil.
+func NewKeyed[Req, Res any, K comparable](inner tower.Service[Req, Res], key func(Req) K, num int, per time.Duration, burst int, opts ...KeyedOption) *Keyed[Req, Res, K] {
+	const fn = "limit.NewKeyed"
+	if isnil.Is(inner) {
+		panic(fn + ": inner is nil")
+	}
+	g, o := keyedConfig(fn, key, num, per, burst, opts)
+	n := shardCount(o.maxKeys)
+	k := &Keyed[Req, Res, K]{
+		inner: inner, key: key, g: g, maxWait: o.maxWait, sink: o.sink,
+		seed: maphash.MakeSeed(), mask: uint64(n - 1), shards: make([]keyShard[K], n),
+	}
+	for i := range k.shards {
+		// The cap split evenly, the remainder to the first shards: the
+		// shares add up to the cap exactly.
+		k.shards[i] = keyShard[K]{index: map[K]int{}, max: o.maxKeys / n}
+		if i < o.maxKeys%n {
+			k.shards[i].max++
+		}
+	}
+	return k
+}
+
+// NewKeyedLayer returns a Layer that wraps each service in a [Keyed] of
+// its own (each with its own table of keys), with key, num, per, burst
+// and opts. It panics as [NewKeyed] does, now rather than when the layer
+// is used.
+func NewKeyedLayer[Req, Res any, K comparable](key func(Req) K, num int, per time.Duration, burst int, opts ...KeyedOption) tower.Layer[Req, Res] {
+	keyedConfig("limit.NewKeyedLayer", key, num, per, burst, opts)
+	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
+		return NewKeyed(inner, key, num, per, burst, opts...)
+	})
+}
+
+func keyedConfig[Req any, K comparable](fn string, key func(Req) K, num int, per time.Duration, burst int, opts []KeyedOption) (gcra, keyedOptions) {
+	if key == nil {
+		panic(fn + ": key is nil")
+	}
+	g := newGCRA(fn, num, per, burst)
+	o := keyedOptions{maxKeys: DefaultMaxKeys}
+	option.Onto(fn, &o, opts)
+	return g, o
+}
+
+// shardCount is a power of two: more shards than processors, so that
+// callers seldom meet on one lock, but at most maxShards, and each with a
+// share of at least minShardKeys of the cap.
+func shardCount(maxKeys int) int {
+	n := 1
+	for n < 4*runtime.GOMAXPROCS(0) && n < maxShards && maxKeys/(2*n) >= minShardKeys {
+		n *= 2
+	}
+	return n
+}
+
+// Len returns the number of keys the limit holds state for now, which is
+// at most its cap. It is a snapshot: it counts the shards one after the
+// other while requests go on.
+func (k *Keyed[Req, Res, K]) Len() int {
+	n := 0
+	for i := range k.shards {
+		s := &k.shards[i]
+		s.mu.Lock()
+		n += len(s.entries)
+		s.mu.Unlock()
+	}
+	return n
+}
+
+// Ready is the inner service's Ready: it waits for the inner service, and
+// returns its error unchanged. The key's limit is applied in Call.
+func (k *Keyed[Req, Res, K]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
+	p, err := k.inner.Ready(ctx)
+	if err != nil {
+		return p, err
+	}
+	return k.pool.Wrap((*keyedWrapper[Req, Res, K])(k), p), nil
+}
+
+// keyedWrapper is the limit itself, kept off its method set, so that it
+// goes in a WrapPool's record without an allocation.
+type keyedWrapper[Req, Res any, K comparable] Keyed[Req, Res, K]
+
+func (w *keyedWrapper[Req, Res, K]) CallWrapped(ctx context.Context, inner tower.Permit[Req, Res], req Req) (Res, error) {
+	k := (*Keyed[Req, Res, K])(w)
+	// Gives the inner permit back if the key is refused, or the key
+	// function or the sink panics; after Call, it does nothing.
+	defer inner.Release()
+	if err := k.admit(ctx, k.key(req)); err != nil {
+		var zero Res
+		return zero, err
+	}
+	return inner.Call(ctx, req)
+}
+
+func (*keyedWrapper[Req, Res, K]) ReleaseWrapped(inner tower.Permit[Req, Res]) { inner.Release() }
+
+// admit takes a token of key's bucket, waiting for it if allowed.
+func (k *Keyed[Req, Res, K]) admit(ctx context.Context, key K) error {
+	allowed := k.maxWait
+	if allowed > 0 {
+		if deadline, ok := ctx.Deadline(); ok {
+			// A deadline passed allows no wait, and still the token
+			// that is there now.
+			allowed = max(0, min(allowed, time.Until(deadline)))
+		}
+	}
+	s := k.shard(key)
+	s.mu.Lock()
+	wait, ok := s.take(k.g, key, mono.Now(), allowed)
+	s.mu.Unlock()
+	if !ok {
+		return k.refuse(wait)
+	}
+	if wait > 0 {
+		return k.wait(ctx, s, key, wait)
+	}
+	return nil
+}
+
+// shard returns the shard that holds key.
+func (k *Keyed[Req, Res, K]) shard(key K) *keyShard[K] {
+	if k.mask == 0 {
+		return &k.shards[0]
+	}
+	return &k.shards[maphash.Comparable(k.seed, key)&k.mask]
+}
+
+// refuse is the error of a Call whose key's next token is wait away.
+func (k *Keyed[Req, Res, K]) refuse(wait time.Duration) error {
+	if k.sink != nil {
+		k.sink.Add(metrics.Throttled, 1)
+	}
+	return &KeyLimitError{RetryAfter: wait}
+}
+
+// wait waits d for the token reserved in key's bucket in s, and gives the
+// token back if ctx ends first or the sink panics.
+func (k *Keyed[Req, Res, K]) wait(ctx context.Context, s *keyShard[K], key K, d time.Duration) error {
+	granted := false
+	defer func() {
+		if !granted {
+			s.giveBack(k.g, key, mono.Now())
+		}
+	}()
+	if k.sink == nil {
+		granted = waitToken(ctx, d)
+	} else {
+		k.sink.Add(metrics.Waiting, 1)
+		ok := waitToken(ctx, d)
+		k.sink.Add(metrics.Waiting, -1)
+		granted = ok
+	}
+	if !granted {
+		return ctx.Err()
+	}
+	return nil
+}
+
+// waitToken waits d, and reports false if ctx ends first.
+func waitToken(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// A keyShard is a part of the table of keys: a dense slice of entries, so
+// that a cursor can go round them, and an index from key to position.
+type keyShard[K comparable] struct {
+	mu      sync.Mutex
+	index   map[K]int
+	entries []keyEntry[K]
+	cursor  int // the next entry to check, if below len(entries)
+	max     int // this shard's share of the cap
+	_       [64]byte
+}
+
+// keyEntry is a key and its bucket's state.
+type keyEntry[K comparable] struct {
+	key K
+	tat time.Duration // the instant its bucket is full again
+}
+
+// take takes a token of key's bucket at now, reserving it if it comes
+// within allowed. It returns true and how long until the token is there,
+// or false and how long until the next one if it comes later than
+// allowed, having taken nothing. Then it sweeps. s.mu must be held.
+func (s *keyShard[K]) take(g gcra, key K, now, allowed time.Duration) (time.Duration, bool) {
+	defer s.sweep(g, now)
+	i, found := s.index[key]
+	if !found {
+		// A key never seen has a full bucket: its token is there.
+		next, _ := g.reserve(now, now)
+		s.insert(key, next)
+		return 0, true
+	}
+	next, wait := g.reserve(s.entries[i].tat, now)
+	if wait > allowed {
+		return wait, false
+	}
+	s.entries[i].tat = next
+	return wait, true
+}
+
+// insert adds key with state tat, deleting an entry first if the shard is
+// at its share of the cap. s.mu must be held.
+func (s *keyShard[K]) insert(key K, tat time.Duration) {
+	if key != key {
+		return // a NaN: the index could never find it, nor delete it
+	}
+	if len(s.entries) >= s.max {
+		s.evict()
+	}
+	s.index[key] = len(s.entries)
+	s.entries = append(s.entries, keyEntry[K]{key: key, tat: tat})
+}
+
+// evict deletes, among the next evictScan entries from the cursor, the
+// one whose bucket is full soonest (one that is full already, if any), and
+// moves the cursor past them. s.mu must be held, and the shard not empty.
+func (s *keyShard[K]) evict() {
+	n := len(s.entries)
+	c := s.cursor
+	if c >= n {
+		c = 0
+	}
+	victim := c
+	for range min(evictScan, n) {
+		if s.entries[c].tat < s.entries[victim].tat {
+			victim = c
+		}
+		if c++; c == n {
+			c = 0
+		}
+	}
+	s.cursor = c
+	s.remove(victim)
+}
+
+// sweep checks the next sweepStep entries at the cursor and deletes those
+// whose bucket is full at now. s.mu must be held.
+func (s *keyShard[K]) sweep(g gcra, now time.Duration) {
+	for range sweepStep {
+		if len(s.entries) == 0 {
+			return
+		}
+		if s.cursor >= len(s.entries) {
+			s.cursor = 0
+		}
+		if g.full(s.entries[s.cursor].tat, now) {
+			s.remove(s.cursor) // the last entry moves here: checked next
+		} else {
+			s.cursor++
+		}
+	}
+}
+
+// remove deletes entry i, moving the last entry into its place. s.mu
+// must be held.
+func (s *keyShard[K]) remove(i int) {
+	last := len(s.entries) - 1
+	delete(s.index, s.entries[i].key)
+	if i != last {
+		s.entries[i] = s.entries[last]
+		s.index[s.entries[i].key] = i
+	}
+	s.entries[last] = keyEntry[K]{} // so the key can be collected
+	s.entries = s.entries[:last]
+}
+
+// giveBack returns a token reserved at now in key's bucket and not used.
+// If the key was deleted meanwhile (to make room at the cap), its debt was
+// forgiven already, and there is nothing to give back.
+func (s *keyShard[K]) giveBack(g gcra, key K, now time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i, ok := s.index[key]; ok {
+		s.entries[i].tat = g.giveBack(s.entries[i].tat, now)
+	}
+}
+
+// ErrKeyLimited is what a [*KeyLimitError] matches with errors.Is: a
+// request refused because its key was over its limit. Its message is
+// "request throttled: key over its rate limit".
+var ErrKeyLimited error = keyLimited{}
+
+type keyLimited struct{}
+
+func (keyLimited) Error() string   { return "request throttled: key over its rate limit" }
+func (keyLimited) Throttled() bool { return true }
+
+// KeyLimitError is the error of a Call that a [Keyed] refused because the
+// request's key had no token, and none would come within the max wait or
+// before ctx's deadline. Nothing of the request was sent.
+//
+// It answers [tower.IsThrottled], and not [tower.IsOverloaded]: the caller
+// was refused for its own rate, not because the service was busy; another
+// key's request would have gone through. So package towerhttp answers 429
+// Too Many Requests, package towergrpc codes.ResourceExhausted, and
+// metrics.OutcomeOf says OutcomeThrottled. It wraps [ErrKeyLimited].
+type KeyLimitError struct {
+	// RetryAfter is how long after the refusal the key's next token is
+	// there: a request of that key sent then, with none of the key's
+	// others before it, goes through. It is what an HTTP Retry-After or
+	// gRPC's grpc-retry-pushback-ms should say.
+	RetryAfter time.Duration
+}
+
+func (e *KeyLimitError) Error() string {
+	return fmt.Sprintf("%v; next token in %v", ErrKeyLimited, e.RetryAfter)
+}
+
+// Unwrap returns [ErrKeyLimited].
+func (e *KeyLimitError) Unwrap() error { return ErrKeyLimited }
+
+// Throttled answers true: see [tower.IsThrottled].
+func (e *KeyLimitError) Throttled() bool { return true }
