@@ -1,0 +1,443 @@
+package towerredis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/isnil"
+	"github.com/towergo/tower/metrics"
+)
+
+// The scripts of the concurrency limit, one per round trip. KEYS[1] is the
+// limit's sorted set: member, a lease id; score, the lease's expiry in
+// milliseconds on Redis's clock (TIME), so that the replicas' clocks do
+// not matter. A key of another type is answered with a string saying so,
+// which the replica reads as an ErrBadReply, rather than a WRONGTYPE error,
+// which would read as Redis failing.
+var (
+	// acquireScript: ARGV = member, max, ttl (ms). Drops the expired
+	// leases, then grants member (again, if it holds it already) if fewer
+	// than max are held: {1, 0}; otherwise {0, ms until the earliest lease
+	// expires}. The set expires a TTL after its last write, so that an
+	// abandoned limit leaves nothing behind.
+	acquireScript = redis.NewScript(`
+local key = KEYS[1]
+local kind = redis.call('TYPE', key).ok
+if kind ~= 'zset' and kind ~= 'none' then return 'the key holds a ' .. kind end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local max, ttl = tonumber(ARGV[2]), tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+if redis.call('ZSCORE', key, ARGV[1]) or redis.call('ZCARD', key) < max then
+	redis.call('ZADD', key, now + ttl, ARGV[1])
+	if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
+	return {1, 0}
+end
+local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+return {0, tonumber(first[2]) - now}
+`)
+	// renewScript: ARGV = ttl (ms), then the members to renew. Moves the
+	// expiry of each one still in the set to now + ttl, and returns the
+	// positions (from 1) of those that are gone. A lease past its expiry
+	// that is still in the set is renewed: no acquire has dropped it, so
+	// nobody was granted its place.
+	renewScript = redis.NewScript(`
+local key = KEYS[1]
+local kind = redis.call('TYPE', key).ok
+if kind ~= 'zset' and kind ~= 'none' then return 'the key holds a ' .. kind end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local ttl = tonumber(ARGV[1])
+local lost = {}
+for i = 2, #ARGV do
+	if redis.call('ZSCORE', key, ARGV[i]) then
+		redis.call('ZADD', key, 'XX', now + ttl, ARGV[i])
+	else
+		lost[#lost + 1] = i - 1
+	end
+end
+if #lost < #ARGV - 1 and redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
+return lost
+`)
+	// releaseScript: ARGV = member. Removes it: 1, or 0 if it was gone.
+	releaseScript = redis.NewScript(`return redis.call('ZREM', KEYS[1], ARGV[1])`)
+)
+
+// MinTTLTimeouts is how many round-trip timeouts a lease's TTL must hold
+// at least. A replica renews its leases a third of the TTL after its last
+// renewal ended, and a renewal takes at most the timeout, so the second
+// renewal after the one that last wrote a lease's expiry lands within
+// 3 timeouts and two thirds of the TTL: with a TTL of 9 timeouts or more,
+// a lease outlives one renewal that failed, even if every round trip
+// takes its whole timeout.
+const MinTTLTimeouts = 9
+
+// MinTTL is the shortest TTL a lease may have whatever the timeout: Redis
+// keeps a lease's expiry in milliseconds, and a replica renews it every
+// third of the TTL.
+const MinTTL = 3 * time.Millisecond
+
+// ErrLeaseLost is reported to the observer of [WithObserver] when a lease
+// of this replica was gone from Redis when it was renewed or released: it
+// had expired and another replica's request had dropped it, because the
+// replica could not renew it for a whole TTL (a process paused by the
+// garbage collector or a debugger, a Redis unreachable for that long).
+// The call that held it goes on, without a lease: until it returns, the
+// fleet may run one request more than the limit for each lease lost.
+var ErrLeaseLost = errors.New("towerredis: lease lost: it expired before this replica renewed it")
+
+// WithPollInterval sets how often a caller waiting in a concurrency
+// limit's Ready asks Redis again for a lease, instead of
+// DefaultPollInterval: each wait lasts between half and one and a half
+// times d, at random, so that the fleet's waiters do not ask in step, or
+// until the earliest lease expires if that is sooner. Each waiter costs
+// about one round trip per d: 100 per second by default. A shorter d
+// hands a place given back to a waiter sooner, at more round trips. It
+// panics if d is not positive.
+func WithPollInterval(d time.Duration) Option {
+	if d <= 0 {
+		panic(fmt.Sprintf("towerredis.WithPollInterval: interval must be positive, got %v", d))
+	}
+	return func(o *options) { o.poll = d }
+}
+
+// Concurrency is middleware that limits how many requests are in flight
+// in the inner service across a whole fleet: each request holds a lease,
+// a place in a sorted set in Redis that every replica sharing the limit's
+// name counts, and at most max leases are held at once.
+//
+// A lease has a time to live, on Redis's clock. A replica renews the
+// leases it holds every third of the TTL, all in one round trip, from one
+// goroutine that runs only while it holds leases; a call that lasts longer
+// than the TTL keeps its lease. The leases of a replica that crashed, or
+// that was cut off from Redis, are not renewed, and come back to the fleet
+// at most one TTL later. A lease that its replica finds gone when it
+// renews it (the replica was paused longer than the TTL) is reported as
+// [ErrLeaseLost], and its call goes on without it.
+//
+// Ready asks Redis for a lease: a free place is granted at once, even to a
+// done ctx, in one round trip. If none is free, the caller waits the poll
+// interval ([WithPollInterval]) or until the earliest lease expires, if
+// that is sooner, and asks again, until it gets one or ctx ends. Waiters
+// are not served first come, first served across the fleet: a place given
+// back goes to whichever waiter asks first after it, on any replica. Each
+// waiter costs about one round trip per poll interval. With a lease, Ready
+// asks the inner service, and gives the lease back if that fails. All the
+// attempts of one Ready ask for the same lease, so one that timed out
+// after Redis granted it is granted again by the next; but a lease
+// granted by a round trip that timed out, after which Ready gave up or
+// FailOpen admitted, holds its place until its TTL ends.
+//
+// A request is in flight from the grant of its lease until its call
+// returns, with a response, an error or a panic, or until its permit is
+// released unused; then the lease is given back, in one round trip on the
+// goroutine that ends it. A give back that fails is reported to the
+// observer, and the lease expires by itself within the TTL.
+//
+// When Redis does not answer within the timeout, or answers with an
+// error, the [FailMode] decides: FailOpen grants the permit without a
+// lease (the observer sees the error), FailClosed waits the retry
+// interval and asks again, until ctx ends. A reply that is not of the
+// form the script returns (an [ErrBadReply]: a key of another type where
+// the limit's sorted set should be) never grants, whatever the FailMode:
+// Ready returns an error wrapping ErrBadReply, which, being an error other
+// than ctx's, marks the limit broken until someone repairs the key, as a
+// [Rate] does.
+//
+// Each request costs two round trips, one for its lease and one to give
+// it back, and allocates for the go-redis commands that carry them.
+//
+// A Concurrency is safe for concurrent use; build one with
+// [NewConcurrency]. Req and Res are the request and response types.
+type Concurrency[Req, Res any] struct {
+	inner   tower.Service[Req, Res]
+	client  redis.Scripter
+	name    string
+	keys    []string // the limit's sorted set, alone
+	ttl     time.Duration
+	maxArg  any // max and the TTL in milliseconds, as the scripts'
+	ttlArg  any // arguments, boxed once
+	o       options
+	replica string        // this limiter's part of its lease ids
+	next    atomic.Uint64 // the last lease id handed out
+	records sync.Pool     // *leasePermit[Req, Res]
+
+	mu       sync.Mutex
+	held     map[uint64]string // lease id → member, of the leases to renew
+	renewing bool              // whether the renewal goroutine runs
+	idle     chan struct{}     // wakes the renewal goroutine when held empties
+}
+
+// NewConcurrency returns inner wrapped in a limit of max requests in
+// flight across every replica that uses a limit of the same name on the
+// same Redis, through client, each request holding a lease of time to
+// live ttl. opts take [WithTimeout], [WithFailMode], [WithRetryInterval],
+// [WithPollInterval], [WithPrefix], [WithMetrics] and [WithObserver].
+//
+// The limit's leases live in the key "{prefix:lease:name}", whose hash tag
+// puts it on one slot of a Redis Cluster. Replicas that share a limit must
+// give it the same max and ttl: each one grants by its own max.
+//
+// ttl is how long the leases of a replica that crashed take to come back;
+// it must be at least MinTTLTimeouts times the round-trip timeout (450ms
+// with DefaultTimeout), so that renewals keep up, and at least MinTTL. It
+// is kept in whole milliseconds.
+//
+// NewConcurrency panics if inner or client is nil (a typed nil too), if
+// client is a go-redis client whose ContextTimeoutEnabled is false, if
+// name is empty, if max < 1, if ttl is too short, or if an option is nil
+// or is one of the rate limit's.
+func NewConcurrency[Req, Res any](inner tower.Service[Req, Res], client redis.Scripter, name string, max int, ttl time.Duration, opts ...Option) *Concurrency[Req, Res] {
+	const fn = "towerredis.NewConcurrency"
+	if isnil.Is(inner) {
+		panic(fn + ": inner is nil")
+	}
+	o := checkConcurrency(fn, client, name, max, ttl, opts)
+	return &Concurrency[Req, Res]{
+		inner: inner, client: client, name: name,
+		keys: []string{"{" + o.prefix + ":lease:" + name + "}"},
+		ttl:  ttl, maxArg: max, ttlArg: ttl.Milliseconds(), o: o,
+		replica: strconv.FormatUint(rand.Uint64(), 36) + ":",
+		held:    make(map[uint64]string),
+		idle:    make(chan struct{}, 1),
+	}
+}
+
+// NewConcurrencyLayer returns a Layer that wraps each service in a
+// [NewConcurrency] limit with these arguments: all the services it wraps
+// share the one limit of that name, with the rest of the fleet. It panics
+// as NewConcurrency does, at once rather than when the layer is used.
+func NewConcurrencyLayer[Req, Res any](client redis.Scripter, name string, max int, ttl time.Duration, opts ...Option) tower.Layer[Req, Res] {
+	checkConcurrency("towerredis.NewConcurrencyLayer", client, name, max, ttl, opts)
+	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
+		return NewConcurrency(inner, client, name, max, ttl, opts...)
+	})
+}
+
+// checkConcurrency checks NewConcurrency's arguments for fn, and returns
+// its options.
+func checkConcurrency(fn string, client redis.Scripter, name string, limit int, ttl time.Duration, opts []Option) options {
+	checkClient(fn, client)
+	checkName(fn, name)
+	if limit < 1 {
+		panic(fmt.Sprintf("%s: max must be at least 1, got %d", fn, limit))
+	}
+	o := newOptions(fn, opts)
+	if o.batch != 0 || o.maxWait != 0 {
+		panic(fn + ": an option of the rate limit (a batch or a maximum wait) does not apply to a concurrency limit")
+	}
+	if o.poll == 0 {
+		o.poll = DefaultPollInterval
+	}
+	if ttl <= 0 {
+		panic(fmt.Sprintf("%s: ttl must be positive, got %v", fn, ttl))
+	}
+	if least := max(MinTTLTimeouts*o.timeout, MinTTL); ttl < least {
+		panic(fmt.Sprintf("%s: ttl must be at least %d times the round-trip timeout of %v, and at least %v, so that renewals keep up: at least %v, got %v",
+			fn, MinTTLTimeouts, o.timeout, MinTTL, least, ttl))
+	}
+	return o
+}
+
+// Ready gets a lease, then waits for the inner service; see
+// [Concurrency]. If ctx ends first, Ready returns ctx.Err() unchanged; if
+// the inner service fails or ctx ends while waiting for it, the lease is
+// given back and its error returned.
+func (c *Concurrency[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
+	id, err := c.acquire(ctx)
+	if err != nil {
+		return tower.Permit[Req, Res]{}, err
+	}
+	held := true
+	defer func() {
+		// The inner service failed, or it or the sink panicked: give the
+		// lease back.
+		if held {
+			c.release(id)
+		}
+	}()
+	if c.o.sink != nil {
+		c.o.sink.Add(metrics.InFlight, 1)
+	}
+	p, err := c.inner.Ready(ctx)
+	if err != nil {
+		return p, err
+	}
+	held = false
+	rec, _ := c.records.Get().(*leasePermit[Req, Res])
+	if rec == nil {
+		rec = &leasePermit[Req, Res]{c: c}
+	}
+	rec.inner, rec.id = p, id
+	return tower.NewPermit(rec, rec.Token()), nil
+}
+
+// acquire asks Redis for a lease until it gets one, ctx ends, or the
+// FailMode admits without one, and returns the lease's id, 0 for none.
+// Every attempt of one call asks for the same lease, and the script grants
+// a lease it holds already, so an attempt that timed out after Redis
+// granted it does not cost a second place.
+func (c *Concurrency[Req, Res]) acquire(ctx context.Context) (uint64, error) {
+	id := c.next.Add(1)
+	member := c.member(id)
+	settled, waiting := false, false
+	defer func() {
+		if !settled {
+			// An observer or a sink panicked: forget what Redis may have
+			// granted.
+			c.forget(member)
+		}
+		if waiting {
+			c.o.sink.Add(metrics.Waiting, -1)
+		}
+	}()
+	for {
+		reply, err := roundTrip(ctx, &c.o, "lease.acquire", func(ctx context.Context) (any, error) {
+			return acquireScript.Run(ctx, c.client, c.keys, member, c.maxArg, c.ttlArg).Result()
+		}, acquired)
+		wait := c.o.retry
+		if err == nil && reply[0] == 1 {
+			c.hold(id, member)
+			settled = true
+			return id, nil
+		} else if err == nil {
+			wait = min(c.pollWait(), time.Duration(reply[1])*time.Millisecond)
+		} else if errors.Is(err, ErrBadReply) {
+			settled = true
+			return 0, err
+		} else if c.o.fail == FailOpen {
+			settled = true
+			return 0, nil
+		}
+		if ctx.Err() != nil {
+			settled = true
+			return 0, ctx.Err()
+		}
+		if !waiting && c.o.sink != nil {
+			c.o.sink.Add(metrics.Waiting, 1)
+			waiting = true
+		}
+		if !sleep(ctx, wait) {
+			settled = true
+			return 0, ctx.Err()
+		}
+	}
+}
+
+// acquired reads the acquire script's reply: {1, 0} for a grant, {0, ms}
+// for none free until the earliest lease expires in ms milliseconds.
+func acquired(reply any) ([2]int64, bool) {
+	var v [2]int64
+	list, ok := reply.([]any)
+	if !ok || len(list) != 2 {
+		return v, false
+	}
+	for i, x := range list {
+		if v[i], ok = x.(int64); !ok {
+			return v, false
+		}
+	}
+	if v[0] == 1 {
+		return v, v[1] == 0
+	}
+	return v, v[0] == 0 && v[1] > 0
+}
+
+// pollWait returns how long a waiter waits before it asks again: the poll
+// interval, from half to one and a half times it, at random.
+func (c *Concurrency[Req, Res]) pollWait() time.Duration {
+	return c.o.poll/2 + rand.N(c.o.poll)
+}
+
+// member returns the sorted set's member for lease id.
+func (c *Concurrency[Req, Res]) member(id uint64) string {
+	var buf [64]byte
+	return string(strconv.AppendUint(append(buf[:0], c.replica...), id, 36))
+}
+
+// hold adds a lease to those the replica renews, and starts the renewal
+// goroutine if it is not running.
+func (c *Concurrency[Req, Res]) hold(id uint64, member string) {
+	c.mu.Lock()
+	c.held[id] = member
+	start := !c.renewing
+	c.renewing = true
+	c.mu.Unlock()
+	if start {
+		go c.renew()
+	}
+}
+
+// unhold takes a lease out of those the replica renews, and returns its
+// member and whether it was there: not if a renewal found it lost. The last one out
+// wakes the renewal goroutine, to end it.
+func (c *Concurrency[Req, Res]) unhold(id uint64) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	member, ok := c.held[id]
+	if !ok {
+		return "", false
+	}
+	delete(c.held, id)
+	if len(c.held) == 0 && c.renewing {
+		select {
+		case c.idle <- struct{}{}:
+		default:
+		}
+	}
+	return member, true
+}
+
+// release ends a request that held lease id (0: admitted without one).
+// The request leaves InFlight first, so that the count never shows more
+// requests than there are, and the lease is given back even if the sink
+// panics.
+func (c *Concurrency[Req, Res]) release(id uint64) {
+	defer c.giveBack(id)
+	if c.o.sink != nil {
+		c.o.sink.Add(metrics.InFlight, -1)
+	}
+}
+
+// giveBack removes lease id from Redis, in one round trip, unless it was
+// none or was found lost. A lease that could not be removed expires by
+// itself.
+func (c *Concurrency[Req, Res]) giveBack(id uint64) {
+	if id == 0 {
+		return
+	}
+	member, ok := c.unhold(id)
+	if !ok {
+		return
+	}
+	roundTrip(context.Background(), &c.o, "lease.release", func(ctx context.Context) (any, error) {
+		n, err := releaseScript.Run(ctx, c.client, c.keys, member).Result()
+		if err == nil && n == int64(0) {
+			return nil, fmt.Errorf("%w: lease %s of limit %q", ErrLeaseLost, member, c.name)
+		}
+		return n, err
+	}, removed)
+}
+
+// removed reads the release script's reply: 1, the lease was removed.
+func removed(reply any) (bool, bool) {
+	n, ok := reply.(int64)
+	return true, ok && n == 1
+}
+
+// forget removes member from Redis, for an acquire that did not finish:
+// Redis may have granted it. It tells no observer, as the observer may be
+// what panicked.
+func (c *Concurrency[Req, Res]) forget(member string) {
+	ctx, cancel := context.WithTimeout(context.Background(), c.o.timeout)
+	defer cancel()
+	releaseScript.Run(ctx, c.client, c.keys, member)
+}

@@ -1,0 +1,171 @@
+package towerredis
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/safe"
+)
+
+// renew is the renewal goroutine: it renews the replica's leases every
+// third of the TTL, and ends as soon as the replica holds none, so that an
+// idle limiter has no goroutine. A renewal that fails is not retried
+// before the next one: MinTTLTimeouts leaves room for one to fail.
+func (c *Concurrency[Req, Res]) renew() {
+	t := time.NewTimer(c.ttl / 3)
+	ended := false
+	defer func() {
+		t.Stop()
+		if !ended {
+			// The observer called runtime.Goexit: the next lease held
+			// starts the goroutine again.
+			c.mu.Lock()
+			c.renewing = false
+			c.mu.Unlock()
+		}
+	}()
+	for {
+		select {
+		case <-t.C:
+			members := c.heldMembers()
+			if members == nil {
+				ended = true
+				return
+			}
+			if perr := safe.Call("the observer given with towerredis.WithObserver", func() { c.renewOnce(members) }); perr != nil {
+				safe.Orphan(perr)
+			}
+			t.Reset(c.ttl / 3)
+		case <-c.idle:
+			c.mu.Lock()
+			done := len(c.held) == 0
+			if done {
+				c.renewing = false
+			}
+			c.mu.Unlock()
+			if done {
+				ended = true
+				return
+			}
+		}
+	}
+}
+
+// heldMembers returns the ids and members of the leases to renew, as
+// renewScript's arguments after the TTL; or nil, marking the renewal
+// goroutine stopped, if there are none.
+func (c *Concurrency[Req, Res]) heldMembers() []leaseID {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.held) == 0 {
+		c.renewing = false
+		return nil
+	}
+	members := make([]leaseID, 0, len(c.held))
+	for id, m := range c.held {
+		members = append(members, leaseID{id, m})
+	}
+	return members
+}
+
+// A leaseID is a lease's id and its member in the sorted set.
+type leaseID struct {
+	id     uint64
+	member string
+}
+
+// renewOnce renews leases in one round trip. Those Redis no longer has
+// and the replica still holds are lost: they stop being renewed, and the
+// round trip's error for the observer is an ErrLeaseLost. (One released
+// while the round trip ran is not lost: it is gone because it was given
+// back.)
+func (c *Concurrency[Req, Res]) renewOnce(leases []leaseID) {
+	args := make([]any, 1, 1+len(leases))
+	args[0] = c.ttlArg
+	for _, l := range leases {
+		args = append(args, l.member)
+	}
+	roundTrip(context.Background(), &c.o, "lease.renew", func(ctx context.Context) (any, error) {
+		reply, err := renewScript.Run(ctx, c.client, c.keys, args...).Result()
+		if err != nil {
+			return nil, err
+		}
+		positions, ok := lostPositions(reply, len(leases))
+		if !ok {
+			return reply, nil // for the check to refuse
+		}
+		if n := c.drop(leases, positions); n > 0 {
+			return nil, fmt.Errorf("%w: %d of the %d leases of limit %q this replica renewed", ErrLeaseLost, n, len(leases), c.name)
+		}
+		return reply, nil
+	}, func(reply any) (bool, bool) {
+		_, ok := lostPositions(reply, len(leases))
+		return ok, ok
+	})
+}
+
+// lostPositions reads renewScript's reply for n leases: the positions,
+// from 1, of those that were gone, each at most n.
+func lostPositions(reply any, n int) ([]int64, bool) {
+	list, ok := reply.([]any)
+	if !ok || len(list) > n {
+		return nil, false
+	}
+	out := make([]int64, len(list))
+	for i, x := range list {
+		if out[i], ok = x.(int64); !ok || out[i] < 1 || out[i] > int64(n) {
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+// drop stops renewing the leases at positions of leases, and returns how
+// many of them the replica still held.
+func (c *Concurrency[Req, Res]) drop(leases []leaseID, positions []int64) int {
+	n := 0
+	for _, p := range positions {
+		if _, ok := c.unhold(leases[p-1].id); ok {
+			n++
+		}
+	}
+	return n
+}
+
+// leasePermit is the record behind a permit: the inner permit and the
+// lease it holds. Records come from the limit's sync.Pool, and a Ticket in
+// each refuses stale copies of a permit.
+type leasePermit[Req, Res any] struct {
+	tower.Ticket
+	c     *Concurrency[Req, Res]
+	inner tower.Permit[Req, Res]
+	id    uint64 // 0: admitted without a lease
+}
+
+// take moves the inner permit and the lease out of a redeemed record and
+// returns the record to the pool, before any code that could outlive it
+// runs.
+func (r *leasePermit[Req, Res]) take() (*Concurrency[Req, Res], tower.Permit[Req, Res], uint64) {
+	c, inner, id := r.c, r.inner, r.id
+	r.inner, r.id = tower.Permit[Req, Res]{}, 0
+	c.records.Put(r)
+	return c, inner, id
+}
+
+func (r *leasePermit[Req, Res]) CallReserved(ctx context.Context, token uint64, req Req) (Res, error) {
+	r.MustRedeem(token)
+	c, inner, id := r.take()
+	defer c.release(id) // deferred, so that a panicking call gives its lease back too
+	return inner.Call(ctx, req)
+}
+
+func (r *leasePermit[Req, Res]) ReleaseReserved(token uint64) {
+	if !r.Redeem(token) {
+		return
+	}
+	c, inner, id := r.take()
+	defer c.release(id)
+	inner.Release()
+}

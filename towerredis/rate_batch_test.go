@@ -1,0 +1,155 @@
+package towerredis
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/mono"
+	"github.com/towergo/tower/towerredis/redistest"
+)
+
+// With WithBatch(n), one round trip takes n tokens, which the replica
+// hands out without asking Redis; a probe that finds the batch spent asks
+// Redis once; a permit released unused gives its token back to the
+// batch, for free.
+func TestRateBatchHandsOutLocally(t *testing.T) {
+	srv := redistest.Start(t)
+	r, inner, rt := newTestRate(t, srv.Addr(), "batch", 1, 10*time.Second, 5, WithBatch(5))
+	for i := range 5 {
+		p, ok, err := tower.ReadyNow[string, string](r)
+		if !ok || err != nil {
+			t.Fatalf("probe %d: ReadyNow = %v, %v; want a token of the batch", i, ok, err)
+		}
+		p.Call(t.Context(), "x")
+		if n := rt.n.Load(); n != 1 {
+			t.Fatalf("after %d tokens, %d round trips; want 1", i+1, n)
+		}
+	}
+	if _, ok, err := tower.ReadyNow[string, string](r); ok || err != nil {
+		t.Fatalf("sixth probe: ReadyNow = %v, %v; want not ready", ok, err)
+	}
+	if n := rt.n.Load(); n != 2 {
+		t.Errorf("%d round trips after the sixth probe, want 2", n)
+	}
+	// A token given back goes to the batch: the next probe takes it with
+	// no round trip.
+	r.stock.giveBack()
+	p, ok, err := tower.ReadyNow[string, string](r)
+	if !ok || err != nil {
+		t.Fatalf("ReadyNow after a token was given back = %v, %v; want it", ok, err)
+	}
+	p.Release()
+	if p, ok, _ = tower.ReadyNow[string, string](r); !ok {
+		t.Fatal("ReadyNow after a permit was released unused: not ready, want its token back")
+	}
+	p.Release()
+	if n := rt.n.Load(); n != 2 {
+		t.Errorf("%d round trips, want still 2: tokens given back stay in the replica", n)
+	}
+	if n := inner.outstanding.Load(); n != 0 {
+		t.Errorf("inner service has %d permits outstanding, want 0", n)
+	}
+}
+
+// A batch's tokens are lost if not handed out within the bucket's span of
+// the instant they were due: a replica never keeps a token longer than the
+// fleet's bucket would have. Here a bucket of 5 tokens, one every 10ms,
+// and batches of 5: the batch's tokens are there now, and kept 50ms.
+func TestRateBatchKeep(t *testing.T) {
+	srv := redistest.Start(t)
+	r, _, rt := newTestRate(t, srv.Addr(), "keep", 100, time.Second, 5, WithBatch(5))
+	start := time.Now()
+	for range 2 {
+		p := mustReady(t, t.Context(), r)
+		p.Call(t.Context(), "x")
+	}
+	if time.Since(start) < 40*time.Millisecond {
+		if n := rt.n.Load(); n != 1 {
+			t.Errorf("2 tokens within the keep took %d round trips, want 1", n)
+		}
+	}
+	time.Sleep(time.Until(mono.Time(r.stock.at + 80*time.Millisecond))) // 30ms past the keep
+	p := mustReady(t, t.Context(), r)
+	p.Call(t.Context(), "x")
+	if n := rt.n.Load(); n != 2 {
+		t.Errorf("a token 80ms after the batch: %d round trips in all, want 2: the batch's 3 tokens left are lost after 50ms", n)
+	}
+}
+
+// Bad input panics at construction, naming the parameter or the option.
+func TestRatePanics(t *testing.T) {
+	srv := redistest.Start(t)
+	c := newClient(t, srv.Addr())
+	off := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer off.Close()
+	var typedNil *redis.Client
+	key := func(s string) string { return s }
+	for _, tt := range []struct {
+		want string
+		f    func()
+	}{
+		{"inner is nil", func() { NewRate[string, string](nil, c, "n", 1, time.Second, 1) }},
+		{"client is nil", func() { NewRate[string, string](okService, nil, "n", 1, time.Second, 1) }},
+		{"client is nil", func() { NewRate[string, string](okService, typedNil, "n", 1, time.Second, 1) }},
+		{"ContextTimeoutEnabled", func() { NewRate[string, string](okService, off, "n", 1, time.Second, 1) }},
+		{"name is empty", func() { NewRate[string, string](okService, c, "", 1, time.Second, 1) }},
+		{"num must be at least 1, got 0", func() { NewRate[string, string](okService, c, "n", 0, time.Second, 1) }},
+		{"per must be positive, got 0s", func() { NewRate[string, string](okService, c, "n", 1, 0, 1) }},
+		{"per must be positive, got -1s", func() { NewRate[string, string](okService, c, "n", 1, -time.Second, 1) }},
+		{"per/num must be at least a microsecond", func() { NewRate[string, string](okService, c, "n", 2, time.Microsecond, 1) }},
+		{"per/num must be at least a microsecond", func() { NewRate[string, string](okService, c, "n", 1, 999*time.Nanosecond, 1) }},
+		{"burst must be at least 1, got 0", func() { NewRate[string, string](okService, c, "n", 1, time.Second, 0) }},
+		{"longer than the script's arithmetic", func() { NewRate[string, string](okService, c, "n", 1, 1<<40*time.Microsecond, 1<<12+1) }},
+		{"WithBatch(3) asks for more tokens at once than burst 2", func() { NewRate[string, string](okService, c, "n", 1, time.Second, 2, WithBatch(3)) }},
+		{"WithMaxWait applies to a KeyedRate only", func() { NewRate[string, string](okService, c, "n", 1, time.Second, 1, WithMaxWait(time.Second)) }},
+		{"NewRate: WithPollInterval applies to a concurrency limit only", func() { NewRate[string, string](okService, c, "n", 1, time.Second, 1, WithPollInterval(time.Second)) }},
+		{"NewKeyedRate: WithPollInterval applies to a concurrency limit only", func() {
+			NewKeyedRate[string, string](okService, c, "n", key, 1, time.Second, 1, WithPollInterval(time.Second))
+		}},
+		{"option 0 is nil", func() { NewRate[string, string](okService, c, "n", 1, time.Second, 1, nil) }},
+		{"towerredis.NewRateLayer: name is empty", func() { NewRateLayer[string, string](c, "", 1, time.Second, 1) }},
+		{"WithBatch: n must be at least 1, got 0", func() { WithBatch(0) }},
+		{"WithMaxWait: d must be positive, got 0s", func() { WithMaxWait(0) }},
+		{"NewKeyedRate: key is nil", func() { NewKeyedRate[string, string](okService, c, "n", nil, 1, time.Second, 1) }},
+		{"NewKeyedRate: inner is nil", func() { NewKeyedRate[string, string](nil, c, "n", key, 1, time.Second, 1) }},
+		{"NewKeyedRate: burst must be at least 1", func() { NewKeyedRate[string, string](okService, c, "n", key, 1, time.Second, 0) }},
+		{"WithBatch applies to a Rate only", func() { NewKeyedRate[string, string](okService, c, "n", key, 1, time.Second, 5, WithBatch(2)) }},
+		{"towerredis.NewKeyedRateLayer: client is nil", func() { NewKeyedRateLayer[string, string](nil, "n", key, 1, time.Second, 1) }},
+	} {
+		t.Run(tt.want, func(t *testing.T) {
+			defer func() {
+				r := recover()
+				if msg, _ := r.(string); !strings.Contains(msg, tt.want) {
+					t.Errorf("panicked with %v, want a message containing %q", r, tt.want)
+				}
+			}()
+			tt.f()
+		})
+	}
+}
+
+// A token of the replica's batch costs no allocation: Ready and Call of a
+// permit whose token comes from the batch allocate nothing.
+func TestRateBatchAllocs(t *testing.T) {
+	srv := redistest.Start(t)
+	r, _, rt := newTestRate(t, srv.Addr(), "allocs", 1, time.Hour, 100, WithBatch(100))
+	p := mustReady(t, t.Context(), r) // the round trip for the batch
+	p.Call(t.Context(), "x")
+	ctx := t.Context()
+	allocs := testing.AllocsPerRun(50, func() {
+		p, err := r.Ready(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Call(ctx, "x")
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per request from the batch, want 0", allocs)
+	}
+	if n := rt.n.Load(); n != 1 {
+		t.Errorf("%d round trips, want 1", n)
+	}
+}

@@ -1,0 +1,240 @@
+package towerredis
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/towergo/tower/internal/mono"
+	"github.com/towergo/tower/metrics"
+)
+
+// rateSource is the GCRA script; rate.lua documents it.
+//
+//go:embed rate.lua
+var rateSource string
+
+// rateHash is the script's SHA-1, for EVALSHA: the source goes over the
+// wire only when Redis does not know the script yet (after a restart).
+var rateHash = redis.NewScript(rateSource).Hash()
+
+// maxSpan bounds a bucket's span, burst*interval, in microseconds: Redis's
+// clock (about 1.7e15µs since 1970) plus the span, plus a wait, must stay
+// below 2^53 for the script's doubles to be exact. 2^52µs is 142 years.
+const maxSpan = 1 << 52
+
+// MinReserve is the least a Ready without a deadline reserves ahead: a
+// caller reserves a token due at most max(burst*interval, MinReserve)
+// from now, or the time left to its ctx's deadline if it has one. A
+// token further away is not reserved: the caller sleeps until it and asks
+// again. The bound keeps a caller that has no deadline, and may give up,
+// from holding a token an hour away; one second lets a fleet's waiters
+// line up in Redis in the order they came, for a second's worth of
+// tokens, instead of all asking again at each token.
+const MinReserve = time.Second
+
+// bucket is what a Rate and a KeyedRate share: the client, the options,
+// the bucket's arithmetic and the round trip to the script.
+type bucket struct {
+	client   redis.Scripter
+	o        options
+	name     string
+	interval time.Duration // per/num rounded up to the microsecond
+	burst    int
+	reserve  time.Duration // the most a caller without a deadline reserves ahead
+
+	// args are the script's constant arguments, boxed once.
+	intervalArg, burstArg any
+	// clock, in tests only, gives the script its now (microseconds)
+	// instead of Redis's TIME, to check the arithmetic exactly and to run
+	// the conformance suite on synctest's clock.
+	clock func() int64
+}
+
+// newBucket checks the parameters for the function named fn, and panics
+// naming the one out of range.
+func newBucket(fn string, client redis.Scripter, name string, num int, per time.Duration, burst int, o options) bucket {
+	checkClient(fn, client)
+	checkName(fn, name)
+	if num < 1 {
+		panic(fmt.Sprintf("%s: num must be at least 1, got %d", fn, num))
+	}
+	if per <= 0 {
+		panic(fmt.Sprintf("%s: per must be positive, got %v", fn, per))
+	}
+	if int64(num) > int64(per/time.Microsecond) {
+		panic(fmt.Sprintf("%s: per/num must be at least a microsecond, Redis's clock's resolution, got %d per %v", fn, num, per))
+	}
+	if burst < 1 {
+		panic(fmt.Sprintf("%s: burst must be at least 1, got %d", fn, burst))
+	}
+	// per/num rounded up to the microsecond, so that the fleet's rate is
+	// never above num per period: 3 per second is a token every 333,334µs.
+	us := (int64(per)-1)/(int64(num)*1000) + 1
+	interval := time.Duration(us) * time.Microsecond
+	if int64(burst) > maxSpan/us {
+		panic(fmt.Sprintf("%s: burst %d of tokens every %v is longer than the script's arithmetic holds (2^52µs)", fn, burst, interval))
+	}
+	if o.batch > burst {
+		panic(fmt.Sprintf("%s: WithBatch(%d) asks for more tokens at once than burst %d allows", fn, o.batch, burst))
+	}
+	return bucket{
+		client: client, o: o, name: name, interval: interval, burst: burst,
+		reserve:     max(time.Duration(burst)*interval, MinReserve),
+		intervalArg: us, burstArg: int64(burst),
+	}
+}
+
+// grant is the script's answer.
+type grant struct {
+	n   int           // tokens granted
+	due time.Duration // token 1's due instant, a mono reading; for n = 0, the next token's
+	tat int64         // the bucket's state after the call, µs
+	at  time.Duration // when the answer came in, a mono reading
+}
+
+// threeInts checks the script's reply.
+var threeInts = ints(3)
+
+// ask runs the script on key: take up to want tokens (want >= 1), those
+// due within maxWait included, or give back -want tokens (want < 0). The
+// due instant is read on the local clock when the answer arrives, so a
+// token is never used before Redis's clock allows it, only up to a round
+// trip later.
+func (b *bucket) ask(ctx context.Context, keys []string, want int, maxWait time.Duration) (grant, error) {
+	args := []any{b.intervalArg, b.burstArg, int64(want), int64(max(maxWait, 0) / time.Microsecond)}
+	if b.clock != nil {
+		args = append(args, b.clock())
+	}
+	v, err := roundTrip(ctx, &b.o, "rate", func(ctx context.Context) (any, error) {
+		res, err := b.client.EvalSha(ctx, rateHash, keys, args...).Result()
+		if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+			res, err = b.client.Eval(ctx, rateSource, keys, args...).Result()
+		}
+		return res, err
+	}, func(reply any) ([]int64, bool) { return rateReply(reply, want) })
+	if err != nil {
+		return grant{}, err
+	}
+	at := mono.Now()
+	return grant{n: int(v[0]), due: at + time.Duration(v[1])*time.Microsecond, tat: v[2], at: at}, nil
+}
+
+// rateReply checks the script's reply to a call for want tokens: three
+// integers, of which the first, the tokens granted, is between 0 and
+// want (0 to give back).
+func rateReply(reply any, want int) ([]int64, bool) {
+	v, ok := threeInts(reply)
+	if !ok || v[0] < 0 || v[0] > int64(max(want, 0)) {
+		return nil, false
+	}
+	// A refusal is always for a token after the max wait, so its wait is
+	// positive: one that says otherwise would have the caller ask again at
+	// once, forever.
+	return v, want < 0 || v[0] > 0 || v[1] > 0
+}
+
+// budget is how far ahead a caller with ctx reserves: the time left to
+// ctx's deadline, at most b.reserve.
+func (b *bucket) budget(ctx context.Context) time.Duration {
+	if d, ok := ctx.Deadline(); ok {
+		return max(0, min(time.Until(d), b.reserve))
+	}
+	return b.reserve
+}
+
+// An outcome says where a caller's token came from, and so where it goes
+// back when its permit is released unused.
+type outcome uint8
+
+const (
+	fromRedis  outcome = iota + 1 // a token of the bucket in Redis
+	fromStock                     // a token of the replica's batch
+	failedOpen                    // no token: Redis was unreachable and the limit fails open
+)
+
+// take asks for up to want tokens of the bucket at keys, for a Ready
+// with ctx, until it gets some: the tokens due within the time ctx has
+// left, at most b.reserve, are reserved, and if none is, take sleeps until
+// the next token and asks again. It returns the grant, whose first token
+// may be due later: the caller sleeps until then. A done ctx gets what is
+// there now, after one round trip. Redis unreachable: FailOpen admits
+// with no token (failedOpen), FailClosed asks again after the retry
+// interval. A bad reply is an error. w reports the waits to the sink.
+func (b *bucket) take(ctx context.Context, keys []string, want int, w *watch) (grant, outcome, error) {
+	for {
+		// A ctx that ended while the caller slept is a probe from then
+		// on: it reserves nothing it could not wait for.
+		probe := ctx.Err() != nil
+		var maxWait time.Duration
+		if !probe {
+			maxWait = b.budget(ctx)
+		}
+		g, err := b.ask(ctx, keys, want, maxWait)
+		if err != nil {
+			if errors.Is(err, ErrBadReply) {
+				return grant{}, 0, err
+			}
+			if b.o.fail == FailOpen {
+				return grant{}, failedOpen, nil
+			}
+			if probe {
+				return grant{}, 0, ctx.Err()
+			}
+			w.start(b.o.sink)
+			if !sleep(ctx, b.o.retry) {
+				return grant{}, 0, ctx.Err()
+			}
+			continue
+		}
+		if g.n > 0 {
+			return g, fromRedis, nil
+		}
+		if probe {
+			return grant{}, 0, ctx.Err()
+		}
+		w.start(b.o.sink)
+		if !sleep(ctx, g.due-mono.Now()) {
+			return grant{}, 0, ctx.Err()
+		}
+	}
+}
+
+// sleepUntil sleeps until the instant due, a mono reading, or until ctx
+// ends, and reports whether it got there.
+func sleepUntil(ctx context.Context, due time.Duration, w *watch, sink metrics.Sink) bool {
+	d := due - mono.Now()
+	if d <= 0 {
+		return true
+	}
+	w.start(sink)
+	return sleep(ctx, d)
+}
+
+// giveBack returns n tokens to the bucket at keys, for permits released
+// unused, in one round trip bounded by the timeout; if Redis does not
+// answer, the tokens are lost, which errs on the side of the limit.
+func (b *bucket) giveBack(keys []string, n int) {
+	b.ask(context.Background(), keys, -n, 0)
+}
+
+// watch reports a caller waiting to a sink, once, from its first wait to
+// its end.
+type watch struct{ on bool }
+
+func (w *watch) start(sink metrics.Sink) {
+	if sink != nil && !w.on {
+		sink.Add(metrics.Waiting, 1)
+		w.on = true
+	}
+}
+
+func (w *watch) done(sink metrics.Sink) {
+	if w.on {
+		w.on = false
+		sink.Add(metrics.Waiting, -1)
+	}
+}

@@ -1,0 +1,73 @@
+package towerredis
+
+import (
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/towergo/tower"
+	"github.com/towergo/tower/towerredis/redistest"
+	"github.com/towergo/tower/towertest"
+)
+
+// closing is a limit that closes its client when the conformance suite
+// closes it, so that no goroutine of the client outlives the test's
+// bubble.
+type closing struct {
+	tower.Service[string, string]
+	c *redis.Client
+}
+
+func (c closing) Close() error { return c.c.Close() }
+
+// The conformance suite, against a real redis-server. The suite runs each
+// test in a testing/synctest bubble, on a fake clock, and Redis's clock
+// does not follow it; so here the script takes its now from the bubble's
+// clock (the path the arithmetic tests use), and everything else is real:
+// the server, the client, the script, the round trips.
+func TestRateConformance(t *testing.T) {
+	srv := redistest.Start(t)
+	var n atomic.Int64
+	fake := func() int64 { return time.Now().UnixMicro() }
+	for _, tt := range []struct {
+		name string
+		wrap func(tower.Service[string, string], *redis.Client, string) tower.Service[string, string]
+	}{
+		{"Rate1Per100ms", func(inner tower.Service[string, string], c *redis.Client, name string) tower.Service[string, string] {
+			r := NewRate(inner, c, name, 1, 100*time.Millisecond, 1)
+			r.b.clock = fake
+			return r
+		}},
+		{"Rate3PerSecondBurst3", func(inner tower.Service[string, string], c *redis.Client, name string) tower.Service[string, string] {
+			r := NewRate(inner, c, name, 3, time.Second, 3)
+			r.b.clock = fake
+			return r
+		}},
+		{"RateBatch4", func(inner tower.Service[string, string], c *redis.Client, name string) tower.Service[string, string] {
+			r := NewRate(inner, c, name, 10, time.Second, 4, WithBatch(4))
+			r.b.clock = fake
+			return r
+		}},
+		{"KeyedRate", func(inner tower.Service[string, string], c *redis.Client, name string) tower.Service[string, string] {
+			// Waits for its key's token, as the suite's callers expect.
+			r := NewKeyedRate(inner, c, name, func(s string) string { return s }, 1, time.Second, 1, WithMaxWait(time.Minute))
+			r.b.clock = fake
+			return r
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			towertest.LayerSuite[string, string]{
+				NewLayer: func() tower.Layer[string, string] {
+					return tower.LayerFunc[string, string](func(inner tower.Service[string, string]) tower.Service[string, string] {
+						c := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true, Protocol: 2})
+						name := "conformance" + strconv.FormatInt(n.Add(1), 10)
+						return closing{tt.wrap(inner, c, name), c}
+					})
+				},
+				Request: "hello", Response: "world",
+			}.Run(t)
+		})
+	}
+}

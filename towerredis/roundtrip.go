@@ -1,0 +1,96 @@
+package towerredis
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/towergo/tower/internal/isnil"
+	"github.com/towergo/tower/internal/mono"
+)
+
+// checkClient panics, naming fn, if client is nil, or is a go-redis client
+// that ignores context deadlines: then no timeout of ours could bound a
+// round trip to a Redis that hangs, and Ready would hang with it.
+func checkClient(fn string, client redis.Scripter) {
+	if isnil.Is(client) {
+		panic(fn + ": client is nil")
+	}
+	enabled := true
+	switch c := client.(type) {
+	case *redis.Client:
+		enabled = c.Options().ContextTimeoutEnabled
+	case *redis.ClusterClient:
+		enabled = c.Options().ContextTimeoutEnabled
+	case *redis.Ring:
+		enabled = c.Options().ContextTimeoutEnabled
+	}
+	if !enabled {
+		panic(fn + ": the client's ContextTimeoutEnabled is false, so go-redis would ignore the deadline of each round trip and a Redis that hangs would hang Ready; set it to true in the client's options")
+	}
+}
+
+// checkName panics, naming fn, if the limit's name is empty.
+func checkName(fn, name string) {
+	if name == "" {
+		panic(fn + ": name is empty")
+	}
+}
+
+// roundTrip runs one script call for op, bounded by the limit's timeout,
+// and tells the observer how it went. The call runs under ctx's values but
+// not its cancellation: a done ctx (a LoadShed's probe) still gets its one
+// round trip, and a caller that gives up does not cut a script off after
+// Redis ran it, which would lose what it granted without our knowing; the
+// timeout bounds it either way. A reply that check refuses is an
+// ErrBadReply.
+func roundTrip[T any](ctx context.Context, o *options, op string, run func(context.Context) (any, error), check func(any) (T, bool)) (T, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.timeout)
+	start := mono.Now()
+	reply, err := run(ctx)
+	cancel()
+	var v T
+	if err == nil {
+		var ok bool
+		if v, ok = check(reply); !ok {
+			err = fmt.Errorf("%w: %s answered %T %v", ErrBadReply, op, reply, reply)
+		}
+	}
+	if o.observer != nil {
+		o.observer(RoundTrip{Op: op, Latency: mono.Now() - start, Err: err})
+	}
+	return v, err
+}
+
+// ints reads a reply that must be a list of n integers.
+func ints(n int) func(any) ([]int64, bool) {
+	return func(reply any) ([]int64, bool) {
+		list, ok := reply.([]any)
+		if !ok || len(list) != n {
+			return nil, false
+		}
+		out := make([]int64, n)
+		for i, x := range list {
+			if out[i], ok = x.(int64); !ok {
+				return nil, false
+			}
+		}
+		return out, true
+	}
+}
+
+// sleep waits d, or until ctx ends, and reports whether it waited all of d.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
