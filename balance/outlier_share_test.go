@@ -3,6 +3,7 @@ package balance_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -122,6 +123,73 @@ func TestOutlierRemovedFreesShare(t *testing.T) {
 	})
 }
 
+// The first endpoint of the set, ejected, frees its place in the share
+// too when it leaves: the metric goes down, and another endpoint is
+// ejected at its next failure.
+func TestOutlierFirstRemovedFreesShare(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fs := fleet(5)
+		fs[0].set(true)
+		d := make(scripted)
+		rec, counts := newEjections(), &towermetrics.Counts{}
+		bal := balance.NewP2C(d, balance.WithRand(newRand(1)), balance.WithOutlierDetection(isFailure),
+			balance.WithErrorHandler(rec.add), balance.WithMetrics(counts))
+		defer bal.Close()
+		for i, f := range fs {
+			d <- insert(i, load.NewConstant[string, string](tower.ServiceFunc[string, string](f.call), 0))
+		}
+		callUntil(t, bal, func() bool { return rec.len() == 1 })
+		checkOut(t, bal, counts, 4, 1)
+		d <- remove(0)
+		checkOut(t, bal, counts, 4, 0)
+		fs[4].set(true)
+		callUntil(t, bal, func() bool { return rec.len() == 2 })
+		checkOut(t, bal, counts, 3, 1)
+		rec.check(t,
+			"0s: load balancer ejected endpoint 0 for 30s: consecutive failures: boom",
+			"0s: load balancer ejected endpoint 4 for 30s: consecutive failures: boom")
+	})
+}
+
+// An endpoint that has left the set is not ejected: a call to it that
+// was under way when it left, and fails after, makes the count of
+// consecutive failures (1 here) but ejects nothing, though the share
+// would let one of the two left out.
+func TestOutlierRemovedNotEjected(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		x, hx := constMock(-1, 0) // the only one ready: picked
+		y, _ := constMock(0, 0)
+		z, _ := constMock(0, 0)
+		d := make(scripted)
+		rec, counts := newEjections(), &towermetrics.Counts{}
+		removed := make(chan int, 2)
+		bal := balance.NewP2C(d, balance.WithRand(newRand(1)),
+			balance.WithOutlierDetection(isFailure, balance.ConsecutiveFailures(1)),
+			balance.WithErrorHandler(rec.add), balance.WithMetrics(counts),
+			balance.WithRemovalHandler(func(k int, _ endpoint) { removed <- k }))
+		defer bal.Close()
+		d <- insert(0, x)
+		d <- insert(1, y)
+		d <- insert(2, z)
+		call := towertest.GoCall(context.Background(), readySettled(t, bal), "x")
+		r := hx.ExpectSettled(t, "x")
+		d <- remove(0)
+		synctest.Wait()
+		select {
+		case k := <-removed:
+			if k != 0 {
+				t.Fatalf("got endpoint %d removed, want 0", k)
+			}
+		default:
+			t.Fatal("endpoint 0 was not removed while its call was under way")
+		}
+		r.Fail(errFail)
+		call.ExpectError(t, errFail)
+		checkOut(t, bal, counts, 0, 0)
+		rec.check(t)
+	})
+}
+
 // An endpoint that is ready, its permit held by the balancer, when it is
 // ejected stops being picked at once: the permit is given back to it. The
 // result of a call made with a permit taken before the ejection does not
@@ -195,6 +263,7 @@ func TestOutlierBadInput(t *testing.T) {
 		{"balance.ConsecutiveFailures: n is -1, want 0 (off) or more", func() { balance.ConsecutiveFailures(-1) }},
 		{"balance.OutlierInterval: d is 0s, want more than 0", func() { balance.OutlierInterval(0) }},
 		{"balance.BaseEjectionTime: d is -1s, want more than 0", func() { balance.BaseEjectionTime(-time.Second) }},
+		{"balance.BaseEjectionTime: d is 0s, want more than 0", func() { balance.BaseEjectionTime(0) }},
 		{"balance.MaxEjectionTime: d is 0s, want more than 0", func() { balance.MaxEjectionTime(0) }},
 		{"balance.MaxEjectedShare: r is 1.5, want a ratio in [0, 1]", func() { balance.MaxEjectedShare(1.5) }},
 		{"balance.MaxEjectedShare: r is -0.1, want a ratio in [0, 1]", func() { balance.MaxEjectedShare(-0.1) }},
@@ -224,6 +293,7 @@ func TestOutlierParameterBounds(t *testing.T) {
 		balance.SuccessRateMinHosts(0), balance.SuccessRateRequestVolume(1),
 		balance.BaseEjectionTime(time.Nanosecond), balance.MaxEjectionTime(time.Nanosecond),
 		balance.OutlierInterval(time.Nanosecond), balance.SuccessRateStdevFactor(1e-9))
+	balance.SuccessRateStdevFactor(math.MaxFloat64)
 }
 
 // A request through a P2C with outlier detection, to healthy endpoints,

@@ -93,6 +93,55 @@ func TestOutlierMaxEjectionTime(t *testing.T) {
 	})
 }
 
+// At the maximum the multiplier stops growing: with a base of 1s and a
+// maximum of 2s, back-to-back ejections last 1s, 2s and 2s, and two
+// intervals (20s) in after the last take the multiplier from 2 to 0, so
+// the next ejection lasts 1s again (from 3, it would still last 2s).
+func TestOutlierMultiplierStopsAtMax(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fs := fleet(5)
+		fs[0].set(true)
+		rec, counts := newEjections(), &towermetrics.Counts{}
+		bal := newBalancer("P2C", fs, balance.WithOutlierDetection(isFailure, balance.SuccessRateMinHosts(0),
+			balance.BaseEjectionTime(time.Second), balance.MaxEjectionTime(2*time.Second)),
+			balance.WithErrorHandler(rec.add), balance.WithMetrics(counts))
+		defer bal.Close()
+		for i, out := range []time.Duration{time.Second, 2 * time.Second, 2 * time.Second} {
+			callUntil(t, bal, func() bool { return rec.len() == i+1 })
+			time.Sleep(out)
+			checkOut(t, bal, counts, 5, 0)
+		}
+		time.Sleep(20 * time.Second)
+		callUntil(t, bal, func() bool { return rec.len() == 4 })
+		checkOut(t, bal, counts, 4, 1)
+		rec.check(t,
+			"0s: load balancer ejected endpoint 0 for 1s: consecutive failures: boom",
+			"1s: load balancer ejected endpoint 0 for 2s: consecutive failures: boom",
+			"3s: load balancer ejected endpoint 0 for 2s: consecutive failures: boom",
+			"25s: load balancer ejected endpoint 0 for 1s: consecutive failures: boom",
+		)
+	})
+}
+
+// With ConsecutiveFailures(0) that detector is off: an endpoint that
+// fails 20 calls in a row is not ejected.
+func TestOutlierConsecutiveFailuresOff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fs := fleet(5)
+		fs[0].set(true)
+		rec, counts := newEjections(), &towermetrics.Counts{}
+		bal := newBalancer("RoundRobin", fs, balance.WithOutlierDetection(isFailure, balance.ConsecutiveFailures(0)),
+			balance.WithErrorHandler(rec.add), balance.WithMetrics(counts))
+		defer bal.Close()
+		callN(t, bal, 100)
+		if got := fs[0].Calls(); got != 20 {
+			t.Errorf("the failing endpoint got %d calls, want 20", got)
+		}
+		checkOut(t, bal, counts, 5, 0)
+		rec.check(t)
+	})
+}
+
 // A success starts the count of consecutive failures again: 4 failures, a
 // success and 4 failures eject nothing; the next failure does.
 func TestOutlierSuccessResetsCount(t *testing.T) {
@@ -154,6 +203,33 @@ func TestOutlierSuccessRate(t *testing.T) {
 				checkOut(t, bal, counts, 4, 1)
 				time.Sleep(time.Millisecond)
 				checkOut(t, bal, counts, 5, 0)
+			})
+		})
+	}
+}
+
+// An endpoint is an outlier only below the threshold: with equal success
+// rates there is no deviation, the threshold is the rate itself, and
+// nobody is ejected, whether all fail one call in two or none.
+func TestOutlierSuccessRateEqual(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		alternate bool
+	}{{"AllHalf", true}, {"AllOne", false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				fs := fleet(5)
+				for _, f := range fs {
+					f.alternate = tt.alternate
+				}
+				rec, counts := newEjections(), &towermetrics.Counts{}
+				bal := newBalancer("RoundRobin", fs, balance.WithOutlierDetection(isFailure),
+					balance.WithErrorHandler(rec.add), balance.WithMetrics(counts))
+				defer bal.Close()
+				callN(t, bal, 500)
+				time.Sleep(10 * time.Second)
+				checkOut(t, bal, counts, 5, 0)
+				rec.check(t)
 			})
 		})
 	}

@@ -1,6 +1,7 @@
 package balance
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"sync/atomic"
@@ -86,10 +87,13 @@ func (d *detector[K]) evaluateOnTimer() {
 		d.mu.Unlock()
 		close(running)
 	}()
-	if perr := safe.Call(whereEvaluate, func() { d.evaluate(mono.Now()) }); perr != nil {
+	if perr := safe.Call(whereEvaluate, d.evaluateNow); perr != nil {
 		safe.Orphan(perr)
 	}
 }
+
+// evaluateNow evaluates the interval that has just ended.
+func (d *detector[K]) evaluateNow() { d.evaluate(mono.Now()) }
 
 // close stops the timer, and returns a channel closed when the
 // evaluation under way, if any, ends (nil if none is).
@@ -119,7 +123,7 @@ func (d *detector[K]) evaluate(now time.Duration) {
 	var evs []*Ejection[K]
 	if len(d.rates) >= d.c.minHosts {
 		threshold := d.thresholdLocked()
-		slices.SortStableFunc(d.rates, func(a, b rateSample[K]) int { return compare(a.rate, b.rate) })
+		slices.SortStableFunc(d.rates, func(a, b rateSample[K]) int { return cmp.Compare(a.rate, b.rate) })
 		for _, r := range d.rates {
 			if r.rate >= threshold {
 				break
@@ -137,16 +141,6 @@ func (d *detector[K]) evaluate(now time.Duration) {
 	d.announce(returned, evs)
 }
 
-func compare(a, b float64) int {
-	if a < b {
-		return -1
-	}
-	if a > b {
-		return 1
-	}
-	return 0
-}
-
 // thresholdLocked returns the success rate below which an endpoint of
 // d.rates is an outlier: the mean less the factor times the (population)
 // standard deviation, as Envoy computes it.
@@ -159,7 +153,8 @@ func (d *detector[K]) thresholdLocked() float64 {
 	mean := sum / n
 	variance := 0.0
 	for _, r := range d.rates {
-		variance += (r.rate - mean) * (r.rate - mean)
+		dev := r.rate - mean
+		variance += dev * dev
 	}
 	return mean - d.c.stdevFactor*math.Sqrt(variance/n)
 }
