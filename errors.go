@@ -1,6 +1,9 @@
 package tower
 
-import "errors"
+import (
+	"errors"
+	"time"
+)
 
 // Errors are classified by what they answer, not by who made them: a
 // middleware's error has a method that says what kind of failure it is,
@@ -69,6 +72,24 @@ func IsUnavailable(err error) bool {
 	return ok && e.Unavailable()
 }
 
+// RetryAfter reports how long after err the caller may try again with a
+// good chance of being let in, if the first error in err's chain with a
+// method RetryAfter() time.Duration says: the time until a rate limit's
+// next token, say. A RetryAfter that is not positive says nothing, and
+// RetryAfter reports false. In this module, *limit.KeyLimitError and
+// *towerredis.LimitedError say it. Package towerhttp sends it as the
+// Retry-After of a 503 or 429, in place of the Handler's fixed one.
+func RetryAfter(err error) (time.Duration, bool) {
+	e, ok := errors.AsType[retryAfterError](err)
+	if !ok {
+		return 0, false
+	}
+	if d := e.RetryAfter(); d > 0 {
+		return d, true
+	}
+	return 0, false
+}
+
 // The behaviours, each one method on top of error, for errors.AsType.
 type (
 	timeoutError interface {
@@ -86,5 +107,9 @@ type (
 	unavailableError interface {
 		error
 		Unavailable() bool
+	}
+	retryAfterError interface {
+		error
+		RetryAfter() time.Duration
 	}
 )

@@ -12,6 +12,7 @@ import (
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/balance"
 	"github.com/towergo/tower/buffer"
+	"github.com/towergo/tower/limit"
 	"github.com/towergo/tower/loadshed"
 	"github.com/towergo/tower/timeout"
 	"github.com/towergo/tower/towerhttp"
@@ -172,4 +173,39 @@ func ExampleIsUnavailable() {
 		tower.IsUnavailable(&towerhttp.ReadyError{Err: errors.New("db down")}),
 		tower.IsUnavailable(loadshed.ErrOverloaded))
 	// Output: true true true false
+}
+
+// waitFor is a user's error that says when to try again.
+type waitFor time.Duration
+
+func (waitFor) Error() string               { return "wait" }
+func (e waitFor) RetryAfter() time.Duration { return time.Duration(e) }
+func (waitFor) Throttled() bool             { return true }
+
+// RetryAfter finds the first error of the chain that says when to try
+// again, through wrapping and joining, and reports false when none does or
+// the first says 0.
+func TestRetryAfter(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want time.Duration
+		ok   bool
+	}{
+		{nil, 0, false},
+		{errors.New("plain"), 0, false},
+		{loadshed.ErrOverloaded, 0, false},
+		{waitFor(0), 0, false},
+		{waitFor(-time.Second), 0, false},
+		{fmt.Errorf("%w", waitFor(0)), 0, false},
+		{waitFor(1), 1, true},
+		{fmt.Errorf("call: %w", &limit.KeyLimitError{Wait: 250 * time.Millisecond}), 250 * time.Millisecond, true},
+		{waitFor(1500 * time.Millisecond), 1500 * time.Millisecond, true},
+		{fmt.Errorf("wrapped: %w", waitFor(time.Second)), time.Second, true},
+		{errors.Join(errors.New("first"), waitFor(2*time.Second), waitFor(3*time.Second)), 2 * time.Second, true},
+	} {
+		got, ok := tower.RetryAfter(tt.err)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("RetryAfter(%v) = %v, %t; want %v, %t", tt.err, got, ok, tt.want, tt.ok)
+		}
+	}
 }

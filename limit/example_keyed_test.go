@@ -29,7 +29,7 @@ func ExampleNewKeyed() {
 		res, err := tower.Call(context.Background(), svc, req)
 		if e, ok := errors.AsType[*limit.KeyLimitError](err); ok {
 			fmt.Printf("%s: refused (throttled: %t), retry after %v\n",
-				req, tower.IsThrottled(err), e.RetryAfter.Round(time.Second))
+				req, tower.IsThrottled(err), e.Wait.Round(time.Second))
 			continue
 		}
 		fmt.Println(res)

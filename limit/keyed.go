@@ -306,7 +306,7 @@ func (k *Keyed[Req, Res, K]) refuse(wait time.Duration) error {
 	if k.sink != nil {
 		k.sink.Add(metrics.Throttled, 1)
 	}
-	return &KeyLimitError{RetryAfter: wait}
+	return &KeyLimitError{Wait: wait}
 }
 
 // wait waits d for the token reserved in key's bucket in s, and gives the
@@ -479,16 +479,20 @@ func (keyLimited) Throttled() bool { return true }
 // Too Many Requests, package towergrpc codes.ResourceExhausted, and
 // metrics.OutcomeOf says OutcomeThrottled. It wraps [ErrKeyLimited].
 type KeyLimitError struct {
-	// RetryAfter is how long after the refusal the key's next token is
-	// there: a request of that key sent then, with none of the key's
-	// others before it, goes through. It is what an HTTP Retry-After or
-	// gRPC's grpc-retry-pushback-ms should say.
-	RetryAfter time.Duration
+	// Wait is how long after the refusal the key's next token is there: a
+	// request of that key sent then, with none of the key's others before
+	// it, goes through. It is what an HTTP Retry-After or gRPC's
+	// grpc-retry-pushback-ms should say; package towerhttp sends it (see
+	// [tower.RetryAfter]).
+	Wait time.Duration
 }
 
 func (e *KeyLimitError) Error() string {
-	return fmt.Sprintf("%v; next token in %v", ErrKeyLimited, e.RetryAfter)
+	return fmt.Sprintf("%v; next token in %v", ErrKeyLimited, e.Wait)
 }
+
+// RetryAfter returns Wait, for [tower.RetryAfter].
+func (e *KeyLimitError) RetryAfter() time.Duration { return e.Wait }
 
 // Unwrap returns [ErrKeyLimited].
 func (e *KeyLimitError) Unwrap() error { return ErrKeyLimited }

@@ -28,7 +28,7 @@ func expectRefused(t *testing.T, s svc, key string, want time.Duration) {
 	start := time.Now()
 	_, err := tower.Call(t.Context(), s, key)
 	e, ok := errors.AsType[*limit.KeyLimitError](err)
-	if !ok || e.RetryAfter != want {
+	if !ok || e.Wait != want {
 		t.Fatalf("key %q: got %v, want a *KeyLimitError with RetryAfter %v", key, err, want)
 	}
 	if d := time.Since(start); d != 0 {
@@ -261,7 +261,7 @@ func TestKeyedMaxWaitDeadline(t *testing.T) {
 func expectRefusedCtx(t *testing.T, ctx context.Context, s svc, key string, want time.Duration) {
 	t.Helper()
 	_, err := tower.Call(ctx, s, key)
-	if e, ok := errors.AsType[*limit.KeyLimitError](err); !ok || e.RetryAfter != want {
+	if e, ok := errors.AsType[*limit.KeyLimitError](err); !ok || e.Wait != want {
 		t.Fatalf("got %v, want a *KeyLimitError with RetryAfter %v", err, want)
 	}
 }

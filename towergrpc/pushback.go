@@ -7,6 +7,8 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
+
+	"github.com/towergo/tower"
 )
 
 // DefaultPushback is the pushback a server interceptor sends, in the
@@ -34,7 +36,10 @@ func pushbackTrailer(v string) metadata.MD {
 // (tower.IsUnavailable, or an error from Ready: codes.Unavailable), as
 // towerhttp's Handler sends Retry-After; never with a call the handler
 // ran. The trailer carries whole milliseconds, d rounded up: math.MaxInt64
-// sends 9223372036855. The default is [DefaultPushback]; 0 sends no
+// sends 9223372036855. An error that says when to try again itself
+// ([tower.RetryAfter]: a per-key limit's, the time until the key's next
+// token) sends that instead, rounded up the same way, unless [WithNoRetry]
+// asks for no retry. The default is [DefaultPushback]; 0 sends no
 // pushback. It panics if d is negative: to ask clients not to retry, use
 // [WithNoRetry].
 func WithPushback(d time.Duration) ServerOption {
@@ -43,13 +48,18 @@ func WithPushback(d time.Duration) ServerOption {
 	}
 	var md metadata.MD
 	if d > 0 {
-		ms := d / time.Millisecond
-		if d%time.Millisecond > 0 {
-			ms++
-		}
-		md = pushbackTrailer(strconv.FormatInt(int64(ms), 10))
+		md = pushbackTrailer(wholeMillis(d))
 	}
 	return func(c *config) { c.pushback = md }
+}
+
+// wholeMillis is d in whole milliseconds, rounded up, as a pushback says.
+func wholeMillis(d time.Duration) string {
+	ms := d / time.Millisecond
+	if d%time.Millisecond > 0 {
+		ms++
+	}
+	return strconv.FormatInt(int64(ms), 10)
 }
 
 // WithNoRetry makes a server interceptor send, with each call it sheds
@@ -69,10 +79,15 @@ func shed(err error) bool {
 	return refused(err) && !panicked(err)
 }
 
-// setPushback sets the trailer md on the stream st, if there is one: an
-// interceptor called outside a grpc server has none.
-func setPushback(st grpc.ServerTransportStream, md metadata.MD) {
-	if st != nil {
-		st.SetTrailer(md)
+// setPushback sets the pushback md, or the one err says (see
+// [WithPushback]), on the stream st, if there is one: an interceptor
+// called outside a grpc server has none.
+func setPushback(st grpc.ServerTransportStream, md metadata.MD, err error) {
+	if st == nil {
+		return
 	}
+	if d, ok := tower.RetryAfter(err); ok && md[PushbackKey][0] != "-1" {
+		md = pushbackTrailer(wholeMillis(d))
+	}
+	st.SetTrailer(md)
 }

@@ -16,6 +16,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/towergo/tower"
+	"github.com/towergo/tower/limit"
 	"github.com/towergo/tower/loadshed"
 	"github.com/towergo/tower/retry"
 	"github.com/towergo/tower/timeout"
@@ -160,6 +162,42 @@ func TestServerSendsPushback(t *testing.T) {
 			}
 			if got := trailer[towergrpc.PushbackKey]; got != nil {
 				t.Errorf("served: got pushback %q, want none", got)
+			}
+		})
+	}
+}
+
+// A call refused with an error that says when to try again (a per-key
+// limit's, the time until the key's next token) is sent that as its
+// pushback, in whole milliseconds rounded up, in place of the server's;
+// WithNoRetry still asks for none, and WithPushback(0) sends none.
+func TestServerPushbackOfError(t *testing.T) {
+	tests := []struct {
+		name string
+		wait time.Duration
+		opts []towergrpc.ServerOption
+		want []string
+	}{
+		{"rounded up", 1500*time.Microsecond + 20*time.Millisecond, nil, []string{"22"}},
+		{"says nothing", 0, []towergrpc.ServerOption{towergrpc.WithPushback(5 * time.Second)}, []string{"5000"}},
+		{"no retry", time.Second, []towergrpc.ServerOption{towergrpc.WithNoRetry()}, []string{"-1"}},
+		{"none", time.Second, []towergrpc.ServerOption{towergrpc.WithPushback(0)}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			refuse := tower.LayerFunc[towergrpc.UnaryServerCall, any](func(tower.Service[towergrpc.UnaryServerCall, any]) tower.Service[towergrpc.UnaryServerCall, any] {
+				return tower.ServiceFunc[towergrpc.UnaryServerCall, any](func(context.Context, towergrpc.UnaryServerCall) (any, error) {
+					return nil, &limit.KeyLimitError{Wait: tt.wait}
+				})
+			})
+			client := serve(t, &healthServer{}, []grpc.ServerOption{grpc.UnaryInterceptor(towergrpc.UnaryServerInterceptor(refuse, tt.opts...))})
+			var trailer metadata.MD
+			_, err := client.Check(t.Context(), &healthpb.HealthCheckRequest{}, grpc.Trailer(&trailer))
+			if status.Code(err) != codes.ResourceExhausted {
+				t.Fatalf("got %v, want ResourceExhausted", err)
+			}
+			if got := trailer[towergrpc.PushbackKey]; !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got pushback %q, want %q", got, tt.want)
 			}
 		})
 	}

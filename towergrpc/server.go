@@ -50,13 +50,13 @@ func unaryRPC(ctx context.Context, svc tower.Service[UnaryServerCall, any], req 
 	p, err := svc.Ready(ctx)
 	if err != nil {
 		if pushback != nil && err != ctx.Err() {
-			setPushback(grpc.ServerTransportStreamFromContext(ctx), pushback)
+			setPushback(grpc.ServerTransportStreamFromContext(ctx), pushback, err)
 		}
 		return nil, readyError(ctx, err), err
 	}
 	res, err = p.Call(ctx, UnaryServerCall{Method: info.FullMethod, Info: info, Req: req, handler: handler})
 	if pushback != nil && err != nil && shed(err) {
-		setPushback(grpc.ServerTransportStreamFromContext(ctx), pushback)
+		setPushback(grpc.ServerTransportStreamFromContext(ctx), pushback, err)
 	}
 	return res, callError(err), err
 }
@@ -102,13 +102,13 @@ func streamRPC(ctx context.Context, svc tower.Service[StreamServerCall, struct{}
 	p, err := svc.Ready(ctx)
 	if err != nil {
 		if pushback != nil && err != ctx.Err() {
-			setPushback(grpc.ServerTransportStreamFromContext(ctx), pushback)
+			setPushback(grpc.ServerTransportStreamFromContext(ctx), pushback, err)
 		}
 		return readyError(ctx, err), err
 	}
 	_, err = p.Call(ctx, StreamServerCall{Method: info.FullMethod, Info: info, Srv: srv, Stream: ss, handler: handler})
 	if pushback != nil && err != nil && shed(err) {
-		setPushback(grpc.ServerTransportStreamFromContext(ctx), pushback)
+		setPushback(grpc.ServerTransportStreamFromContext(ctx), pushback, err)
 	}
 	return callError(err), err
 }

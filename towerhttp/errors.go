@@ -48,8 +48,10 @@ var ErrTooManyHosts = errors.New("towerhttp: too many hosts with requests in fli
 //     take the request now, and says when to try again with Retry-After
 //     (see [WithRetryAfter]);
 //   - 429 Too Many Requests, with Retry-After, for a caller over its
-//     allowance ([tower.IsThrottled]; no error of this module answers it,
-//     and one that answers one of the two above as well is 503);
+//     allowance ([tower.IsThrottled]: limit's per-key refusal, whose
+//     Retry-After is the time until the key's next token, and
+//     throttle.ErrThrottled; one that answers one of the two above as well
+//     is 503);
 //   - 503 Service Unavailable, without Retry-After, for a request that
 //     timed out ([tower.IsTimeout]: timeout.ErrElapsed, or
 //     context.DeadlineExceeded from a deadline set outside the Handler),

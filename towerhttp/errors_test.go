@@ -11,6 +11,7 @@ import (
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/buffer"
+	"github.com/towergo/tower/limit"
 	"github.com/towergo/tower/loadshed"
 	"github.com/towergo/tower/timeout"
 	"github.com/towergo/tower/towerhttp"
@@ -37,6 +38,39 @@ func TestHandlerRetryAfterOption(t *testing.T) {
 			h.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
 			if rec.Code != http.StatusServiceUnavailable {
 				t.Errorf("got status %d, want 503", rec.Code)
+			}
+			if got, ok := rec.Header()["Retry-After"]; tt.want == "" && ok || tt.want != "" && (len(got) != 1 || got[0] != tt.want) {
+				t.Errorf("got Retry-After %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// A request over its key's limit is answered 429 with the time until the
+// key's next token as Retry-After, rounded up to whole seconds, in place of
+// the Handler's fixed one; an error that says 0 gets the fixed one, and
+// WithRetryAfter(0) sends none at all.
+func TestHandlerRetryAfterOfError(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		wait time.Duration
+		opts []towerhttp.HandlerOption
+		want string
+	}{
+		{"rounded up", 1500 * time.Millisecond, nil, "2"},
+		{"a nanosecond", 1, nil, "1"},
+		{"whole seconds", 30 * time.Second, []towerhttp.HandlerOption{towerhttp.WithRetryAfter(5 * time.Second)}, "30"},
+		{"says nothing", 0, []towerhttp.HandlerOption{towerhttp.WithRetryAfter(5 * time.Second)}, "5"},
+		{"none sent", time.Second, []towerhttp.HandlerOption{towerhttp.WithRetryAfter(0)}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			limited := tower.ServiceFunc[*http.Request, towerhttp.Response](func(context.Context, *http.Request) (towerhttp.Response, error) {
+				return towerhttp.Response{}, &limit.KeyLimitError{Wait: tt.wait}
+			})
+			rec := httptest.NewRecorder()
+			towerhttp.NewServiceHandler(limited, tt.opts...).ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+			if rec.Code != http.StatusTooManyRequests {
+				t.Errorf("got status %d, want 429", rec.Code)
 			}
 			if got, ok := rec.Header()["Retry-After"]; tt.want == "" && ok || tt.want != "" && (len(got) != 1 || got[0] != tt.want) {
 				t.Errorf("got Retry-After %q, want %q", got, tt.want)

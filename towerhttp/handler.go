@@ -101,8 +101,11 @@ const DefaultRetryAfter = time.Second
 // WithRetryAfter sets the delay a Handler asks for, in a Retry-After
 // header, when it answers 503 because the stack shed the request or is
 // not ready (see [StatusCode]). The header carries whole seconds, d
-// rounded up: math.MaxInt64 sends 9223372037. The default is
-// [DefaultRetryAfter]; 0 sends no Retry-After. It panics if d is negative.
+// rounded up: math.MaxInt64 sends 9223372037. An error that says when to
+// try again itself ([tower.RetryAfter]: a per-key limit's, the time until
+// the key's next token) sends that instead, rounded up the same way. The
+// default is [DefaultRetryAfter]; 0 sends no Retry-After at all. It panics
+// if d is negative.
 func WithRetryAfter(d time.Duration) HandlerOption {
 	if d < 0 {
 		panic(fmt.Sprintf("towerhttp.WithRetryAfter: d must not be negative, got %v", d))
@@ -248,7 +251,11 @@ func (h *Handler) settle(w http.ResponseWriter, r *http.Request, ex *exchange, e
 // says the server cannot take the request now.
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error, o *observation) {
 	if h.retryAfter != "" && retryLater(err) {
-		w.Header().Set("Retry-After", h.retryAfter)
+		if d, ok := tower.RetryAfter(err); ok {
+			w.Header().Set("Retry-After", strconv.FormatInt(wholeSeconds(d), 10))
+		} else {
+			w.Header().Set("Retry-After", h.retryAfter)
+		}
 	}
 	h.logBroken(r, err)
 	if o != nil {

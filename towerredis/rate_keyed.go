@@ -36,9 +36,10 @@ var ErrEmptyKey = errors.New("towerredis: the key function returned an empty key
 type LimitedError struct {
 	// Name is the limit's name, Key the request's key.
 	Name, Key string
-	// RetryAfter is how long until the key's next token, as Redis saw it
-	// (zero when Redis did not answer).
-	RetryAfter time.Duration
+	// Wait is how long until the key's next token, as Redis saw it (zero
+	// when Redis did not answer). Package towerhttp sends it as
+	// Retry-After (see [tower.RetryAfter]).
+	Wait time.Duration
 	// Err is nil when Redis answered that the key has no token; under
 	// FailClosed, it is the error of the round trip that did not answer.
 	Err error
@@ -48,8 +49,12 @@ func (e *LimitedError) Error() string {
 	if e.Err != nil {
 		return fmt.Sprintf("%v: limit %q, key %q: Redis unreachable, failing closed: %v", ErrLimited, e.Name, e.Key, e.Err)
 	}
-	return fmt.Sprintf("%v: limit %q, key %q: next token in %v", ErrLimited, e.Name, e.Key, e.RetryAfter)
+	return fmt.Sprintf("%v: limit %q, key %q: next token in %v", ErrLimited, e.Name, e.Key, e.Wait)
 }
+
+// RetryAfter returns Wait, for [tower.RetryAfter]: zero, which says
+// nothing, when Redis did not answer.
+func (e *LimitedError) RetryAfter() time.Duration { return e.Wait }
 
 // Unwrap returns ErrLimited, and Err if there is one.
 func (e *LimitedError) Unwrap() []error {
@@ -230,7 +235,7 @@ func (r *KeyedRate[Req, Res]) admit(ctx context.Context, k string) error {
 			if r.b.o.sink != nil {
 				r.b.o.sink.Add(metrics.Throttled, 1)
 			}
-			return &LimitedError{Name: r.b.name, Key: k, RetryAfter: g.due - g.at}
+			return &LimitedError{Name: r.b.name, Key: k, Wait: g.due - g.at}
 		}
 		if !sleepUntil(ctx, g.due, &w, r.b.o.sink) {
 			r.b.giveBack(keys, 1)

@@ -50,7 +50,7 @@ func TestKeyedRateRefuses(t *testing.T) {
 	if n := counts.Get(metrics.Throttled); n != 1 {
 		t.Errorf("Throttled = %d, want 1", n)
 	}
-	if le.Key != "alice" || le.Name != "keyed" || le.Err != nil || le.RetryAfter < 9*time.Second || le.RetryAfter > 10*time.Second {
+	if le.Key != "alice" || le.Name != "keyed" || le.Err != nil || le.Wait < 9*time.Second || le.Wait > 10*time.Second {
 		t.Errorf("LimitedError = %+v, want key alice, name keyed, RetryAfter just under 10s", le)
 	}
 	if _, err := tower.Call[string, string](t.Context(), r, "bob"); err != nil {
