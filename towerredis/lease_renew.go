@@ -34,7 +34,8 @@ func (c *Concurrency[Req, Res]) renew() {
 				ended = true
 				return
 			}
-			if perr := safe.Call("the observer given with towerredis.WithObserver", func() { c.renewOnce(members) }); perr != nil {
+			renew := func() { c.renewOnce(members) }
+			if perr := safe.Call("the observer given with towerredis.WithObserver", renew); perr != nil {
 				safe.Orphan(perr)
 			}
 			t.Reset(c.ttl / 3)
