@@ -36,11 +36,12 @@ var errBodyDeadline = fmt.Errorf("towerhttp: request body not received by the ha
 type requestBody struct{ ex *exchange }
 
 // readDeadline is the deadline that ends the reads of the body, and how it
-// is set: see bound. It is guarded by its exchange's mu.
+// is set: see bound. The zero readDeadline is none. It is guarded by its
+// exchange's mu.
 type readDeadline struct {
-	at      time.Duration // a reading of package mono's clock; 0: none
+	at      time.Duration // a reading of package mono's clock: negative in a testing/synctest bubble
 	perRead bool          // set around each read, not once for all
-	off     bool          // the ResponseWriter has no read deadline to set
+	on      bool          // the Handler sets it: the ResponseWriter has a read deadline, and the handler has not taken it over
 }
 
 // watchBody prepares the watching of r's body, if it has one: the limit of
@@ -136,8 +137,8 @@ func (ex *exchange) bound(r *http.Request, gov context.Context) bool {
 	if ex.finished {
 		return false
 	}
-	ex.deadline = readDeadline{at: max(at, 1), perRead: r.ProtoMajor < 2 && !unread(r), off: !readDeadlines(ex.w)}
-	if !ex.deadline.perRead && !ex.deadline.off {
+	ex.deadline = readDeadline{at: at, perRead: r.ProtoMajor < 2 && !unread(r), on: readDeadlines(ex.w)}
+	if ex.deadline.on && !ex.deadline.perRead {
 		http.NewResponseController(ex.w).SetReadDeadline(d)
 	}
 	return true
@@ -171,7 +172,7 @@ func (ex *exchange) armRead() (watched, armed bool, err error) {
 	ex.mu.Lock()
 	defer ex.mu.Unlock()
 	d := &ex.deadline
-	if d.at == 0 || d.off || ex.finished {
+	if !d.on || ex.finished {
 		return false, false, nil
 	}
 	if !d.perRead {

@@ -210,7 +210,7 @@ func (ex *exchange) SetReadDeadline(t time.Time) error {
 	if ex.finished {
 		return http.ErrHandlerTimeout
 	}
-	ex.deadline.off = true
+	ex.deadline.on = false
 	return http.NewResponseController(ex.w).SetReadDeadline(t)
 }
 

@@ -91,9 +91,8 @@ func defaultPort(scheme string) string {
 func lowerASCII(name string) string {
 	end := len(name)
 	if strings.HasPrefix(name, "[") {
-		if i := strings.IndexByte(name, '%'); i >= 0 {
-			end = i
-		}
+		before, _, _ := strings.Cut(name, "%") // all of name if it has no zone
+		end = len(before)
 	}
 	first := -1
 	for i := range end {
