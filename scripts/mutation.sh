@@ -38,6 +38,11 @@ library() {
 		-exec dirname {} \; | sort -u | sed 's|^\./||'
 }
 
+# adapters are the library's modules of their own (towergrpc, towerotel,
+# towerredis): every go.mod below the root but the examples' and bench's.
+adapters=$(find . -mindepth 2 -name go.mod -not -path './examples/*' -not -path './bench/*' -not -path './.git/*' \
+	-exec dirname {} \; | sed 's|^\./||')
+
 dirs=()
 if [ "${1:-}" = "--changed" ]; then
 	base=${2:?--changed needs a commit to compare with}
@@ -57,7 +62,7 @@ printf '%-22s %8s %6s %9s %7s %9s %8s\n' package killed lived uncovered mutants 
 for d in "${dirs[@]}"; do
 	# The module the directory belongs to, and the directory inside it.
 	mod=.
-	for m in towergrpc towerotel; do
+	for m in $adapters; do
 		case $d in "$m" | "$m"/*) mod=$m ;; esac
 	done
 	rel=${d#"$mod"}
