@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"runtime"
 	"strings"
 	"sync"
@@ -595,52 +594,6 @@ func TestLeaseReplies(t *testing.T) {
 	}
 }
 
-// leaseBlackHole returns the address of a loopback listener that accepts
-// connections and never answers, closed when t ends.
-func leaseBlackHole(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var conns sync.WaitGroup
-	var mu sync.Mutex
-	var open []net.Conn
-	conns.Go(func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			open = append(open, c)
-			mu.Unlock()
-		}
-	})
-	t.Cleanup(func() {
-		l.Close()
-		conns.Wait()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range open {
-			c.Close()
-		}
-	})
-	return l.Addr().String()
-}
-
-// leaseClosedPort returns a loopback address nothing listens on.
-func leaseClosedPort(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
-
 // With Redis unreachable (a closed port, or a black hole that accepts and
 // never answers), each fail mode answers within its timeout: FailOpen
 // admits without a lease, and the observer sees the error; FailClosed
@@ -653,7 +606,7 @@ func TestLeaseUnreachable(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		addr func(testing.TB) string
-	}{{"ClosedPort", leaseClosedPort}, {"BlackHole", leaseBlackHole}} {
+	}{{"ClosedPort", closedPort}, {"BlackHole", blackHole}} {
 		t.Run(tt.name, func(t *testing.T) {
 			addr := tt.addr(t)
 			t.Run("FailOpen", func(t *testing.T) {
