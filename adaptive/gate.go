@@ -60,7 +60,7 @@ type gate struct {
 
 	mu         sync.Mutex // guards what follows
 	q          [numClasses]waitq.Queue
-	skips      [numClasses]int // permits handed to higher classes while this one waited
+	skips      [numClasses]int // permits handed to higher classes while this one waited; 0 while it has none waiting
 	waiting    int
 	maxWaiting int
 	w          window
@@ -163,6 +163,9 @@ func (g *gate) cancel(c int, w *waitq.Waiter, err error) (verdict, uint64, error
 		return granted, w.Value, nil
 	}
 	g.waiting--
+	if g.q[c].Len() == 0 {
+		g.skips[c] = 0 // a turn earned by waiters now gone is not the next one's
+	}
 	g.dispatchLocked() // the waiter gone may have held back the others
 	return failed, 0, err
 }
@@ -218,7 +221,7 @@ func (g *gate) dispatchLocked() {
 // class and the grant's number, or returns -1.
 func (g *gate) pickLocked() (int, uint64) {
 	for c := numClasses - 1; c >= 0; c-- {
-		if g.q[c].Len() > 0 && g.skips[c] >= overtakes {
+		if g.skips[c] >= overtakes { // so c has waiters
 			if seq, ok := g.take(-1); ok {
 				return c, seq
 			}
@@ -253,9 +256,7 @@ func (g *gate) setLimitLocked(n int) {
 			break
 		}
 	}
-	if g.waiting > 0 {
-		g.dispatchLocked()
-	}
+	g.dispatchLocked() // with nobody waiting, it finds nobody to serve
 }
 
 func (g *gate) inFlight() int { return int(g.state.Load() & inflightMask) }

@@ -3,6 +3,9 @@ package adaptive
 import (
 	"math/bits"
 	"testing"
+	"testing/synctest"
+
+	"github.com/towergo/tower"
 )
 
 // The gate's state word is laid out as its doc says: 25 bits of requests
@@ -25,5 +28,83 @@ func TestGateStateLayout(t *testing.T) {
 	}
 	if grant&inflightMask != 1 || grant>>seqShift != 1 || grant&^(inflightMask|1<<seqShift) != 0 {
 		t.Errorf("grant %#x, want one in flight and one grant", uint64(grant))
+	}
+}
+
+// Between a release's step on the state word and its hand-off under the
+// lock, the permit is free in the word while somebody still waits for it.
+// A newcomer that takes the lock in that gap must not take the permit
+// from a waiter that goes first: one of its class or above, or a lower
+// one whose turn has come (overtakes permits went past it). A lower
+// waiter one permit short of its turn is overtaken.
+func TestNewcomerInReleaseGap(t *testing.T) {
+	low, normal, critical := class(tower.PriorityLow), class(tower.PriorityNormal), class(tower.PriorityCritical)
+	cases := []struct {
+		name          string
+		waiter, comer int
+		skips         int // the waiter's class's, when the newcomer comes
+		waiterFirst   bool
+	}{
+		{"same class", normal, normal, 0, true},
+		{"critical behind critical", critical, critical, 0, true},
+		{"higher waiter", critical, normal, 0, true},
+		{"lower waiter, its turn", low, normal, overtakes, true},
+		{"lower waiter, one short", low, normal, overtakes - 1, false},
+		{"lower waiter, no turn", low, critical, 0, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				g := &gate{maxWaiting: -1, reserve: 100}
+				g.state.Store(1 << limitShift) // limit 1
+				if _, ok := g.take(-1); !ok {
+					t.Fatal("the first permit was not free")
+				}
+				type result struct {
+					v   verdict
+					err error
+				}
+				enter := func(c int) chan result {
+					ch := make(chan result, 1)
+					go func() {
+						v, _, err := g.acquire(t.Context(), c)
+						ch <- result{v, err}
+					}()
+					synctest.Wait()
+					return ch
+				}
+				waiter := enter(tc.waiter)
+				g.mu.Lock()
+				g.skips[tc.waiter] = tc.skips
+				g.mu.Unlock()
+				g.state.Add(^uint64(0)) // the release's first step; its lock not yet taken
+				comer := enter(tc.comer)
+				first, second := waiter, comer
+				if !tc.waiterFirst {
+					first, second = comer, waiter
+				}
+				select {
+				case r := <-first:
+					if r.v != granted || r.err != nil {
+						t.Fatalf("first: %v, %v, want granted", r.v, r.err)
+					}
+				default:
+					t.Fatal("the one to go first waits")
+				}
+				select {
+				case <-second:
+					t.Fatal("the one to go second was granted too, above the limit")
+				default:
+				}
+				g.release() // the first's permit
+				synctest.Wait()
+				if r := <-second; r.v != granted || r.err != nil {
+					t.Fatalf("second: %v, %v, want granted", r.v, r.err)
+				}
+				if got := g.inFlight(); got != 1 {
+					t.Errorf("in flight %d, want 1", got)
+				}
+			})
+		})
 	}
 }

@@ -237,6 +237,41 @@ func TestBounds(t *testing.T) {
 	})
 }
 
+// When a window raises the limit, the new places go to the callers
+// waiting at that instant, not at the next release: the call that ends
+// the window gives its own permit to the first waiter, and the limit's
+// rise from 1 to 3 admits the second.
+func TestLimitRiseAdmitsWaiters(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		alg := &script{next: []float64{3}}
+		l := adaptive.New[int, int](sleeper(10*time.Millisecond), just(alg),
+			adaptive.WithBounds(1, 3), adaptive.WithInitial(1), adaptive.WithWindow(5*time.Millisecond, 1))
+		p := towertest.MustReady(t, l)
+		w1 := towertest.GoReady(t.Context(), tower.Service[int, int](l))
+		synctest.Wait()
+		w2 := towertest.GoReady(t.Context(), tower.Service[int, int](l))
+		synctest.Wait()
+		start := time.Now()
+		if _, err := p.Call(t.Context(), 0); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if !w1.Done() || !w2.Done() {
+			t.Fatalf("waiters admitted %v and %v when the limit rose to %d, want both", w1.Done(), w2.Done(), l.Limit())
+		}
+		if got := time.Since(start); got != 10*time.Millisecond {
+			t.Errorf("admitted after %v, want 10ms", got)
+		}
+		if got := l.InFlight(); got != 2 {
+			t.Errorf("InFlight() = %d, want 2", got)
+		}
+		for _, w := range []*towertest.Outcome[tower.Permit[int, int]]{w1, w2} {
+			q := w.Value(t)
+			q.Release()
+		}
+	})
+}
+
 // A window closes after its length once it has timed enough calls, and
 // its sample says what it saw.
 func TestWindowSample(t *testing.T) {

@@ -72,24 +72,72 @@ func TestLowPriorityUnderStream(t *testing.T) {
 		}
 		low := towertest.GoReady(withPriority(tower.PriorityLow), tower.Service[string, string](l))
 		synctest.Wait()
-		served := 0
-		for !low.Done() {
+		// The 8th normal request admitted hands low the 10th place at once,
+		// before that request gives its own back.
+		for i := 1; i <= 8; i++ {
 			p, err := l.Ready(t.Context()) // normal: takes the 9th place, then gives it back
 			if err != nil {
 				t.Fatal(err)
 			}
-			served++
+			synctest.Wait()
+			if got, want := low.Done(), i == 8; got != want {
+				t.Fatalf("after %d normal requests admitted, low admitted %v, want %v", i, got, want)
+			}
 			p.Release()
 			synctest.Wait()
-		}
-		if served != 8 {
-			t.Errorf("low got in after %d normal requests, want 8", served)
 		}
 		p := low.Value(t)
 		p.Release()
 		for i := range held {
 			held[i].Release()
 		}
+	})
+}
+
+// A turn is the waiter's who earned it: when low's waiter, overtaken 8
+// times, gives up before a permit is free, the next low caller starts
+// its count afresh, and is not let in above low's share.
+func TestTurnLeavesWithItsWaiter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l, h := mock(t, hold(), adaptive.WithBounds(10, 10)) // low's room 8, normal's 9
+		h.AllowAll()
+		var held []tower.Permit[string, string]
+		for range 8 {
+			held = append(held, towertest.MustReady(t, l))
+		}
+		ctx, giveUp := context.WithCancel(withPriority(tower.PriorityLow))
+		first := towertest.GoReady(ctx, tower.Service[string, string](l))
+		synctest.Wait()
+		held = append(held, towertest.MustReady(t, l)) // normal: the 9th place, the 1st overtaking
+		crit := withPriority(tower.PriorityCritical)
+		for range 6 { // critical: the 10th place, given back: the 2nd to 7th overtakings
+			p, err := l.Ready(crit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.Release()
+		}
+		p, err := l.Ready(crit) // the 8th: low's turn, but the limit is full
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, p)
+		synctest.Wait()
+		first.ExpectPending(t)
+		giveUp()
+		first.ExpectError(t, context.Canceled)
+		held[len(held)-1].Release() // 9 in flight: room for normal, not for low
+		synctest.Wait()
+		next := towertest.GoReady(withPriority(tower.PriorityLow), tower.Service[string, string](l))
+		synctest.Wait()
+		if next.Done() {
+			t.Fatalf("a new low caller was admitted with %d in flight, above low's room of 8", l.InFlight()-1)
+		}
+		for _, p := range held[:len(held)-1] {
+			p.Release()
+		}
+		last := next.Value(t)
+		last.Release()
 	})
 }
 
