@@ -40,9 +40,9 @@ type Sample struct {
 	// MeanLatency and MinLatency are the mean and the least latency of
 	// the timed calls, zero if none was timed.
 	MeanLatency, MinLatency time.Duration
-	// MaxInFlight is the most requests that were in flight when a timed
-	// or dropped call started or ended: how close the window came to the
-	// limit. Algorithms do not raise a limit that the load never
+	// MaxInFlight is the most requests that were in flight, the call
+	// itself among them, when a timed call started or a dropped call
+	// ended: how close the window came to the limit. Algorithms do not raise a limit that the load never
 	// approached.
 	MaxInFlight int
 	// AtMin reports that the limit was at its lower bound for the whole
