@@ -115,6 +115,29 @@ func TestPeakEwmaFasterResponseDecays(t *testing.T) {
 	})
 }
 
+// An RTT equal to the estimate is not a peak: it decays the estimate
+// towards itself, as tower's does, which in floats can move it by an ulp.
+// With 1ms+1ns, 764ms after the last update, it does; a peak would keep
+// it exactly.
+func TestPeakEwmaEqualResponseDecays(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const rtt = time.Millisecond + 1
+		mock, h := towertest.NewMock[string, string]()
+		svc := load.NewPeakEwma[string, string](mock, rtt, time.Second)
+		time.Sleep(764*time.Millisecond - rtt)
+		c := towertest.GoCall(t.Context(), towertest.MustReady(t, svc), "same")
+		time.Sleep(rtt)
+		h.ExpectSettled(t, "same").Respond("ok")
+		c.ExpectValue(t, "ok")
+		r, w := float64(rtt), math.Exp(-0.764)
+		want := float64(r*w) + float64(r*(1-w))
+		if want == r {
+			t.Fatal("the decay of an equal RTT rounds back to it: pick another")
+		}
+		checkLoad(t, svc, want)
+	})
+}
+
 // A request counts from its call, not from Ready: a permit reserved and
 // released unused changes nothing.
 func TestPeakEwmaReservationIsNotPending(t *testing.T) {

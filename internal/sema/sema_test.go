@@ -252,6 +252,37 @@ func TestNewcomerDoesNotOvertake(t *testing.T) {
 	})
 }
 
+// A newcomer that comes between a release's step on its stripe and its
+// hand-off under the lock finds the unit free but a waiter queued: it
+// queues behind, and the hand-off gives the unit to the waiter.
+func TestNewcomerInReleaseGap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := New(1)
+		s.TryAcquire()
+		a := goAcquire(t.Context(), s)
+		s.lines[s.hint()&s.mask].free.Add(1) // Release's first step; its hand-off not yet run
+		b := goAcquire(t.Context(), s)
+		if a.Done() || b.Done() {
+			t.Fatalf("before the hand-off: waiter done %v, newcomer done %v, want both waiting", a.Done(), b.Done())
+		}
+		s.handOff()
+		synctest.Wait()
+		if err := a.result(); err != nil {
+			t.Fatalf("waiter: got %v, want nil", err)
+		}
+		if b.Done() {
+			t.Fatal("the newcomer got a unit too, beyond the one there is")
+		}
+		checkCounts(t, s, 0, 1)
+		s.Release()
+		if err := b.result(); err != nil {
+			t.Fatalf("newcomer: got %v, want nil", err)
+		}
+		s.Release()
+		checkCounts(t, s, 1, 0)
+	})
+}
+
 func TestCancelFromTheMiddle(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := New(1)
