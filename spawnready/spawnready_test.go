@@ -182,6 +182,36 @@ func TestCloseStopsDrive(t *testing.T) {
 	})
 }
 
+// selfCloser is a service that is never ready, and closes s when asked.
+type selfCloser struct {
+	s       *spawnready.SpawnReady[string, string]
+	readies int
+}
+
+func (c *selfCloser) Ready(ctx context.Context) (permit, error) {
+	c.readies++
+	c.s.Close()
+	return permit{}, ctx.Err() // not ready now: Ready is asked with a done ctx
+}
+
+// A Close that comes while Ready asks the inner service, before a drive
+// starts, ends that Ready with ErrClosed, and starts no drive. (The inner
+// service closes the SpawnReady from its own Ready, to put the Close in
+// that gap every time.)
+func TestCloseBeforeDriveStarts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		inner := &selfCloser{}
+		s := spawnready.New[string, string](inner)
+		inner.s = s
+		if _, err := s.Ready(t.Context()); err != spawnready.ErrClosed {
+			t.Fatalf("Ready: got %v, want %v", err, spawnready.ErrClosed)
+		}
+		if inner.readies != 1 {
+			t.Errorf("the inner service was asked %d times, want once (no drive)", inner.readies)
+		}
+	})
+}
+
 // Close releases the permit a drive holds for the next caller.
 func TestCloseReleasesHeldPermit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
