@@ -24,8 +24,11 @@ tools=$(go env GOPATH)/bin
 GOBIN=$tools go install "github.com/go-gremlins/gremlins/cmd/gremlins@$version" 2>/dev/null
 gremlins=$tools/gremlins
 equivalent=$PWD/scripts/mutation-equivalent.txt
-# Mutants run MUTATION_WORKERS at a time, 2 by default.
+# Mutants run MUTATION_WORKERS at a time, 2 by default. gremlins's own
+# output, a line per mutant as it is decided, is appended to MUTATION_LOG
+# if set, to follow a long run (tail -f).
 workers=${MUTATION_WORKERS:-2}
+log=${MUTATION_LOG:-/dev/null}
 report=$(mktemp)
 modfiles=$(mktemp -d)
 trap 'rm -rf "$report" "$modfiles"' EXIT
@@ -86,7 +89,7 @@ for d in "${dirs[@]}"; do
 		cp "$mod/go.sum" "$modfiles/$mod.sum"
 		flags=-modfile=$modfiles/$mod.mod
 	fi
-	out=$(cd "$mod" && GOWORK=off GOFLAGS=$flags "$gremlins" "${args[@]}" "$rel" 2>&1) || true
+	out=$(cd "$mod" && GOWORK=off GOFLAGS=$flags "$gremlins" "${args[@]}" "$rel" 2>&1 | tee -a "$log") || true
 	# mutants_of lists "file:line:column MUTATOR" for the mutants of a status
 	# that count against the targets, the listed equivalent ones left out.
 	mutants_of() {
