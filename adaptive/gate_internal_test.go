@@ -1,11 +1,15 @@
 package adaptive
 
 import (
+	"context"
+	"fmt"
 	"math/bits"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/metrics"
 )
 
 // The gate's state word is laid out as its doc says: 25 bits of requests
@@ -106,5 +110,29 @@ func TestNewcomerInReleaseGap(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// addLog is a metrics.Sink that records every Add.
+type addLog struct{ adds []string }
+
+func (a *addLog) Add(k metrics.Kind, delta int64)        { a.adds = append(a.adds, fmt.Sprint(k, delta)) }
+func (a *addLog) Observe(time.Duration, metrics.Outcome) {}
+
+// A caller that finds a permit free on the slow path, nobody waiting (a
+// release came between its fast path and the lock), takes it there: it
+// is never queued, and never counted as Waiting.
+func TestSlowPathFreePermitDoesNotWait(t *testing.T) {
+	for c := range numClasses {
+		sink := &addLog{}
+		g := &gate{maxWaiting: -1, reserve: 100, sink: sink}
+		g.state.Store(10 << limitShift)
+		v, _, err := g.acquire(context.Background(), c)
+		if v != granted || err != nil {
+			t.Fatalf("class %d: %v, %v, want granted", c, v, err)
+		}
+		if len(sink.adds) != 0 || g.waiting != 0 {
+			t.Errorf("class %d: reported %v, %d waiting; want nothing, nobody", c, sink.adds, g.waiting)
+		}
 	}
 }
