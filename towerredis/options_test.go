@@ -53,8 +53,12 @@ func TestWithPrefixKeys(t *testing.T) {
 	if got := NewKeyedRate(svc, rdb, "api", key, 1, time.Second, 1, WithPrefix("app")).Key("alice"); got != "app:rate:api:{alice}" {
 		t.Errorf("KeyedRate key %q, want app:rate:api:{alice}", got)
 	}
-	if got := NewConcurrency(svc, rdb, "api", 1, time.Second, WithPrefix("app")).keys[0]; got != "{app:lease:api}" {
+	c := NewConcurrency(svc, rdb, "api", 1, time.Second, WithPrefix("app"))
+	if got := c.keys[0]; got != "{app:lease:api}" {
 		t.Errorf("Concurrency key %q, want {app:lease:api}", got)
+	}
+	if c.o.poll != 10*time.Millisecond {
+		t.Errorf("Concurrency's poll interval %v, want the default 10ms", c.o.poll)
 	}
 }
 
