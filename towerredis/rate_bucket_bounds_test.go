@@ -1,0 +1,252 @@
+package towerredis
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/mono"
+	"github.com/towergo/tower/metrics"
+	"github.com/towergo/tower/towerredis/redistest"
+)
+
+// boundsClient returns a client of addr made inside the current
+// testing/synctest bubble, closed when the bubble's test ends, so that no
+// goroutine of the client outlives the bubble. A round trip dials once:
+// go-redis's own retries would sleep on the bubble's clock.
+func boundsClient(t *testing.T, addr string) *redis.Client {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, Protocol: 2, MaxRetries: -1, DialerRetries: 1})
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// boundsNow is the script's clock in a bubble: the bubble's, in
+// microseconds, which stands still during a round trip.
+func boundsNow() int64 { return time.Now().UnixMicro() }
+
+// A caller without a deadline reserves up to max(burst*interval,
+// MinReserve) ahead; one with a deadline, up to the time left to it, at
+// most that; one past its deadline, nothing.
+func TestRateBudget(t *testing.T) {
+	c := newClient(t, closedPort(t)) // never dialled
+	for _, tt := range []struct {
+		num      int
+		per      time.Duration
+		burst    int
+		deadline time.Duration // from now; 0 is none
+		want     time.Duration
+	}{
+		{1, time.Second, 1, 0, time.Second},                                  // span 1s
+		{10, time.Second, 5, 0, MinReserve},                                  // span 500ms: MinReserve
+		{1, time.Second, 5, 0, 5 * time.Second},                              // span 5s
+		{3, time.Second, 10, 0, 3_333_340 * time.Microsecond},                // 10 tokens of 333,334µs
+		{1, time.Second, 5, 2 * time.Second, 2 * time.Second},                // the deadline first
+		{1, time.Second, 5, 5*time.Second + 1, 5 * time.Second},              // the span first
+		{10, time.Second, 5, 1500 * time.Millisecond, MinReserve},            // MinReserve first
+		{10, time.Second, 5, 700 * time.Millisecond, 700 * time.Millisecond}, // the deadline, below MinReserve
+		{1, time.Second, 5, -time.Second, 0},                                 // past the deadline
+	} {
+		b := newBucket("test", c, "budget", tt.num, tt.per, tt.burst, newOptions("test", nil))
+		synctest.Test(t, func(t *testing.T) {
+			ctx := context.Background()
+			if tt.deadline != 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithDeadline(ctx, time.Now().Add(tt.deadline))
+				defer cancel()
+			}
+			if got := b.budget(ctx); got != tt.want {
+				t.Errorf("%d per %v, burst %d, deadline in %v: budget %v, want %v", tt.num, tt.per, tt.burst, tt.deadline, got, tt.want)
+			}
+		})
+	}
+}
+
+// sleepUntil returns at once, reporting nothing to the sink, for an
+// instant already come (due now included); otherwise it reports Waiting
+// and sleeps until the instant, or until ctx ends.
+func TestSleepUntil(t *testing.T) {
+	for _, tt := range []struct {
+		due     time.Duration // from now
+		done    bool          // ctx already ended
+		want    bool
+		waiting int64         // Waiting reported
+		slept   time.Duration // fake time elapsed
+	}{
+		{-time.Second, false, true, 0, 0},
+		{-1, false, true, 0, 0},
+		{0, false, true, 0, 0},
+		{0, true, true, 0, 0}, // due now: the caller's, even with ctx done
+		{1, false, true, 1, 1},
+		{3 * time.Second, false, true, 1, 3 * time.Second},
+		{3 * time.Second, true, false, 1, 0},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tt.done {
+				cancel()
+			}
+			var (
+				counts metrics.Counts
+				w      watch
+			)
+			start := mono.Now()
+			got := sleepUntil(ctx, start+tt.due, &w, &counts)
+			slept := mono.Now() - start
+			if got != tt.want || counts.Get(metrics.Waiting) != tt.waiting || slept != tt.slept {
+				t.Errorf("due in %v, ctx done %v: got %v, Waiting %d, slept %v; want %v, %d, %v",
+					tt.due, tt.done, got, counts.Get(metrics.Waiting), slept, tt.want, tt.waiting, tt.slept)
+			}
+			w.done(&counts)
+			if n := counts.Get(metrics.Waiting); n != 0 {
+				t.Errorf("due in %v: Waiting = %d after done, want 0", tt.due, n)
+			}
+		})
+	}
+}
+
+// A caller without a deadline whose next token is further than it may
+// reserve (burst*interval, 10s here) reserves nothing: it sleeps until
+// the token and asks again, and gets it then, in a second round trip,
+// taking it from the bucket. A token within reach is reserved in one
+// round trip and slept for. Exact instants on synctest's clock, which the
+// script reads.
+func TestRateTakeBeyondReserve(t *testing.T) {
+	srv := redistest.Start(t)
+	for i, tt := range []struct {
+		tat   time.Duration // the key's tat, from now: with a burst of 1, the next token's instant
+		trips int64
+	}{
+		{10 * time.Second, 1},                  // within reach: reserved
+		{10*time.Second + time.Microsecond, 2}, // 1µs beyond
+		{20 * time.Second, 2},
+		{35 * time.Second, 2},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			var trips int64
+			observe := func(RoundTrip) {
+				// A caller that asks again at once, with time standing
+				// still, would ask forever: stop it.
+				if trips++; trips > 5 {
+					cancel()
+				}
+			}
+			c := boundsClient(t, srv.Addr())
+			r := NewRate[string, string](okService, c, "beyond"+strconv.Itoa(i), 1, 10*time.Second, 1, WithObserver(observe), WithTimeout(time.Second))
+			r.b.clock = boundsNow
+			now := boundsNow()
+			tat := now + int64(tt.tat/time.Microsecond)
+			if err := c.Set(t.Context(), r.Key(), tat, 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+			start := mono.Now()
+			p, err := r.Ready(ctx)
+			if err != nil {
+				t.Fatalf("tat in %v: Ready: %v, want the token at its instant", tt.tat, err)
+			}
+			defer p.Call(t.Context(), "x")
+			if took := mono.Now() - start; took != tt.tat || trips != tt.trips {
+				t.Errorf("tat in %v: Ready took %v in %d round trips, want %v in %d", tt.tat, took, trips, tt.tat, tt.trips)
+			}
+			// The token was taken: the bucket's tat is one interval later.
+			got, err := c.Get(t.Context(), r.Key()).Int64()
+			if want := tat + 10_000_000; err != nil || got != want {
+				t.Errorf("tat in %v: the key holds %d (%v), want %d: the token taken", tt.tat, got, err, want)
+			}
+		})
+	}
+}
+
+// A KeyedRate's Call reserves its key's next token only if it is due
+// before the ctx's deadline, to the microsecond, as well as within the
+// max wait: here the next token is 10s away and the max wait a minute.
+func TestKeyedRateDeadlineBoundsWait(t *testing.T) {
+	srv := redistest.Start(t)
+	for i, tt := range []struct {
+		deadline time.Duration // from the Call; 0 is none
+		served   bool
+	}{
+		{0, true},
+		{time.Minute, true},
+		{10*time.Second + time.Microsecond, true},
+		{10*time.Second - time.Microsecond, false},
+		{time.Second, false},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			inner := &counting{}
+			r := NewKeyedRate[string, string](inner, boundsClient(t, srv.Addr()), "deadline"+strconv.Itoa(i),
+				func(s string) string { return s }, 1, 10*time.Second, 1, WithMaxWait(time.Minute), WithTimeout(time.Second))
+			r.b.clock = boundsNow
+			if _, err := tower.Call[string, string](t.Context(), r, "k"); err != nil {
+				t.Fatalf("the burst's token: %v", err)
+			}
+			ctx := t.Context()
+			if tt.deadline != 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tt.deadline)
+				defer cancel()
+			}
+			start := mono.Now()
+			_, err := tower.Call[string, string](ctx, r, "k")
+			took := mono.Now() - start
+			var le *LimitedError
+			switch {
+			case tt.served && (err != nil || took != 10*time.Second):
+				t.Errorf("deadline in %v: %v after %v, want served at the token, after 10s", tt.deadline, err, took)
+			case !tt.served && (!errors.As(err, &le) || le.Err != nil || le.Wait != 10*time.Second || took != 0):
+				t.Errorf("deadline in %v: %v after %v, want refused at once, the next token in 10s", tt.deadline, err, took)
+			}
+			if o := inner.outstanding.Load(); o != 0 {
+				t.Errorf("deadline in %v: %d inner permits outstanding, want 0", tt.deadline, o)
+			}
+		})
+	}
+}
+
+// A FailClosed KeyedRate whose Redis does not answer asks again every
+// retry interval while at least a retry interval of its max wait is left,
+// and refuses when less is: with 50ms between tries, a max wait of 100ms
+// makes tries at 0, 50ms and 100ms, one of 99ms tries at 0 and 50ms.
+func TestKeyedRateFailClosedRetries(t *testing.T) {
+	addr := closedPort(t)
+	for _, tt := range []struct {
+		maxWait time.Duration
+		tries   []time.Duration
+	}{
+		{49 * time.Millisecond, []time.Duration{0}},
+		{50 * time.Millisecond, []time.Duration{0, 50 * time.Millisecond}},
+		{99 * time.Millisecond, []time.Duration{0, 50 * time.Millisecond}},
+		{100 * time.Millisecond, []time.Duration{0, 50 * time.Millisecond, 100 * time.Millisecond}},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			start := mono.Now()
+			var tries []time.Duration
+			observe := func(rt RoundTrip) {
+				if rt.Err != nil {
+					tries = append(tries, mono.Now()-start)
+				}
+			}
+			r := NewKeyedRate[string, string](okService, boundsClient(t, addr), "down", func(s string) string { return s },
+				1, time.Second, 1, WithFailMode(FailClosed), WithRetryInterval(50*time.Millisecond),
+				WithMaxWait(tt.maxWait), WithTimeout(time.Second), WithObserver(observe))
+			_, err := tower.Call[string, string](t.Context(), r, "k")
+			took := mono.Now() - start
+			var le *LimitedError
+			if !errors.As(err, &le) || le.Err == nil {
+				t.Errorf("max wait %v: %v, want a LimitedError with the round trip's error", tt.maxWait, err)
+			}
+			if !slices.Equal(tries, tt.tries) || took != tt.tries[len(tt.tries)-1] {
+				t.Errorf("max wait %v: tries at %v, refused at %v; want tries at %v, refused at the last", tt.maxWait, tries, took, tt.tries)
+			}
+		})
+	}
+}
