@@ -1,0 +1,129 @@
+package towerredis
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/towergo/tower/internal/mono"
+	"github.com/towergo/tower/towerredis/redistest"
+)
+
+// boundsStock returns a batch of 5 tokens of a bucket of 5, one every
+// 10ms (so kept 50ms), that came in at the instant at, token i due at
+// first + i*10ms, token 0 already handed out, as fetch leaves it.
+func boundsStock(at, first time.Duration) *stock {
+	s := newStock(&bucket{interval: 10 * time.Millisecond, burst: 5}, nil, 5)
+	s.at, s.first, s.next, s.n = at, first, 1, 5
+	return s
+}
+
+// Token i of a batch is due at first + i*interval, and never before the
+// batch came in: tokens the bucket held already are due on arrival.
+func TestStockDue(t *testing.T) {
+	const at = time.Hour // a mono reading
+	for _, tt := range []struct {
+		what  string
+		first time.Duration
+		i     int
+		want  time.Duration
+	}{
+		{"a reserved batch: token 0 at its due", at + 20*time.Millisecond, 0, at + 20*time.Millisecond},
+		{"a reserved batch: token 3, three intervals later", at + 20*time.Millisecond, 3, at + 50*time.Millisecond},
+		{"tokens there already: due on arrival", at - 25*time.Millisecond, 2, at},
+		{"tokens there already: the first one due after arrival", at - 25*time.Millisecond, 3, at + 5*time.Millisecond},
+	} {
+		if got := boundsStock(at, tt.first).due(tt.i); got != tt.want {
+			t.Errorf("%s: due(%d) = at+%v, want at+%v", tt.what, tt.i, got-at, tt.want-at)
+		}
+	}
+}
+
+// pop hands out the next token if it is due by the instant by, a token
+// due exactly at by included; tokens more than the keep (50ms) past their
+// due are skipped, to the first token due at or after now - keep, which a
+// token due exactly then is.
+func TestStockPopBounds(t *testing.T) {
+	const (
+		at    = time.Hour // a mono reading
+		never = time.Duration(1<<63 - 1)
+	)
+	for _, tt := range []struct {
+		what     string
+		first    time.Duration // token 0's due; token i's is first + i*10ms
+		now, by  time.Duration
+		want     time.Duration // the token's due instant, if handed out
+		ok       bool
+		wantNext int // the next token after the call
+	}{
+		{"token 1, due exactly at by: handed out", at, at, at + 10*time.Millisecond, at + 10*time.Millisecond, true, 2},
+		{"token 1, due 1ns after by: kept", at, at, at + 10*time.Millisecond - time.Nanosecond, 0, false, 1},
+		{"25ms past the keep of token 0: tokens 1 and 2 lost, token 3 next", at, at + 75*time.Millisecond, never, at + 30*time.Millisecond, true, 4},
+		{"1ns before the end of token 3's keep: token 3 next", at, at + 80*time.Millisecond - time.Nanosecond, never, at + 30*time.Millisecond, true, 4},
+		{"at the end of token 3's keep: token 3 still next", at, at + 80*time.Millisecond, never, at + 30*time.Millisecond, true, 4},
+		{"1ns after it: token 3 lost, token 4 next", at, at + 80*time.Millisecond + time.Nanosecond, never, at + 40*time.Millisecond, true, 5},
+		{"past every token's keep: none, the batch spent", at, at + 90*time.Millisecond + time.Nanosecond, never, 0, false, 5},
+		{"tokens there already, at the end of token 3's keep: token 3 next", at - 20*time.Millisecond, at + 60*time.Millisecond, never, at + 10*time.Millisecond, true, 4},
+	} {
+		s := boundsStock(at, tt.first)
+		got, ok := s.pop(tt.now, tt.by)
+		if got != tt.want || ok != tt.ok || s.next != tt.wantNext {
+			t.Errorf("%s: pop = at+%v, %v, next token %d; want at+%v, %v, next token %d",
+				tt.what, got-at, ok, s.next, tt.want-at, tt.ok, tt.wantNext)
+		}
+	}
+}
+
+// The caller that asks Redis for a batch takes its first token, a token
+// of the batch (given back to the batch if unused), and sleeps until it is
+// due: a batch reserved ahead is not spent early. A bucket of 2 tokens, one
+// a second, batches of 2, on the bubble's clock (the script's too): the
+// first batch is there now, the second is reserved, due 1s and 2s later.
+func TestStockFetchWaitsForFirstToken(t *testing.T) {
+	srv := redistest.Start(t)
+	synctest.Test(t, func(t *testing.T) {
+		r, _, rt := newTestRate(t, srv.Addr(), "fetch", 1, time.Second, 2, WithBatch(2))
+		r.b.clock = func() int64 { return time.Now().UnixMicro() }
+		start := mono.Now()
+		for i, want := range []struct {
+			at    time.Duration // after start
+			trips int64
+		}{{0, 1}, {0, 1}, {time.Second, 2}, {2 * time.Second, 2}} {
+			from, err := r.stock.take(t.Context())
+			if at := mono.Now() - start; from != fromStock || err != nil || at != want.at || rt.n.Load() != want.trips {
+				t.Errorf("take %d = %d, %v at %v after %d round trips; want %d (a token of the batch), nil at %v after %d",
+					i, from, err, at, rt.n.Load(), fromStock, want.at, want.trips)
+			}
+		}
+	})
+}
+
+// A round trip for a batch that gets no token installs nothing, and its
+// caller gets what the bucket's take says: with Redis unreachable, failing
+// open, admitted with no token (nothing to give back); failing closed,
+// with a done ctx, ctx.Err().
+func TestStockFetchWithoutToken(t *testing.T) {
+	addr := closedPort(t)
+	done, cancel := context.WithCancel(t.Context())
+	cancel()
+	for _, tt := range []struct {
+		mode    FailMode
+		ctx     context.Context
+		from    outcome
+		wantErr error
+	}{
+		{FailOpen, t.Context(), failedOpen, nil},
+		{FailClosed, done, 0, context.Canceled},
+	} {
+		r, _, rt := newTestRate(t, addr, "none", 1, time.Second, 2, WithBatch(2), WithFailMode(tt.mode))
+		from, err := r.stock.take(tt.ctx)
+		if from != tt.from || err != tt.wantErr {
+			t.Errorf("%v: take = %d, %v; want %d, %v", tt.mode, from, err, tt.from, tt.wantErr)
+		}
+		if s := r.stock; s.n != 0 || s.next != 0 || s.fetching != nil || rt.errs.Load() != 1 {
+			t.Errorf("%v: batch of %d tokens, next %d, fetching %v after %d failed round trips; want none installed after 1",
+				tt.mode, s.n, s.next, s.fetching, rt.errs.Load())
+		}
+	}
+}
