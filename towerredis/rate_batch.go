@@ -25,7 +25,7 @@ type stock struct {
 	first    time.Duration // due instant of token 0 on the script's schedule
 	next, n  int           // next token to hand out, tokens in the batch
 	spare    int           // tokens given back, due now
-	spareEnd time.Duration // when they are lost
+	spareEnd time.Duration // the last instant they are kept, as a token is up to its due + keep
 	fetching *fetch        // the round trip for the next batch, if one is under way
 }
 

@@ -10,6 +10,9 @@ import (
 	"github.com/towergo/tower/towerredis/redistest"
 )
 
+// never is an instant no deadline reaches.
+const never = time.Duration(1<<63 - 1)
+
 // boundsStock returns a batch of 5 tokens of a bucket of 5, one every
 // 10ms (so kept 50ms), that came in at the instant at, token i due at
 // first + i*10ms, token 0 already handed out, as fetch leaves it.
@@ -45,10 +48,7 @@ func TestStockDue(t *testing.T) {
 // due are skipped, to the first token due at or after now - keep, which a
 // token due exactly then is.
 func TestStockPopBounds(t *testing.T) {
-	const (
-		at    = time.Hour // a mono reading
-		never = time.Duration(1<<63 - 1)
-	)
+	const at = time.Hour // a mono reading
 	for _, tt := range []struct {
 		what     string
 		first    time.Duration // token 0's due; token i's is first + i*10ms
@@ -65,12 +65,37 @@ func TestStockPopBounds(t *testing.T) {
 		{"1ns after it: token 3 lost, token 4 next", at, at + 80*time.Millisecond + time.Nanosecond, never, at + 40*time.Millisecond, true, 5},
 		{"past every token's keep: none, the batch spent", at, at + 90*time.Millisecond + time.Nanosecond, never, 0, false, 5},
 		{"tokens there already, at the end of token 3's keep: token 3 next", at - 20*time.Millisecond, at + 60*time.Millisecond, never, at + 10*time.Millisecond, true, 4},
+		{"tokens there already, at the end of token 1's keep (due on arrival): token 1 next", at - 20*time.Millisecond, at + 50*time.Millisecond, never, at, true, 2},
 	} {
 		s := boundsStock(at, tt.first)
 		got, ok := s.pop(tt.now, tt.by)
 		if got != tt.want || ok != tt.ok || s.next != tt.wantNext {
 			t.Errorf("%s: pop = at+%v, %v, next token %d; want at+%v, %v, next token %d",
 				tt.what, got-at, ok, s.next, tt.want-at, tt.ok, tt.wantNext)
+		}
+	}
+}
+
+// A token given back to the batch is due at once, and kept as a token
+// is: up to its keep (50ms) after it came back, that instant included.
+func TestStockSpareBounds(t *testing.T) {
+	const at = time.Hour // a mono reading
+	for _, tt := range []struct {
+		what  string
+		now   time.Duration
+		ok    bool
+		spare int // left after the call
+	}{
+		{"at its keep's end: handed out", at + 50*time.Millisecond, true, 0},
+		{"1ns after: lost", at + 50*time.Millisecond + time.Nanosecond, false, 0},
+		{"before: handed out", at + 10*time.Millisecond, true, 0},
+	} {
+		s := boundsStock(at, at)
+		s.next = s.n // the batch spent: only the spare is left
+		s.spare, s.spareEnd = 1, at+50*time.Millisecond
+		got, ok := s.pop(tt.now, never)
+		if ok != tt.ok || s.spare != tt.spare || (ok && got != tt.now) {
+			t.Errorf("%s: pop = at+%v, %v, %d spare left; want %v (due now), %d left", tt.what, got-at, ok, s.spare, tt.ok, tt.spare)
 		}
 	}
 }
