@@ -90,7 +90,9 @@ func ExampleNewKeyedRate() {
 }
 
 // WithBatch takes tokens 5 at a time: 10 requests cost 2 round trips,
-// which WithObserver counts, as a benchmark or a dashboard would.
+// which WithObserver counts, as a benchmark or a dashboard would. (A
+// batch's tokens are kept for the bucket's span, burst·interval, here 1s:
+// a token not used by then is lost, and the next request asks again.)
 func ExampleWithBatch() {
 	rdb, stop, err := exampleRedis()
 	if err != nil {
@@ -100,7 +102,7 @@ func ExampleWithBatch() {
 	defer stop()
 
 	var trips atomic.Int64
-	svc := towerredis.NewRate(hello, rdb, "batched", 1000, time.Second, 10,
+	svc := towerredis.NewRate(hello, rdb, "batched", 10, time.Second, 10,
 		towerredis.WithBatch(5),
 		towerredis.WithObserver(func(towerredis.RoundTrip) { trips.Add(1) }))
 	for range 10 {
