@@ -42,8 +42,8 @@ type Sample struct {
 	MeanLatency, MinLatency time.Duration
 	// MaxInFlight is the most requests that were in flight, the call
 	// itself among them, when a timed call started or a dropped call
-	// ended: how close the window came to the limit. Algorithms do not raise a limit that the load never
-	// approached.
+	// ended: how close the window came to the limit. Algorithms do not
+	// raise a limit that the load never approached.
 	MaxInFlight int
 	// AtMin reports that the limit was at its lower bound for the whole
 	// window: the least concurrency the limiter allows, so that latency

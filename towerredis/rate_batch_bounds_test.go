@@ -109,7 +109,7 @@ func TestStockFetchWaitsForFirstToken(t *testing.T) {
 	srv := redistest.Start(t)
 	synctest.Test(t, func(t *testing.T) {
 		r, _, rt := newTestRate(t, srv.Addr(), "fetch", 1, time.Second, 2, WithBatch(2))
-		r.b.clock = func() int64 { return time.Now().UnixMicro() }
+		r.b.clock = bubbleNow
 		start := mono.Now()
 		for i, want := range []struct {
 			at    time.Duration // after start

@@ -9,27 +9,11 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/mono"
 	"github.com/towergo/tower/metrics"
 	"github.com/towergo/tower/towerredis/redistest"
 )
-
-// boundsClient returns a client of addr made inside the current
-// testing/synctest bubble, closed when the bubble's test ends, so that no
-// goroutine of the client outlives the bubble. A round trip dials once:
-// go-redis's own retries would sleep on the bubble's clock.
-func boundsClient(t *testing.T, addr string) *redis.Client {
-	t.Helper()
-	c := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, Protocol: 2, MaxRetries: -1, DialerRetries: 1})
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
-// boundsNow is the script's clock in a bubble: the bubble's, in
-// microseconds, which stands still during a round trip.
-func boundsNow() int64 { return time.Now().UnixMicro() }
 
 // A caller without a deadline reserves up to max(burst*interval,
 // MinReserve) ahead; one with a deadline, up to the time left to it, at
@@ -140,10 +124,10 @@ func TestRateTakeBeyondReserve(t *testing.T) {
 					cancel()
 				}
 			}
-			c := boundsClient(t, srv.Addr())
+			c := bubbleClient(t, srv.Addr())
 			r := NewRate[string, string](okService, c, "beyond"+strconv.Itoa(i), 1, 10*time.Second, 1, WithObserver(observe), WithTimeout(time.Second))
-			r.b.clock = boundsNow
-			now := boundsNow()
+			r.b.clock = bubbleNow
+			now := bubbleNow()
 			tat := now + int64(tt.tat/time.Microsecond)
 			if err := c.Set(t.Context(), r.Key(), tat, 0).Err(); err != nil {
 				t.Fatal(err)
@@ -183,9 +167,9 @@ func TestKeyedRateDeadlineBoundsWait(t *testing.T) {
 	} {
 		synctest.Test(t, func(t *testing.T) {
 			inner := &counting{}
-			r := NewKeyedRate[string, string](inner, boundsClient(t, srv.Addr()), "deadline"+strconv.Itoa(i),
+			r := NewKeyedRate[string, string](inner, bubbleClient(t, srv.Addr()), "deadline"+strconv.Itoa(i),
 				func(s string) string { return s }, 1, 10*time.Second, 1, WithMaxWait(time.Minute), WithTimeout(time.Second))
-			r.b.clock = boundsNow
+			r.b.clock = bubbleNow
 			if _, err := tower.Call[string, string](t.Context(), r, "k"); err != nil {
 				t.Fatalf("the burst's token: %v", err)
 			}
@@ -235,7 +219,7 @@ func TestKeyedRateFailClosedRetries(t *testing.T) {
 					tries = append(tries, mono.Now()-start)
 				}
 			}
-			r := NewKeyedRate[string, string](okService, boundsClient(t, addr), "down", func(s string) string { return s },
+			r := NewKeyedRate[string, string](okService, bubbleClient(t, addr), "down", func(s string) string { return s },
 				1, time.Second, 1, WithFailMode(FailClosed), WithRetryInterval(50*time.Millisecond),
 				WithMaxWait(tt.maxWait), WithTimeout(time.Second), WithObserver(observe))
 			_, err := tower.Call[string, string](t.Context(), r, "k")
