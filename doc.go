@@ -120,9 +120,10 @@
 // # Implementing a Service
 //
 // A leaf service that reserves nothing is a [ServiceFunc]. A middleware whose
-// permits wrap the inner service's permit implements [Wrapper] and hands out
-// permits with a [WrapPool], which makes them allocation-free and safe
-// against stale copies. Anything else implements [Reserver] and builds its
+// permits wrap the inner service's permit implements [Wrapper] (or
+// [NotedWrapper], to keep a number with each permit) and hands out permits
+// with a [WrapPool], which makes them allocation-free and safe against
+// stale copies. Anything else implements [Reserver] and builds its
 // permits with [NewPermit], using a [Ticket] to tell a permit's owner from a
 // stale copy.
 package tower

@@ -19,7 +19,19 @@ type Wrapper[Req, Res any] interface {
 	ReleaseWrapped(inner Permit[Req, Res])
 }
 
-// A WrapPool issues permits that wrap an inner permit, for a [Wrapper]. Each
+// A NotedWrapper is a [Wrapper] that keeps a number with each permit: the
+// window a place was taken in, the instant a token was taken at. A
+// [WrapPool] keeps the number in the permit's record, so the middleware
+// needs no record of its own, and hands it back when the permit is used.
+type NotedWrapper[Req, Res any] interface {
+	// CallNoted is CallWrapped for a permit issued with note.
+	CallNoted(ctx context.Context, inner Permit[Req, Res], note uint64, req Req) (Res, error)
+	// ReleaseNoted is ReleaseWrapped for a permit issued with note.
+	ReleaseNoted(inner Permit[Req, Res], note uint64)
+}
+
+// A WrapPool issues permits that wrap an inner permit, for a [Wrapper] or a
+// [NotedWrapper]. Each
 // outstanding permit uses a small record from a pool, so issuing one does not
 // allocate once the pool is warm, and a [Ticket] in each record refuses stale
 // copies, so a record that went back to the pool cannot be reached through an
@@ -34,7 +46,9 @@ type WrapPool[Req, Res any] struct {
 // wrapped is the record behind a permit issued by a WrapPool.
 type wrapped[Req, Res any] struct {
 	Ticket
-	w     Wrapper[Req, Res]
+	w     Wrapper[Req, Res]      // nil for a noted permit
+	nw    NotedWrapper[Req, Res] // nil for a plain one
+	note  uint64
 	inner Permit[Req, Res]
 	pool  *WrapPool[Req, Res]
 }
@@ -42,27 +56,44 @@ type wrapped[Req, Res any] struct {
 // Wrap returns a permit that, when called, runs w.CallWrapped with inner,
 // and when released, runs w.ReleaseWrapped with inner.
 func (wp *WrapPool[Req, Res]) Wrap(w Wrapper[Req, Res], inner Permit[Req, Res]) Permit[Req, Res] {
-	rec, _ := wp.pool.Get().(*wrapped[Req, Res])
-	if rec == nil {
-		rec = &wrapped[Req, Res]{pool: wp}
-	}
+	rec := wp.record()
 	rec.w, rec.inner = w, inner
 	return Permit[Req, Res]{r: rec, token: rec.Token()}
 }
 
-// take consumes the record for a redeemed token: it moves the wrapper and
-// the inner permit out and returns the record to its pool before any
-// middleware code runs, so nothing that outlives the call can reach it.
-func (rec *wrapped[Req, Res]) take() (Wrapper[Req, Res], Permit[Req, Res]) {
-	w, inner := rec.w, rec.inner
-	rec.w, rec.inner = nil, Permit[Req, Res]{}
+// WrapNoted returns a permit that, when called, runs w.CallNoted with
+// inner and note, and when released, runs w.ReleaseNoted with them.
+func (wp *WrapPool[Req, Res]) WrapNoted(w NotedWrapper[Req, Res], inner Permit[Req, Res], note uint64) Permit[Req, Res] {
+	rec := wp.record()
+	rec.nw, rec.inner, rec.note = w, inner, note
+	return Permit[Req, Res]{r: rec, token: rec.Token()}
+}
+
+func (wp *WrapPool[Req, Res]) record() *wrapped[Req, Res] {
+	rec, _ := wp.pool.Get().(*wrapped[Req, Res])
+	if rec == nil {
+		rec = &wrapped[Req, Res]{pool: wp}
+	}
+	return rec
+}
+
+// take consumes the record for a redeemed token: it moves the wrappers,
+// the note and the inner permit out and returns the record to its pool
+// before any middleware code runs, so nothing that outlives the call can
+// reach it.
+func (rec *wrapped[Req, Res]) take() (Wrapper[Req, Res], NotedWrapper[Req, Res], uint64, Permit[Req, Res]) {
+	w, nw, note, inner := rec.w, rec.nw, rec.note, rec.inner
+	rec.w, rec.nw, rec.note, rec.inner = nil, nil, 0, Permit[Req, Res]{}
 	rec.pool.pool.Put(rec)
-	return w, inner
+	return w, nw, note, inner
 }
 
 func (rec *wrapped[Req, Res]) CallReserved(ctx context.Context, token uint64, req Req) (Res, error) {
 	rec.MustRedeem(token)
-	w, inner := rec.take()
+	w, nw, note, inner := rec.take()
+	if nw != nil {
+		return nw.CallNoted(ctx, inner, note, req)
+	}
 	return w.CallWrapped(ctx, inner, req)
 }
 
@@ -70,6 +101,10 @@ func (rec *wrapped[Req, Res]) ReleaseReserved(token uint64) {
 	if !rec.Redeem(token) {
 		return
 	}
-	w, inner := rec.take()
+	w, nw, note, inner := rec.take()
+	if nw != nil {
+		nw.ReleaseNoted(inner, note)
+		return
+	}
 	w.ReleaseWrapped(inner)
 }

@@ -3,6 +3,7 @@ package tower_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -191,4 +192,69 @@ func TestPermitSplit(t *testing.T) {
 		}
 	}()
 	stale.Call(t.Context(), "again")
+}
+
+// numbered is a middleware built on a WrapPool's noted permits: each
+// permit carries the number of the Ready that issued it, and what was
+// done with each number is recorded.
+type numbered struct {
+	inner tower.Service[string, string]
+	wraps tower.WrapPool[string, string]
+	next  atomic.Uint64
+	mu    sync.Mutex
+	log   []string
+}
+
+func (n *numbered) Ready(ctx context.Context) (tower.Permit[string, string], error) {
+	p, err := n.inner.Ready(ctx)
+	if err != nil {
+		return p, err
+	}
+	return n.wraps.WrapNoted(n, p, n.next.Add(1)), nil
+}
+
+func (n *numbered) CallNoted(ctx context.Context, inner tower.Permit[string, string], note uint64, req string) (string, error) {
+	n.record(fmt.Sprint("call ", note))
+	return inner.Call(ctx, req)
+}
+
+func (n *numbered) ReleaseNoted(inner tower.Permit[string, string], note uint64) {
+	n.record(fmt.Sprint("release ", note))
+	inner.Release()
+}
+
+func (n *numbered) record(s string) {
+	n.mu.Lock()
+	n.log = append(n.log, s)
+	n.mu.Unlock()
+}
+
+// Each noted permit hands its own note back, called or released, even
+// from a record reused after another permit's; a plain permit from the
+// same pool, on a reused record, is served as a plain one; stale copies
+// do nothing.
+func TestWrapPoolNoted(t *testing.T) {
+	n := &numbered{inner: tower.ServiceFunc[string, string](echo)}
+	ctx := t.Context()
+	p1, _ := n.Ready(ctx)
+	p2, _ := n.Ready(ctx)
+	stale := p1
+	p2.Release()
+	if got, err := p1.Call(ctx, "x"); got != "x" || err != nil {
+		t.Fatalf("Call: %q, %v", got, err)
+	}
+	stale.Release()
+	mustPanic(t, func() { stale.Call(ctx, "x") })
+	p3, _ := n.Ready(ctx) // a reused record
+	p3.Release()
+	c := &counting{inner: n}
+	p4, _ := c.Ready(ctx) // n's noted permit wrapped in c's plain one
+	p4.Call(ctx, "y")
+	want := []string{"release 2", "call 1", "release 3", "call 4"}
+	if !slices.Equal(n.log, want) {
+		t.Errorf("got %q, want %q", n.log, want)
+	}
+	if c.calls.Load() != 1 {
+		t.Errorf("the plain permit's CallWrapped ran %d times, want 1", c.calls.Load())
+	}
 }

@@ -39,7 +39,7 @@ type Rate[Req, Res any] struct {
 	num   int
 	per   time.Duration
 	sink  metrics.Sink // nil: no metrics
-	pool  sync.Pool    // of *ratePermit
+	wraps tower.WrapPool[Req, Res]
 
 	// The current window, and its places left, tagged with its number so
 	// that a place is only ever taken from the window the taker looked at.
@@ -133,12 +133,7 @@ func (r *Rate[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], err
 		return inner, err
 	}
 	held = false
-	p, _ := r.pool.Get().(*ratePermit[Req, Res])
-	if p == nil {
-		p = &ratePermit[Req, Res]{r: r}
-	}
-	p.inner, p.window = inner, window
-	return tower.NewPermit(p, p.Token()), nil
+	return r.wraps.WrapNoted((*rateWrapper[Req, Res])(r), inner, window), nil
 }
 
 // reserve takes a place and returns the window it belongs to.
@@ -334,34 +329,18 @@ func (r *Rate[Req, Res]) giveBack(n uint64) {
 	r.places.Add(1) // the tag is n's: only this lock opens windows
 }
 
-// ratePermit is the record behind a permit of a Rate.
-type ratePermit[Req, Res any] struct {
-	tower.Ticket
-	r      *Rate[Req, Res]
-	inner  tower.Permit[Req, Res]
-	window uint64
-}
+// rateWrapper is the Rate's tower.NotedWrapper, kept off its method set;
+// a permit's note is the window its place belongs to.
+type rateWrapper[Req, Res any] Rate[Req, Res]
 
-// take moves the inner permit and window out and recycles the record.
-func (p *ratePermit[Req, Res]) take() (tower.Permit[Req, Res], uint64) {
-	inner, window := p.inner, p.window
-	p.inner = tower.Permit[Req, Res]{}
-	p.r.pool.Put(p)
-	return inner, window
-}
-
-func (p *ratePermit[Req, Res]) CallReserved(ctx context.Context, token uint64, req Req) (Res, error) {
-	p.MustRedeem(token)
-	inner, _ := p.take()
+// CallNoted sends req: the permit's place is used.
+func (w *rateWrapper[Req, Res]) CallNoted(ctx context.Context, inner tower.Permit[Req, Res], _ uint64, req Req) (Res, error) {
 	return inner.Call(ctx, req)
 }
 
-func (p *ratePermit[Req, Res]) ReleaseReserved(token uint64) {
-	if !p.Redeem(token) {
-		return
-	}
-	r := p.r
-	inner, window := p.take()
+// ReleaseNoted releases inner and gives the place back to its window,
+// even if inner's Release panics.
+func (w *rateWrapper[Req, Res]) ReleaseNoted(inner tower.Permit[Req, Res], window uint64) {
+	defer (*Rate[Req, Res])(w).giveBack(window)
 	inner.Release()
-	r.giveBack(window)
 }
