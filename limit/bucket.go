@@ -24,8 +24,10 @@ import (
 // Ready takes a token, then asks the inner service; if the inner service
 // fails, panics, or ctx ends while Ready waits for it, the token goes back.
 // A permit that is called has used its token; a permit released unused
-// gives its token back: to the oldest waiter at once if anyone waits, to
-// the bucket otherwise, which never holds more than burst.
+// gives its token back if no token was taken after it (a later taker
+// holds the next instant: see the package doc): to the oldest waiter at
+// once if anyone waits, to the bucket otherwise, which never holds more
+// than burst.
 //
 // When no token is there, Ready waits, first come first served, and the
 // oldest waiter is woken at exactly the instant its token is there, by one
@@ -36,10 +38,8 @@ import (
 // leaves the queue and holds nothing, unless its token was granted as ctx
 // ended: then the grant stands, as the contract lets it.
 //
-// Unlike x/time/rate's Limiter.Wait, which fails at once when ctx's
-// deadline comes before the token would, Ready waits until ctx ends and
-// returns ctx.Err() unchanged, as every Ready does: any other error would
-// mean the limit is broken for good.
+// The package doc lists where a Bucket differs from x/time/rate's
+// Limiter.Wait, and why.
 //
 // A Bucket is safe for concurrent use; one Bucket is shared by all its
 // callers and enforces one rate for all of them. When nobody waits, Ready
@@ -111,14 +111,15 @@ func (b *Bucket[Req, Res]) now() time.Duration { return mono.Now() - b.origin }
 // ends while Ready waits for a token, it returns ctx.Err() unchanged and
 // holds nothing.
 func (b *Bucket[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
-	if err := b.take(ctx); err != nil {
+	mark, err := b.take(ctx)
+	if err != nil {
 		return tower.Permit[Req, Res]{}, err
 	}
 	held := true
 	defer func() {
 		// The inner service failed, or panicked: give the token back.
 		if held {
-			b.giveBack()
+			b.giveBack(mark)
 		}
 	}()
 	inner, err := b.inner.Ready(ctx)
@@ -126,44 +127,50 @@ func (b *Bucket[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], e
 		return inner, err
 	}
 	held = false
-	return b.wraps.Wrap((*bucketWrapper[Req, Res])(b), inner), nil
+	return b.wraps.WrapNoted((*bucketWrapper[Req, Res])(b), inner, uint64(mark)), nil
 }
 
-// take takes a token: lock-free if nobody waits and one is there.
-func (b *Bucket[Req, Res]) take(ctx context.Context) error {
-	if b.queued.Load() == 0 && b.tryTake(b.now()) == 0 {
-		return nil
+// take takes a token, lock-free if nobody waits and one is there, and
+// returns its mark: the bucket's state its take left (see gcra.reserve).
+func (b *Bucket[Req, Res]) take(ctx context.Context) (time.Duration, error) {
+	if b.queued.Load() == 0 {
+		if mark, wait := b.tryTake(b.now()); wait == 0 {
+			return mark, nil
+		}
 	}
 	return b.takeSlow(ctx)
 }
 
-// tryTake takes a token at now and returns 0 if one is there; otherwise it
-// takes nothing and returns how long from now until one is.
-func (b *Bucket[Req, Res]) tryTake(now time.Duration) time.Duration {
+// tryTake takes a token at now and returns its mark and 0 if one is
+// there; otherwise it takes nothing and returns how long from now until
+// one is.
+func (b *Bucket[Req, Res]) tryTake(now time.Duration) (mark, wait time.Duration) {
 	for {
 		tat := b.tat.Load()
 		next, wait := b.g.take(time.Duration(tat), now, 1)
 		if wait > 0 {
-			return wait
+			return 0, wait
 		}
 		if b.tat.CompareAndSwap(tat, int64(next)) {
-			return 0
+			return next, 0
 		}
 	}
 }
 
 // takeSlow takes a token under the lock if nobody waits and one is there,
 // or waits in line for one.
-func (b *Bucket[Req, Res]) takeSlow(ctx context.Context) error {
+func (b *Bucket[Req, Res]) takeSlow(ctx context.Context) (time.Duration, error) {
 	b.mu.Lock()
 	now := b.now()
-	if b.q.Len() == 0 && b.tryTake(now) == 0 {
-		b.mu.Unlock()
-		return nil
+	if b.q.Len() == 0 {
+		if mark, wait := b.tryTake(now); wait == 0 {
+			b.mu.Unlock()
+			return mark, nil
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		b.mu.Unlock()
-		return err
+		return 0, err
 	}
 	w := waitq.New()
 	b.q.Push(w)
@@ -176,27 +183,28 @@ func (b *Bucket[Req, Res]) takeSlow(ctx context.Context) error {
 		return b.wait(ctx, w)
 	}
 	b.watched(w)
-	err := b.wait(ctx, w)
-	b.unwatched(err)
-	return err
+	mark, err := b.wait(ctx, w)
+	b.unwatched(mark, err)
+	return mark, err
 }
 
-// wait waits until w is granted a token, or withdraws w when ctx ends.
-func (b *Bucket[Req, Res]) wait(ctx context.Context, w *waitq.Waiter) error {
+// wait waits until w is granted a token, and returns its mark, or
+// withdraws w when ctx ends.
+func (b *Bucket[Req, Res]) wait(ctx context.Context, w *waitq.Waiter) (time.Duration, error) {
 	select {
 	case <-w.Ready:
-		return nil
+		return time.Duration(w.Value), nil
 	case <-ctx.Done():
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.q.Remove(w) {
-		return nil // granted as ctx ended: the grant stands
+		return time.Duration(w.Value), nil // granted as ctx ended: the grant stands
 	}
 	b.queued.Add(-1)
 	// The timer stays set for the instant the next token is there, which
 	// is now the next waiter's.
-	return ctx.Err()
+	return 0, ctx.Err()
 }
 
 // watched tells the sink that w waits. If the sink panics, the panic goes
@@ -223,34 +231,35 @@ func (b *Bucket[Req, Res]) withdraw(w *waitq.Waiter) {
 	}
 	b.mu.Unlock()
 	if !removed {
-		b.giveBack()
+		b.giveBack(time.Duration(w.Value))
 	}
 }
 
-// unwatched tells the sink that a wait is over, granted if err is nil. If
-// the sink panics, the panic goes on up to the caller, and a token the
-// wait was granted goes back first.
-func (b *Bucket[Req, Res]) unwatched(err error) {
+// unwatched tells the sink that a wait is over, granted the token of mark
+// if err is nil. If the sink panics, the panic goes on up to the caller,
+// and a token the wait was granted goes back first.
+func (b *Bucket[Req, Res]) unwatched(mark time.Duration, err error) {
 	told := false
 	defer func() {
 		if !told && err == nil {
-			b.giveBack()
+			b.giveBack(mark)
 		}
 	}()
 	b.sink.Add(metrics.Waiting, -1)
 	told = true
 }
 
-// grant hands the tokens there at now to the waiters, oldest first, and
-// sets the timer for the instant the next one is there if anyone is still
-// waiting. b.mu must be held.
+// grant hands the tokens there at now to the waiters, oldest first, each
+// with its mark, and sets the timer for the instant the next one is there
+// if anyone is still waiting. b.mu must be held.
 func (b *Bucket[Req, Res]) grant(now time.Duration) {
 	for b.q.Len() > 0 {
-		if wait := b.tryTake(now); wait > 0 {
+		mark, wait := b.tryTake(now)
+		if wait > 0 {
 			b.setTimer(wait)
 			return
 		}
-		b.q.Wake(0, nil)
+		b.q.Wake(uint64(mark), nil)
 		b.queued.Add(-1)
 	}
 }
@@ -282,37 +291,37 @@ func (b *Bucket[Req, Res]) tokenDue() {
 	b.grant(b.now())
 }
 
-// giveBack returns a token unused: to the oldest waiter, or to the bucket,
-// which never holds more than burst.
-func (b *Bucket[Req, Res]) giveBack() {
+// giveBack returns a token unused, the one whose take left the bucket at
+// mark, if no token was taken after it (see gcra.giveBack); the oldest
+// waiter, if any, then takes it, at now. The bucket never holds more than
+// burst.
+func (b *Bucket[Req, Res]) giveBack(mark time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.q.Wake(0, nil) {
-		b.queued.Add(-1)
-		return
-	}
 	// Under the lock, so that no waiter queues meanwhile and misses it;
 	// with a compare-and-swap, since lock-free Readies take tokens.
 	now := b.now()
 	for {
 		tat := b.tat.Load()
-		if b.tat.CompareAndSwap(tat, int64(b.g.giveBack(time.Duration(tat), now))) {
-			return
+		if b.tat.CompareAndSwap(tat, int64(b.g.giveBack(time.Duration(tat), mark, now))) {
+			break
 		}
 	}
+	b.grant(now)
 }
 
-// bucketWrapper is the Bucket's tower.Wrapper, kept off its method set.
+// bucketWrapper is the Bucket's tower.NotedWrapper, kept off its method
+// set; a permit's note is its token's mark.
 type bucketWrapper[Req, Res any] Bucket[Req, Res]
 
-// CallWrapped sends req: the permit's token is used.
-func (w *bucketWrapper[Req, Res]) CallWrapped(ctx context.Context, inner tower.Permit[Req, Res], req Req) (Res, error) {
+// CallNoted sends req: the permit's token is used.
+func (w *bucketWrapper[Req, Res]) CallNoted(ctx context.Context, inner tower.Permit[Req, Res], _ uint64, req Req) (Res, error) {
 	return inner.Call(ctx, req)
 }
 
-// ReleaseWrapped releases inner and gives the permit's token back, even if
+// ReleaseNoted releases inner and gives the permit's token back, even if
 // inner's Release panics.
-func (w *bucketWrapper[Req, Res]) ReleaseWrapped(inner tower.Permit[Req, Res]) {
-	defer (*Bucket[Req, Res])(w).giveBack()
+func (w *bucketWrapper[Req, Res]) ReleaseNoted(inner tower.Permit[Req, Res], mark uint64) {
+	defer (*Bucket[Req, Res])(w).giveBack(time.Duration(mark))
 	inner.Release()
 }

@@ -253,8 +253,9 @@ func TestBucketGrantAsContextEnds(t *testing.T) {
 }
 
 // A permit released unused gives its token to the oldest waiter at once,
-// not to the bucket; the next waiter still gets its own token at its
-// instant.
+// not to the bucket; the next waiter gets its token an interval after
+// that, as if the released token had never been taken and the first
+// waiter had taken it at the release.
 func TestBucketReleaseToOldestWaiter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := limit.NewBucket(echo, 10, time.Second, 1)
@@ -276,23 +277,30 @@ func TestBucketReleaseToOldestWaiter(t *testing.T) {
 			t.Errorf("first waiter served at %v, want 20ms", first.Since(start))
 		}
 		echoCall(t, second.Value(t), "b")
-		if second.Since(start) != 100*time.Millisecond {
-			t.Errorf("second waiter served at %v, want 100ms", second.Since(start))
+		if second.Since(start) != 120*time.Millisecond {
+			t.Errorf("second waiter served at %v, want 120ms", second.Since(start))
 		}
 	})
 }
 
 // A permit released unused with nobody waiting gives its token to the
-// bucket, which never holds more than burst.
+// bucket, which never holds more than burst, if no token was taken after
+// it: released the last taken first, both permits give their tokens back;
+// in the order taken, the first one's is lost, since the second holds the
+// instant after it.
 func TestBucketReleaseToBucket(t *testing.T) {
 	for _, tt := range []struct {
-		name string
-		at   time.Duration // when both permits, taken at 0, are released
-		want int           // tokens there then
+		name    string
+		at      time.Duration // when both permits, taken at 0, are released
+		inOrder bool          // the first taken released first
+		want    int           // tokens there then
 	}{
-		{"AtOnce", 0, 2},
-		{"At50ms", 50 * time.Millisecond, 2},   // one earned, two back: 2, not 3
-		{"At250ms", 250 * time.Millisecond, 2}, // full already: 2, not 4
+		{"AtOnce", 0, false, 2},
+		{"At50ms", 50 * time.Millisecond, false, 2},   // one earned, two back: 2, not 3
+		{"At250ms", 250 * time.Millisecond, false, 2}, // full already: 2, not 4
+		{"AtOnceInOrder", 0, true, 1},
+		{"At50msInOrder", 50 * time.Millisecond, true, 1}, // half a token earned
+		{"At100msInOrder", 100 * time.Millisecond, true, 2},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -300,8 +308,13 @@ func TestBucketReleaseToBucket(t *testing.T) {
 				start := time.Now()
 				p1, p2 := towertest.MustReady(t, b), towertest.MustReady(t, b)
 				sleepUntil(start, tt.at)
-				p1.Release()
-				p2.Release()
+				if tt.inOrder {
+					p1.Release()
+					p2.Release()
+				} else {
+					p2.Release()
+					p1.Release()
+				}
 				if n := countNow(t, b); n != tt.want {
 					t.Errorf("got %d tokens, want %d", n, tt.want)
 				}
@@ -313,11 +326,11 @@ func TestBucketReleaseToBucket(t *testing.T) {
 			b := limit.NewBucket(echo, 10, time.Second, 2)
 			start := time.Now()
 			p1, p2 := towertest.MustReady(t, b), towertest.MustReady(t, b)
-			defer p2.Release()
+			defer p1.Release()
 			sleepUntil(start, 50*time.Millisecond)
-			p1.Release()
+			p2.Release() // the last taken: its token goes back
 			if n := countNow(t, b); n != 1 {
-				t.Errorf("at 50ms, one of two permits released: got %d tokens, want 1", n)
+				t.Errorf("at 50ms, the second of two permits released: got %d tokens, want 1", n)
 			}
 			sleepUntil(start, 100*time.Millisecond)
 			if n := countNow(t, b); n != 1 {

@@ -72,10 +72,47 @@
 // When the bucket is empty, Ready waits, first come first served, until
 // exactly the instant its token is there; a caller that finds a token while
 // others wait queues behind them, and a caller with a done ctx is refused
-// at once. A token taken and released unused goes back, to the oldest
-// waiter if anyone waits, or else to the bucket, which never holds more
-// than burst. Like a Rate, one Bucket is shared by all its callers, and a
-// layer gives each service it wraps a bucket of its own.
+// at once. A token taken and released unused goes back if no token was
+// taken after it, to the oldest waiter if anyone waits, or else to the
+// bucket, which never holds more than burst. A token taken after it holds
+// the next instant; giving the earlier one back would hand that instant to
+// a second caller, two requests where the bucket allows one, so it is lost
+// instead. Released in the reverse of the order taken, as deferred
+// Releases are, every token goes back. Like a Rate, one Bucket is shared
+// by all its callers, and a layer gives each service it wraps a bucket of
+// its own.
+//
+// # Differences from x/time/rate
+//
+// A Bucket is x/time/rate's Limiter used through Wait, but for these, each
+// of which a caller porting from x/time/rate may meet:
+//
+//   - A token not there before ctx's deadline: Wait fails at once; Ready
+//     waits until the deadline and returns ctx.Err(), since the contract
+//     keeps Ready's other errors for a service broken for good. A caller
+//     that would rather not wait puts a LoadShed outside, or asks with a
+//     done ctx.
+//   - A done ctx with a token free: Wait returns ctx.Err(); Ready takes
+//     the token, since a done ctx is how LoadShed asks "ready now?".
+//   - A waiter that gives up: Wait's reservations each keep the instant
+//     they were given, so the waiters behind keep waiting and the freed
+//     token goes to whoever comes next. Ready's waiters hold no instant
+//     until their token is there: the next one moves up to the freed token
+//     at once, and a newcomer still queues behind it.
+//   - A permit released unused after its token's instant: Cancel gives
+//     nothing back once the reservation's instant has passed; a Bucket
+//     gives the token back at any time if no token was taken after it, as
+//     if it had never been taken: a permit reserved and never called sent
+//     nothing, and counting it would lower the rate that real requests get.
+//   - Tokens taken at one instant and released unused at that instant in
+//     the order taken: Cancel gives each back; a Bucket gives back only
+//     the last taken (see above). A bucket whose state is one instant can
+//     tell only the last token taken from the others, and only that one
+//     goes back without breaking the bound over every stretch of time.
+//   - The rate is num per period with the interval rounded up to the
+//     nanosecond, never above num per period; x/time/rate's is a float of
+//     tokens per second. A burst of 0 and an infinite rate are not limits
+//     here: NewBucket panics for a burst below 1.
 //
 // # Per-key limits
 //

@@ -38,17 +38,20 @@ func ExampleNewBucket() {
 }
 
 // A permit released unused gives its token back: with nobody waiting, to
-// the bucket, which never holds more than its burst.
+// the bucket, which never holds more than its burst. Only a token that no
+// other was taken after goes back: a later taker holds the instant after
+// it, so giving it to the next caller would let two through where the
+// bucket allows one.
 func ExampleBucket_Ready() {
 	ctx := context.Background()
 	svc := limit.NewBucket[string, string](upper, 1, time.Hour, 2)
 
-	p, _ := svc.Ready(ctx) // one of two tokens
-	_, _ = tower.Call(ctx, svc, "a")
+	_, _ = tower.Call(ctx, svc, "a") // one of two tokens
+	p, _ := svc.Ready(ctx)           // the other
 	_, ready, _ := tower.ReadyNow[string, string](svc)
 	fmt.Println("ready with both tokens taken:", ready)
 
-	p.Release() // never called: its token goes back
+	p.Release() // never called, and the last taken: its token goes back
 	rsp, err := tower.Call(ctx, svc, "b")
 	fmt.Println(rsp, err)
 	// Output:

@@ -70,19 +70,27 @@ func (g gcra) take(tat, now time.Duration, n int) (time.Duration, time.Duration)
 
 // reserve takes a token at now whatever the bucket holds: it returns the
 // new tat and how long from now the caller must wait before it uses the
-// token, zero if the token is there now. A caller that then gives up the
-// token before using it calls giveBack with the tat reserve returned.
+// token, zero if the token is there now. The new tat is also the token's
+// mark: a caller that gives the token up unused passes it to giveBack.
 func (g gcra) reserve(tat, now time.Duration) (time.Duration, time.Duration) {
 	base := max(tat, now)
 	return mono.Add(base, g.interval), max(0, base-(g.span-g.interval)-now)
 }
 
-// giveBack returns a token taken at now to the bucket whose state is tat,
-// and returns the new state: tat one interval earlier, but never before
-// now, since a bucket holds at most burst tokens.
-func (g gcra) giveBack(tat, now time.Duration) time.Duration {
-	if tat == math.MaxInt64 {
-		return tat // saturated: a limit that never refills stays so
+// giveBack returns, at now, a token whose take left the bucket at mark,
+// to the bucket whose state is tat, and returns the new state.
+//
+// The token goes back only if it is the last one taken (tat is still its
+// mark): then the bucket is as if it had never been taken, tat one
+// interval earlier, but never before now, since a bucket holds at most
+// burst tokens. If a token was taken after it, that taker holds the
+// instant after this one, and moving tat back would hand the same instant
+// to the next taker: two requests where the bucket allows one. Then the
+// token is lost, as x/time/rate's Reservation.Cancel gives back only the
+// tokens nobody reserved after.
+func (g gcra) giveBack(tat, mark, now time.Duration) time.Duration {
+	if tat != mark || tat == math.MaxInt64 {
+		return tat // taken after, or saturated: a limit that never refills stays so
 	}
 	return max(tat-g.interval, now)
 }

@@ -49,13 +49,18 @@ func TestGCRAArithmetic(t *testing.T) {
 	if next != 1400*time.Millisecond || wait != 100*time.Millisecond {
 		t.Fatalf("reserve: tat %v wait %v, want 1.4s and 100ms", next, wait)
 	}
-	if back := g.giveBack(next, now); back != tat {
+	if back := g.giveBack(next, next, now); back != tat {
 		t.Fatalf("giveBack: %v, want %v", back, tat)
 	}
-	if back := g.giveBack(now+50*time.Millisecond, now); back != now {
+	// A token taken after it holds the next instant: nothing goes back.
+	later, _ := g.reserve(next, now)
+	if back := g.giveBack(later, next, now); back != later {
+		t.Fatalf("giveBack with a later take: %v, want %v unchanged", back, later)
+	}
+	if back := g.giveBack(now+50*time.Millisecond, now+50*time.Millisecond, now); back != now {
 		t.Fatalf("giveBack past full: %v, want now (%v)", back, now)
 	}
-	if back := g.giveBack(math.MaxInt64, now); back != math.MaxInt64 {
+	if back := g.giveBack(math.MaxInt64, math.MaxInt64, now); back != math.MaxInt64 {
 		t.Fatalf("giveBack of a saturated tat: %v", back)
 	}
 }

@@ -39,8 +39,12 @@ import (
 //     within the max wait and before ctx's deadline, and waits for it, then
 //     calls the inner service. If the token comes later than that, Call
 //     fails at once with a *KeyLimitError, having reserved nothing. If ctx
-//     ends while Call waits, the reserved token goes back to the key's
-//     bucket, the inner permit is given back, and Call returns ctx.Err().
+//     ends while Call waits, the inner permit is given back, Call returns
+//     ctx.Err(), and the reserved token goes back to the key's bucket if
+//     no request of the key reserved one after it. If one did, the token is
+//     lost: each waiter keeps the instant it was given, so handing the
+//     token to a newcomer would serve it at the same instant as the waiter
+//     behind, over the key's burst.
 //
 // A Call waiting for its key's token holds the inner permit that Ready
 // reserved: the caller already has it, and giving it back to ask again
@@ -282,13 +286,13 @@ func (k *Keyed[Req, Res, K]) admit(ctx context.Context, key K) error {
 	}
 	s := k.shard(key)
 	s.mu.Lock()
-	wait, ok := s.take(k.g, key, mono.Now(), allowed)
+	mark, wait, ok := s.take(k.g, key, mono.Now(), allowed)
 	s.mu.Unlock()
 	if !ok {
 		return k.refuse(wait)
 	}
 	if wait > 0 {
-		return k.wait(ctx, s, key, wait)
+		return k.wait(ctx, s, key, mark, wait)
 	}
 	return nil
 }
@@ -309,13 +313,14 @@ func (k *Keyed[Req, Res, K]) refuse(wait time.Duration) error {
 	return &KeyLimitError{Wait: wait}
 }
 
-// wait waits d for the token reserved in key's bucket in s, and gives the
-// token back if ctx ends first or the sink panics.
-func (k *Keyed[Req, Res, K]) wait(ctx context.Context, s *keyShard[K], key K, d time.Duration) error {
+// wait waits d for the token reserved in key's bucket in s, whose take
+// left the bucket at mark, and gives the token back if ctx ends first or
+// the sink panics.
+func (k *Keyed[Req, Res, K]) wait(ctx context.Context, s *keyShard[K], key K, mark, d time.Duration) error {
 	granted := false
 	defer func() {
 		if !granted {
-			s.giveBack(k.g, key, mono.Now())
+			s.giveBack(k.g, key, mark, mono.Now())
 		}
 	}()
 	if k.sink == nil {
@@ -362,24 +367,25 @@ type keyEntry[K comparable] struct {
 }
 
 // take takes a token of key's bucket at now, reserving it if it comes
-// within allowed. It returns true and how long until the token is there,
-// or false and how long until the next one if it comes later than
-// allowed, having taken nothing. Then it sweeps. s.mu must be held.
-func (s *keyShard[K]) take(g gcra, key K, now, allowed time.Duration) (time.Duration, bool) {
+// within allowed. It returns the token's mark (see gcra.reserve), how long
+// until the token is there, and true; or, if the token comes later than
+// allowed, having taken nothing, how long until it does and false. Then
+// it sweeps. s.mu must be held.
+func (s *keyShard[K]) take(g gcra, key K, now, allowed time.Duration) (mark, wait time.Duration, ok bool) {
 	defer s.sweep(g, now)
 	i, found := s.index[key]
 	if !found {
 		// A key never seen has a full bucket: its token is there.
 		next, _ := g.reserve(now, now)
 		s.insert(key, next)
-		return 0, true
+		return next, 0, true
 	}
 	next, wait := g.reserve(s.entries[i].tat, now)
 	if wait > allowed {
-		return wait, false
+		return 0, wait, false
 	}
 	s.entries[i].tat = next
-	return wait, true
+	return next, wait, true
 }
 
 // insert adds key with state tat, deleting an entry first if the shard is
@@ -448,14 +454,15 @@ func (s *keyShard[K]) remove(i int) {
 	s.entries = s.entries[:last]
 }
 
-// giveBack returns a token reserved at now in key's bucket and not used.
-// If the key was deleted meanwhile (to make room at the cap), its debt was
-// forgiven already, and there is nothing to give back.
-func (s *keyShard[K]) giveBack(g gcra, key K, now time.Duration) {
+// giveBack returns, at now, a token of key's bucket that was reserved with
+// mark and not used, if no token of the key was taken after it (see
+// gcra.giveBack). If the key was deleted meanwhile (to make room at the
+// cap), its debt was forgiven already, and there is nothing to give back.
+func (s *keyShard[K]) giveBack(g gcra, key K, mark, now time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if i, ok := s.index[key]; ok {
-		s.entries[i].tat = g.giveBack(s.entries[i].tat, now)
+		s.entries[i].tat = g.giveBack(s.entries[i].tat, mark, now)
 	}
 }
 

@@ -166,7 +166,7 @@ func TestKeyShardCapOne(t *testing.T) {
 	g := newGCRA("test", 10, time.Second, 1)
 	s := testShard(1)
 	for k := range 5 {
-		if wait, ok := s.take(g, k, 0, 0); !ok || wait != 0 {
+		if _, wait, ok := s.take(g, k, 0, 0); !ok || wait != 0 {
 			t.Fatalf("new key %d: wait %v ok %t, want 0 and true", k, wait, ok)
 		}
 		if got := s.keys(t); !equal(got, []int{k}) {
@@ -181,7 +181,7 @@ func TestKeyShardNaN(t *testing.T) {
 	g := newGCRA("test", 1, time.Hour, 1)
 	s := &keyShard[float64]{index: map[float64]int{}, max: 4}
 	for range 10 {
-		if _, ok := s.take(g, math.NaN(), 0, 0); !ok {
+		if _, _, ok := s.take(g, math.NaN(), 0, 0); !ok {
 			t.Fatal("a NaN key was refused")
 		}
 	}

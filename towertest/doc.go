@@ -40,4 +40,15 @@
 //
 // The suites run each test inside a testing/synctest bubble, so they work in
 // virtual time and fail a test that leaves a goroutine behind.
+//
+// For a rate limit, [RandomCallers] makes a run of callers that arrive at
+// random and wait, give up, hold or release their permits at random,
+// [Drive] runs them through a service, and [CheckBurst] checks a token
+// bucket's bound over every pair of the admissions:
+//
+//	callers := towertest.RandomCallers(seed, 60, 3*time.Second, 300*time.Millisecond)
+//	at := towertest.Drive(svc, callers, func(towertest.Caller) string { return "x" })
+//	if err := towertest.CheckBurst(at, burst, interval, 0); err != nil {
+//		t.Fatal(err)
+//	}
 package towertest
