@@ -55,7 +55,10 @@ import (
 // A permit released unused gives its token back to the bucket in one
 // round trip, bounded by the timeout (with [WithBatch], to the replica's
 // batch at no cost); so does Ready when the inner service fails or ctx
-// ends while Ready waits for it.
+// ends while Ready waits for it. As in package limit's token bucket, the
+// token goes back only if no token was taken after it, by any replica: a
+// later taker holds the instant after it, and giving it back would hand
+// that instant to a second caller. Otherwise it is lost.
 //
 // With [WithBatch], a replica takes up to n tokens in one round trip and
 // hands them out itself; see there for the accuracy it costs.
@@ -136,7 +139,7 @@ func (r *Rate[Req, Res]) Key() string { return r.keys[0] }
 // even if ctx is already done. If ctx ends first, Ready returns ctx.Err()
 // unchanged.
 func (r *Rate[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
-	from, err := r.acquire(ctx)
+	from, mark, err := r.acquire(ctx)
 	if err != nil {
 		return tower.Permit[Req, Res]{}, err
 	}
@@ -144,7 +147,7 @@ func (r *Rate[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], err
 	defer func() {
 		// The inner service failed, or panicked: give the token back.
 		if held {
-			r.giveBack(from)
+			r.giveBack(from, mark)
 		}
 	}()
 	inner, err := r.inner.Ready(ctx)
@@ -152,11 +155,14 @@ func (r *Rate[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], err
 		return inner, err
 	}
 	held = false
-	return r.pool.Wrap(r.wrapper(from), inner), nil
+	return r.pool.WrapNoted(r.wrapper(from), inner, mark), nil
 }
 
-// acquire takes a token, from the replica's batch or from Redis.
-func (r *Rate[Req, Res]) acquire(ctx context.Context) (outcome, error) {
+// acquire takes a token, from the replica's batch or from Redis, and
+// returns where it came from and its mark, which says where it goes back
+// if unused: the tat its take answered, for a token of Redis; the
+// batch's and the token's numbers, for a token of the batch.
+func (r *Rate[Req, Res]) acquire(ctx context.Context) (outcome, uint64, error) {
 	if r.stock != nil {
 		return r.stock.take(ctx)
 	}
@@ -164,28 +170,29 @@ func (r *Rate[Req, Res]) acquire(ctx context.Context) (outcome, error) {
 	defer w.done(r.b.o.sink)
 	g, from, err := r.b.take(ctx, r.keys, 1, &w)
 	if err != nil || from != fromRedis {
-		return from, err
+		return from, 0, err
 	}
 	// A reserved token, due later: if ctx ends first it is lost, which
 	// errs on the side of the limit.
 	if !sleepUntil(ctx, g.due, &w, r.b.o.sink) {
-		return 0, ctx.Err()
+		return 0, 0, ctx.Err()
 	}
-	return fromRedis, nil
+	return fromRedis, uint64(g.tat), nil
 }
 
-// giveBack returns the token of an outcome.
-func (r *Rate[Req, Res]) giveBack(from outcome) {
+// giveBack returns the token of an outcome, whose mark acquire returned.
+func (r *Rate[Req, Res]) giveBack(from outcome, mark uint64) {
 	if from == fromRedis {
-		r.b.giveBack(r.keys, 1)
+		r.b.giveBack(r.keys, 1, int64(mark))
 	} else if from == fromStock {
-		r.stock.giveBack()
+		r.stock.giveBack(mark)
 	}
 }
 
-// wrapper is the Wrapper for a permit whose token came from where from
-// says: each is a pointer to r, so storing one allocates nothing.
-func (r *Rate[Req, Res]) wrapper(from outcome) tower.Wrapper[Req, Res] {
+// wrapper is the NotedWrapper for a permit whose token came from where
+// from says: each is a pointer to r, so storing one allocates nothing. A
+// permit's note is its token's mark.
+func (r *Rate[Req, Res]) wrapper(from outcome) tower.NotedWrapper[Req, Res] {
 	if from == fromStock {
 		return (*stockPermit[Req, Res])(r)
 	}
@@ -198,38 +205,38 @@ func (r *Rate[Req, Res]) wrapper(from outcome) tower.Wrapper[Req, Res] {
 // redisPermit is a permit whose token came from the bucket in Redis.
 type redisPermit[Req, Res any] Rate[Req, Res]
 
-// CallWrapped calls the inner permit: the token is spent.
-func (p *redisPermit[Req, Res]) CallWrapped(ctx context.Context, inner tower.Permit[Req, Res], req Req) (Res, error) {
+// CallNoted calls the inner permit: the token is spent.
+func (p *redisPermit[Req, Res]) CallNoted(ctx context.Context, inner tower.Permit[Req, Res], _ uint64, req Req) (Res, error) {
 	return inner.Call(ctx, req)
 }
 
-// ReleaseWrapped gives the token back to Redis.
-func (p *redisPermit[Req, Res]) ReleaseWrapped(inner tower.Permit[Req, Res]) {
+// ReleaseNoted gives the token back to Redis.
+func (p *redisPermit[Req, Res]) ReleaseNoted(inner tower.Permit[Req, Res], mark uint64) {
 	inner.Release()
-	p.b.giveBack(p.keys, 1)
+	p.b.giveBack(p.keys, 1, int64(mark))
 }
 
 // stockPermit is a permit whose token came from the replica's batch.
 type stockPermit[Req, Res any] Rate[Req, Res]
 
-func (p *stockPermit[Req, Res]) CallWrapped(ctx context.Context, inner tower.Permit[Req, Res], req Req) (Res, error) {
+func (p *stockPermit[Req, Res]) CallNoted(ctx context.Context, inner tower.Permit[Req, Res], _ uint64, req Req) (Res, error) {
 	return inner.Call(ctx, req)
 }
 
-func (p *stockPermit[Req, Res]) ReleaseWrapped(inner tower.Permit[Req, Res]) {
+func (p *stockPermit[Req, Res]) ReleaseNoted(inner tower.Permit[Req, Res], mark uint64) {
 	inner.Release()
-	p.stock.giveBack()
+	p.stock.giveBack(mark)
 }
 
 // openPermit is a permit admitted without a token, Redis being
 // unreachable under FailOpen: it has nothing to give back.
 type openPermit[Req, Res any] Rate[Req, Res]
 
-func (p *openPermit[Req, Res]) CallWrapped(ctx context.Context, inner tower.Permit[Req, Res], req Req) (Res, error) {
+func (p *openPermit[Req, Res]) CallNoted(ctx context.Context, inner tower.Permit[Req, Res], _ uint64, req Req) (Res, error) {
 	return inner.Call(ctx, req)
 }
 
-func (p *openPermit[Req, Res]) ReleaseWrapped(inner tower.Permit[Req, Res]) { inner.Release() }
+func (p *openPermit[Req, Res]) ReleaseNoted(inner tower.Permit[Req, Res], _ uint64) { inner.Release() }
 
 // WithBatch makes a [Rate] take up to n tokens from Redis in one round
 // trip and hand them out to its own callers, so that a hot limit costs
@@ -243,8 +250,10 @@ func (p *openPermit[Req, Res]) ReleaseWrapped(inner tower.Permit[Req, Res]) { in
 // handed out within the bucket's span (burst*per/num) of it is lost: no
 // replica keeps a token longer than the bucket itself would have, and the
 // fleet's bursts stay within burst plus n-1 per replica. A permit released
-// unused gives its token back to the batch, where it is lost after a span
-// too.
+// unused gives its token back to the batch if it was the last handed out,
+// where it is lost after a span too, or, if it was the batch's first and
+// nothing else of the batch was handed out, gives the whole batch back to
+// Redis; any other token released unused is lost.
 //
 // The cost is accuracy when a replica's traffic stops or stalls: the
 // tokens it took and did not use are lost, at most n-1 per replica per

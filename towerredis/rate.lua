@@ -7,7 +7,9 @@
 -- ARGV[1] interval: one token's time, in microseconds (at least 1).
 -- ARGV[2] burst: the bucket's size, in tokens (at least 1).
 -- ARGV[3] n: take up to n tokens (n >= 1); or give back -n tokens (n < 0).
--- ARGV[4] max wait, in microseconds: tokens due within it are reserved.
+-- ARGV[4] taking: the max wait, in microseconds: tokens due within it are
+--         reserved. Giving back: the tat that the take of those tokens
+--         answered (their mark).
 -- ARGV[5] (tests only) now, in microseconds, instead of Redis's clock.
 --
 -- Taking: token k (k = 1, 2, ...) is due at base + k*interval - span,
@@ -19,7 +21,13 @@
 -- max(now, due1 + (k-1)*interval), and due1 - now may be negative (tokens
 -- that were there already).
 --
--- Giving back: tat moves back by -n intervals, never before now.
+-- Giving back: if the key still holds the tokens' mark, no token was
+-- taken after them, and tat moves back by -n intervals, never before now.
+-- Otherwise nothing changes, and the tokens are lost: a token taken after
+-- them holds the instant after theirs, and moving tat back would hand
+-- that instant to a second caller, two requests where the bucket allows
+-- one (package limit's gcra.giveBack, the same rule). The answer is
+-- {0, 0, tat}, tat after the call.
 --
 -- The key expires when the bucket is full again: a full bucket is the
 -- same as one never used, so a limit's memory in Redis lasts at most the
@@ -28,7 +36,7 @@
 local interval = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
 local n = tonumber(ARGV[3])
-local maxwait = tonumber(ARGV[4])
+local arg4 = tonumber(ARGV[4])
 local now
 if ARGV[5] then
   now = tonumber(ARGV[5])
@@ -61,10 +69,15 @@ local function store(t)
 end
 
 if n < 0 then
+  if not got or tat ~= arg4 then
+    return {0, 0, tat}
+  end
   local t = math.max(tat - (-n) * interval, now)
   store(t)
   return {0, 0, t}
 end
+
+local maxwait = arg4
 
 local base = math.max(tat, now)
 local span = burst * interval

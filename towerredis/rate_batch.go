@@ -11,9 +11,9 @@ import (
 
 // stock is a replica's batch of tokens, for [WithBatch]: the tokens of
 // one grant, token i due at first + i*interval (the script's schedule),
-// handed out in order, and the tokens given back, due now. A short mutex
-// guards it; the round trip for the next batch is made outside it, by one
-// caller at a time, and the others wait for that batch.
+// handed out in order. A short mutex guards it; the round trip for the
+// next batch is made outside it, by one caller at a time, and the others
+// wait for that batch.
 type stock struct {
 	b    *bucket
 	keys []string
@@ -21,13 +21,16 @@ type stock struct {
 	keep time.Duration // how long after its due a token may still be spent: the bucket's span
 
 	mu       sync.Mutex
+	batch    uint32        // counts the batches installed
 	at       time.Duration // when the batch came in, a mono reading
 	first    time.Duration // due instant of token 0 on the script's schedule
 	next, n  int           // next token to hand out, tokens in the batch
-	spare    int           // tokens given back, due now
-	spareEnd time.Duration // the last instant they are kept, as a token is up to its due + keep
+	tat      int64         // the tat the batch's take answered, to give it all back
 	fetching *fetch        // the round trip for the next batch, if one is under way
 }
+
+// stockMark is a token's mark: its batch's number and its own, to give it back.
+func stockMark(batch uint32, i int) uint64 { return uint64(batch)<<32 | uint64(i) }
 
 // fetch is a round trip for the next batch, which the replica's other
 // callers wait for.
@@ -41,10 +44,11 @@ func newStock(b *bucket, keys []string, size int) *stock {
 }
 
 // take hands out a token of the batch, asking Redis for the next batch
-// when this one is spent, and sleeps until the token is due. A done ctx
-// gets a token due now, from the batch or from Redis (the next batch's
-// tokens there now, or one token, in one round trip), or ctx.Err().
-func (s *stock) take(ctx context.Context) (outcome, error) {
+// when this one is spent, and sleeps until the token is due. It returns
+// where the token came from and its mark. A done ctx gets a token due
+// now, from the batch or from Redis (the next batch's tokens there now,
+// or one token, in one round trip), or ctx.Err().
+func (s *stock) take(ctx context.Context) (outcome, uint64, error) {
 	var w watch
 	defer w.done(s.b.o.sink)
 	for {
@@ -53,11 +57,12 @@ func (s *stock) take(ctx context.Context) (outcome, error) {
 		now := mono.Now()
 		due, ok := s.pop(now, s.by(ctx, now, probe))
 		if ok {
+			m := stockMark(s.batch, s.next-1)
 			s.mu.Unlock()
 			if !sleepUntil(ctx, due, &w, s.b.o.sink) {
-				return 0, ctx.Err() // the token is lost, on the side of the limit
+				return 0, 0, ctx.Err() // the token is lost, on the side of the limit
 			}
-			return fromStock, nil
+			return fromStock, m, nil
 		}
 		if s.fetching == nil && s.next >= s.n {
 			return s.fetch(ctx, &w) // a probe's too: it asks with no wait
@@ -66,9 +71,9 @@ func (s *stock) take(ctx context.Context) (outcome, error) {
 			s.mu.Unlock()
 			// The batch's next token is not due yet, or another caller is
 			// asking for the next batch: one token there now, if Redis
-			// has one, rather than wait.
-			_, from, err := s.b.take(ctx, s.keys, 1, &w)
-			return from, err
+			// has one, rather than wait. It goes back to Redis if unused.
+			g, from, err := s.b.take(ctx, s.keys, 1, &w)
+			return from, uint64(g.tat), err
 		}
 		if f := s.fetching; f != nil {
 			s.mu.Unlock()
@@ -78,18 +83,18 @@ func (s *stock) take(ctx context.Context) (outcome, error) {
 				if f.failedOpen {
 					// Redis did not answer that round trip: fail open
 					// too, rather than each try in turn.
-					return failedOpen, nil
+					return failedOpen, 0, nil
 				}
 				continue
 			case <-ctx.Done():
-				return 0, ctx.Err()
+				return 0, 0, ctx.Err()
 			}
 		}
 		// The next token is due after ctx's deadline: wait for the end.
 		s.mu.Unlock()
 		w.start(s.b.o.sink)
 		<-ctx.Done()
-		return 0, ctx.Err()
+		return 0, 0, ctx.Err()
 	}
 }
 
@@ -112,13 +117,6 @@ func (s *stock) by(ctx context.Context, now time.Duration, probe bool) time.Dura
 // it is due by the instant by. Tokens past their keep are skipped, and
 // lost. s.mu must be held.
 func (s *stock) pop(now, by time.Duration) (time.Duration, bool) {
-	if s.spare > 0 {
-		if now <= s.spareEnd {
-			s.spare--
-			return now, true
-		}
-		s.spare = 0
-	}
 	if s.next < s.n && s.due(s.next)+s.keep < now {
 		// Skip to the first token due at or after now - keep; the skipped
 		// tokens are lost.
@@ -144,9 +142,10 @@ func (s *stock) due(i int) time.Duration {
 
 // fetch asks Redis for the next batch, installs it and takes its first
 // token. It is called with s.mu held, and releases it.
-func (s *stock) fetch(ctx context.Context, w *watch) (outcome, error) {
+func (s *stock) fetch(ctx context.Context, w *watch) (outcome, uint64, error) {
 	f := &fetch{done: make(chan struct{})}
 	s.fetching = f
+	batch := s.batch + 1 // this one's number: only one fetch at a time
 	s.mu.Unlock()
 	var (
 		g    grant
@@ -158,7 +157,7 @@ func (s *stock) fetch(ctx context.Context, w *watch) (outcome, error) {
 		// the callers waiting for this batch go on.
 		s.mu.Lock()
 		if from == fromRedis {
-			s.at, s.first, s.next, s.n = g.at, g.due, 1, g.n
+			s.batch, s.at, s.first, s.next, s.n, s.tat = batch, g.at, g.due, 1, g.n, g.tat
 		}
 		f.failedOpen = from == failedOpen
 		s.fetching = nil
@@ -167,19 +166,39 @@ func (s *stock) fetch(ctx context.Context, w *watch) (outcome, error) {
 	}()
 	g, from, err = s.b.take(ctx, s.keys, s.size, w)
 	if err != nil || from != fromRedis {
-		return from, err
+		return from, 0, err
 	}
 	if !sleepUntil(ctx, g.due, w, s.b.o.sink) {
-		return 0, ctx.Err()
+		return 0, 0, ctx.Err()
 	}
-	return fromStock, nil
+	return fromStock, stockMark(batch, 0), nil
 }
 
-// giveBack returns a token released unused: it is due now, and lost if
-// not taken within keep.
-func (s *stock) giveBack() {
+// giveBack returns a token of the batch released unused, the one of m,
+// if it is the last one handed out of the batch still there: then it is
+// handed out again, at its own due instant, and lost like any token of
+// the batch after its keep. Any other is lost: a later token of the batch
+// holds the instant after it, as in the bucket itself.
+//
+// Token 0, taken by the caller that fetched the batch, does not stay in
+// the replica: with it, the whole batch is unused, and goes back to Redis
+// in one round trip (if no replica took a token since, as for any token
+// given back to Redis). So the replica never holds more than n-1 of a
+// batch's tokens unused, which is what bounds the fleet's bursts.
+func (s *stock) giveBack(m uint64) {
 	s.mu.Lock()
-	s.spare++
-	s.spareEnd = mono.Now() + s.keep
+	batch, i := uint32(m>>32), int(uint32(m))
+	if batch != s.batch || i != s.next-1 {
+		s.mu.Unlock()
+		return
+	}
+	if i > 0 {
+		s.next = i
+		s.mu.Unlock()
+		return
+	}
+	n, tat := s.n, s.tat
+	s.next, s.n = 0, 0 // spent: the next caller fetches
 	s.mu.Unlock()
+	s.b.giveBack(s.keys, n, tat)
 }

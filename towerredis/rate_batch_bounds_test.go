@@ -76,26 +76,34 @@ func TestStockPopBounds(t *testing.T) {
 	}
 }
 
-// A token given back to the batch is due at once, and kept as a token
-// is: up to its keep (50ms) after it came back, that instant included.
-func TestStockSpareBounds(t *testing.T) {
+// A token given back to the batch goes back only if it is the last one
+// handed out of the batch still there and not the batch's first; it is
+// then handed out again at its own due instant, and kept as any token of
+// the batch is, up to its keep's end. Any other is lost.
+func TestStockGiveBack(t *testing.T) {
 	const at = time.Hour // a mono reading
 	for _, tt := range []struct {
-		what  string
-		now   time.Duration
-		ok    bool
-		spare int // left after the call
+		what     string
+		mark     uint64
+		now      time.Duration // when the next pop asks
+		wantNext int           // the next token after the give-back
+		want     time.Duration // what the pop hands out
+		ok       bool
 	}{
-		{"at its keep's end: handed out", at + 50*time.Millisecond, true, 0},
-		{"1ns after: lost", at + 50*time.Millisecond + time.Nanosecond, false, 0},
-		{"before: handed out", at + 10*time.Millisecond, true, 0},
+		{"the last handed out: back, due at its own instant", stockMark(1, 2), at + 20*time.Millisecond, 2, at + 20*time.Millisecond, true},
+		{"back, and handed out at its keep's end", stockMark(1, 2), at + 70*time.Millisecond, 2, at + 20*time.Millisecond, true},
+		{"back, and lost 1ns after its keep's end", stockMark(1, 2), at + 70*time.Millisecond + time.Nanosecond, 2, at + 30*time.Millisecond, true},
+		{"an earlier one: lost, a later one holds the next instant", stockMark(1, 1), at + 30*time.Millisecond, 3, at + 30*time.Millisecond, true},
+		{"a token of an earlier batch: lost", stockMark(0, 2), at + 30*time.Millisecond, 3, at + 30*time.Millisecond, true},
 	} {
 		s := boundsStock(at, at)
-		s.next = s.n // the batch spent: only the spare is left
-		s.spare, s.spareEnd = 1, at+50*time.Millisecond
-		got, ok := s.pop(tt.now, never)
-		if ok != tt.ok || s.spare != tt.spare || (ok && got != tt.now) {
-			t.Errorf("%s: pop = at+%v, %v, %d spare left; want %v (due now), %d left", tt.what, got-at, ok, s.spare, tt.ok, tt.spare)
+		s.batch, s.next = 1, 3 // tokens 0, 1 and 2 handed out
+		s.giveBack(tt.mark)
+		if s.next != tt.wantNext {
+			t.Errorf("%s: next token %d after the give-back, want %d", tt.what, s.next, tt.wantNext)
+		}
+		if got, ok := s.pop(tt.now, never); got != tt.want || ok != tt.ok {
+			t.Errorf("%s: pop = at+%v, %v; want at+%v, %v", tt.what, got-at, ok, tt.want-at, tt.ok)
 		}
 	}
 }
@@ -115,7 +123,7 @@ func TestStockFetchWaitsForFirstToken(t *testing.T) {
 			at    time.Duration // after start
 			trips int64
 		}{{0, 1}, {0, 1}, {time.Second, 2}, {2 * time.Second, 2}} {
-			from, err := r.stock.take(t.Context())
+			from, _, err := r.stock.take(t.Context())
 			if at := mono.Now() - start; from != fromStock || err != nil || at != want.at || rt.n.Load() != want.trips {
 				t.Errorf("take %d = %d, %v at %v after %d round trips; want %d (a token of the batch), nil at %v after %d",
 					i, from, err, at, rt.n.Load(), fromStock, want.at, want.trips)
@@ -142,7 +150,7 @@ func TestStockFetchWithoutToken(t *testing.T) {
 		{FailClosed, done, 0, context.Canceled},
 	} {
 		r, _, rt := newTestRate(t, addr, "none", 1, time.Second, 2, WithBatch(2), WithFailMode(tt.mode))
-		from, err := r.stock.take(tt.ctx)
+		from, _, err := r.stock.take(tt.ctx)
 		if from != tt.from || err != tt.wantErr {
 			t.Errorf("%v: take = %d, %v; want %d, %v", tt.mode, from, err, tt.from, tt.wantErr)
 		}

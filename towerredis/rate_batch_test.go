@@ -1,6 +1,7 @@
 package towerredis
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,42 +13,36 @@ import (
 )
 
 // With WithBatch(n), one round trip takes n tokens, which the replica
-// hands out without asking Redis; a probe that finds the batch spent asks
-// Redis once; a permit released unused gives its token back to the
-// batch, for free.
+// hands out without asking Redis; a permit released unused gives its token
+// back to the batch, for free, if it was the last handed out; a probe that
+// finds the batch spent asks Redis once.
 func TestRateBatchHandsOutLocally(t *testing.T) {
 	srv := redistest.Start(t)
 	r, inner, rt := newTestRate(t, srv.Addr(), "batch", 1, 10*time.Second, 5, WithBatch(5))
-	for i := range 5 {
+	probe := func(what string) tower.Permit[string, string] {
+		t.Helper()
 		p, ok, err := tower.ReadyNow[string, string](r)
 		if !ok || err != nil {
-			t.Fatalf("probe %d: ReadyNow = %v, %v; want a token of the batch", i, ok, err)
+			t.Fatalf("%s: ReadyNow = %v, %v; want a token of the batch", what, ok, err)
 		}
+		return p
+	}
+	for i := range 4 {
+		p := probe(fmt.Sprint("probe ", i))
 		p.Call(t.Context(), "x")
-		if n := rt.n.Load(); n != 1 {
-			t.Fatalf("after %d tokens, %d round trips; want 1", i+1, n)
-		}
+	}
+	p := probe("the batch's last token")
+	p.Release() // the last handed out: back to the batch
+	p = probe("the token given back")
+	p.Call(t.Context(), "x")
+	if n := rt.n.Load(); n != 1 {
+		t.Fatalf("after the batch's 5 tokens, one given back and taken again, %d round trips; want 1", n)
 	}
 	if _, ok, err := tower.ReadyNow[string, string](r); ok || err != nil {
 		t.Fatalf("sixth probe: ReadyNow = %v, %v; want not ready", ok, err)
 	}
 	if n := rt.n.Load(); n != 2 {
 		t.Errorf("%d round trips after the sixth probe, want 2", n)
-	}
-	// A token given back goes to the batch: the next probe takes it with
-	// no round trip.
-	r.stock.giveBack()
-	p, ok, err := tower.ReadyNow[string, string](r)
-	if !ok || err != nil {
-		t.Fatalf("ReadyNow after a token was given back = %v, %v; want it", ok, err)
-	}
-	p.Release()
-	if p, ok, _ = tower.ReadyNow[string, string](r); !ok {
-		t.Fatal("ReadyNow after a permit was released unused: not ready, want its token back")
-	}
-	p.Release()
-	if n := rt.n.Load(); n != 2 {
-		t.Errorf("%d round trips, want still 2: tokens given back stay in the replica", n)
 	}
 	if n := inner.outstanding.Load(); n != 0 {
 		t.Errorf("inner service has %d permits outstanding, want 0", n)
@@ -151,5 +146,47 @@ func TestRateBatchAllocs(t *testing.T) {
 	}
 	if n := rt.n.Load(); n != 1 {
 		t.Errorf("%d round trips, want 1", n)
+	}
+}
+
+// The batch's first token, taken by the caller that fetched it, released
+// unused with no other token of the batch handed out: the whole batch
+// goes back to Redis in one round trip, where another replica gets it.
+// With a later token of the batch handed out, it is lost.
+func TestRateBatchFirstTokenBack(t *testing.T) {
+	srv := redistest.Start(t)
+	r, _, rt := newTestRate(t, srv.Addr(), "first", 1, 10*time.Second, 3, WithBatch(3))
+	other, _, _ := newTestRate(t, srv.Addr(), "first", 1, 10*time.Second, 3) // another replica, no batch
+	p := mustReady(t, t.Context(), r)                                        // fetches the batch: all 3 tokens
+	if _, ok, _ := tower.ReadyNow[string, string](other); ok {
+		t.Fatal("the other replica got a token while the batch held them all")
+	}
+	p.Release()
+	if n := rt.n.Load(); n != 2 {
+		t.Errorf("%d round trips, want 2: the fetch and the batch given back", n)
+	}
+	for i := range 3 {
+		if p, ok, err := tower.ReadyNow[string, string](other); !ok || err != nil {
+			t.Fatalf("the other replica's token %d: ReadyNow = %v, %v; want the batch given back", i, ok, err)
+		} else {
+			p.Call(t.Context(), "x")
+		}
+	}
+
+	r2, _, _ := newTestRate(t, srv.Addr(), "first2", 1, 10*time.Second, 3, WithBatch(3))
+	other2, _, _ := newTestRate(t, srv.Addr(), "first2", 1, 10*time.Second, 3)
+	first := mustReady(t, t.Context(), r2)
+	second := mustReady(t, t.Context(), r2) // token 1: handed out after token 0
+	first.Release()                         // lost
+	second.Release()                        // back to the batch
+	if _, ok, _ := tower.ReadyNow[string, string](other2); ok {
+		t.Error("the other replica got a token: token 0 went back although token 1 was handed out after it")
+	}
+	for i := range 2 {
+		if p, ok, _ := tower.ReadyNow[string, string](r2); !ok {
+			t.Fatalf("the batch's token %d: not ready, want tokens 1 and 2 still in the batch", i+1)
+		} else {
+			p.Call(t.Context(), "x")
+		}
 	}
 }

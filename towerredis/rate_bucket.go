@@ -99,13 +99,18 @@ type grant struct {
 // threeInts checks the script's reply.
 var threeInts = ints(3)
 
-// ask runs the script on key: take up to want tokens (want >= 1), those
-// due within maxWait included, or give back -want tokens (want < 0). The
-// due instant is read on the local clock when the answer arrives, so a
-// token is never used before Redis's clock allows it, only up to a round
-// trip later.
+// ask runs the script on key to take up to want tokens (want >= 1),
+// those due within maxWait included. The due instant is read on the local
+// clock when the answer arrives, so a token is never used before Redis's
+// clock allows it, only up to a round trip later.
 func (b *bucket) ask(ctx context.Context, keys []string, want int, maxWait time.Duration) (grant, error) {
-	args := []any{b.intervalArg, b.burstArg, int64(want), int64(max(maxWait, 0) / time.Microsecond)}
+	return b.run(ctx, keys, want, int64(max(maxWait, 0)/time.Microsecond))
+}
+
+// run runs the script on key with n and its fourth argument: see
+// rate.lua.
+func (b *bucket) run(ctx context.Context, keys []string, want int, arg4 int64) (grant, error) {
+	args := []any{b.intervalArg, b.burstArg, int64(want), arg4}
 	if b.clock != nil {
 		args = append(args, b.clock())
 	}
@@ -214,11 +219,12 @@ func sleepUntil(ctx context.Context, due time.Duration, w *watch, sink metrics.S
 	return sleep(ctx, d)
 }
 
-// giveBack returns n tokens to the bucket at keys, for permits released
-// unused, in one round trip bounded by the timeout; if Redis does not
-// answer, the tokens are lost, which errs on the side of the limit.
-func (b *bucket) giveBack(keys []string, n int) {
-	b.ask(context.Background(), keys, -n, 0)
+// giveBack returns n tokens taken together to the bucket at keys, unused,
+// in one round trip bounded by the timeout, if no token was taken after
+// them: mark is the tat their take answered (see rate.lua). If Redis does
+// not answer, they are lost, which errs on the side of the limit.
+func (b *bucket) giveBack(keys []string, n int, mark int64) {
+	b.run(context.Background(), keys, -n, mark)
 }
 
 // watch reports a caller waiting to a sink, once, from its first wait to

@@ -92,9 +92,10 @@ func (e *LimitedError) Throttled() bool { return e.Err == nil }
 // with a [*LimitedError] that answers [tower.IsThrottled], or, with
 // [WithMaxWait], reserves the key's next token if it is due within that
 // wait and before the Call's ctx's deadline, and waits for it in Call,
-// holding the inner permit; if ctx ends while it waits, the token goes
-// back to the key's bucket (one more round trip) and Call returns
-// ctx.Err(). These are the semantics of package limit's per-key limit
+// holding the inner permit; if ctx ends while it waits, Call returns
+// ctx.Err(), and the token goes back to the key's bucket (one more round
+// trip) if no request of the key reserved one after it; otherwise it is
+// lost, since the waiter behind holds the instant after it. These are the semantics of package limit's per-key limit
 // (limit.Keyed), kept here for the fleet: a per-key wait happens in Call,
 // after the request was built, and is bounded; see limit.Keyed for why a
 // waiting Call holds the inner permit, and why the default is not to wait.
@@ -238,7 +239,7 @@ func (r *KeyedRate[Req, Res]) admit(ctx context.Context, k string) error {
 			return &LimitedError{Name: r.b.name, Key: k, Wait: g.due - g.at}
 		}
 		if !sleepUntil(ctx, g.due, &w, r.b.o.sink) {
-			r.b.giveBack(keys, 1)
+			r.b.giveBack(keys, 1, g.tat)
 			return ctx.Err()
 		}
 		return nil

@@ -3,12 +3,15 @@ package towerredis
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/metrics"
 	"github.com/towergo/tower/towerredis/redistest"
+	"github.com/towergo/tower/towertest"
 )
 
 func newTestKeyed(t *testing.T, addr string, num int, per time.Duration, burst int, opts ...Option) (*KeyedRate[string, string], *counting, *trips) {
@@ -189,4 +192,38 @@ func TestKeyedRateGivesBackOnCancel(t *testing.T) {
 	if n, o := inner.calls.Load(), inner.outstanding.Load(); n != 2 || o != 0 {
 		t.Errorf("inner service got %d calls, %d outstanding; want 2, 0", n, o)
 	}
+}
+
+// The key's first waiter gives up between two others: its token is lost,
+// since the waiter behind it holds the next instant, and a newcomer is
+// served an interval after that waiter. Before, the give-up moved the
+// key's tat back one interval, and the newcomer was served at 400ms
+// beside the second waiter, with burst 1. On the bubble's clock, the
+// script's too, so the instants are exact.
+func TestKeyedRateGiveUpBetweenWaiters(t *testing.T) {
+	srv := redistest.Start(t)
+	synctest.Test(t, func(t *testing.T) {
+		inner := &recordKeys{start: time.Now(), at: map[string][]time.Duration{}}
+		r := NewKeyedRate[string, string](inner, bubbleClient(t, srv.Addr()), "between", func(k string) string { return k },
+			5, time.Second, 1, WithMaxWait(time.Hour))
+		r.b.clock = bubbleNow
+		call := func(ctx context.Context) *towertest.Outcome[string] {
+			return towertest.GoRequest(ctx, tower.Service[string, string](r), "a")
+		}
+		call(t.Context()) // 0ms: the burst's token
+		time.Sleep(10 * time.Millisecond)
+		ctx1, cancel1 := context.WithCancel(t.Context())
+		gaveUp := call(ctx1) // 10ms: due at 200ms
+		time.Sleep(10 * time.Millisecond)
+		call(t.Context()) // 20ms: due at 400ms
+		time.Sleep(30 * time.Millisecond)
+		cancel1() // 50ms
+		time.Sleep(10 * time.Millisecond)
+		call(t.Context()).Wait() // 60ms: a newcomer
+		gaveUp.ExpectError(t, context.Canceled)
+		want := []time.Duration{0, 400 * time.Millisecond, 600 * time.Millisecond}
+		if got := inner.at["a"]; !slices.Equal(got, want) {
+			t.Errorf("served at %v, want %v", got, want)
+		}
+	})
 }

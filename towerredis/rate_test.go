@@ -44,7 +44,7 @@ func TestRateScriptArithmetic(t *testing.T) {
 	steps := []struct {
 		what          string
 		at            int64 // µs after T
-		want, maxWait int64
+		want, maxWait int64 // giving back (want < 0): maxWait is the mark, µs after T
 		g, wait, tat  int64 // tat: µs after T
 	}{
 		{"a fresh bucket is full: one token, the bucket short of one", 0, 1, 0, 1, -2 * I, I},
@@ -56,8 +56,9 @@ func TestRateScriptArithmetic(t *testing.T) {
 		{"at that instant: granted now", 2 * I, 1, 0, 1, 0, 5 * I},
 		{"three asked, room for two within the max wait: two reserved", 2 * I, 3, 2*I + I/2, 2, I, 7 * I},
 		{"one more within a max wait 1µs short: nothing", 2 * I, 1, 3*I - 1, 0, 3 * I, 7 * I},
-		{"two given back: tat two intervals earlier", 2 * I, -2, 0, 0, 0, 5 * I},
-		{"ten given back: tat no earlier than now, the bucket full", 2 * I, -10, 0, 0, 0, 2 * I},
+		{"two given back with the mark their take answered: tat two intervals earlier", 2 * I, -2, 7 * I, 0, 0, 5 * I},
+		{"one given back with a mark a later take moved on from: lost", 2 * I, -1, 7 * I, 0, 0, 5 * I},
+		{"ten given back: tat no earlier than now, the bucket full", 2 * I, -10, 5 * I, 0, 0, 2 * I},
 		{"full again: three of ten asked, the burst", 2 * I, 10, 0, 3, -2 * I, 5 * I},
 		{"long idle: full, never more than the burst", 1000 * I, 4, 0, 3, -2 * I, 1003 * I},
 		{"far beyond the burst: n tokens reserved, spaced", 1000 * I, 3, 10 * I, 3, I, 1006 * I},
@@ -66,7 +67,11 @@ func TestRateScriptArithmetic(t *testing.T) {
 	}
 	for _, s := range steps {
 		now = T + s.at
-		g, err := b.ask(t.Context(), keys, int(s.want), time.Duration(s.maxWait)*time.Microsecond)
+		arg4 := s.maxWait
+		if s.want < 0 {
+			arg4 += T
+		}
+		g, err := b.run(t.Context(), keys, int(s.want), arg4)
 		if err != nil {
 			t.Fatalf("%s: %v", s.what, err)
 		}
