@@ -113,14 +113,21 @@ func TestMakerCallFault(t *testing.T) {
 
 // A connect whose maker panics while nobody waits for it (the caller
 // asked "ready now?" and left) is reported to the next caller, through
-// its Call.
+// its Call. The maker's Call waits at the gate until the caller has left:
+// a connect that finished before the caller's "ready now?" had its answer
+// would be that caller's, as Ready's doc says, and the goroutines run in
+// parallel, so without the gate either may come first.
 func TestMakerCallPanicNobodyWaitedFor(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m := newFaultyMaker(func() { panic(towertest.ExitValue) })
 		m.callFaults.Store(true)
+		m.gate = make(chan struct{})
 		r := reconnect.New[string, string, string](m, target)
 		defer r.Close()
-		towertest.ReadyNow(t, r)
+		if _, ok := towertest.ReadyNow(t, r); ok {
+			t.Fatal("ReadyNow: ready while the connect waits at the gate")
+		}
+		close(m.gate)
 		synctest.Wait()
 		p, ok := towertest.ReadyNow(t, r)
 		if !ok {
