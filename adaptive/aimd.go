@@ -36,7 +36,8 @@ type aimd struct {
 
 // AIMD is the loss-based algorithm of Netflix's AIMDLimit, TCP's
 // additive increase, multiplicative decrease: a window with a drop, or
-// whose mean latency is above the timeout, multiplies the limit by the
+// whose mean latency (less the process's own delay; see [WithOwnDelay])
+// is above the timeout, multiplies the limit by the
 // backoff ratio; any other window in which the requests in flight reached
 // half the limit adds 1 to it. It ignores latency below the timeout, so
 // with the defaults it suits a client, which sees the server's drops. A
@@ -68,7 +69,7 @@ func newAIMD(opts []AIMDOption) *aimd {
 }
 
 func (a *aimd) Update(limit float64, s Sample) float64 {
-	if s.Dropped > 0 || (s.Timed > 0 && s.MeanLatency > a.timeout) {
+	if s.Dropped > 0 || (s.Timed > 0 && s.MeanLatency-s.OwnDelay > a.timeout) {
 		return limit * a.backoff
 	}
 	if 2*float64(s.MaxInFlight) >= limit {

@@ -49,8 +49,37 @@ type Sample struct {
 	// window: the least concurrency the limiter allows, so that latency
 	// seen then cannot be blamed on the limiter's own queueing.
 	AtMin bool
+	// Probe reports that the window was a probe (see [Prober]): its timed
+	// calls all started with at most the probe's limit in flight, so their
+	// latency is the service's at low concurrency, its no-load latency.
+	// A probe's Dropped counts the drops that ended during it.
+	Probe bool
+	// OwnDelay is the part of MeanLatency that the process itself added,
+	// waiting to run or for a worker of its own, as [WithOwnDelay]'s
+	// function reported it at the window's end; zero without it. The
+	// dependency's own time is MeanLatency less OwnDelay: a rise of
+	// OwnDelay alone is not the dependency's overload.
+	OwnDelay time.Duration
 	// Elapsed is how long the window lasted.
 	Elapsed time.Duration
+}
+
+// A Prober is an [Algorithm] that measures the service's no-load latency
+// in probe windows. A limiter whose algorithm is a Prober makes its first
+// window a probe, and after each window asks ProbeNext whether the next
+// one is. During a probe the limit in force is the probe's, a quarter of
+// the algorithm's limit, at least 3 (Envoy's min_concurrency) and within
+// the bounds, so that the service's own queue drains; the probe ends once
+// it has timed the window's minimum of calls that started with no more
+// than the probe's limit in flight, or once it has lasted a window and
+// timed one (or seen a drop). Update then gets a Sample with Probe set, and the limit in force
+// goes back to the one Update returns. While a probe lasts, callers
+// beyond its limit wait, or, under a LoadShed, are shed.
+type Prober interface {
+	Algorithm
+	// ProbeNext reports whether the window after the one Update was just
+	// called for is to be a probe.
+	ProbeNext() bool
 }
 
 // checkRange panics unless lo <= v <= hi, naming fn and the parameter.
@@ -65,3 +94,53 @@ func checkRange(fn, name string, v, lo, hi float64) {
 func log10Floor(limit float64) float64 {
 	return math.Max(1, math.Floor(math.Log10(math.Max(1, limit))))
 }
+
+// Probe triggers, for the algorithms that probe: latency above the
+// tolerance for highWindows windows in a row, or a jump to more than
+// jumpRatio times the no-load latency, calls for a probe, at most once in
+// cooldownWindows windows. A limit that falls and still sees latency
+// high, or a latency that jumps, more likely comes from a service that
+// became slower than from more load: the limit caps the load.
+const (
+	highWindows     = 3
+	jumpRatio       = 3.0
+	cooldownWindows = 5
+	// fasterRatio: a window this much faster than the no-load latency
+	// calls for a probe at once (not subject to the cooldown): a service
+	// that became faster for good is measured anew at low concurrency,
+	// not only at the concurrency it has now.
+	fasterRatio = 0.8
+	// unqueued: a window within this of the no-load latency is not
+	// queueing, latency's own noise aside, and the limit may grow.
+	unqueued = 1.1
+	// dropBackoff multiplies Gradient2's limit after a window with a drop:
+	// AIMD's default backoff.
+	dropBackoff = 0.9
+)
+
+// ownBound reports whether the process's own delay is most of a window's
+// latency: then the process, not the dependency, is the bottleneck.
+func ownBound(s Sample) bool { return 2*s.OwnDelay > s.MeanLatency }
+
+// trigger is the part of the probe schedule that reacts to latency.
+type trigger struct {
+	high     int // windows in a row with latency above the tolerance
+	cooldown int // windows until a triggered probe may come again
+}
+
+// window records a window with latency high (above the tolerance) or
+// jumped, and reports whether a probe is due.
+func (t *trigger) window(high, jumped bool) bool {
+	if t.cooldown > 0 {
+		t.cooldown--
+	}
+	if high {
+		t.high++
+	} else {
+		t.high = 0
+	}
+	return t.cooldown == 0 && (jumped || t.high >= highWindows)
+}
+
+// probed records that a probe ran.
+func (t *trigger) probed() { t.high, t.cooldown = 0, cooldownWindows }

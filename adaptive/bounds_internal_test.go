@@ -38,10 +38,10 @@ func TestOptionBounds(t *testing.T) {
 		{"Gradient2QueueSize(1000)", func() { Gradient2QueueSize(1000) }, ""},
 		{"Gradient2QueueSize(1001)", func() { Gradient2QueueSize(1001) }, "adaptive.Gradient2QueueSize: n must be between 1 and 1000, got 1001"},
 
-		{"Gradient2LongWindow(9)", func() { Gradient2LongWindow(9) }, "adaptive.Gradient2LongWindow: n must be between 10 and 100000, got 9"},
-		{"Gradient2LongWindow(10)", func() { Gradient2LongWindow(10) }, ""},
-		{"Gradient2LongWindow(100000)", func() { Gradient2LongWindow(100000) }, ""},
-		{"Gradient2LongWindow(100001)", func() { Gradient2LongWindow(100001) }, "adaptive.Gradient2LongWindow: n must be between 10 and 100000, got 100001"},
+		{"Gradient2ProbeInterval(1s-1)", func() { Gradient2ProbeInterval(time.Second - 1) }, "adaptive.Gradient2ProbeInterval: d must be between 1s and 24h, got 999.999999ms"},
+		{"Gradient2ProbeInterval(1s)", func() { Gradient2ProbeInterval(time.Second) }, ""},
+		{"Gradient2ProbeInterval(24h)", func() { Gradient2ProbeInterval(24 * time.Hour) }, ""},
+		{"Gradient2ProbeInterval(24h+1)", func() { Gradient2ProbeInterval(24*time.Hour + 1) }, "adaptive.Gradient2ProbeInterval: d must be between 1s and 24h, got 24h0m0.000000001s"},
 
 		{"VegasSmoothing(0)", func() { VegasSmoothing(0) }, "adaptive.VegasSmoothing: f must be above 0 and at most 1, got 0"},
 		{"VegasSmoothing(0.01)", func() { VegasSmoothing(0.01) }, ""},
@@ -114,150 +114,5 @@ func TestWithReservePerMille(t *testing.T) {
 		if got := newOptions("adaptive.New", []Option{WithReserve(c.fraction)}).reserve; got != c.want {
 			t.Errorf("WithReserve(%v): reserve %d per mille, want %d", c.fraction, got, c.want)
 		}
-	}
-}
-
-// Gradient2 counts a window whose requests in flight reached exactly half
-// the limit as unqueued, so that a slower one is averaged into the
-// baseline, and not as app-limited, so that it moves the limit; one more
-// in flight is queued, and leaves the baseline alone.
-func TestGradient2HalfTheLimit(t *testing.T) {
-	for _, c := range []struct {
-		name     string
-		s        Sample
-		want     float64 // the limit after the window
-		baseline float64
-	}{
-		{"as fast at half: headroom √20", sample(10*time.Millisecond, 10), 20 + 0.2*math.Sqrt(20), 10 * ms},
-		{"slower at half: averaged in", sample(20*time.Millisecond, 10), 20, 15 * ms},
-		{"slower above half: queued, gradient 0.75", sample(20*time.Millisecond, 11), 19, 10 * ms},
-		{"below half: app-limited", sample(5*time.Millisecond, 9), 20, 7.5 * ms},
-	} {
-		g := newGradient2(nil)
-		g.Update(20, sample(10*time.Millisecond, 20)) // baseline 10ms
-		if got := g.Update(20, c.s); !near(got, c.want) {
-			t.Errorf("%s: limit %v, want %v", c.name, got, c.want)
-		}
-		if g.baseline != c.baseline {
-			t.Errorf("%s: baseline %v, want %v", c.name, time.Duration(g.baseline), time.Duration(c.baseline))
-		}
-	}
-}
-
-// Gradient2 adds the headroom to a window whose latency is at most 1+ε
-// times the baseline: at exactly 1+ε (in float64) it still does. The
-// baseline is set to make the ratio that exactly, of a queued window that
-// leaves it alone.
-func TestGradient2HeadroomAtEpsilon(t *testing.T) {
-	short := 10000011.0 // ns, a whole number as a Duration is
-	g := newGradient2(nil)
-	g.n = warmup
-	g.baseline = math.Nextafter(short/(1+epsilon), 0)
-	if short/g.baseline != 1+epsilon || short <= g.baseline*(1+epsilon) {
-		t.Fatalf("baseline %.17g: ratio %.17g, want 1+ε and a queued window that leaves it alone", g.baseline, short/g.baseline)
-	}
-	b := g.baseline
-	if got, want := g.Update(20, sample(time.Duration(short), 20)), 20+0.2*math.Sqrt(20); !near(got, want) {
-		t.Errorf("latency 1+ε times the baseline: limit %v, want %v (the headroom added)", got, want)
-	}
-	if g.baseline != b {
-		t.Errorf("baseline %.17g, want it left at %.17g", g.baseline, b)
-	}
-	// A nanosecond slower: above 1+ε, no headroom.
-	if got := g.Update(20, sample(time.Duration(short)+1, 20)); !near(got, 20) {
-		t.Errorf("latency above 1+ε times the baseline: limit %v, want 20", got)
-	}
-}
-
-// Gradient2 shrinks the baseline by 5% only when it is more than twice the
-// window's latency: a baseline that averages down to exactly twice stays.
-func TestGradient2RecoveryAtTwice(t *testing.T) {
-	for _, c := range []struct {
-		first time.Duration
-		want  float64
-	}{
-		{30 * time.Millisecond, 20 * ms},        // (30+10)/2 = 20: twice 10, kept
-		{40 * time.Millisecond, 25 * ms * 0.95}, // (40+10)/2 = 25: above twice, shrunk
-	} {
-		g := newGradient2(nil)
-		g.Update(20, sample(c.first, 20))
-		g.Update(20, sample(10*time.Millisecond, 20))
-		if !near(g.baseline, c.want) {
-			t.Errorf("baseline %v then a 10ms window: baseline %v, want %v", c.first, time.Duration(g.baseline), time.Duration(c.want))
-		}
-	}
-}
-
-// Vegas probes the no-load latency afresh once the windows since the last
-// probe reach jitter·multiplier·limit: with jitter 0.5, multiplier 30 and
-// limit 10, the 150th window is the probe and the 149th is not.
-func TestVegasProbeAtWindow(t *testing.T) {
-	for _, c := range []struct {
-		before, windows int
-		noLoad          float64
-	}{
-		{148, 149, 10 * ms}, // no probe: the slower window is not the no-load latency
-		{149, 0, 20 * ms},   // the probe
-	} {
-		v := newVegas(nil)
-		v.jitter, v.noLoad, v.windows = 0.5, 10*ms, c.before
-		if got := v.Update(10, sample(20*time.Millisecond, 10)); got != 10 {
-			t.Errorf("window %d: limit %v, want 10", c.before+1, got)
-		}
-		if v.windows != c.windows || v.noLoad != c.noLoad {
-			t.Errorf("window %d: %d windows since the probe and no-load latency %v, want %d and %v",
-				c.before+1, v.windows, time.Duration(v.noLoad), c.windows, time.Duration(c.noLoad))
-		}
-	}
-}
-
-// Vegas leaves the limit alone when the requests in flight stayed below
-// half of it; at exactly half it moves it.
-func TestVegasHalfTheLimit(t *testing.T) {
-	for _, c := range []struct {
-		inflight int
-		want     float64
-	}{
-		{9, 20}, {10, 26},
-	} {
-		v := newVegas(nil)
-		v.Update(20, sample(10*time.Millisecond, 20)) // the no-load latency
-		if got := v.Update(20, sample(10*time.Millisecond, c.inflight)); got != c.want {
-			t.Errorf("%d in flight at limit 20: limit %v, want %v", c.inflight, got, c.want)
-		}
-	}
-}
-
-// Vegas' queue is a whole number when limit·(1 − noLoad/latency) is one,
-// though floats put it a hair above: at limit 20 (lg 1, β 6), 19ms over
-// 20ms is a queue of 1, which adds β, and 14ms over 20ms is a queue of 6,
-// which holds the limit.
-func TestVegasQueueRounding(t *testing.T) {
-	for _, c := range []struct {
-		noLoad time.Duration
-		want   float64
-	}{
-		{19 * time.Millisecond, 26},
-		{14 * time.Millisecond, 20},
-		{20 * time.Millisecond, 26}, // queue 0
-	} {
-		v := newVegas(nil)
-		v.Update(20, sample(c.noLoad, 20))
-		if got := v.Update(20, sample(20*time.Millisecond, 20)); got != c.want {
-			t.Errorf("no-load latency %v, latency 20ms: limit %v, want %v", c.noLoad, got, c.want)
-		}
-	}
-}
-
-// VegasSmoothing(f) moves the limit a fraction f of the way to the one
-// Vegas computes: with 0.5, halfway.
-func TestVegasSmoothingHalfway(t *testing.T) {
-	v := newVegas([]VegasOption{VegasSmoothing(0.5)})
-	v.Update(20, sample(10*time.Millisecond, 20))
-	if got := v.Update(20, sample(10*time.Millisecond, 20)); got != 23 {
-		t.Errorf("no queue at limit 20: limit %v, want 23 (halfway to 26)", got)
-	}
-	if got := v.Update(20, Sample{Dropped: 1}); got != 19.5 {
-		t.Errorf("drop at limit 20: limit %v, want 19.5 (halfway to 19)", got)
 	}
 }

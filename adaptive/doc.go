@@ -26,30 +26,67 @@
 // which the limiter clamps to its bounds ([WithBounds]: 1 to 200, starting
 // at 20 by default). The algorithms:
 //
-//   - [Gradient2], delay-based, for a server: the limit comes down when
-//     latency rises above a long-term baseline by more than a tolerance,
-//     and grows by a headroom when it does not, with fixes for the limit's
-//     creep under moderate overload and for a baseline that drifts up in a
-//     long incident.
+//   - [Gradient2], delay-based, for a server: the limit comes down at once
+//     to what keeps latency within a tolerance of the no-load latency (by
+//     Little's law), holds within it, and grows when there is no queueing.
 //   - [Vegas], delay-based: it estimates the queue from how far latency is
-//     above the least seen, and adds or takes away log10(limit) steps.
+//     above the no-load latency, and moves the limit to keep that queue
+//     between α and β.
 //   - [AIMD], loss-based, for a client: a drop multiplies the limit by 0.9,
 //     a window without one adds 1. A server gives it the mean latency
 //     above which a window counts as a drop ([AIMDTimeout]).
 //
-// None of them ever pins the limit low to measure latency afresh (Envoy's
-// periodic minimum-RTT window did, and callers saw bursts of 503s). A
-// user's own algorithm implements Algorithm.
+// # Probes: the no-load latency
 //
-// A call's outcome is classified by its error: nil, or an error that is
-// not a drop, is an answer whose latency counts; a drop ([WithDropped];
-// by default a timeout, overload or throttling) counts as a drop, without
-// its latency; a call its caller cancelled, or one that panicked, tells
-// nothing of the service. Reading the clock twice per call costs more than
-// the rest of the limiter, so only one call in a stride is timed: the
-// stride is 1 while calls are few (every call timed), and doubles, up to
-// 64, while a window times more than 8 times the calls it needs. Every
-// drop is counted, and every call is in flight, timed or not.
+// The delay-based algorithms compare latency with the service's no-load
+// latency, which they measure in probe windows ([Prober]): for a short
+// window the limit in force is a quarter of the algorithm's, at least 3,
+// and the mean latency of the calls that started with no more in flight
+// is the no-load latency. A limiter starts with a probe, so one started
+// under overload does not take its queue for the service's latency; the
+// algorithms probe again when latency jumps past 3 times the no-load
+// latency or stays above their tolerance while the limit falls (a service
+// that became slower is measured anew rather than driven to the floor),
+// when a window is 20% faster (a service that became faster), and about
+// once a minute. A probe lasts until it has timed the window's minimum of
+// calls, or a window; under a LoadShed, callers beyond its limit are shed
+// meanwhile, as Envoy's minimum-RTT measurement does, which is what a
+// probe costs.
+//
+// # What the dependency is blamed for
+//
+// A call's latency runs from the moment it leaves the limiter: time spent
+// waiting in the limiter's own queue is not the dependency's. A call's
+// outcome is classified by its error: nil, or an error that is not a
+// drop, is an answer whose latency counts; a drop ([WithDropped]; by
+// default a timeout, overload or throttling) counts as a drop, without its
+// latency; a call its caller cancelled, or one that panicked, tells
+// nothing of the service. A drop that came with the caller's own ctx
+// ended is the caller's deadline, not the dependency's, unless the call
+// had at least twice the dependency's typical latency: a caller that spent
+// its deadline in a queue in front of the dependency says nothing of it.
+// And a waiter whose permit comes with less time left before its deadline
+// than the dependency's typical latency is refused at once, as a LoadShed
+// would, rather than sent to miss its deadline holding a permit that the
+// waiter behind could use.
+//
+// The rule for the process's own delay: latency that the process itself
+// adds, its goroutines waiting to run or for a worker of its own, is not
+// the dependency's, and [WithOwnDelay] tells the limiter how much of each
+// window's latency it is ([SchedDelay] measures the Go scheduler's part).
+// The delay-based algorithms compare only the rest with the no-load
+// latency, so a rise that comes with no rise in the dependency's own time
+// never lowers the limit; and when the process's own delay is most of the
+// latency, the process is the bottleneck: the limit grows while the load
+// reaches it and never falls on latency, so callers are not shed while
+// the dependency has headroom. Drops still lower it.
+//
+// Reading the clock twice per call costs more than the rest of the
+// limiter, so only one call in a stride is timed: the stride is 1 while
+// calls are few (every call timed), and doubles, up to 64, while a window
+// times more than 8 times the calls it needs; during a probe every call
+// is timed. Every drop is counted, and every call is in flight, timed or
+// not.
 //
 // # Priorities
 //

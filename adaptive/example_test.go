@@ -25,12 +25,15 @@ func Example_gradient2() {
 	// Output: hello, world <nil>
 }
 
-// New wraps one service; its limit starts at 20 by default.
+// New wraps one service; its limit starts at 20 by default. With Vegas
+// or Gradient2 the first window is a probe, at a quarter of that, which
+// measures the service's no-load latency; Limit reports the limit in
+// force.
 func ExampleNew() {
 	echo := tower.ServiceFunc[int, int](func(_ context.Context, req int) (int, error) { return req, nil })
 	l := adaptive.New[int, int](echo, adaptive.Vegas(), adaptive.WithBounds(5, 100))
 	fmt.Println(l.Limit(), l.InFlight(), l.Waiting())
-	// Output: 20 0 0
+	// Output: 5 0 0
 }
 
 // AIMD backs off on drops: here every call times out, and each window of

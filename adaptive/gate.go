@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/waitq"
@@ -57,6 +58,10 @@ type gate struct {
 	reserve int64 // per mille of the limit, for each step down in priority
 	sink    metrics.Sink
 	dropped func(error) bool
+	// typical is the service's latency less the process's own delay in
+	// the last window that timed a call, in ns: a call cut short by its
+	// caller's deadline before then says nothing of the service.
+	typical atomic.Int64
 
 	mu         sync.Mutex // guards what follows
 	q          [numClasses]waitq.Queue
@@ -148,10 +153,23 @@ func (g *gate) wait(ctx context.Context, c int, w *waitq.Waiter) (verdict, uint6
 	}
 	select {
 	case <-w.Ready:
+		if g.late(ctx) {
+			g.release()
+			return shed, 0, nil
+		}
 		return granted, w.Value, nil
 	case <-ctx.Done():
 		return g.cancel(c, w, ctx.Err())
 	}
+}
+
+// late reports whether a waiter granted a permit now has less time left
+// before its ctx's deadline than the service's typical latency: spent in
+// the limiter's queue, the time it had would not see its request through,
+// and sent anyway it would hold a permit that a waiter behind could use.
+func (g *gate) late(ctx context.Context) bool {
+	d, ok := ctx.Deadline()
+	return ok && time.Until(d) < time.Duration(g.typical.Load())
 }
 
 // cancel withdraws w after its ctx ended. A waiter granted a permit as its

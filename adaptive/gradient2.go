@@ -3,14 +3,17 @@ package adaptive
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"time"
 )
 
 // Gradient2Option configures [Gradient2].
 type Gradient2Option func(*gradient2)
 
-// Gradient2Smoothing sets how far each window moves the limit toward the
-// one it computes: between 0 (excluded) and 1. The default is 0.2,
-// Netflix's.
+// Gradient2Smoothing sets how far a window without queueing moves the
+// limit up toward the one it computes, the limit plus a headroom: between
+// 0 (excluded) and 1. The default is 1, the whole way. A window with
+// queueing beyond the tolerance brings the limit down at once.
 func Gradient2Smoothing(f float64) Gradient2Option {
 	if !(f > 0 && f <= 1) {
 		panic(fmt.Sprintf("adaptive.Gradient2Smoothing: f must be above 0 and at most 1, got %v", f))
@@ -29,23 +32,23 @@ func Gradient2Tolerance(tolerance float64) Gradient2Option {
 
 // Gradient2QueueSize sets the headroom a window with no queueing adds to
 // the limit, fixed at n, in place of the default: the square root of the
-// limit, and at least 4. It must be between 1 and 1000.
+// limit, and at least 1. It must be between 1 and 1000.
 func Gradient2QueueSize(n int) Gradient2Option {
 	checkRange("adaptive.Gradient2QueueSize", "n", float64(n), 1, 1000)
 	return func(g *gradient2) { g.queue = float64(n) }
 }
 
-// Gradient2LongWindow sets the number of windows the baseline latency
-// averages over: an exponential average whose weight is 2/(n+1), after a
-// plain average of the first 10. It must be between 10 and 100000; the
-// default is 600, Netflix's.
-func Gradient2LongWindow(n int) Gradient2Option {
-	checkRange("adaptive.Gradient2LongWindow", "n", float64(n), 10, 100000)
-	return func(g *gradient2) { g.weight = 2 / (float64(n) + 1) }
+// Gradient2ProbeInterval sets how often, at most, the no-load latency is
+// measured afresh in a probe window when nothing else calls for one:
+// every d, jittered between 0.75d and 1.25d so that instances do not probe
+// together. It must be between a second and a day; the default is a
+// minute.
+func Gradient2ProbeInterval(d time.Duration) Gradient2Option {
+	if d < time.Second || d > 24*time.Hour {
+		panic(fmt.Sprintf("adaptive.Gradient2ProbeInterval: d must be between 1s and 24h, got %v", d))
+	}
+	return func(g *gradient2) { g.every = d }
 }
-
-// warmup is the number of windows the baseline is a plain average of.
-const warmup = 10
 
 // epsilon absorbs the rounding of the averages: a ratio within it of 1 is
 // 1.
@@ -53,57 +56,74 @@ const epsilon = 1e-9
 
 type gradient2 struct {
 	smoothing, tolerance float64
-	queue                float64 // 0: max(4, √limit)
-	weight               float64 // of a window in the baseline
-	baseline             float64 // long-term mean latency, in ns; 0 before the first window
-	n                    int     // windows averaged into the baseline, up to warmup
+	queue                float64       // 0: max(4, √limit)
+	every                time.Duration // the probes' interval, before jitter
+	baseline             float64       // no-load latency of the dependency, in ns; 0 before the first probe
+	sinceProbe           time.Duration
+	nextProbe            time.Duration // sinceProbe at which the next periodic probe is due
+	trigger              trigger
+	probe                bool // the next window is to be a probe
+	fell                 bool // the last window brought the limit down
+	loaded               loadedWindow
 }
 
-// Gradient2 is the delay-based algorithm of Netflix's Gradient2Limit,
-// with two changes that keep it from the traps its users reported.
+// Gradient2 is a delay-based algorithm after Netflix's Gradient2Limit:
+// each window compares the dependency's latency (its mean, less the
+// process's own delay; see [WithOwnDelay]) with its no-load latency, the
+// baseline, r = latency/baseline, and moves the limit by the gradient
 //
-// Each window compares its mean latency (short) with a long-term baseline
-// (long), r = short/long. The limit becomes
+//	limit·tolerance/r
 //
-//	limit·(1−smoothing) + (limit·gradient + headroom)·smoothing
-//	gradient = clamp(tolerance/r, 0.5, 1)
+// which is Little's law: with limit requests in flight taking r times the
+// no-load latency, the dependency serves about limit/r at once, and
+// tolerance times that keeps its queue within the tolerance. Above the
+// tolerance (r > tolerance) the limit comes down to that at once, by at
+// most half unless a probe confirmed it, and the window after holds,
+// since it still sees the queue of the limit before; a window with a drop
+// takes a tenth away.
+// Within it (1 < r <= tolerance) the limit
+// holds. Without queueing (r <= 1) it grows by a headroom, the queue size
+// (max(1, √limit) by default, as Envoy's), times the smoothing; within
+// latency's own noise of that (r <= 1.1), by 1. A window
+// whose requests in flight never reached half the limit leaves it alone:
+// the load, not the service, held it back.
 //
-// so it comes down once latency is more than tolerance times the
-// baseline. A window with a drop has gradient 0.5 (Netflix's ignores
-// drops). A window whose requests in flight never reached half the limit
-// leaves it alone: the load, not the service, held it back.
+// The baseline comes from probes (see [Prober]): a short window at a
+// quarter of the limit, at the start, when latency stays above the
+// tolerance for 3 windows in a row or jumps past 3 times the baseline (at
+// most once in 5 windows), and about once a minute otherwise. A probe's
+// latency is the dependency's at low concurrency, so a limiter started
+// under overload does not take its queue for the no-load latency, and a
+// dependency that became slower for good is measured anew instead of
+// having its limit driven to the floor. Between probes, any faster window
+// lowers the baseline at once: the no-load latency is at most that. A
+// window at the limiter's lower bound re-anchors it, as a probe does.
 //
-// Change 1, against the creep of the limit under moderate overload
-// (concurrency-limits PR 134): the headroom (the queue size, max(4, √limit)
-// by default, as Envoy's headroom) is added only when r <= 1. Netflix's adds
-// it whenever r <= tolerance, so a service queueing a little (r between 1
-// and 1.5) sees its limit grow by 0.8 every window while the baseline
-// follows the latency up, and the latency with it.
+// Netflix's Gradient2 differs in four ways that its users reported as
+// traps: it takes its baseline from a long average of loaded windows
+// (so under overload from the start it never learns the no-load latency),
+// it lets the baseline drift up with a long incident, it smooths a fall as
+// much as a rise (10% a window: seconds behind a service that slowed), and
+// it adds headroom whenever latency is within the tolerance, so the limit
+// creeps up under moderate queueing (concurrency-limits PR 134).
 //
-// Change 2, against the baseline drifting up during a long incident
-// (failsafe-go issue 127): the baseline falls with any faster window, but
-// rises only from a window that the limiter's own concurrency cannot have
-// slowed: one whose requests in flight stayed at or below half the limit
-// is averaged in, and one spent at the limiter's lower bound, where no
-// concurrency is lower, re-anchors it. Latency that rises because
-// the limit lets too much in never becomes the new normal; latency that
-// is the service's own (slower at any concurrency) does.
-//
-// Defaults: smoothing 0.2, tolerance 1.5, a long window of 600 windows, as
-// Netflix's. It returns the function that [New] and [NewLayer] take, which makes
-// a fresh one, with these settings and no state, each time it is called.
-// It panics if an option is nil.
+// Defaults: smoothing 1, tolerance 1.5, a probe about every minute. It
+// returns the function that [New] and [NewLayer] take, which makes a fresh
+// one, with these settings and no state, each time it is called. It
+// panics if an option is nil.
 func Gradient2(opts ...Gradient2Option) func() Algorithm {
 	template := newGradient2(opts)
 	return func() Algorithm {
 		alg := *template
+		alg.probe = true // the first window
+		alg.nextProbe = jittered(alg.every)
 		return &alg
 	}
 }
 
 // newGradient2 returns the algorithm with opts, for Gradient2.
 func newGradient2(opts []Gradient2Option) *gradient2 {
-	g := &gradient2{smoothing: 0.2, tolerance: 1.5, weight: 2.0 / 601}
+	g := &gradient2{smoothing: 1, tolerance: 1.5, every: time.Minute}
 	for i, o := range opts {
 		if o == nil {
 			panic(fmt.Sprintf("adaptive.Gradient2: option %d is nil", i))
@@ -114,50 +134,122 @@ func newGradient2(opts []Gradient2Option) *gradient2 {
 }
 
 func (g *gradient2) Update(limit float64, s Sample) float64 {
+	g.sinceProbe += s.Elapsed
+	if s.Probe {
+		g.sinceProbe, g.nextProbe = 0, jittered(g.every)
+		g.trigger.probed()
+	}
+	g.probe = g.sinceProbe >= g.nextProbe
 	if s.Dropped > 0 {
-		return limit*(1-g.smoothing) + limit*0.5*g.smoothing
+		return limit * dropBackoff
 	}
 	if s.Timed == 0 {
+		g.probe = g.probe || g.baseline == 0
 		return limit
 	}
-	short := float64(s.MeanLatency)
-	g.observe(short, s.AtMin, 2*s.MaxInFlight <= int(limit))
-	if 2*float64(s.MaxInFlight) < limit {
-		return limit // app-limited: the load never came near the limit
+	latency := float64(s.MeanLatency - s.OwnDelay)
+	if s.Probe || s.AtMin || g.baseline == 0 {
+		// A probe, or the least concurrency the limiter allows, is the
+		// no-load latency. The loaded window that called for a probe is
+		// judged against it now.
+		g.baseline = max(latency, 1)
+		loaded := g.loaded
+		g.loaded = loadedWindow{}
+		if loaded.limit == 0 {
+			return limit
+		}
+		if r := loaded.latency / g.baseline; r > g.tolerance*(1+epsilon) {
+			// Confirmed by the probe: all the way down at once.
+			g.fell = true
+			return loaded.limit * g.tolerance / r
+		}
+		return loaded.limit
 	}
-	r := short / g.baseline
-	gradient := math.Max(0.5, math.Min(1, g.tolerance/r))
-	headroom := 0.0
-	if r <= 1+epsilon {
-		headroom = g.headroom(limit)
+	if ownBound(s) {
+		// The process's own delay is most of the latency: the process, not
+		// the dependency, is the bottleneck, and a lower limit would only
+		// shed requests the dependency has room for.
+		return g.grow(limit, s.MaxInFlight)
 	}
-	return limit*(1-g.smoothing) + (limit*gradient+headroom)*g.smoothing
+	r := latency / g.baseline
+	if g.trigger.window(r > g.tolerance*(1+epsilon), r > jumpRatio) {
+		// Probe before moving: latency that jumps, or stays high while the
+		// limit falls, more likely comes from a service that became slower
+		// than from more load, which the limit caps. The window is judged
+		// once the probe has measured the no-load latency: if it is still
+		// above the tolerance, the limit falls then; if not, it stays.
+		// After a jump the limit the probe starts from is lowered by the
+		// jump, so that the probe's quarter of it stays below a capacity
+		// that fell by as much.
+		g.probe = true
+		g.loaded = loadedWindow{latency, s.MaxInFlight, limit}
+		if r > jumpRatio {
+			return limit / r
+		}
+		return limit
+	}
+	if latency <= fasterRatio*g.baseline {
+		g.probe = true // the service became faster: measure it anew
+		return limit
+	}
+	return g.move(limit, latency/g.baseline, s.MaxInFlight)
 }
 
-// observe folds a window's mean latency into the baseline: always if it is
-// faster, and if it is slower only when the limiter's own concurrency
-// cannot have slowed it: a window at the least limit re-anchors the
-// baseline (no concurrency is lower), and one that stayed at or below half
-// the limit is averaged in.
-func (g *gradient2) observe(short float64, atMin, unqueued bool) {
-	if g.n == 0 || atMin {
-		g.baseline, g.n = short, max(g.n, 1)
-	} else if short > g.baseline*(1+epsilon) && !unqueued {
-		// queueing, perhaps ours: the baseline stays
-	} else if g.n < warmup {
-		g.baseline += (short - g.baseline) / float64(g.n+1)
-		g.n++
-	} else {
-		g.baseline += (short - g.baseline) * g.weight
-	}
-	if g.baseline > 2*short {
-		g.baseline *= 0.95 // Netflix's: recover faster after an incident
-	}
+// loadedWindow is what a window that called for a probe saw, and the
+// limit then, to judge it once the probe has measured the no-load
+// latency.
+type loadedWindow struct {
+	latency     float64
+	maxInFlight int
+	limit       float64
 }
+
+// move returns the limit after a window whose latency was r times the
+// baseline with at most maxInFlight in flight.
+func (g *gradient2) move(limit, r float64, maxInFlight int) float64 {
+	if 2*float64(maxInFlight) < limit {
+		return limit // app-limited: the load never came near the limit
+	}
+	if g.fell {
+		// The window after a fall still saw the queue of the limit
+		// before it: its latency says little of the new one.
+		g.fell = false
+		return limit
+	}
+	if r > g.tolerance*(1+epsilon) {
+		g.fell = true
+		return math.Max(limit*g.tolerance/r, limit/2)
+	}
+	if r <= 1+epsilon {
+		return g.grow(limit, maxInFlight)
+	}
+	if r <= unqueued {
+		return limit + 1 // within the noise of no queueing: a step
+	}
+	return limit
+}
+
+// grow returns the limit after a window without queueing in which at
+// most maxInFlight were in flight: up by the headroom times the
+// smoothing, unless the load never came near the limit.
+func (g *gradient2) grow(limit float64, maxInFlight int) float64 {
+	if 2*float64(maxInFlight) < limit {
+		return limit
+	}
+	return limit + g.headroom(limit)*g.smoothing
+}
+
+func (g *gradient2) ProbeNext() bool { return g.probe }
 
 func (g *gradient2) headroom(limit float64) float64 {
 	if g.queue > 0 {
 		return g.queue
 	}
-	return math.Max(4, math.Sqrt(limit))
+	return math.Max(1, math.Sqrt(limit))
+}
+
+// jittered returns d times a random factor between 0.75 and 1.25, so that
+// instances started together do not probe together.
+func jittered(d time.Duration) time.Duration {
+	return time.Duration(float64(d) * (0.75 + rand.Float64()/2))
 }

@@ -69,12 +69,17 @@ func newLimiter[Req, Res any](inner tower.Service[Req, Res], alg Algorithm, o op
 	g.reserve, g.sink, g.dropped, g.maxWaiting = o.reserve, o.sink, o.dropped, o.maxWaiting
 	g.stride.Store(1)
 	g.w = window{
-		alg: alg, limit: float64(o.initial), min: o.min, max: o.max,
+		alg: alg, own: o.own, limit: float64(o.initial), min: o.min, max: o.max,
 		length: o.window, minSamples: o.minSamples, start: now(),
-		reportedLimit: o.initial,
 	}
-	g.state.Store(uint64(o.initial) << limitShift)
-	reportLimit(o.sink, o.initial)
+	if p, ok := alg.(Prober); ok {
+		g.w.prober = p
+		g.startProbeLocked() // nobody else holds g yet
+	}
+	n := g.w.inForce()
+	g.w.reportedLimit = n
+	g.state.Store(uint64(n) << limitShift)
+	reportLimit(o.sink, n)
 	return l
 }
 
@@ -94,7 +99,8 @@ func NewLayer[Req, Res any](newAlg func() Algorithm, opts ...Option) tower.Layer
 }
 
 // Limit returns the limit in force: the algorithm's, rounded down, within
-// the bounds. It is a snapshot.
+// the bounds, or during a probe the probe's (see [Prober]). It is a
+// snapshot.
 func (l *Limiter[Req, Res]) Limit() int { return l.g.limit() }
 
 // InFlight returns the number of requests in flight, of every priority,
@@ -111,7 +117,10 @@ func (l *Limiter[Req, Res]) Waiting() int { return l.g.queued() }
 // ctx is already done. If ctx ends first, Ready returns ctx.Err()
 // unchanged; if the inner service fails or ctx ends while waiting for it,
 // the permit is given back and its error returned. Beyond
-// [WithMaxWaiting], Ready returns a permit that sheds the request.
+// [WithMaxWaiting], or for a waiter whose permit comes with less time left
+// before ctx's deadline than the service's typical latency, Ready returns
+// a permit that sheds the request: its Call fails with
+// loadshed.ErrOverloaded.
 func (l *Limiter[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	c := class(tower.PriorityFrom(ctx))
 	seq, ok := l.g.tryAcquire(c)
@@ -192,7 +201,7 @@ func (r *record[Req, Res]) CallReserved(ctx context.Context, token uint64, req R
 	}()
 	res, err = inner.Call(ctx, req)
 	ended = true
-	l.done(start, inflight, err)
+	l.done(ctx, start, inflight, err)
 	return res, err
 }
 
@@ -205,19 +214,25 @@ func (r *record[Req, Res]) ReleaseReserved(token uint64) {
 	inner.Release()
 }
 
-// done accounts for a call that ended with err, timed from start if
-// inflight >= 0, and gives its permit back.
-func (l *Limiter[Req, Res]) done(start time.Duration, inflight int, err error) {
+// done accounts for a call with ctx that ended with err, timed from start
+// if inflight >= 0, and gives its permit back.
+func (l *Limiter[Req, Res]) done(ctx context.Context, start time.Duration, inflight int, err error) {
 	g := &l.g
 	o := answered
+	var end time.Duration
+	if inflight >= 0 {
+		end = now()
+	}
 	if err != nil {
-		o = g.classify(err)
+		o = g.classify(ctx, err, inflight >= 0, end-start)
 	}
 	if o == ignored || (o == answered && inflight < 0) {
 		l.release()
 		return
 	}
-	end := now()
+	if inflight < 0 {
+		end = now()
+	}
 	if o == drop {
 		inflight = max(inflight, g.inFlight())
 	}
@@ -229,7 +244,8 @@ func (l *Limiter[Req, Res]) done(start time.Duration, inflight int, err error) {
 	}
 }
 
-// shedder serves the permits of callers beyond WithMaxWaiting. They
+// shedder serves the permits of callers beyond WithMaxWaiting, and of
+// waiters too late for their deadline. They
 // reserve nothing, so copies cannot be told apart.
 type shedder[Req, Res any] struct{ sink metrics.Sink }
 

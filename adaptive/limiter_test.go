@@ -365,7 +365,6 @@ func TestPanics(t *testing.T) {
 		{"adaptive.Gradient2Smoothing: f must be above 0 and at most 1, got 0", func() { adaptive.Gradient2Smoothing(0) }},
 		{"adaptive.Gradient2Tolerance: tolerance must be between 1 and 10, got 0.5", func() { adaptive.Gradient2Tolerance(0.5) }},
 		{"adaptive.Gradient2QueueSize: n must be between 1 and 1000, got 0", func() { adaptive.Gradient2QueueSize(0) }},
-		{"adaptive.Gradient2LongWindow: n must be between 10 and 100000, got 5", func() { adaptive.Gradient2LongWindow(5) }},
 		{"adaptive.Vegas: option 0 is nil", func() { adaptive.Vegas(nil) }},
 		{"adaptive.VegasSmoothing: f must be above 0 and at most 1, got 2", func() { adaptive.VegasSmoothing(2) }},
 		{"adaptive.VegasProbe: multiplier must be between 1 and 1000, got 0", func() { adaptive.VegasProbe(0) }},

@@ -25,6 +25,7 @@ type options struct {
 	window            time.Duration
 	minSamples        int
 	reserve           int64 // per mille
+	own               func() time.Duration
 }
 
 func defaults() options {
@@ -130,6 +131,28 @@ func WithWindow(d time.Duration, minSamples int) Option {
 func WithReserve(fraction float64) Option {
 	checkRange("adaptive.WithReserve", "fraction", fraction, 0, 0.3)
 	return func(o *options) { o.reserve = int64(fraction*1000 + 0.5) }
+}
+
+// WithOwnDelay gives the limiter a measure of the delay the process itself
+// adds to a call: the time a call spends waiting to run, or for a worker
+// of the process's own, rather than in the dependency. At the end of each
+// window the limiter calls f, which returns the mean such delay per call
+// since the last time it was called, and hands it to the algorithm as
+// Sample.OwnDelay; Gradient2 and Vegas compare only the rest of the
+// latency, the dependency's own time, with the no-load latency.
+//
+// So a process that is itself the bottleneck (a proxy whose CPU is busy
+// while its backends idle) does not read its own queueing as the
+// dependency's overload: a rise in latency that OwnDelay accounts for does
+// not lower the limit, and callers are not shed while the dependency has
+// headroom. [SchedDelay] measures the Go scheduler's part: how long the
+// process's goroutines wait to run. The default is none: every rise in
+// latency is the dependency's. It panics if f is nil.
+func WithOwnDelay(f func() time.Duration) Option {
+	if f == nil {
+		panic("adaptive.WithOwnDelay: f is nil")
+	}
+	return func(o *options) { o.own = f }
 }
 
 // newOptions applies opts for the function named fn and checks that they

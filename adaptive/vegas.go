@@ -18,53 +18,66 @@ func VegasSmoothing(f float64) VegasOption {
 	return func(v *vegas) { v.smoothing = f }
 }
 
-// VegasProbe sets how often the no-load latency is measured afresh: after
-// about multiplier·limit windows, jittered between half that and all of
-// it. It must be between 1 and 1000; the default is 30, Netflix's.
+// VegasProbe sets how often, at most, the no-load latency is measured
+// afresh in a probe window when nothing else calls for one: after about
+// multiplier·limit windows, jittered between half that and all of it. It
+// must be between 1 and 1000; the default is 30, Netflix's.
 func VegasProbe(multiplier int) VegasOption {
 	checkRange("adaptive.VegasProbe", "multiplier", float64(multiplier), 1, 1000)
-	return func(v *vegas) { v.probe = float64(multiplier) }
+	return func(v *vegas) { v.every = float64(multiplier) }
 }
 
 type vegas struct {
-	smoothing, probe float64
-	noLoad           float64 // least mean latency seen since the last probe, in ns; 0: none yet
+	smoothing, every float64
+	noLoad           float64 // the dependency's no-load latency, in ns; 0: none yet
 	windows          int     // since the last probe
-	jitter           float64 // of the next probe, in [0.5, 1)
+	jitter           float64 // of the next periodic probe, in [0.5, 1)
+	trigger          trigger
+	probe            bool // the next window is to be a probe
+	loaded           loadedWindow
 }
 
 // Vegas is the delay-based algorithm of Netflix's VegasLimit, after
 // TCP Vegas. It estimates the queue behind the limit from how far the
-// window's mean latency is above the no-load latency (the least seen),
+// dependency's latency (the window's mean, less the process's own delay;
+// see [WithOwnDelay]) is above its no-load latency,
 //
 //	queue = ceil(limit·(1 − noLoad/latency))
 //
 // and with lg = max(1, ⌊log10(limit)⌋), α = 3·lg and β = 6·lg, it adds β to
-// the limit while queue <= lg, adds lg while queue < α, takes lg away once
-// queue > β, and holds it in between. A window with a drop takes lg away.
-// A window whose requests in flight never reached half the limit leaves it
+// the limit while queue <= lg, adds lg while queue < α, holds it up to β,
+// and beyond β takes away what the queue has above β, at once: the limit
+// lands where the queue is β. (Netflix's takes away lg a window, seconds
+// behind a service that slowed.) A window with a drop takes lg away. A
+// window whose requests in flight never reached half the limit leaves it
 // alone.
 //
-// Every multiplier·limit windows or so (jittered, so that instances do not
-// probe together) it takes the window's latency as the no-load latency
-// afresh, so that a service that became slower for good is measured anew.
-// Unlike Envoy's minimum-RTT measurement (envoy issue 8337), the probe
-// never pins the limit low: callers see no refusals from it.
+// The no-load latency comes from probes (see [Prober]): a short window at
+// a quarter of the limit, at the start, when the queue stays above β for
+// 3 windows in a row or latency jumps past 3 times the no-load latency (at
+// most once in 5 windows), and after about multiplier·limit windows
+// otherwise, jittered so that instances do not probe together. Between
+// probes, any faster window lowers it at once. Netflix's takes a loaded
+// window's latency as the no-load latency on its periodic "probe", which
+// under overload is the queue's latency: the limit then never comes down.
 //
-// Defaults: smoothing 1, probe multiplier 30, as Netflix's. It returns the function that [New] and [NewLayer] take, which makes
-// a fresh one, with these settings and no state, each time it is called.
-// It panics if an option is nil.
+// Defaults: smoothing 1, probe multiplier 30, as Netflix's. It returns
+// the function that [New] and [NewLayer] take, which makes a fresh one,
+// with these settings and no state, each time it is called. It panics if
+// an option is nil.
 func Vegas(opts ...VegasOption) func() Algorithm {
 	template := newVegas(opts)
 	return func() Algorithm {
 		alg := *template
+		alg.jitter = 0.5 + rand.Float64()/2
+		alg.probe = true // the first window
 		return &alg
 	}
 }
 
 // newVegas returns the algorithm with opts, for Vegas.
 func newVegas(opts []VegasOption) *vegas {
-	v := &vegas{smoothing: 1, probe: 30}
+	v := &vegas{smoothing: 1, every: 30}
 	for i, o := range opts {
 		if o == nil {
 			panic(fmt.Sprintf("adaptive.Vegas: option %d is nil", i))
@@ -76,39 +89,81 @@ func newVegas(opts []VegasOption) *vegas {
 }
 
 func (v *vegas) Update(limit float64, s Sample) float64 {
+	v.windows++
+	if s.Probe {
+		v.windows, v.jitter = 0, 0.5+rand.Float64()/2
+		v.trigger.probed()
+	}
+	v.probe = float64(v.windows) >= v.jitter*v.every*limit
 	lg := log10Floor(limit)
 	if s.Dropped > 0 {
 		return v.smooth(limit, limit-lg)
 	}
 	if s.Timed == 0 {
+		v.probe = v.probe || v.noLoad == 0
 		return limit
 	}
-	rtt := float64(s.MeanLatency)
-	v.windows++
-	if float64(v.windows) >= v.jitter*v.probe*limit {
-		v.windows, v.jitter = 0, 0.5+rand.Float64()/2
-		v.noLoad = rtt
-		return limit
+	latency := float64(s.MeanLatency - s.OwnDelay)
+	if s.Probe || s.AtMin || v.noLoad == 0 {
+		// The no-load latency; the loaded window that called for a probe
+		// is judged against it now.
+		v.noLoad = max(latency, 1)
+		loaded := v.loaded
+		v.loaded = loadedWindow{}
+		if loaded.limit == 0 {
+			return limit
+		}
+		if lg := log10Floor(loaded.limit); math.Ceil(loaded.limit*(1-v.noLoad/loaded.latency)-epsilon) > 6*lg {
+			// Still queued beyond β against the probe: it falls now.
+			return v.move(loaded.limit, loaded.latency, loaded.maxInFlight)
+		}
+		return loaded.limit
 	}
-	if v.noLoad == 0 || rtt < v.noLoad {
-		v.noLoad = rtt
-		return limit
-	}
-	if 2*float64(s.MaxInFlight) < limit {
-		return limit
-	}
-	queue := math.Ceil(limit*(1-v.noLoad/rtt) - epsilon)
-	if queue <= lg {
+	if ownBound(s) {
+		// As Gradient2: the process is the bottleneck, not the dependency.
+		if 2*float64(s.MaxInFlight) < limit {
+			return limit
+		}
 		return v.smooth(limit, limit+6*lg)
 	}
-	if queue < 3*lg {
-		return v.smooth(limit, limit+lg)
+	queue := math.Ceil(limit*(1-v.noLoad/latency) - epsilon)
+	if v.trigger.window(queue > 6*lg, latency > jumpRatio*v.noLoad) {
+		// Probe before moving, as Gradient2 does, from a limit lowered by
+		// a jump.
+		v.probe = true
+		v.loaded = loadedWindow{latency, s.MaxInFlight, limit}
+		if latency > jumpRatio*v.noLoad {
+			return limit * v.noLoad / latency
+		}
+		return limit
 	}
-	if queue > 6*lg {
-		return v.smooth(limit, limit-lg)
+	if latency <= fasterRatio*v.noLoad {
+		v.probe = true
+		return limit
+	}
+	return v.move(limit, latency, s.MaxInFlight)
+}
+
+// move returns the limit after a window of latency with at most
+// maxInFlight in flight.
+func (v *vegas) move(limit, latency float64, maxInFlight int) float64 {
+	if 2*float64(maxInFlight) < limit {
+		return limit
+	}
+	lg := log10Floor(limit)
+	queue := math.Ceil(limit*(1-v.noLoad/latency) - epsilon)
+	switch {
+	case queue <= lg:
+		return v.smooth(limit, limit+6*lg)
+	case queue < 3*lg:
+		return v.smooth(limit, limit+lg)
+	case queue > 6*lg:
+		return v.smooth(limit, limit-(queue-6*lg))
 	}
 	return limit
 }
+
+func (v *vegas) ProbeNext() bool { return v.probe }
 
 func (v *vegas) smooth(limit, next float64) float64 {
 	return limit*(1-v.smoothing) + next*v.smoothing

@@ -17,7 +17,9 @@ const maxStride = 64
 // that moves the limit when it ends. The gate's lock guards it.
 type window struct {
 	alg        Algorithm
-	limit      float64 // the algorithm's, within the bounds; the limit in force is its floor
+	prober     Prober // alg, if it probes; nil otherwise
+	own        func() time.Duration
+	limit      float64 // the algorithm's, within the bounds; the limit in force is its floor, or the probe's
 	min, max   int
 	length     time.Duration
 	minSamples int
@@ -27,8 +29,34 @@ type window struct {
 	dropped       int
 	sum, least    time.Duration
 	maxInFlight   int
-	reportedLimit int // the limit last told to the sink
+	reportedLimit int // the limit in force last told to the sink
 	sinceStride   int // calls observed since the stride last changed
+
+	// A probe: the window's timed calls are those that started, after it
+	// began, with at most probeLimit in flight.
+	probing    bool
+	probeLimit int
+}
+
+// probeFloor is the least limit a probe has, bounds allowing, as Envoy's
+// min_concurrency: with fewer in flight a probe of a slow service takes
+// long to time its calls.
+const probeFloor = 3
+
+// probeLimitFor is the limit in force during a probe of a limiter whose
+// algorithm's limit is limit: a quarter of it, at least probeFloor, and
+// within the bounds.
+func (w *window) probeLimitFor(limit float64) int {
+	return min(max(w.min, probeFloor, int(math.Ceil(limit/4))), w.max)
+}
+
+// inForce is the limit in force: the probe's during a probe, the
+// algorithm's otherwise.
+func (w *window) inForce() int {
+	if w.probing {
+		return w.probeLimit
+	}
+	return int(w.limit)
 }
 
 // timed reports whether to time the call of grant number seq: one grant
@@ -50,12 +78,23 @@ const (
 	ignored // cancelled by its caller, or panicked: says nothing of the service
 )
 
-// classify returns the outcome of a call that returned err.
-func (g *gate) classify(err error) outcome {
+// classify returns the outcome of a call with ctx that returned err after
+// elapsed, if it was timed.
+//
+// A drop that came when ctx itself had ended is the caller's deadline, not
+// the service's, unless the call had at least twice the service's typical
+// latency: a caller that spent its time in a queue in front of the
+// service (the limiter's own, for one) and was cut short in it says
+// nothing of the service. An untimed call's elapsed time is not known, so
+// its drop then tells nothing either.
+func (g *gate) classify(ctx context.Context, err error, timed bool, elapsed time.Duration) outcome {
 	if err == nil {
 		return answered
 	}
 	if g.dropped(err) {
+		if ctx.Err() != nil && (!timed || elapsed < 2*time.Duration(g.typical.Load())) {
+			return ignored
+		}
 		return drop
 	}
 	if errors.Is(err, context.Canceled) {
@@ -65,16 +104,17 @@ func (g *gate) classify(err error) outcome {
 }
 
 // observe records a timed or dropped call that ended at end, having taken
-// latency (if answered), with inflight in flight, and ends the window if
-// it is due. It returns the change of the limit, for the sink.
+// latency (if answered), with inflight in flight when it started (timed)
+// or ended (dropped), and ends the window if it is due. It returns the
+// change of the limit in force, for the sink.
 func (g *gate) observe(end, latency time.Duration, o outcome, inflight int) (delta int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	w := &g.w
-	switch o {
-	case drop:
+	switch {
+	case o == drop:
 		w.dropped++
-	case answered:
+	case o == answered && (!w.probing || (end-latency >= w.start && inflight <= w.probeLimit)):
 		if w.timed == 0 || latency < w.least {
 			w.least = latency
 		}
@@ -82,6 +122,15 @@ func (g *gate) observe(end, latency time.Duration, o outcome, inflight int) (del
 		w.sum += latency
 	}
 	w.maxInFlight = max(w.maxInFlight, inflight)
+	if w.probing {
+		// Drops end a probe only once it has lasted a window: those of
+		// calls that started before it are to be expected while the
+		// service's queue drains.
+		if w.timed < w.minSamples && (end-w.start < w.length || w.timed+w.dropped == 0) {
+			return 0
+		}
+		return g.closeLocked(end)
+	}
 	if w.sinceStride++; w.sinceStride >= 8*w.minSamples {
 		// Far more timed calls than the window needs: time fewer.
 		w.sinceStride = 0
@@ -94,7 +143,7 @@ func (g *gate) observe(end, latency time.Duration, o outcome, inflight int) (del
 }
 
 // closeLocked ends the window at end: the algorithm moves the limit, and a
-// new window starts.
+// new window starts, a probe if the algorithm asks for one.
 func (g *gate) closeLocked(end time.Duration) int {
 	w := &g.w
 	s := Sample{
@@ -102,15 +151,22 @@ func (g *gate) closeLocked(end time.Duration) int {
 		Timed:       w.timed,
 		MinLatency:  w.least,
 		MaxInFlight: w.maxInFlight,
-		AtMin:       int(w.limit) <= w.min, // the limit moves only when a window ends
+		AtMin:       !w.probing && int(w.limit) <= w.min, // the limit moves only when a window ends
+		Probe:       w.probing,
 		Elapsed:     end - w.start,
 	}
 	if w.timed > 0 {
 		s.MeanLatency = w.sum / time.Duration(w.timed)
+		if w.own != nil {
+			s.OwnDelay = min(max(w.own(), 0), s.MeanLatency)
+		}
+		g.typical.Store(int64(s.MeanLatency - s.OwnDelay))
 	}
 	w.start = end
 	w.timed, w.dropped, w.sum, w.least, w.maxInFlight = 0, 0, 0, 0, 0
-	g.stride.Store(strideFor(s.Timed*int(g.stride.Load())+s.Dropped, w.minSamples))
+	if !w.probing {
+		g.stride.Store(strideFor(s.Timed*int(g.stride.Load())+s.Dropped, w.minSamples))
+	}
 	w.sinceStride = 0
 
 	next := w.alg.Update(w.limit, s)
@@ -118,7 +174,27 @@ func (g *gate) closeLocked(end time.Duration) int {
 		next = w.limit
 	}
 	w.limit = min(max(next, float64(w.min)), float64(w.max))
-	n := int(w.limit)
+	w.probing = false
+	if w.prober != nil && w.prober.ProbeNext() {
+		g.startProbeLocked()
+	}
+	return g.enforceLocked()
+}
+
+// startProbeLocked makes the window that starts now a probe: every call
+// is timed, and the probe's limit is in force until it ends.
+func (g *gate) startProbeLocked() {
+	w := &g.w
+	w.probing = true
+	w.probeLimit = w.probeLimitFor(w.limit)
+	g.stride.Store(1)
+}
+
+// enforceLocked puts the limit in force that the window says, and returns
+// its change since the sink was last told.
+func (g *gate) enforceLocked() int {
+	w := &g.w
+	n := w.inForce()
 	old := w.reportedLimit
 	w.reportedLimit = n
 	g.setLimitLocked(n)

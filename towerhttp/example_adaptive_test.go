@@ -17,9 +17,11 @@ import (
 // priority from a header its own proxy sets. Near the limit, low priority
 // is shed first, and critical still gets in.
 //
-// Here 18 slow requests fill the limit's room for normal ones (it starts
-// at 20 and keeps 2 for critical requests and 2 more from low ones): a
-// low request is shed with 503, and a critical one is served.
+// Here 3 slow requests fill the limit's room for low ones: its first
+// window is a probe of the handler's no-load latency, at a quarter of the
+// initial 20, so the limit is 5 for now, of which it keeps 1 for critical
+// requests and 1 more from low ones. A low request is shed with 503, and
+// a critical one is served.
 func Example_adaptiveServer() {
 	var inside sync.WaitGroup
 	done := make(chan struct{})
@@ -35,8 +37,8 @@ func Example_adaptiveServer() {
 	h := towerhttp.NewHandler(app, protect, towerhttp.WithPriority(towerhttp.PriorityHeader("X-Priority")))
 
 	var slow sync.WaitGroup
-	inside.Add(18)
-	for range 18 {
+	inside.Add(3)
+	for range 3 {
 		slow.Go(func() { h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/slow", nil)) })
 	}
 	inside.Wait()
