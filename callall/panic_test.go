@@ -164,12 +164,13 @@ func TestPanicAfterBreakIsLogged(t *testing.T) {
 		name, where string
 		all         func(gate chan struct{}) iter.Seq2[string, error]
 	}{
-		{"Call", "the service's Call, on a callall worker", func(chan struct{}) iter.Seq2[string, error] {
+		{"Call", "the service's Call, on a callall worker", func(gate chan struct{}) iter.Seq2[string, error] {
 			s := tower.ServiceFunc[string, string](func(ctx context.Context, req string) (string, error) {
 				if req == "b" {
 					<-ctx.Done()
 					panic(towertest.ExitValue)
 				}
+				<-gate // so that "b" is in flight when the loop breaks
 				return req, nil
 			})
 			return callall.Unordered(context.Background(), s, slices.Values([]string{"a", "b"}), 2)
