@@ -9,12 +9,12 @@
 //	static    phase=1 capacity=400/s goodput=100% p50=39ms p99=39ms settle=0s shed=50%
 //	static    phase=2 capacity=200/s goodput=100% p50=79ms p99=79ms settle=0s shed=75%
 //	static    phase=3 capacity=600/s goodput=100% p50=23ms p99=27ms settle=0s shed=25%
-//	gradient2 phase=1 capacity=400/s goodput=100% p50=42ms p99=47ms settle=0s shed=50%
-//	gradient2 phase=2 capacity=200/s goodput=100% p50=69ms p99=89ms settle=0s shed=75%
-//	gradient2 phase=3 capacity=600/s goodput=100% p50=23ms p99=28ms settle=0s shed=25%
-//	vegas     phase=1 capacity=400/s goodput=100% p50=42ms p99=47ms settle=0s shed=50%
-//	vegas     phase=2 capacity=200/s goodput=100% p50=68ms p99=89ms settle=0s shed=75%
-//	vegas     phase=3 capacity=600/s goodput=100% p50=24ms p99=29ms settle=0s shed=25%
+//	gradient2 phase=1 capacity=400/s goodput=100% p50=12ms p99=45ms settle=0s shed=50%
+//	gradient2 phase=2 capacity=200/s goodput=99% p50=18ms p99=28ms settle=0s shed=75%
+//	gradient2 phase=3 capacity=600/s goodput=87% p50=11ms p99=14ms settle=0s shed=35%
+//	vegas     phase=1 capacity=400/s goodput=100% p50=19ms p99=45ms settle=0s shed=50%
+//	vegas     phase=2 capacity=200/s goodput=100% p50=35ms p99=39ms settle=0s shed=75%
+//	vegas     phase=3 capacity=600/s goodput=100% p50=17ms p99=19ms settle=0s shed=25%
 //	aimd      phase=1 capacity=400/s goodput=100% p50=47ms p99=55ms settle=0s shed=50%
 //	aimd      phase=2 capacity=200/s goodput=100% p50=58ms p99=99ms settle=0s shed=75%
 //	aimd      phase=3 capacity=600/s goodput=100% p50=23ms p99=33ms settle=0s shed=25%
@@ -24,19 +24,21 @@
 //	failsafe0 phase=1 capacity=400/s goodput=100% p50=61ms p99=75ms settle=0s shed=50%
 //	failsafe0 phase=2 capacity=200/s goodput=1% p50=110ms p99=138ms settle=never shed=75%
 //	failsafe0 phase=3 capacity=600/s goodput=100% p50=39ms p99=52ms settle=0s shed=25%
-//	gradient2 targets: met
+//	gradient2 targets: missed: phase 3 goodput 87% < 90%; phase 3 goodput 87% < failsafe0's 100%
 //	vegas targets: met
 //	aimd targets: met
 //
 // Those are the figures of its test, which runs the same program on
 // synctest's virtual clock in about two seconds. In real time every
 // strategy runs at once, each against its own server, so the program
-// takes the run's length, 31 seconds; on a 2-core VM two runs printed
-// the same but for a few milliseconds, and for the second phase of vegas
-// and aimd, whose limits moved a window earlier or later:
+// takes the run's length, 31 seconds. On a 2-core VM busy with other
+// work, timers fire late, and two runs differed from these: latencies by
+// up to 20ms, some settle times by seconds where the machine stalled for
+// every strategy at once, and most of all gradient2's third phase, whose
+// limit just above six workers leaves them idle whenever a request is
+// late (goodput 87% in one run, 66% in the other):
 //
-//	vegas     phase=2 capacity=200/s goodput=99% p50=79ms p99=99ms settle=980ms shed=75%
-//	aimd      phase=2 capacity=200/s goodput=97% p50=60ms p99=100ms settle=1.07s shed=75%
+//	gradient2 phase=3 capacity=600/s goodput=66% p50=11ms p99=32ms settle=0s shed=51%
 //
 // From the repository's root,
 //
@@ -113,15 +115,37 @@
 //
 // The static limit of 16 suits every phase here: 16 in flight on two
 // workers wait 80ms, within the objective, and on six they keep all six
-// busy. Gradient2 and Vegas keep their initial limit of 20 through the
-// first phase, whose latency (50ms) they take as their baseline, and
-// bring it down to 15 over the second, where 20 in flight make 100ms; in
-// the third they grow it again. Both meet the targets. AIMD, with its
-// threshold at 50ms, adds one a second while the mean latency is below it
-// and takes a tenth off when it is above: its limit saws around the
-// concurrency that makes 50ms, and meets the targets too. With Netflix's
-// default threshold, 5s, it would see no drop before the clients' second,
-// and its 30 or so in flight on two workers would wait 150ms.
+// busy.
+//
+// Gradient2 and Vegas start with a probe, a few requests at a quarter of
+// the limit, which measures the no-load latency: 10ms. Their first loaded
+// window, 20 in flight on four workers, takes five times that, and they
+// fall by Little's law, to 10 at 1s, then to 6 (Gradient2) and 9 (Vegas):
+// 5 and 8 requests in flight, at a p50 of 12ms and 19ms. The first
+// phase's p99, 45ms, is that first second's. When the capacity halves,
+// the latency jumps, a probe confirms the no-load latency, and the limit
+// falls at once: Gradient2's to 3, then between 4 and 5, Vegas's to 8
+// (its queue of about 6 beyond the two workers). When it triples, Vegas's
+// limit goes from 8 to 14 in one window, and Vegas meets the targets.
+//
+// Gradient2 misses them in the third phase. Its limit keeps latency
+// within its tolerance, 1.5 times the no-load latency: on two workers it
+// is 4 or 5. When the capacity triples, it holds for the window after its
+// last fall, then grows by its headroom, the square root of the limit,
+// one window at a time: 6 at 22.2s, 8 at 23.2s, 9 at 24.2s. It serves
+// 282, 280, 444 and 586 requests a second in the phase's first four
+// seconds, and 600 from then on: 87% of the phase's capacity, under the
+// target of 90% and under failsafe0's 100%, whose limit of 22, too large
+// for two workers, covers six at once, at a p99 of 52ms to Gradient2's
+// 14ms. It is back at the capacity within 5s of the change, but the
+// target is the goodput over the whole phase, and that it misses.
+//
+// AIMD, with its threshold at 50ms, adds one a second while the mean
+// latency is below it and takes a tenth off when it is above: its limit
+// saws around the concurrency that makes 50ms, and meets the targets. With
+// Netflix's default threshold, 5s, it would see no drop before the
+// clients' second, and its 30 or so in flight on two workers would wait
+// 150ms.
 //
 // failsafe-go's limiter queues up to two to three times its limit in
 // front of it, and its limit, 20 to 30, is already all a server of two to

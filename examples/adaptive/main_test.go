@@ -29,12 +29,12 @@ none      phase=3 capacity=600/s goodput=0% p50=1005ms p99=1009ms settle=never s
 static    phase=1 capacity=400/s goodput=100% p50=39ms p99=39ms settle=0s shed=50%
 static    phase=2 capacity=200/s goodput=100% p50=79ms p99=79ms settle=0s shed=75%
 static    phase=3 capacity=600/s goodput=100% p50=23ms p99=27ms settle=0s shed=25%
-gradient2 phase=1 capacity=400/s goodput=100% p50=42ms p99=47ms settle=0s shed=50%
-gradient2 phase=2 capacity=200/s goodput=100% p50=69ms p99=89ms settle=0s shed=75%
-gradient2 phase=3 capacity=600/s goodput=100% p50=23ms p99=28ms settle=0s shed=25%
-vegas     phase=1 capacity=400/s goodput=100% p50=42ms p99=47ms settle=0s shed=50%
-vegas     phase=2 capacity=200/s goodput=100% p50=68ms p99=89ms settle=0s shed=75%
-vegas     phase=3 capacity=600/s goodput=100% p50=24ms p99=29ms settle=0s shed=25%
+gradient2 phase=1 capacity=400/s goodput=100% p50=12ms p99=45ms settle=0s shed=50%
+gradient2 phase=2 capacity=200/s goodput=99% p50=18ms p99=28ms settle=0s shed=75%
+gradient2 phase=3 capacity=600/s goodput=87% p50=11ms p99=14ms settle=0s shed=35%
+vegas     phase=1 capacity=400/s goodput=100% p50=19ms p99=45ms settle=0s shed=50%
+vegas     phase=2 capacity=200/s goodput=100% p50=35ms p99=39ms settle=0s shed=75%
+vegas     phase=3 capacity=600/s goodput=100% p50=17ms p99=19ms settle=0s shed=25%
 aimd      phase=1 capacity=400/s goodput=100% p50=47ms p99=55ms settle=0s shed=50%
 aimd      phase=2 capacity=200/s goodput=100% p50=58ms p99=99ms settle=0s shed=75%
 aimd      phase=3 capacity=600/s goodput=100% p50=23ms p99=33ms settle=0s shed=25%
@@ -44,7 +44,7 @@ failsafe  phase=3 capacity=600/s goodput=0% p50=142ms p99=173ms settle=never she
 failsafe0 phase=1 capacity=400/s goodput=100% p50=61ms p99=75ms settle=0s shed=50%
 failsafe0 phase=2 capacity=200/s goodput=1% p50=110ms p99=138ms settle=never shed=75%
 failsafe0 phase=3 capacity=600/s goodput=100% p50=39ms p99=52ms settle=0s shed=25%
-gradient2 targets: met
+gradient2 targets: missed: phase 3 goodput 87% < 90%; phase 3 goodput 87% < failsafe0's 100%
 vegas targets: met
 aimd targets: met
 `
