@@ -31,4 +31,13 @@
 // for whatever reason: a full limit, a closed rate window, a connection
 // being made. Put it outside what says "not ready" only when it means
 // "overloaded".
+//
+// # Patience
+//
+// [WithPatience] makes a LoadShed wait a little before it sheds: a caller
+// that finds the limit full waits for a permit up to the patience, and is
+// shed only if none comes within it. A burst that lasts an instant (a
+// limit full for a millisecond, an adaptive limit measuring its service
+// at a low limit for a few) is then served instead of refused, while
+// nobody waits longer than the patience for a service that stays full.
 package loadshed
