@@ -1,0 +1,7 @@
+module github.com/towergo/tower/towerproxy
+
+go 1.26.0
+
+require go.yaml.in/yaml/v3 v3.0.6
+
+replace github.com/towergo/tower => ../

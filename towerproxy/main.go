@@ -1,0 +1,132 @@
+// Command towerproxy is an HTTP reverse proxy built on tower for Go: every
+// upstream behind an adaptive concurrency limit that nobody has to size,
+// power-of-two-choices balancing over PeakEWMA, outlier ejection with a
+// cap, retries of idempotent requests within a budget, and the whole
+// proxy behind a limit of its own.
+//
+// Two ways to start:
+//
+//	towerproxy -listen :8080 -to http://127.0.0.1:9001,http://127.0.0.1:9002
+//	towerproxy -config proxy.yaml
+//
+// The first sends every request to the backends listed, with every
+// protection at its defaults; the second reads a YAML file, strictly: an
+// unknown field or a bad value is an error that names the file and the
+// line, and the proxy does not start. SIGHUP, or a change of the file,
+// reloads it without dropping a request; SIGTERM or SIGINT drains the
+// proxy (it stops accepting, lets the requests in flight finish) and ends
+// it.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/towergo/tower/towerproxy/proxy"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "towerproxy:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("towerproxy", flag.ContinueOnError)
+	listen := fs.String("listen", ":8080", "the address of the proxied traffic, with -to")
+	to := fs.String("to", "", "the backends, comma-separated URLs: http://host:port,...")
+	config := fs.String("config", "", "a YAML configuration file")
+	admin := fs.String("admin", "", "the admin listener's address (default 127.0.0.1:9901; off to turn it off)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	cfg, err := configure(*config, *listen, *to)
+	if err != nil {
+		return err
+	}
+	if *admin != "" {
+		cfg.Admin = *admin
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	p, err := proxy.New(cfg, proxy.WithLogger(log))
+	if err != nil {
+		return err
+	}
+	srv, err := proxy.NewServer(p, nil)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	if *config != "" {
+		go reloads(ctx, p, *config, log)
+	}
+	log.Info("towerproxy: listening", "addr", cfg.Listen, "admin", cfg.Admin)
+	return srv.Serve(ctx)
+}
+
+// configure returns the configuration of the flags: the file's, or the
+// quick start's.
+func configure(file, listen, to string) (*proxy.Config, error) {
+	switch {
+	case file != "" && to != "":
+		return nil, errors.New("give -config or -to, not both")
+	case file != "":
+		return proxy.Load(file)
+	case to != "":
+		return proxy.Quick(listen, strings.Split(to, ","))
+	}
+	return nil, errors.New("nothing to proxy: give -to http://host:port,... or -config proxy.yaml")
+}
+
+// reloads reloads p from file on SIGHUP and whenever the file changes,
+// until ctx ends. A file that does not load is reported, and the
+// configuration in force stays.
+func reloads(ctx context.Context, p *proxy.Proxy, file string, log *slog.Logger) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	mod := modTime(file)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+		case <-tick.C:
+			m := modTime(file)
+			if m.Equal(mod) {
+				continue
+			}
+			mod = m
+		}
+		cfg, err := proxy.Load(file)
+		if err == nil {
+			err = p.Reload(cfg)
+		}
+		if err != nil {
+			log.Error("towerproxy: reload failed; the configuration in force stays", "err", err)
+		}
+	}
+}
+
+func modTime(file string) time.Time {
+	st, err := os.Stat(file)
+	if err != nil {
+		return time.Time{}
+	}
+	return st.ModTime()
+}
