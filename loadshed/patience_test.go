@@ -13,7 +13,6 @@ import (
 	"github.com/towergo/tower/towertest"
 )
 
-
 // With patience, a caller that finds the limit full waits for a permit up
 // to the patience: freed within 20ms, the request is served then; not, it
 // is shed at exactly 20ms, having reserved nothing.

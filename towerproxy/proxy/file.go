@@ -127,4 +127,3 @@ func (f *fileDiscover[S]) poll() error {
 	f.seen = now
 	return nil
 }
-

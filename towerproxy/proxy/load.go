@@ -399,4 +399,3 @@ func (c *Config) check(l locator) error {
 
 // priorities maps the priorities' names.
 var priorities = map[string]int{"low": 0, "normal": 1, "critical": 2}
-
