@@ -6,8 +6,8 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/towergo/tower"
-	"github.com/towergo/tower/internal/isnil"
-	"github.com/towergo/tower/internal/option"
+	"github.com/towergo/tower/towergrpc/internal/isnil"
+	"github.com/towergo/tower/towergrpc/internal/option"
 )
 
 // A UnaryServerCall is one unary RPC on its way through a server's stack.

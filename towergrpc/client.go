@@ -6,8 +6,8 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/towergo/tower"
-	"github.com/towergo/tower/internal/mono"
 	"github.com/towergo/tower/metrics"
+	"github.com/towergo/tower/towergrpc/internal/mono"
 )
 
 // UnaryClientInterceptor returns an interceptor that runs every unary RPC

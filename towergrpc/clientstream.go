@@ -12,8 +12,8 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/towergo/tower"
-	"github.com/towergo/tower/internal/safe"
 	"github.com/towergo/tower/metrics"
+	"github.com/towergo/tower/towergrpc/internal/safe"
 )
 
 // startStream opens one client stream through svc: it waits for the

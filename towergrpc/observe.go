@@ -9,8 +9,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/towergo/tower"
-	"github.com/towergo/tower/internal/mono"
 	"github.com/towergo/tower/metrics"
+	"github.com/towergo/tower/towergrpc/internal/mono"
 )
 
 // An observation is what an interceptor learns of one RPC as it runs it,

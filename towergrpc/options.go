@@ -6,8 +6,8 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/towergo/tower"
-	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/metrics"
+	"github.com/towergo/tower/towergrpc/internal/isnil"
 )
 
 // A ServerOption configures [UnaryServerInterceptor] or

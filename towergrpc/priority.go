@@ -6,7 +6,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/towergo/tower"
-	"github.com/towergo/tower/internal/isnil"
+	"github.com/towergo/tower/towergrpc/internal/isnil"
 )
 
 // WithPriority makes a server interceptor give each RPC the priority f

@@ -7,8 +7,8 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/towergo/tower"
-	"github.com/towergo/tower/internal/mono"
 	"github.com/towergo/tower/metrics"
+	"github.com/towergo/tower/towergrpc/internal/mono"
 )
 
 // UnaryServerInterceptor returns an interceptor that runs every unary RPC

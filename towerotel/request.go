@@ -9,9 +9,9 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
-	"github.com/towergo/tower/internal/isnil"
-	"github.com/towergo/tower/internal/stripe"
 	"github.com/towergo/tower/metrics"
+	"github.com/towergo/tower/towerotel/internal/isnil"
+	"github.com/towergo/tower/towerotel/internal/stripe"
 )
 
 // The instruments a RequestSink records to: the duration histograms of

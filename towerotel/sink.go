@@ -10,9 +10,9 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
-	"github.com/towergo/tower/internal/isnil"
-	"github.com/towergo/tower/internal/stripe"
 	"github.com/towergo/tower/metrics"
+	"github.com/towergo/tower/towerotel/internal/isnil"
+	"github.com/towergo/tower/towerotel/internal/stripe"
 )
 
 // The instruments a Sink records to. Up-down counters for the kinds that

@@ -10,8 +10,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/towergo/tower"
-	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/metrics"
+	"github.com/towergo/tower/towerotel/internal/isnil"
 )
 
 // The spans a Tracer records, each a child of the span in the context of

@@ -12,8 +12,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/towergo/tower"
-	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/metrics"
+	"github.com/towergo/tower/towerredis/internal/isnil"
 )
 
 // The scripts of the concurrency limit, one per round trip. KEYS[1] is the

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/towergo/tower"
-	"github.com/towergo/tower/internal/safe"
+	"github.com/towergo/tower/towerredis/internal/safe"
 )
 
 // renew is the renewal goroutine: it renews the replica's leases every

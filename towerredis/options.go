@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/towergo/tower/internal/option"
 	"github.com/towergo/tower/metrics"
+	"github.com/towergo/tower/towerredis/internal/option"
 )
 
 // FailMode says what a limit does when Redis does not answer a round trip
@@ -152,7 +152,8 @@ func WithObserver(observe func(RoundTrip)) Option {
 
 // newOptions applies opts for the function named fn, with the defaults.
 func newOptions(fn string, opts []Option) options {
-	o := option.Apply[options](fn, opts)
+	var o options
+	option.Onto(fn, &o, opts)
 	if o.timeout == 0 {
 		o.timeout = DefaultTimeout
 	}

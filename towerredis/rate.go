@@ -7,7 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/towergo/tower"
-	"github.com/towergo/tower/internal/isnil"
+	"github.com/towergo/tower/towerredis/internal/isnil"
 )
 
 // Rate is middleware that lets at most num requests per period through,

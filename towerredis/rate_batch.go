@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/towergo/tower/internal/mono"
+	"github.com/towergo/tower/towerredis/internal/mono"
 )
 
 // stock is a replica's batch of tokens, for [WithBatch]: the tokens of

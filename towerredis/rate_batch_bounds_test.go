@@ -6,7 +6,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/towergo/tower/internal/mono"
+	"github.com/towergo/tower/towerredis/internal/mono"
 	"github.com/towergo/tower/towerredis/redistest"
 )
 

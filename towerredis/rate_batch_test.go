@@ -8,7 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/towergo/tower"
-	"github.com/towergo/tower/internal/mono"
+	"github.com/towergo/tower/towerredis/internal/mono"
 	"github.com/towergo/tower/towerredis/redistest"
 )
 

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/towergo/tower/internal/mono"
 	"github.com/towergo/tower/metrics"
+	"github.com/towergo/tower/towerredis/internal/mono"
 )
 
 // rateSource is the GCRA script; rate.lua documents it.

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/towergo/tower"
-	"github.com/towergo/tower/internal/mono"
 	"github.com/towergo/tower/metrics"
+	"github.com/towergo/tower/towerredis/internal/mono"
 	"github.com/towergo/tower/towerredis/redistest"
 )
 

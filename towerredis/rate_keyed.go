@@ -8,9 +8,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/towergo/tower"
-	"github.com/towergo/tower/internal/isnil"
-	"github.com/towergo/tower/internal/mono"
 	"github.com/towergo/tower/metrics"
+	"github.com/towergo/tower/towerredis/internal/isnil"
+	"github.com/towergo/tower/towerredis/internal/mono"
 )
 
 // ErrLimited is wrapped by the error of a [KeyedRate]'s Call refused for

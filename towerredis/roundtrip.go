@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/towergo/tower/internal/isnil"
-	"github.com/towergo/tower/internal/mono"
+	"github.com/towergo/tower/towerredis/internal/isnil"
+	"github.com/towergo/tower/towerredis/internal/mono"
 )
 
 // checkClient panics, naming fn, if client is nil, or is a go-redis client

@@ -1,0 +1,22 @@
+// Package option applies the functional options of this module's
+// constructors, all in one way: in order, and with a panic that names the
+// constructor and the position of a nil option.
+//
+// It is a copy of the core module's internal/option, kept in this module
+// because a module imports no other module's internal packages: those
+// change between the core's releases without notice, and an adapter
+// released against one release of the core must build against the next.
+package option
+
+import "fmt"
+
+// Onto applies opts, in order, to o, which holds the defaults already,
+// or panics naming fn and the position of the first nil option.
+func Onto[O any, F ~func(*O)](fn string, o *O, opts []F) {
+	for i, opt := range opts {
+		if opt == nil {
+			panic(fmt.Sprintf("%s: option %d is nil", fn, i))
+		}
+		opt(o)
+	}
+}

@@ -1,0 +1,69 @@
+package safe_test
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/towergo/tower"
+	"github.com/towergo/tower/towergrpc/internal/safe"
+)
+
+func TestCall(t *testing.T) {
+	if perr := safe.Call("nothing", func() {}); perr != nil {
+		t.Fatalf("Call of a function that returns: %v, want nil", perr)
+	}
+	boom := errors.New("boom")
+	perr := safe.Call("a test's function", func() { panic(boom) })
+	if perr == nil {
+		t.Fatal("Call of a function that panics returned nil")
+	}
+	if perr.Where != "a test's function" || perr.Value != boom {
+		t.Errorf("got %q, %v; want the place and the panic value", perr.Where, perr.Value)
+	}
+	// The stack is the panic's: it shows the function that panicked.
+	if !strings.Contains(string(perr.Stack), "safe_test.TestCall.func") {
+		t.Errorf("the stack does not show the panicking function:\n%s", perr.Stack)
+	}
+}
+
+// runtime.Goexit cannot be stopped, but the goroutine's own deferred
+// function gets an error that says what happened.
+func TestGoexit(t *testing.T) {
+	var (
+		wg   sync.WaitGroup
+		perr *tower.PanicError
+	)
+	wg.Go(func() {
+		returned := false
+		defer func() {
+			if !returned {
+				perr = safe.Recovered("a goroutine's code", recover())
+			}
+		}()
+		safe.Call("code that exits", runtime.Goexit)
+		returned = true
+	})
+	wg.Wait()
+	if perr == nil || !strings.Contains(perr.Error(), "runtime.Goexit") {
+		t.Errorf("got %v, want a PanicError that says runtime.Goexit was called", perr)
+	}
+}
+
+func TestOrphan(t *testing.T) {
+	var buf bytes.Buffer
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
+	defer slog.SetDefault(old)
+	safe.Orphan(safe.Call("an abandoned call", func() { panic("late") }))
+	out := buf.String()
+	for _, want := range []string{"level=ERROR", `where="an abandoned call"`, "panic=late", "stack="} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the log line lacks %s:\n%s", want, out)
+		}
+	}
+}

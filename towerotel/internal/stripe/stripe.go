@@ -1,0 +1,53 @@
+// Package stripe is a counter that goroutines on many CPUs add to at once
+// without taking turns on one cache line: its value is spread over lines,
+// and each goroutine adds to the line its stack's address picks. With one
+// shared counter, every addition moves the line from CPU to CPU, and two
+// CPUs count more slowly than one.
+//
+// Reading the value sums the lines. A read while additions are under way
+// sees some of them and not others, so an up-down count read then may be
+// off by the additions in flight, even below zero for a moment; once they
+// stop, the read is exact.
+//
+// It is a copy of the core module's internal/stripe, kept in this module
+// because a module imports no other module's internal packages: those
+// change between the core's releases without notice, and an adapter
+// released against one release of the core must build against the next.
+package stripe
+
+import (
+	"sync/atomic"
+	"unsafe"
+)
+
+// lines is the number of cache lines a counter is spread over.
+const lines = 16
+
+// Int64 is a striped int64 counter. The zero Int64 is zero and ready to use.
+// It is safe for concurrent use and must not be copied after first use.
+type Int64 struct {
+	l [lines]struct {
+		v atomic.Int64
+		_ [56]byte
+	}
+}
+
+// Add adds delta to the counter.
+func (c *Int64) Add(delta int64) { c.l[Hint()%lines].v.Add(delta) }
+
+// Load returns the counter's value: the sum of its lines.
+func (c *Int64) Load() int64 {
+	var n int64
+	for i := range c.l {
+		n += c.l[i].v.Load()
+	}
+	return n
+}
+
+// Hint returns a number that stays the same for a goroutine and differs
+// between goroutines running at the same time: its stack's address in
+// units of 2 KiB, the smallest stack. Pick a stripe with Hint() % n.
+func Hint() uintptr {
+	var b byte
+	return uintptr(unsafe.Pointer(&b)) >> 11
+}
