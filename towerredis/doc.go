@@ -12,7 +12,7 @@
 //
 //	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 //	svc := tower.NewBuilder[Req, Res]().
-//		Layer(towerredis.NewRateLayer[Req, Res](rdb, "api", 100, time.Second, 10)).
+//		Layer(towerredis.NewBucketLayer[Req, Res](rdb, "api", 100, time.Second, 10)).
 //		Layer(towerredis.NewConcurrencyLayer[Req, Res](rdb, "api", 20, 30*time.Second)).
 //		Service(backend)
 //
@@ -22,7 +22,7 @@
 //
 // # Rate limits
 //
-// [Rate] is a token bucket for the fleet (the generic cell rate algorithm,
+// [Bucket] is a token bucket for the fleet (the generic cell rate algorithm,
 // as in go-redis/redis_rate, with the meaning of package limit's token
 // bucket): the bucket's whole state is one key holding the instant it is
 // full again, read and moved by one script on Redis's own clock, so the
@@ -30,7 +30,7 @@
 // full again. A caller that must wait reserves its token in the same round
 // trip and sleeps until it: one round trip per request, waiting or not, and
 // the fleet's waiters are served in the order they reach Redis.
-// [KeyedRate] is the same per key drawn from the request (a tenant, a
+// [Keyed] is the same per key drawn from the request (a tenant, a
 // client address); the key is known only in Call, so its Ready is the
 // inner service's and its wait, if any ([WithMaxWait]), happens in Call.
 // [WithBatch] takes tokens n at a time, for a hot limit: about one round
@@ -53,8 +53,8 @@
 //
 // Every key a limit writes begins with the prefix ([WithPrefix], "tower"
 // by default) and carries a hash tag, so that the limits work on Redis
-// Cluster as they do on one server: a Rate's bucket is
-// "{prefix:rate:name}", one slot for the limit; a KeyedRate's bucket for
+// Cluster as they do on one server: a Bucket's state is
+// "{prefix:rate:name}", one slot for the limit; a Keyed's bucket for
 // key k is "prefix:rate:name:{k}", so that the buckets of many keys spread
 // over the cluster's nodes by key. Each script touches one key, or keys of
 // one tag.

@@ -150,7 +150,7 @@ func WithPollInterval(d time.Duration) Option {
 // the limit's sorted set should be) never grants, whatever the FailMode:
 // Ready returns an error wrapping ErrBadReply, which, being an error other
 // than ctx's, marks the limit broken until someone repairs the key, as a
-// [Rate] does.
+// [Bucket] does.
 //
 // Each request costs two round trips, one for its lease and one to give
 // it back, and allocates for the go-redis commands that carry them.

@@ -40,18 +40,18 @@ func TestOptionsDefaults(t *testing.T) {
 	}
 }
 
-// WithPrefix begins every key a limit writes: a Rate's, a KeyedRate's and
+// WithPrefix begins every key a limit writes: a Bucket's, a Keyed's and
 // a Concurrency's, each with its hash tag.
 func TestWithPrefixKeys(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	svc := tower.ServiceFunc[string, string](func(_ context.Context, s string) (string, error) { return s, nil })
-	if got := NewRate(svc, rdb, "api", 1, time.Second, 1, WithPrefix("app")).Key(); got != "{app:rate:api}" {
-		t.Errorf("Rate key %q, want {app:rate:api}", got)
+	if got := NewBucket(svc, rdb, "api", 1, time.Second, 1, WithPrefix("app")).Key(); got != "{app:rate:api}" {
+		t.Errorf("Bucket key %q, want {app:rate:api}", got)
 	}
 	key := func(s string) string { return s }
-	if got := NewKeyedRate(svc, rdb, "api", key, 1, time.Second, 1, WithPrefix("app")).Key("alice"); got != "app:rate:api:{alice}" {
-		t.Errorf("KeyedRate key %q, want app:rate:api:{alice}", got)
+	if got := NewKeyed(svc, rdb, "api", key, 1, time.Second, 1, WithPrefix("app")).Key("alice"); got != "app:rate:api:{alice}" {
+		t.Errorf("Keyed key %q, want app:rate:api:{alice}", got)
 	}
 	c := NewConcurrency(svc, rdb, "api", 1, time.Second, WithPrefix("app"))
 	if got := c.keys[0]; got != "{app:lease:api}" {

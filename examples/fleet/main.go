@@ -93,7 +93,7 @@ func run(w io.Writer, addr string, d time.Duration) {
 	printRate(w, "local", local, d)
 	name := fmt.Sprintf("fleet-%d", time.Now().UnixNano())
 	shared := fleet(d, 0, rising, func(_ int, rdb *redis.Client) tower.Layer[int, int] {
-		return towerredis.NewRateLayer[int, int](rdb, name, rate, time.Second, burst, towerredis.WithTimeout(time.Second))
+		return towerredis.NewBucketLayer[int, int](rdb, name, rate, time.Second, burst, towerredis.WithTimeout(time.Second))
 	}, addr)
 	printRate(w, "towerredis", shared, d)
 

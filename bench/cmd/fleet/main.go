@@ -125,7 +125,7 @@ type cost struct {
 
 // perRequest measures one request through each limit, at a rate that
 // never limits, so that each costs exactly its round trip and its own
-// work: ours through tower.Call on a Rate, redis_rate's Allow. They take
+// work: ours through tower.Call on a Bucket, redis_rate's Allow. They take
 // turns, so that a machine that slows down for a while slows both alike.
 func perRequest(addr string, rounds int) (ours, theirs cost) {
 	ctx := context.Background()
@@ -136,7 +136,7 @@ func perRequest(addr string, rounds int) (ours, theirs cost) {
 
 	var trips atomic.Int64
 	handler := tower.ServiceFunc[int, int](func(_ context.Context, n int) (int, error) { return n, nil })
-	svc := towerredis.NewRate(handler, oursClient, "bench", huge, time.Second, huge,
+	svc := towerredis.NewBucket(handler, oursClient, "bench", huge, time.Second, huge,
 		towerredis.WithObserver(func(towerredis.RoundTrip) { trips.Add(1) }),
 		towerredis.WithTimeout(time.Second), towerredis.WithFailMode(towerredis.FailClosed))
 	limiter := redis_rate.NewLimiter(theirClient)
@@ -237,7 +237,7 @@ func fleet(addr string, c config, batch int) fleetResult {
 			opts = append(opts, towerredis.WithBatch(batch))
 		}
 		handler := tower.ServiceFunc[int, int](func(_ context.Context, n int) (int, error) { return n, nil })
-		svc := towerredis.NewRate(handler, client, name, c.rate, time.Second, c.burst, opts...)
+		svc := towerredis.NewBucket(handler, client, name, c.rate, time.Second, c.burst, opts...)
 		for range c.callers {
 			wg.Go(func() {
 				for {

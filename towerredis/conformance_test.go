@@ -27,31 +27,31 @@ func (c closing) Close() error { return c.c.Close() }
 // does not follow it; so here the script takes its now from the bubble's
 // clock (the path the arithmetic tests use), and everything else is real:
 // the server, the client, the script, the round trips.
-func TestRateConformance(t *testing.T) {
+func TestBucketConformance(t *testing.T) {
 	srv := redistest.Start(t)
 	var n atomic.Int64
 	for _, tt := range []struct {
 		name string
 		wrap func(tower.Service[string, string], *redis.Client, string) tower.Service[string, string]
 	}{
-		{"Rate1Per100ms", func(inner tower.Service[string, string], c *redis.Client, name string) tower.Service[string, string] {
-			r := NewRate(inner, c, name, 1, 100*time.Millisecond, 1)
+		{"Bucket1Per100ms", func(inner tower.Service[string, string], c *redis.Client, name string) tower.Service[string, string] {
+			r := NewBucket(inner, c, name, 1, 100*time.Millisecond, 1)
 			r.b.clock = bubbleNow
 			return r
 		}},
-		{"Rate3PerSecondBurst3", func(inner tower.Service[string, string], c *redis.Client, name string) tower.Service[string, string] {
-			r := NewRate(inner, c, name, 3, time.Second, 3)
+		{"Bucket3PerSecondBurst3", func(inner tower.Service[string, string], c *redis.Client, name string) tower.Service[string, string] {
+			r := NewBucket(inner, c, name, 3, time.Second, 3)
 			r.b.clock = bubbleNow
 			return r
 		}},
-		{"RateBatch4", func(inner tower.Service[string, string], c *redis.Client, name string) tower.Service[string, string] {
-			r := NewRate(inner, c, name, 10, time.Second, 4, WithBatch(4))
+		{"BucketBatch4", func(inner tower.Service[string, string], c *redis.Client, name string) tower.Service[string, string] {
+			r := NewBucket(inner, c, name, 10, time.Second, 4, WithBatch(4))
 			r.b.clock = bubbleNow
 			return r
 		}},
-		{"KeyedRate", func(inner tower.Service[string, string], c *redis.Client, name string) tower.Service[string, string] {
+		{"Keyed", func(inner tower.Service[string, string], c *redis.Client, name string) tower.Service[string, string] {
 			// Waits for its key's token, as the suite's callers expect.
-			r := NewKeyedRate(inner, c, name, func(s string) string { return s }, 1, time.Second, 1, WithMaxWait(time.Minute))
+			r := NewKeyed(inner, c, name, func(s string) string { return s }, 1, time.Second, 1, WithMaxWait(time.Minute))
 			r.b.clock = bubbleNow
 			return r
 		}},

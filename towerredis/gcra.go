@@ -36,9 +36,9 @@ const maxSpan = 1 << 52
 // tokens, instead of all asking again at each token.
 const MinReserve = time.Second
 
-// bucket is what a Rate and a KeyedRate share: the client, the options,
+// gcra is what a Bucket and a Keyed share: the client, the options,
 // the bucket's arithmetic and the round trip to the script.
-type bucket struct {
+type gcra struct {
 	client   redis.Scripter
 	o        options
 	name     string
@@ -54,9 +54,9 @@ type bucket struct {
 	clock func() int64
 }
 
-// newBucket checks the parameters for the function named fn, and panics
+// newGCRA checks the parameters for the function named fn, and panics
 // naming the one out of range.
-func newBucket(fn string, client redis.Scripter, name string, num int, per time.Duration, burst int, o options) bucket {
+func newGCRA(fn string, client redis.Scripter, name string, num int, per time.Duration, burst int, o options) gcra {
 	checkClient(fn, client)
 	checkName(fn, name)
 	if num < 1 {
@@ -81,7 +81,7 @@ func newBucket(fn string, client redis.Scripter, name string, num int, per time.
 	if o.batch > burst {
 		panic(fmt.Sprintf("%s: WithBatch(%d) asks for more tokens at once than burst %d allows", fn, o.batch, burst))
 	}
-	return bucket{
+	return gcra{
 		client: client, o: o, name: name, interval: interval, burst: burst,
 		reserve:     max(time.Duration(burst)*interval, MinReserve),
 		intervalArg: us, burstArg: int64(burst),
@@ -103,13 +103,13 @@ var threeInts = ints(3)
 // those due within maxWait included. The due instant is read on the local
 // clock when the answer arrives, so a token is never used before Redis's
 // clock allows it, only up to a round trip later.
-func (b *bucket) ask(ctx context.Context, keys []string, want int, maxWait time.Duration) (grant, error) {
+func (b *gcra) ask(ctx context.Context, keys []string, want int, maxWait time.Duration) (grant, error) {
 	return b.run(ctx, keys, want, int64(max(maxWait, 0)/time.Microsecond))
 }
 
 // run runs the script on key with n and its fourth argument: see
 // rate.lua.
-func (b *bucket) run(ctx context.Context, keys []string, want int, arg4 int64) (grant, error) {
+func (b *gcra) run(ctx context.Context, keys []string, want int, arg4 int64) (grant, error) {
 	args := []any{b.intervalArg, b.burstArg, int64(want), arg4}
 	if b.clock != nil {
 		args = append(args, b.clock())
@@ -144,7 +144,7 @@ func rateReply(reply any, want int) ([]int64, bool) {
 
 // budget is how far ahead a caller with ctx reserves: the time left to
 // ctx's deadline, at most b.reserve.
-func (b *bucket) budget(ctx context.Context) time.Duration {
+func (b *gcra) budget(ctx context.Context) time.Duration {
 	if d, ok := ctx.Deadline(); ok {
 		return max(0, min(time.Until(d), b.reserve))
 	}
@@ -169,7 +169,7 @@ const (
 // there now, after one round trip. Redis unreachable: FailOpen admits
 // with no token (failedOpen), FailClosed asks again after the retry
 // interval. A bad reply is an error. w reports the waits to the sink.
-func (b *bucket) take(ctx context.Context, keys []string, want int, w *watch) (grant, outcome, error) {
+func (b *gcra) take(ctx context.Context, keys []string, want int, w *watch) (grant, outcome, error) {
 	for {
 		// A ctx that ended while the caller slept is a probe from then
 		// on: it reserves nothing it could not wait for.
@@ -223,7 +223,7 @@ func sleepUntil(ctx context.Context, due time.Duration, w *watch, sink metrics.S
 // in one round trip bounded by the timeout, if no token was taken after
 // them: mark is the tat their take answered (see rate.lua). If Redis does
 // not answer, they are lost, which errs on the side of the limit.
-func (b *bucket) giveBack(keys []string, n int, mark int64) {
+func (b *gcra) giveBack(keys []string, n int, mark int64) {
 	b.run(context.Background(), keys, -n, mark)
 }
 

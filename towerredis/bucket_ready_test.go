@@ -15,21 +15,21 @@ import (
 // lets a wait end, on a busy machine.
 const slack = 250 * time.Millisecond
 
-// newTestRate returns a Rate on addr around a counting service, with its
+// newTestBucket returns a Bucket on addr around a counting service, with its
 // round trips counted.
-func newTestRate(t *testing.T, addr, name string, num int, per time.Duration, burst int, opts ...Option) (*Rate[string, string], *counting, *trips) {
+func newTestBucket(t *testing.T, addr, name string, num int, per time.Duration, burst int, opts ...Option) (*Bucket[string, string], *counting, *trips) {
 	t.Helper()
 	inner, rt := &counting{}, &trips{}
 	// A second per round trip unless the test says otherwise: a busy
 	// machine must not make a test's limit fail open by surprise.
 	opts = append([]Option{WithObserver(rt.observe), WithTimeout(time.Second)}, opts...)
-	return NewRate[string, string](inner, newClient(t, addr), name, num, per, burst, opts...), inner, rt
+	return NewBucket[string, string](inner, newClient(t, addr), name, num, per, burst, opts...), inner, rt
 }
 
 // The interval is per/num rounded up to the microsecond, so the rate is
 // never above num per period; the limits of the arithmetic and of a batch
 // are where they are said to be.
-func TestRateInterval(t *testing.T) {
+func TestBucketInterval(t *testing.T) {
 	srv := redistest.Start(t)
 	c := newClient(t, srv.Addr())
 	for _, tt := range []struct {
@@ -44,27 +44,27 @@ func TestRateInterval(t *testing.T) {
 		{1, 1500 * time.Nanosecond, 2 * time.Microsecond},
 		{1_000_000, time.Second, time.Microsecond},
 	} {
-		if got := NewRate[string, string](okService, c, "i", tt.num, tt.per, 1).b.interval; got != tt.want {
+		if got := NewBucket[string, string](okService, c, "i", tt.num, tt.per, 1).b.interval; got != tt.want {
 			t.Errorf("%d per %v: interval %v, want %v", tt.num, tt.per, got, tt.want)
 		}
 	}
 	// The largest span the script's doubles hold exactly, 2^52µs, is
-	// allowed (TestRatePanics: one more token is not); a batch of 1 is no
+	// allowed (TestBucketPanics: one more token is not); a batch of 1 is no
 	// batch.
-	NewRate[string, string](okService, c, "i", 1, 1<<40*time.Microsecond, 1<<12)
-	if r := NewRate[string, string](okService, c, "i", 1, time.Second, 2, WithBatch(1)); r.stock != nil {
+	NewBucket[string, string](okService, c, "i", 1, 1<<40*time.Microsecond, 1<<12)
+	if r := NewBucket[string, string](okService, c, "i", 1, time.Second, 2, WithBatch(1)); r.stock != nil {
 		t.Error("WithBatch(1) made a batch, want none")
 	}
-	if r := NewRate[string, string](okService, c, "i", 1, time.Second, 2, WithBatch(2)); r.stock == nil || r.stock.size != 2 || r.stock.keep != 2*time.Second {
+	if r := NewBucket[string, string](okService, c, "i", 1, time.Second, 2, WithBatch(2)); r.stock == nil || r.stock.size != 2 || r.stock.keep != 2*time.Second {
 		t.Errorf("WithBatch(2) with a burst of 2 tokens a second: batch %+v, want 2 tokens kept 2s", r.stock)
 	}
 }
 
 // A done ctx (the probe) gets a token there now, in one round trip, and
 // ctx.Err() once the bucket is empty, also in one round trip.
-func TestRateProbe(t *testing.T) {
+func TestBucketProbe(t *testing.T) {
 	srv := redistest.Start(t)
-	r, inner, rt := newTestRate(t, srv.Addr(), "probe", 1, 10*time.Second, 2)
+	r, inner, rt := newTestBucket(t, srv.Addr(), "probe", 1, 10*time.Second, 2)
 	for i := range 2 {
 		p, ok, err := tower.ReadyNow[string, string](r)
 		if !ok || err != nil {
@@ -89,9 +89,9 @@ func TestRateProbe(t *testing.T) {
 // sleeps until it: one round trip, at the token's instant. A caller whose
 // deadline comes before the next token does not reserve it, and gets
 // ctx.Err() at its deadline; the token goes to the next caller.
-func TestRateReadyWaitsForToken(t *testing.T) {
+func TestBucketReadyWaitsForToken(t *testing.T) {
 	srv := redistest.Start(t)
-	r, _, rt := newTestRate(t, srv.Addr(), "wait", 4, time.Second, 1)
+	r, _, rt := newTestBucket(t, srv.Addr(), "wait", 4, time.Second, 1)
 	start := time.Now()
 	mustReady(t, t.Context(), r)
 
@@ -117,9 +117,9 @@ func TestRateReadyWaitsForToken(t *testing.T) {
 // A caller whose ctx ends while it sleeps until its reserved token gets
 // ctx.Err(), and the token is lost: the next caller's token comes one
 // interval later.
-func TestRateReservedTokenLostOnCancel(t *testing.T) {
+func TestBucketReservedTokenLostOnCancel(t *testing.T) {
 	srv := redistest.Start(t)
-	r, _, _ := newTestRate(t, srv.Addr(), "lost", 10, time.Second, 1)
+	r, _, _ := newTestBucket(t, srv.Addr(), "lost", 10, time.Second, 1)
 	start := time.Now()
 	mustReady(t, t.Context(), r)
 	ctx, cancel := context.WithCancel(t.Context())
@@ -134,9 +134,9 @@ func TestRateReservedTokenLostOnCancel(t *testing.T) {
 // A permit released unused gives its token back to the bucket in one
 // round trip; so does Ready when the inner service fails. A called permit
 // gives nothing back.
-func TestRateGivesBack(t *testing.T) {
+func TestBucketGivesBack(t *testing.T) {
 	srv := redistest.Start(t)
-	r, inner, rt := newTestRate(t, srv.Addr(), "back", 1, 10*time.Second, 1)
+	r, inner, rt := newTestBucket(t, srv.Addr(), "back", 1, 10*time.Second, 1)
 	p := mustReady(t, t.Context(), r)
 	p.Release()
 	if n := rt.n.Load(); n != 2 {
@@ -155,11 +155,11 @@ func TestRateGivesBack(t *testing.T) {
 	}
 
 	broken := errors.New("broken")
-	failing := NewRate[string, string](failingService{broken}, newClient(t, srv.Addr()), "back2", 1, 10*time.Second, 1)
+	failing := NewBucket[string, string](failingService{broken}, newClient(t, srv.Addr()), "back2", 1, 10*time.Second, 1)
 	if _, err := failing.Ready(t.Context()); !errors.Is(err, broken) {
 		t.Fatalf("Ready with a failing inner service: %v, want %v", err, broken)
 	}
-	same := NewRate[string, string](okService, newClient(t, srv.Addr()), "back2", 1, 10*time.Second, 1)
+	same := NewBucket[string, string](okService, newClient(t, srv.Addr()), "back2", 1, 10*time.Second, 1)
 	if _, ok, err := tower.ReadyNow[string, string](same); !ok || err != nil {
 		t.Errorf("ReadyNow after the inner service failed = %v, %v; want the token given back", ok, err)
 	}
@@ -173,10 +173,10 @@ func (f failingService) Ready(context.Context) (tower.Permit[string, string], er
 
 // WithMetrics reports Waiting while a caller sleeps until its token, and
 // nothing for a caller that finds one.
-func TestRateMetricsWaiting(t *testing.T) {
+func TestBucketMetricsWaiting(t *testing.T) {
 	srv := redistest.Start(t)
 	var counts metrics.Counts
-	r, _, _ := newTestRate(t, srv.Addr(), "metrics", 2, time.Second, 1, WithMetrics(&counts))
+	r, _, _ := newTestBucket(t, srv.Addr(), "metrics", 2, time.Second, 1, WithMetrics(&counts))
 	mustReady(t, t.Context(), r)
 	if n := counts.Get(metrics.Waiting); n != 0 {
 		t.Fatalf("Waiting = %d after a token there now, want 0", n)
@@ -199,7 +199,7 @@ func TestRateMetricsWaiting(t *testing.T) {
 // A key of another type, or a key holding anything but a tat, is a bad
 // reply: Ready returns an error wrapping ErrBadReply, even failing open,
 // and grants nothing; the observer sees it.
-func TestRateBadReply(t *testing.T) {
+func TestBucketBadReply(t *testing.T) {
 	srv := redistest.Start(t)
 	c := newClient(t, srv.Addr())
 	for _, tt := range []struct {
@@ -213,7 +213,7 @@ func TestRateBadReply(t *testing.T) {
 		{"negative", func(key string) error { return c.Set(t.Context(), key, "-5", 0).Err() }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r, inner, rt := newTestRate(t, srv.Addr(), "bad"+tt.name, 1, time.Second, 5, WithFailMode(FailOpen))
+			r, inner, rt := newTestBucket(t, srv.Addr(), "bad"+tt.name, 1, time.Second, 5, WithFailMode(FailOpen))
 			if err := tt.set(r.Key()); err != nil {
 				t.Fatal(err)
 			}

@@ -16,9 +16,9 @@ import (
 // hands out without asking Redis; a permit released unused gives its token
 // back to the batch, for free, if it was the last handed out; a probe that
 // finds the batch spent asks Redis once.
-func TestRateBatchHandsOutLocally(t *testing.T) {
+func TestBucketBatchHandsOutLocally(t *testing.T) {
 	srv := redistest.Start(t)
-	r, inner, rt := newTestRate(t, srv.Addr(), "batch", 1, 10*time.Second, 5, WithBatch(5))
+	r, inner, rt := newTestBucket(t, srv.Addr(), "batch", 1, 10*time.Second, 5, WithBatch(5))
 	probe := func(what string) tower.Permit[string, string] {
 		t.Helper()
 		p, ok, err := tower.ReadyNow[string, string](r)
@@ -53,9 +53,9 @@ func TestRateBatchHandsOutLocally(t *testing.T) {
 // the instant they were due: a replica never keeps a token longer than the
 // fleet's bucket would have. Here a bucket of 5 tokens, one every 10ms,
 // and batches of 5: the batch's tokens are there now, and kept 50ms.
-func TestRateBatchKeep(t *testing.T) {
+func TestBucketBatchKeep(t *testing.T) {
 	srv := redistest.Start(t)
-	r, _, rt := newTestRate(t, srv.Addr(), "keep", 100, time.Second, 5, WithBatch(5))
+	r, _, rt := newTestBucket(t, srv.Addr(), "keep", 100, time.Second, 5, WithBatch(5))
 	start := time.Now()
 	for range 2 {
 		p := mustReady(t, t.Context(), r)
@@ -75,7 +75,7 @@ func TestRateBatchKeep(t *testing.T) {
 }
 
 // Bad input panics at construction, naming the parameter or the option.
-func TestRatePanics(t *testing.T) {
+func TestBucketPanics(t *testing.T) {
 	srv := redistest.Start(t)
 	c := newClient(t, srv.Addr())
 	off := redis.NewClient(&redis.Options{Addr: srv.Addr()})
@@ -86,33 +86,33 @@ func TestRatePanics(t *testing.T) {
 		want string
 		f    func()
 	}{
-		{"inner is nil", func() { NewRate[string, string](nil, c, "n", 1, time.Second, 1) }},
-		{"client is nil", func() { NewRate[string, string](okService, nil, "n", 1, time.Second, 1) }},
-		{"client is nil", func() { NewRate[string, string](okService, typedNil, "n", 1, time.Second, 1) }},
-		{"ContextTimeoutEnabled", func() { NewRate[string, string](okService, off, "n", 1, time.Second, 1) }},
-		{"name is empty", func() { NewRate[string, string](okService, c, "", 1, time.Second, 1) }},
-		{"num must be at least 1, got 0", func() { NewRate[string, string](okService, c, "n", 0, time.Second, 1) }},
-		{"per must be positive, got 0s", func() { NewRate[string, string](okService, c, "n", 1, 0, 1) }},
-		{"per must be positive, got -1s", func() { NewRate[string, string](okService, c, "n", 1, -time.Second, 1) }},
-		{"per/num must be at least a microsecond", func() { NewRate[string, string](okService, c, "n", 2, time.Microsecond, 1) }},
-		{"per/num must be at least a microsecond", func() { NewRate[string, string](okService, c, "n", 1, 999*time.Nanosecond, 1) }},
-		{"burst must be at least 1, got 0", func() { NewRate[string, string](okService, c, "n", 1, time.Second, 0) }},
-		{"longer than the script's arithmetic", func() { NewRate[string, string](okService, c, "n", 1, 1<<40*time.Microsecond, 1<<12+1) }},
-		{"WithBatch(3) asks for more tokens at once than burst 2", func() { NewRate[string, string](okService, c, "n", 1, time.Second, 2, WithBatch(3)) }},
-		{"WithMaxWait applies to a KeyedRate only", func() { NewRate[string, string](okService, c, "n", 1, time.Second, 1, WithMaxWait(time.Second)) }},
-		{"NewRate: WithPollInterval applies to a concurrency limit only", func() { NewRate[string, string](okService, c, "n", 1, time.Second, 1, WithPollInterval(time.Second)) }},
-		{"NewKeyedRate: WithPollInterval applies to a concurrency limit only", func() {
-			NewKeyedRate[string, string](okService, c, "n", key, 1, time.Second, 1, WithPollInterval(time.Second))
+		{"inner is nil", func() { NewBucket[string, string](nil, c, "n", 1, time.Second, 1) }},
+		{"client is nil", func() { NewBucket[string, string](okService, nil, "n", 1, time.Second, 1) }},
+		{"client is nil", func() { NewBucket[string, string](okService, typedNil, "n", 1, time.Second, 1) }},
+		{"ContextTimeoutEnabled", func() { NewBucket[string, string](okService, off, "n", 1, time.Second, 1) }},
+		{"name is empty", func() { NewBucket[string, string](okService, c, "", 1, time.Second, 1) }},
+		{"num must be at least 1, got 0", func() { NewBucket[string, string](okService, c, "n", 0, time.Second, 1) }},
+		{"per must be positive, got 0s", func() { NewBucket[string, string](okService, c, "n", 1, 0, 1) }},
+		{"per must be positive, got -1s", func() { NewBucket[string, string](okService, c, "n", 1, -time.Second, 1) }},
+		{"per/num must be at least a microsecond", func() { NewBucket[string, string](okService, c, "n", 2, time.Microsecond, 1) }},
+		{"per/num must be at least a microsecond", func() { NewBucket[string, string](okService, c, "n", 1, 999*time.Nanosecond, 1) }},
+		{"burst must be at least 1, got 0", func() { NewBucket[string, string](okService, c, "n", 1, time.Second, 0) }},
+		{"longer than the script's arithmetic", func() { NewBucket[string, string](okService, c, "n", 1, 1<<40*time.Microsecond, 1<<12+1) }},
+		{"WithBatch(3) asks for more tokens at once than burst 2", func() { NewBucket[string, string](okService, c, "n", 1, time.Second, 2, WithBatch(3)) }},
+		{"WithMaxWait applies to a Keyed only", func() { NewBucket[string, string](okService, c, "n", 1, time.Second, 1, WithMaxWait(time.Second)) }},
+		{"NewBucket: WithPollInterval applies to a concurrency limit only", func() { NewBucket[string, string](okService, c, "n", 1, time.Second, 1, WithPollInterval(time.Second)) }},
+		{"NewKeyed: WithPollInterval applies to a concurrency limit only", func() {
+			NewKeyed[string, string](okService, c, "n", key, 1, time.Second, 1, WithPollInterval(time.Second))
 		}},
-		{"option 0 is nil", func() { NewRate[string, string](okService, c, "n", 1, time.Second, 1, nil) }},
-		{"towerredis.NewRateLayer: name is empty", func() { NewRateLayer[string, string](c, "", 1, time.Second, 1) }},
+		{"option 0 is nil", func() { NewBucket[string, string](okService, c, "n", 1, time.Second, 1, nil) }},
+		{"towerredis.NewBucketLayer: name is empty", func() { NewBucketLayer[string, string](c, "", 1, time.Second, 1) }},
 		{"WithBatch: n must be at least 1, got 0", func() { WithBatch(0) }},
 		{"WithMaxWait: d must be positive, got 0s", func() { WithMaxWait(0) }},
-		{"NewKeyedRate: key is nil", func() { NewKeyedRate[string, string](okService, c, "n", nil, 1, time.Second, 1) }},
-		{"NewKeyedRate: inner is nil", func() { NewKeyedRate[string, string](nil, c, "n", key, 1, time.Second, 1) }},
-		{"NewKeyedRate: burst must be at least 1", func() { NewKeyedRate[string, string](okService, c, "n", key, 1, time.Second, 0) }},
-		{"WithBatch applies to a Rate only", func() { NewKeyedRate[string, string](okService, c, "n", key, 1, time.Second, 5, WithBatch(2)) }},
-		{"towerredis.NewKeyedRateLayer: client is nil", func() { NewKeyedRateLayer[string, string](nil, "n", key, 1, time.Second, 1) }},
+		{"NewKeyed: key is nil", func() { NewKeyed[string, string](okService, c, "n", nil, 1, time.Second, 1) }},
+		{"NewKeyed: inner is nil", func() { NewKeyed[string, string](nil, c, "n", key, 1, time.Second, 1) }},
+		{"NewKeyed: burst must be at least 1", func() { NewKeyed[string, string](okService, c, "n", key, 1, time.Second, 0) }},
+		{"WithBatch applies to a Bucket only", func() { NewKeyed[string, string](okService, c, "n", key, 1, time.Second, 5, WithBatch(2)) }},
+		{"towerredis.NewKeyedLayer: client is nil", func() { NewKeyedLayer[string, string](nil, "n", key, 1, time.Second, 1) }},
 	} {
 		t.Run(tt.want, func(t *testing.T) {
 			defer func() {
@@ -128,9 +128,9 @@ func TestRatePanics(t *testing.T) {
 
 // A token of the replica's batch costs no allocation: Ready and Call of a
 // permit whose token comes from the batch allocate nothing.
-func TestRateBatchAllocs(t *testing.T) {
+func TestBucketBatchAllocs(t *testing.T) {
 	srv := redistest.Start(t)
-	r, _, rt := newTestRate(t, srv.Addr(), "allocs", 1, time.Hour, 100, WithBatch(100))
+	r, _, rt := newTestBucket(t, srv.Addr(), "allocs", 1, time.Hour, 100, WithBatch(100))
 	p := mustReady(t, t.Context(), r) // the round trip for the batch
 	p.Call(t.Context(), "x")
 	ctx := t.Context()
@@ -153,10 +153,10 @@ func TestRateBatchAllocs(t *testing.T) {
 // unused with no other token of the batch handed out: the whole batch
 // goes back to Redis in one round trip, where another replica gets it.
 // With a later token of the batch handed out, it is lost.
-func TestRateBatchFirstTokenBack(t *testing.T) {
+func TestBucketBatchFirstTokenBack(t *testing.T) {
 	srv := redistest.Start(t)
-	r, _, rt := newTestRate(t, srv.Addr(), "first", 1, 10*time.Second, 3, WithBatch(3))
-	other, _, _ := newTestRate(t, srv.Addr(), "first", 1, 10*time.Second, 3) // another replica, no batch
+	r, _, rt := newTestBucket(t, srv.Addr(), "first", 1, 10*time.Second, 3, WithBatch(3))
+	other, _, _ := newTestBucket(t, srv.Addr(), "first", 1, 10*time.Second, 3) // another replica, no batch
 	p := mustReady(t, t.Context(), r)                                        // fetches the batch: all 3 tokens
 	if _, ok, _ := tower.ReadyNow[string, string](other); ok {
 		t.Fatal("the other replica got a token while the batch held them all")
@@ -173,8 +173,8 @@ func TestRateBatchFirstTokenBack(t *testing.T) {
 		}
 	}
 
-	r2, _, _ := newTestRate(t, srv.Addr(), "first2", 1, 10*time.Second, 3, WithBatch(3))
-	other2, _, _ := newTestRate(t, srv.Addr(), "first2", 1, 10*time.Second, 3)
+	r2, _, _ := newTestBucket(t, srv.Addr(), "first2", 1, 10*time.Second, 3, WithBatch(3))
+	other2, _, _ := newTestBucket(t, srv.Addr(), "first2", 1, 10*time.Second, 3)
 	first := mustReady(t, t.Context(), r2)
 	second := mustReady(t, t.Context(), r2) // token 1: handed out after token 0
 	first.Release()                         // lost

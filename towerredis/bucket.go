@@ -10,8 +10,8 @@ import (
 	"github.com/towergo/tower/towerredis/internal/isnil"
 )
 
-// Rate is middleware that lets at most num requests per period through,
-// for a whole fleet: every replica that builds a Rate with the same
+// Bucket is middleware that lets at most num requests per period through,
+// for a whole fleet: every replica that builds a Bucket with the same
 // client's Redis, prefix and name shares one token bucket, of burst
 // tokens that fills at num per period. The bucket lives in Redis as one
 // key, "{prefix:rate:name}", holding the bucket's theoretical arrival time
@@ -63,22 +63,22 @@ import (
 // With [WithBatch], a replica takes up to n tokens in one round trip and
 // hands them out itself; see there for the accuracy it costs.
 //
-// A Rate is safe for concurrent use. The request path makes one round
+// A Bucket is safe for concurrent use. The request path makes one round
 // trip (without WithBatch), in which go-redis allocates about 12 times and
 // the limit about 9 more (the script's arguments, the round trip's
 // context and timer); with WithBatch(n), n-1 requests in n take a token of
-// the batch under a short mutex and allocate nothing. The zero Rate is not
-// usable: build one with [NewRate]. Req and Res are the request and
+// the batch under a short mutex and allocate nothing. The zero Bucket is not
+// usable: build one with [NewBucket]. Req and Res are the request and
 // response types.
-type Rate[Req, Res any] struct {
+type Bucket[Req, Res any] struct {
 	inner tower.Service[Req, Res]
-	b     bucket
+	b     gcra
 	keys  []string // the bucket's key, as the script takes it
 	stock *stock   // the replica's batch; nil without WithBatch
 	pool  tower.WrapPool[Req, Res]
 }
 
-// NewRate returns inner wrapped in a fleet-wide limit of num requests per
+// NewBucket returns inner wrapped in a fleet-wide limit of num requests per
 // period with room for burst at once, kept in Redis through client under
 // the given name: the replicas that use the same name share the limit.
 // Options: [WithTimeout], [WithFailMode], [WithRetryInterval],
@@ -88,24 +88,24 @@ type Rate[Req, Res any] struct {
 // too), client is a go-redis client whose ContextTimeoutEnabled is false,
 // name is empty, num or burst is below 1, per is not positive, per/num is
 // below a microsecond, burst*per/num is beyond 142 years, an option is
-// nil, or an option does not apply to a Rate ([WithMaxWait],
+// nil, or an option does not apply to a Bucket ([WithMaxWait],
 // [WithPollInterval]) or asks for a batch larger than burst.
-func NewRate[Req, Res any](inner tower.Service[Req, Res], client redis.Scripter, name string, num int, per time.Duration, burst int, opts ...Option) *Rate[Req, Res] {
-	return newRate("towerredis.NewRate", inner, client, name, num, per, burst, opts)
+func NewBucket[Req, Res any](inner tower.Service[Req, Res], client redis.Scripter, name string, num int, per time.Duration, burst int, opts ...Option) *Bucket[Req, Res] {
+	return newBucket("towerredis.NewBucket", inner, client, name, num, per, burst, opts)
 }
 
-func newRate[Req, Res any](fn string, inner tower.Service[Req, Res], client redis.Scripter, name string, num int, per time.Duration, burst int, opts []Option) *Rate[Req, Res] {
+func newBucket[Req, Res any](fn string, inner tower.Service[Req, Res], client redis.Scripter, name string, num int, per time.Duration, burst int, opts []Option) *Bucket[Req, Res] {
 	if isnil.Is(inner) {
 		panic(fn + ": inner is nil")
 	}
 	o := newOptions(fn, opts)
 	if o.maxWait != 0 {
-		panic(fn + ": WithMaxWait applies to a KeyedRate only: a Rate's Ready waits as long as its ctx allows")
+		panic(fn + ": WithMaxWait applies to a Keyed only: a Bucket's Ready waits as long as its ctx allows")
 	}
 	if o.poll != 0 {
 		panic(fn + ": WithPollInterval applies to a concurrency limit only")
 	}
-	r := &Rate[Req, Res]{inner: inner, b: newBucket(fn, client, name, num, per, burst, o)}
+	r := &Bucket[Req, Res]{inner: inner, b: newGCRA(fn, client, name, num, per, burst, o)}
 	r.keys = []string{"{" + o.prefix + ":rate:" + name + "}"}
 	if o.batch > 1 {
 		r.stock = newStock(&r.b, r.keys, o.batch)
@@ -113,15 +113,15 @@ func newRate[Req, Res any](fn string, inner tower.Service[Req, Res], client redi
 	return r
 }
 
-// NewRateLayer returns a Layer that wraps each service in a [NewRate]
+// NewBucketLayer returns a Layer that wraps each service in a [NewBucket]
 // limit with these arguments: every service it wraps shares the one
-// bucket named name, as the replicas do. It panics as NewRate does.
-func NewRateLayer[Req, Res any](client redis.Scripter, name string, num int, per time.Duration, burst int, opts ...Option) tower.Layer[Req, Res] {
+// bucket named name, as the replicas do. It panics as NewBucket does.
+func NewBucketLayer[Req, Res any](client redis.Scripter, name string, num int, per time.Duration, burst int, opts ...Option) tower.Layer[Req, Res] {
 	// Checked now, with a stand-in service, so that bad input panics where
 	// the layer is built.
-	newRate[Req, Res]("towerredis.NewRateLayer", tower.ServiceFunc[Req, Res](standIn[Req, Res]), client, name, num, per, burst, opts)
+	newBucket[Req, Res]("towerredis.NewBucketLayer", tower.ServiceFunc[Req, Res](standIn[Req, Res]), client, name, num, per, burst, opts)
 	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
-		return NewRate(inner, client, name, num, per, burst, opts...)
+		return NewBucket(inner, client, name, num, per, burst, opts...)
 	})
 }
 
@@ -132,13 +132,13 @@ func standIn[Req, Res any](context.Context, Req) (Res, error) {
 }
 
 // Key returns the Redis key that holds the bucket's state.
-func (r *Rate[Req, Res]) Key() string { return r.keys[0] }
+func (r *Bucket[Req, Res]) Key() string { return r.keys[0] }
 
 // Ready takes a token of the fleet's bucket, waiting for one as the type's
 // doc says, then waits for the inner service. A token there now is taken
 // even if ctx is already done. If ctx ends first, Ready returns ctx.Err()
 // unchanged.
-func (r *Rate[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
+func (r *Bucket[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	from, mark, err := r.acquire(ctx)
 	if err != nil {
 		return tower.Permit[Req, Res]{}, err
@@ -162,7 +162,7 @@ func (r *Rate[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], err
 // returns where it came from and its mark, which says where it goes back
 // if unused: the tat its take answered, for a token of Redis; the
 // batch's and the token's numbers, for a token of the batch.
-func (r *Rate[Req, Res]) acquire(ctx context.Context) (outcome, uint64, error) {
+func (r *Bucket[Req, Res]) acquire(ctx context.Context) (outcome, uint64, error) {
 	if r.stock != nil {
 		return r.stock.take(ctx)
 	}
@@ -181,7 +181,7 @@ func (r *Rate[Req, Res]) acquire(ctx context.Context) (outcome, uint64, error) {
 }
 
 // giveBack returns the token of an outcome, whose mark acquire returned.
-func (r *Rate[Req, Res]) giveBack(from outcome, mark uint64) {
+func (r *Bucket[Req, Res]) giveBack(from outcome, mark uint64) {
 	if from == fromRedis {
 		r.b.giveBack(r.keys, 1, int64(mark))
 	} else if from == fromStock {
@@ -192,7 +192,7 @@ func (r *Rate[Req, Res]) giveBack(from outcome, mark uint64) {
 // wrapper is the NotedWrapper for a permit whose token came from where
 // from says: each is a pointer to r, so storing one allocates nothing. A
 // permit's note is its token's mark.
-func (r *Rate[Req, Res]) wrapper(from outcome) tower.NotedWrapper[Req, Res] {
+func (r *Bucket[Req, Res]) wrapper(from outcome) tower.NotedWrapper[Req, Res] {
 	if from == fromStock {
 		return (*stockPermit[Req, Res])(r)
 	}
@@ -203,7 +203,7 @@ func (r *Rate[Req, Res]) wrapper(from outcome) tower.NotedWrapper[Req, Res] {
 }
 
 // redisPermit is a permit whose token came from the bucket in Redis.
-type redisPermit[Req, Res any] Rate[Req, Res]
+type redisPermit[Req, Res any] Bucket[Req, Res]
 
 // CallNoted calls the inner permit: the token is spent.
 func (p *redisPermit[Req, Res]) CallNoted(ctx context.Context, inner tower.Permit[Req, Res], _ uint64, req Req) (Res, error) {
@@ -217,7 +217,7 @@ func (p *redisPermit[Req, Res]) ReleaseNoted(inner tower.Permit[Req, Res], mark 
 }
 
 // stockPermit is a permit whose token came from the replica's batch.
-type stockPermit[Req, Res any] Rate[Req, Res]
+type stockPermit[Req, Res any] Bucket[Req, Res]
 
 func (p *stockPermit[Req, Res]) CallNoted(ctx context.Context, inner tower.Permit[Req, Res], _ uint64, req Req) (Res, error) {
 	return inner.Call(ctx, req)
@@ -230,7 +230,7 @@ func (p *stockPermit[Req, Res]) ReleaseNoted(inner tower.Permit[Req, Res], mark 
 
 // openPermit is a permit admitted without a token, Redis being
 // unreachable under FailOpen: it has nothing to give back.
-type openPermit[Req, Res any] Rate[Req, Res]
+type openPermit[Req, Res any] Bucket[Req, Res]
 
 func (p *openPermit[Req, Res]) CallNoted(ctx context.Context, inner tower.Permit[Req, Res], _ uint64, req Req) (Res, error) {
 	return inner.Call(ctx, req)
@@ -238,7 +238,7 @@ func (p *openPermit[Req, Res]) CallNoted(ctx context.Context, inner tower.Permit
 
 func (p *openPermit[Req, Res]) ReleaseNoted(inner tower.Permit[Req, Res], _ uint64) { inner.Release() }
 
-// WithBatch makes a [Rate] take up to n tokens from Redis in one round
+// WithBatch makes a [Bucket] take up to n tokens from Redis in one round
 // trip and hand them out to its own callers, so that a hot limit costs
 // about one round trip per n requests instead of one per request. n = 1
 // is no batching, the default.
@@ -260,10 +260,10 @@ func (p *openPermit[Req, Res]) ReleaseNoted(inner tower.Permit[Req, Res], _ uint
 // batch, so a fleet of R replicas whose traffic stops admits up to
 // R*(n-1) fewer requests than the limit allows (with 8 replicas and
 // batches of 10, 72 tokens: 7% of a second of a 1,000/s limit, once). While
-// callers keep coming, every token is used: TestRateFleetAccuracy measures
+// callers keep coming, every token is used: TestBucketFleetAccuracy measures
 // 8 replicas sharing 1,000/s within 2% of the limit with batches of 10, at
-// about 0.1 round trips per request. It panics if n is below 1; NewRate
-// panics if n is above its burst, and every constructor but NewRate
+// about 0.1 round trips per request. It panics if n is below 1; NewBucket
+// panics if n is above its burst, and every constructor but NewBucket
 // panics if given it.
 func WithBatch(n int) Option {
 	if n < 1 {
@@ -272,12 +272,12 @@ func WithBatch(n int) Option {
 	return func(o *options) { o.batch = n }
 }
 
-// WithMaxWait makes a [KeyedRate]'s Call wait up to d for its key's token
+// WithMaxWait makes a [Keyed]'s Call wait up to d for its key's token
 // (and never beyond the Call's ctx), instead of refusing at once when the
 // key has no token, the default: a key's caller waits in Call, after its
 // request was built, so the default keeps a hot key from tying up the
 // callers of the other keys. It panics if d is not positive; every
-// constructor but NewKeyedRate panics if given it.
+// constructor but NewKeyed panics if given it.
 func WithMaxWait(d time.Duration) Option {
 	if d <= 0 {
 		panic(fmt.Sprintf("towerredis.WithMaxWait: d must be positive, got %v", d))

@@ -18,7 +18,7 @@ import (
 // A caller without a deadline reserves up to max(burst*interval,
 // MinReserve) ahead; one with a deadline, up to the time left to it, at
 // most that; one past its deadline, nothing.
-func TestRateBudget(t *testing.T) {
+func TestBucketBudget(t *testing.T) {
 	c := newClient(t, closedPort(t)) // never dialled
 	for _, tt := range []struct {
 		num      int
@@ -37,7 +37,7 @@ func TestRateBudget(t *testing.T) {
 		{10, time.Second, 5, 700 * time.Millisecond, 700 * time.Millisecond}, // the deadline, below MinReserve
 		{1, time.Second, 5, -time.Second, 0},                                 // past the deadline
 	} {
-		b := newBucket("test", c, "budget", tt.num, tt.per, tt.burst, newOptions("test", nil))
+		b := newGCRA("test", c, "budget", tt.num, tt.per, tt.burst, newOptions("test", nil))
 		synctest.Test(t, func(t *testing.T) {
 			ctx := context.Background()
 			if tt.deadline != 0 {
@@ -102,7 +102,7 @@ func TestSleepUntil(t *testing.T) {
 // taking it from the bucket. A token within reach is reserved in one
 // round trip and slept for. Exact instants on synctest's clock, which the
 // script reads.
-func TestRateTakeBeyondReserve(t *testing.T) {
+func TestBucketTakeBeyondReserve(t *testing.T) {
 	srv := redistest.Start(t)
 	for i, tt := range []struct {
 		tat   time.Duration // the key's tat, from now: with a burst of 1, the next token's instant
@@ -125,7 +125,7 @@ func TestRateTakeBeyondReserve(t *testing.T) {
 				}
 			}
 			c := bubbleClient(t, srv.Addr())
-			r := NewRate[string, string](okService, c, "beyond"+strconv.Itoa(i), 1, 10*time.Second, 1, WithObserver(observe), WithTimeout(time.Second))
+			r := NewBucket[string, string](okService, c, "beyond"+strconv.Itoa(i), 1, 10*time.Second, 1, WithObserver(observe), WithTimeout(time.Second))
 			r.b.clock = bubbleNow
 			now := bubbleNow()
 			tat := now + int64(tt.tat/time.Microsecond)
@@ -150,10 +150,10 @@ func TestRateTakeBeyondReserve(t *testing.T) {
 	}
 }
 
-// A KeyedRate's Call reserves its key's next token only if it is due
+// A Keyed's Call reserves its key's next token only if it is due
 // before the ctx's deadline, to the microsecond, as well as within the
 // max wait: here the next token is 10s away and the max wait a minute.
-func TestKeyedRateDeadlineBoundsWait(t *testing.T) {
+func TestKeyedDeadlineBoundsWait(t *testing.T) {
 	srv := redistest.Start(t)
 	for i, tt := range []struct {
 		deadline time.Duration // from the Call; 0 is none
@@ -167,7 +167,7 @@ func TestKeyedRateDeadlineBoundsWait(t *testing.T) {
 	} {
 		synctest.Test(t, func(t *testing.T) {
 			inner := &counting{}
-			r := NewKeyedRate[string, string](inner, bubbleClient(t, srv.Addr()), "deadline"+strconv.Itoa(i),
+			r := NewKeyed[string, string](inner, bubbleClient(t, srv.Addr()), "deadline"+strconv.Itoa(i),
 				func(s string) string { return s }, 1, 10*time.Second, 1, WithMaxWait(time.Minute), WithTimeout(time.Second))
 			r.b.clock = bubbleNow
 			if _, err := tower.Call[string, string](t.Context(), r, "k"); err != nil {
@@ -196,11 +196,11 @@ func TestKeyedRateDeadlineBoundsWait(t *testing.T) {
 	}
 }
 
-// A FailClosed KeyedRate whose Redis does not answer asks again every
+// A FailClosed Keyed whose Redis does not answer asks again every
 // retry interval while at least a retry interval of its max wait is left,
 // and refuses when less is: with 50ms between tries, a max wait of 100ms
 // makes tries at 0, 50ms and 100ms, one of 99ms tries at 0 and 50ms.
-func TestKeyedRateFailClosedRetries(t *testing.T) {
+func TestKeyedFailClosedRetries(t *testing.T) {
 	addr := closedPort(t)
 	for _, tt := range []struct {
 		maxWait time.Duration
@@ -219,7 +219,7 @@ func TestKeyedRateFailClosedRetries(t *testing.T) {
 					tries = append(tries, mono.Now()-start)
 				}
 			}
-			r := NewKeyedRate[string, string](okService, bubbleClient(t, addr), "down", func(s string) string { return s },
+			r := NewKeyed[string, string](okService, bubbleClient(t, addr), "down", func(s string) string { return s },
 				1, time.Second, 1, WithFailMode(FailClosed), WithRetryInterval(50*time.Millisecond),
 				WithMaxWait(tt.maxWait), WithTimeout(time.Second), WithObserver(observe))
 			_, err := tower.Call[string, string](t.Context(), r, "k")

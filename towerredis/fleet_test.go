@@ -29,7 +29,7 @@ func (f fleet) String() string {
 
 func (f fleet) deviation() float64 { return float64(f.admitted)/f.want - 1 }
 
-// runFleet runs replicas, each a Rate with a client of its own and
+// runFleet runs replicas, each a Bucket with a client of its own and
 // callers goroutines taking tokens as fast as they get them, for d, on
 // one limit of num per second with room for burst.
 func runFleet(t *testing.T, addr, name string, replicas, callers, num, burst int, d time.Duration, opts ...Option) fleet {
@@ -46,7 +46,7 @@ func runFleet(t *testing.T, addr, name string, replicas, callers, num, burst int
 			errs.Add(1)
 		}
 	}), WithFailMode(FailClosed), WithTimeout(time.Second))
-	rates := make([]*Rate[string, string], replicas)
+	rates := make([]*Bucket[string, string], replicas)
 	for i := range rates {
 		c := newClient(t, addr)
 		// Connections dialled and the script loaded beforehand: the
@@ -55,7 +55,7 @@ func runFleet(t *testing.T, addr, name string, replicas, callers, num, burst int
 			wg.Go(func() { c.Ping(t.Context()) })
 		}
 		c.ScriptLoad(t.Context(), rateSource)
-		rates[i] = NewRate[string, string](okService, c, name, num, time.Second, burst, opts...)
+		rates[i] = NewBucket[string, string](okService, c, name, num, time.Second, burst, opts...)
 	}
 	wg.Wait()
 	// The window starts on Redis's clock, just before the callers do: the
@@ -112,7 +112,7 @@ func runFleet(t *testing.T, addr, name string, replicas, callers, num, burst int
 // (replicas*callers + burst) ms. A busy machine with the race detector on
 // can stall it longer; then the shortfall is the machine's, and only the
 // upper bound is checked, with the stall logged.
-func TestRateFleetAccuracy(t *testing.T) {
+func TestBucketFleetAccuracy(t *testing.T) {
 	srv := redistest.Start(t)
 	const (
 		replicas, callers = 8, 8

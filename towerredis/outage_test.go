@@ -16,7 +16,7 @@ import (
 // every retry interval and gets ctx.Err() at its deadline (and at most a
 // round trip's timeout after it, since a round trip in flight is not cut
 // off). The observer sees every failed round trip.
-func TestRateUnreachable(t *testing.T) {
+func TestBucketUnreachable(t *testing.T) {
 	const timeout = 100 * time.Millisecond
 	for _, where := range []struct {
 		name string
@@ -30,7 +30,7 @@ func TestRateUnreachable(t *testing.T) {
 			t.Parallel()
 			addr := where.addr(t)
 			t.Run("FailOpen", func(t *testing.T) {
-				r, inner, rt := newTestRate(t, addr, "down", 1, time.Second, 1, WithTimeout(timeout))
+				r, inner, rt := newTestBucket(t, addr, "down", 1, time.Second, 1, WithTimeout(timeout))
 				for i, ctx := range []context.Context{t.Context(), doneCtx()} {
 					start := time.Now()
 					p, err := r.Ready(ctx)
@@ -48,7 +48,7 @@ func TestRateUnreachable(t *testing.T) {
 				}
 			})
 			t.Run("FailClosed", func(t *testing.T) {
-				r, _, rt := newTestRate(t, addr, "down", 1, time.Second, 1,
+				r, _, rt := newTestBucket(t, addr, "down", 1, time.Second, 1,
 					WithTimeout(timeout), WithFailMode(FailClosed), WithRetryInterval(50*time.Millisecond))
 				start := time.Now()
 				if _, ok, err := tower.ReadyNow[string, string](r); ok || err != nil {
@@ -76,10 +76,10 @@ func TestRateUnreachable(t *testing.T) {
 // Redis killed mid-run and started again, empty: during the outage each
 // fail mode does what it says, and afterwards the limit works again, on a
 // fresh bucket, with the script loaded again without anyone's help.
-func TestRateRedisRestart(t *testing.T) {
+func TestBucketRedisRestart(t *testing.T) {
 	srv := redistest.Start(t)
-	open, _, ort := newTestRate(t, srv.Addr(), "restart", 1, 10*time.Second, 1, WithTimeout(100*time.Millisecond))
-	closed, _, _ := newTestRate(t, srv.Addr(), "restart", 1, 10*time.Second, 1,
+	open, _, ort := newTestBucket(t, srv.Addr(), "restart", 1, 10*time.Second, 1, WithTimeout(100*time.Millisecond))
+	closed, _, _ := newTestBucket(t, srv.Addr(), "restart", 1, 10*time.Second, 1,
 		WithTimeout(100*time.Millisecond), WithFailMode(FailClosed))
 	p := mustReady(t, t.Context(), open)
 	p.Release()
@@ -140,12 +140,12 @@ func TestRateRedisRestart(t *testing.T) {
 // another caller share its outcome: Redis at a black hole, failing open,
 // ten callers at once are all admitted after one timeout, not one timeout
 // after another. Failing closed, they get ctx.Err() at their deadline.
-func TestRateBatchUnreachable(t *testing.T) {
+func TestBucketBatchUnreachable(t *testing.T) {
 	const timeout = 100 * time.Millisecond
 	addr := blackHole(t)
 	for _, mode := range []FailMode{FailOpen, FailClosed} {
 		t.Run(mode.String(), func(t *testing.T) {
-			r, _, _ := newTestRate(t, addr, "down", 1, time.Second, 5, WithBatch(5), WithTimeout(timeout), WithFailMode(mode))
+			r, _, _ := newTestBucket(t, addr, "down", 1, time.Second, 5, WithBatch(5), WithTimeout(timeout), WithFailMode(mode))
 			ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 			defer cancel()
 			errs := make(chan error, 10)

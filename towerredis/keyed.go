@@ -13,16 +13,16 @@ import (
 	"github.com/towergo/tower/towerredis/internal/mono"
 )
 
-// ErrLimited is wrapped by the error of a [KeyedRate]'s Call refused for
+// ErrLimited is wrapped by the error of a [Keyed]'s Call refused for
 // want of a token of its key: a [*LimitedError].
 var ErrLimited = errors.New("towerredis: rate limit exceeded")
 
-// ErrEmptyKey is the error of a [KeyedRate]'s Call whose key function
+// ErrEmptyKey is the error of a [Keyed]'s Call whose key function
 // returned "": a bug in the key function, which the limit does not guess
 // around by sharing one bucket among such requests.
 var ErrEmptyKey = errors.New("towerredis: the key function returned an empty key")
 
-// A LimitedError is the error of a [KeyedRate]'s Call refused for want of
+// A LimitedError is the error of a [Keyed]'s Call refused for want of
 // a token of its key. It wraps [ErrLimited], and Err if there is one.
 //
 // When Redis answered (Err is nil), it answers [tower.IsThrottled], and
@@ -71,9 +71,9 @@ func (e *LimitedError) Overloaded() bool { return e.Err != nil }
 // its rate (Err is nil).
 func (e *LimitedError) Throttled() bool { return e.Err == nil }
 
-// KeyedRate is middleware that limits requests per key, for a whole
+// Keyed is middleware that limits requests per key, for a whole
 // fleet: each key drawn from the requests (a tenant, a client address)
-// has a token bucket of its own in Redis, as a [Rate] has, of burst
+// has a token bucket of its own in Redis, as a [Bucket] has, of burst
 // tokens filling at num per period, shared by every replica that uses the
 // same name. A key's bucket is the Redis key "prefix:rate:name:{key}":
 // the request's key is the hash tag, so the buckets of a million keys
@@ -110,32 +110,32 @@ func (e *LimitedError) Throttled() bool { return e.Err == nil }
 // [WithMetrics] reports Waiting, for Calls waiting for their key's token,
 // and Throttled, +1 for each Call refused because its key had no token.
 //
-// A KeyedRate is safe for concurrent use. The zero KeyedRate is not
-// usable: build one with [NewKeyedRate]. Req and Res are the request and
+// A Keyed is safe for concurrent use. The zero Keyed is not
+// usable: build one with [NewKeyed]. Req and Res are the request and
 // response types.
-type KeyedRate[Req, Res any] struct {
+type Keyed[Req, Res any] struct {
 	inner  tower.Service[Req, Res]
-	b      bucket
+	b      gcra
 	key    func(Req) string
 	prefix string // "prefix:rate:name:{"
 	pool   tower.WrapPool[Req, Res]
 }
 
-// NewKeyedRate returns inner wrapped in a fleet-wide limit of num
+// NewKeyed returns inner wrapped in a fleet-wide limit of num
 // requests per period per key, with room for burst at once, the key of a
 // request being key(req); the buckets are kept in Redis through client
 // under the given name. Options: [WithTimeout], [WithFailMode],
 // [WithRetryInterval], [WithPrefix], [WithMetrics], [WithObserver],
 // [WithMaxWait].
 //
-// It panics, naming the parameter, as [NewRate] does, and if key is nil,
-// or an option does not apply to a KeyedRate ([WithBatch]: the tokens of
+// It panics, naming the parameter, as [NewBucket] does, and if key is nil,
+// or an option does not apply to a Keyed ([WithBatch]: the tokens of
 // a key are too few per replica to batch; [WithPollInterval]).
-func NewKeyedRate[Req, Res any](inner tower.Service[Req, Res], client redis.Scripter, name string, key func(Req) string, num int, per time.Duration, burst int, opts ...Option) *KeyedRate[Req, Res] {
-	return newKeyedRate("towerredis.NewKeyedRate", inner, client, name, key, num, per, burst, opts)
+func NewKeyed[Req, Res any](inner tower.Service[Req, Res], client redis.Scripter, name string, key func(Req) string, num int, per time.Duration, burst int, opts ...Option) *Keyed[Req, Res] {
+	return newKeyed("towerredis.NewKeyed", inner, client, name, key, num, per, burst, opts)
 }
 
-func newKeyedRate[Req, Res any](fn string, inner tower.Service[Req, Res], client redis.Scripter, name string, key func(Req) string, num int, per time.Duration, burst int, opts []Option) *KeyedRate[Req, Res] {
+func newKeyed[Req, Res any](fn string, inner tower.Service[Req, Res], client redis.Scripter, name string, key func(Req) string, num int, per time.Duration, burst int, opts []Option) *Keyed[Req, Res] {
 	if isnil.Is(inner) {
 		panic(fn + ": inner is nil")
 	}
@@ -144,33 +144,33 @@ func newKeyedRate[Req, Res any](fn string, inner tower.Service[Req, Res], client
 	}
 	o := newOptions(fn, opts)
 	if o.batch != 0 {
-		panic(fn + ": WithBatch applies to a Rate only: the tokens of one key are too few per replica to batch")
+		panic(fn + ": WithBatch applies to a Bucket only: the tokens of one key are too few per replica to batch")
 	}
 	if o.poll != 0 {
 		panic(fn + ": WithPollInterval applies to a concurrency limit only")
 	}
-	return &KeyedRate[Req, Res]{
-		inner: inner, b: newBucket(fn, client, name, num, per, burst, o),
+	return &Keyed[Req, Res]{
+		inner: inner, b: newGCRA(fn, client, name, num, per, burst, o),
 		key: key, prefix: o.prefix + ":rate:" + name + ":{",
 	}
 }
 
-// NewKeyedRateLayer returns a Layer that wraps each service in a
-// [NewKeyedRate] limit with these arguments: every service it wraps
-// shares the buckets of name. It panics as NewKeyedRate does.
-func NewKeyedRateLayer[Req, Res any](client redis.Scripter, name string, key func(Req) string, num int, per time.Duration, burst int, opts ...Option) tower.Layer[Req, Res] {
-	newKeyedRate[Req, Res]("towerredis.NewKeyedRateLayer", tower.ServiceFunc[Req, Res](standIn[Req, Res]), client, name, key, num, per, burst, opts)
+// NewKeyedLayer returns a Layer that wraps each service in a
+// [NewKeyed] limit with these arguments: every service it wraps
+// shares the buckets of name. It panics as NewKeyed does.
+func NewKeyedLayer[Req, Res any](client redis.Scripter, name string, key func(Req) string, num int, per time.Duration, burst int, opts ...Option) tower.Layer[Req, Res] {
+	newKeyed[Req, Res]("towerredis.NewKeyedLayer", tower.ServiceFunc[Req, Res](standIn[Req, Res]), client, name, key, num, per, burst, opts)
 	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
-		return NewKeyedRate(inner, client, name, key, num, per, burst, opts...)
+		return NewKeyed(inner, client, name, key, num, per, burst, opts...)
 	})
 }
 
 // Key returns the Redis key that holds the bucket of the request key k.
-func (r *KeyedRate[Req, Res]) Key(k string) string { return r.prefix + k + "}" }
+func (r *Keyed[Req, Res]) Key(k string) string { return r.prefix + k + "}" }
 
-// Ready waits for the inner service: a KeyedRate's readiness is its inner
+// Ready waits for the inner service: a Keyed's readiness is its inner
 // service's, since the key is known only in Call.
-func (r *KeyedRate[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
+func (r *Keyed[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	inner, err := r.inner.Ready(ctx)
 	if err != nil {
 		return inner, err
@@ -178,14 +178,14 @@ func (r *KeyedRate[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res]
 	return r.pool.Wrap((*keyedPermit[Req, Res])(r), inner), nil
 }
 
-// keyedPermit is a KeyedRate's permit, whose Call applies the key's
+// keyedPermit is a Keyed's permit, whose Call applies the key's
 // limit.
-type keyedPermit[Req, Res any] KeyedRate[Req, Res]
+type keyedPermit[Req, Res any] Keyed[Req, Res]
 
 // CallWrapped takes a token of req's key, as the type's doc says, and
 // calls the inner permit, or releases it and refuses.
 func (p *keyedPermit[Req, Res]) CallWrapped(ctx context.Context, inner tower.Permit[Req, Res], req Req) (Res, error) {
-	r := (*KeyedRate[Req, Res])(p)
+	r := (*Keyed[Req, Res])(p)
 	defer inner.Release() // if the key function or the admission panics; after Call, nothing
 	k := r.key(req)
 	var err error
@@ -206,7 +206,7 @@ func (p *keyedPermit[Req, Res]) ReleaseWrapped(inner tower.Permit[Req, Res]) { i
 
 // admit takes a token of key k's bucket, waiting up to the max wait and
 // within ctx.
-func (r *KeyedRate[Req, Res]) admit(ctx context.Context, k string) error {
+func (r *Keyed[Req, Res]) admit(ctx context.Context, k string) error {
 	keys := []string{r.Key(k)}
 	end := mono.Now() + r.b.o.maxWait
 	if d, ok := ctx.Deadline(); ok {

@@ -16,7 +16,7 @@ import (
 	"github.com/towergo/tower/towerredis/redistest"
 )
 
-// The environment of a child process of TestRateProcesses: the Redis to
+// The environment of a child process of TestBucketProcesses: the Redis to
 // use, and the instant (Unix nanoseconds) to stop at.
 const (
 	childAddrEnv  = "TOWERREDIS_RATE_CHILD_ADDR"
@@ -33,8 +33,8 @@ const (
 // for about a second: together they admit no more than the limit allows
 // from the first child's first Ready to the last token (the burst and a
 // token every 5ms), and not much fewer. Each child is this test binary run again on
-// TestRateProcessChild, which reports what it admitted on its stdout.
-func TestRateProcesses(t *testing.T) {
+// TestBucketProcessChild, which reports what it admitted on its stdout.
+func TestBucketProcesses(t *testing.T) {
 	srv := redistest.Start(t)
 	until := time.Now().Add(1500 * time.Millisecond)
 	const children = 3
@@ -49,7 +49,7 @@ func TestRateProcesses(t *testing.T) {
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestRateProcessChild$", "-test.count=1", "-test.v")
+			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestBucketProcessChild$", "-test.count=1", "-test.v")
 			cmd.Env = append(os.Environ(), childAddrEnv+"="+srv.Addr(), childUntilEnv+"="+strconv.FormatInt(until.UnixNano(), 10))
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
@@ -91,14 +91,14 @@ func TestRateProcesses(t *testing.T) {
 	}
 }
 
-// TestRateProcessChild is a child process of TestRateProcesses, and does
+// TestBucketProcessChild is a child process of TestBucketProcesses, and does
 // nothing in a test run of its own. It takes tokens of the shared limit
 // until the instant it is given, and prints how many it got and when the
 // first came.
-func TestRateProcessChild(t *testing.T) {
+func TestBucketProcessChild(t *testing.T) {
 	addr := os.Getenv(childAddrEnv)
 	if addr == "" {
-		t.Skip("run by TestRateProcesses")
+		t.Skip("run by TestBucketProcesses")
 	}
 	ns, err := strconv.ParseInt(os.Getenv(childUntilEnv), 10, 64)
 	if err != nil {
@@ -108,7 +108,7 @@ func TestRateProcessChild(t *testing.T) {
 	defer c.Close()
 	// Failing closed, with a second per round trip: what is measured is
 	// the limit, not its fail mode on a busy machine.
-	r := NewRate[string, string](okService, c, "processes", procNum, time.Second, procBurst,
+	r := NewBucket[string, string](okService, c, "processes", procNum, time.Second, procBurst,
 		WithFailMode(FailClosed), WithTimeout(time.Second))
 	ctx, cancel := context.WithDeadline(context.Background(), time.Unix(0, ns))
 	defer cancel()

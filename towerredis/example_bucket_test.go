@@ -37,7 +37,7 @@ var hello = tower.ServiceFunc[string, string](func(_ context.Context, name strin
 // Two replicas share one limit of 100 requests a second with a burst of
 // 2: once the burst is spent on one replica, the other is not ready now
 // either, and a caller that waits gets the next token 10ms later.
-func ExampleNewRate() {
+func ExampleNewBucket() {
 	rdb, stop, err := exampleRedis()
 	if err != nil {
 		fmt.Println(err)
@@ -45,8 +45,8 @@ func ExampleNewRate() {
 	}
 	defer stop()
 
-	a := towerredis.NewRate(hello, rdb, "greetings", 100, time.Second, 2)
-	b := towerredis.NewRate(hello, rdb, "greetings", 100, time.Second, 2)
+	a := towerredis.NewBucket(hello, rdb, "greetings", 100, time.Second, 2)
+	b := towerredis.NewBucket(hello, rdb, "greetings", 100, time.Second, 2)
 	for range 2 {
 		p, ready, _ := tower.ReadyNow(a)
 		fmt.Println("a ready now:", ready)
@@ -68,7 +68,7 @@ func ExampleNewRate() {
 // A limit per tenant: each tenant has 1 request a minute, and the
 // fleet's replicas share each tenant's bucket. A tenant over its rate is
 // refused at once, with an error that says so.
-func ExampleNewKeyedRate() {
+func ExampleNewKeyed() {
 	rdb, stop, err := exampleRedis()
 	if err != nil {
 		fmt.Println(err)
@@ -77,7 +77,7 @@ func ExampleNewKeyedRate() {
 	defer stop()
 
 	tenant := func(req string) string { return req }
-	svc := towerredis.NewKeyedRate(hello, rdb, "tenants", tenant, 1, time.Minute, 1)
+	svc := towerredis.NewKeyed(hello, rdb, "tenants", tenant, 1, time.Minute, 1)
 	ctx := context.Background()
 	fmt.Println(tower.Call(ctx, svc, "alice"))
 	_, err = tower.Call(ctx, svc, "alice")
@@ -102,7 +102,7 @@ func ExampleWithBatch() {
 	defer stop()
 
 	var trips atomic.Int64
-	svc := towerredis.NewRate(hello, rdb, "batched", 10, time.Second, 10,
+	svc := towerredis.NewBucket(hello, rdb, "batched", 10, time.Second, 10,
 		towerredis.WithBatch(5),
 		towerredis.WithObserver(func(towerredis.RoundTrip) { trips.Add(1) }))
 	for range 10 {
@@ -117,7 +117,7 @@ func ExampleWithBatch() {
 
 // The limit as a layer of a stack, failing closed: a replica whose Redis
 // is away admits nothing rather than everything.
-func ExampleNewRateLayer() {
+func ExampleNewBucketLayer() {
 	rdb, stop, err := exampleRedis()
 	if err != nil {
 		fmt.Println(err)
@@ -126,7 +126,7 @@ func ExampleNewRateLayer() {
 	defer stop()
 
 	svc := tower.NewBuilder[string, string]().
-		Layer(towerredis.NewRateLayer[string, string](rdb, "api", 50, time.Second, 10,
+		Layer(towerredis.NewBucketLayer[string, string](rdb, "api", 50, time.Second, 10,
 			towerredis.WithFailMode(towerredis.FailClosed))).
 		Service(hello)
 	fmt.Println(tower.Call(context.Background(), svc, "layer"))

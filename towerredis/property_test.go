@@ -54,7 +54,7 @@ const resolution = time.Microsecond
 // trips are real, so fewer than package limit's.
 const propertySeeds = 12
 
-func TestRatePropertyBurstBound(t *testing.T) {
+func TestBucketPropertyBurstBound(t *testing.T) {
 	srv := redistest.Start(t)
 	for _, tt := range []struct {
 		name         string
@@ -63,7 +63,7 @@ func TestRatePropertyBurstBound(t *testing.T) {
 		for seed := range uint64(propertySeeds) {
 			t.Run(fmt.Sprintf("%sSeed%d", tt.name, seed), func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
-					r := NewRate[string, string](okService, bubbleClient(t, srv.Addr()), t.Name(), 10, time.Second, tt.burst, WithBatch(tt.batch))
+					r := NewBucket[string, string](okService, bubbleClient(t, srv.Addr()), t.Name(), 10, time.Second, tt.burst, WithBatch(tt.batch))
 					r.b.clock = bubbleNow
 					callers := towertest.RandomCallers(seed, 40, 2*time.Second, 300*time.Millisecond)
 					at := towertest.Drive[string, string](r, callers, func(towertest.Caller) string { return "x" })
@@ -76,14 +76,14 @@ func TestRatePropertyBurstBound(t *testing.T) {
 	}
 }
 
-func TestKeyedRatePropertyBurstBound(t *testing.T) {
+func TestKeyedPropertyBurstBound(t *testing.T) {
 	srv := redistest.Start(t)
 	for _, burst := range []int{1, 3} {
 		for seed := range uint64(propertySeeds) {
 			t.Run(fmt.Sprintf("Burst%dSeed%d", burst, seed), func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
 					inner := &recordKeys{start: time.Now(), at: map[string][]time.Duration{}}
-					r := NewKeyedRate[string, string](inner, bubbleClient(t, srv.Addr()), t.Name(), func(k string) string { return k },
+					r := NewKeyed[string, string](inner, bubbleClient(t, srv.Addr()), t.Name(), func(k string) string { return k },
 						10, time.Second, burst, WithMaxWait(400*time.Millisecond))
 					r.b.clock = bubbleNow
 					callers := towertest.RandomCallers(seed, 60, 2*time.Second, 300*time.Millisecond)
@@ -97,24 +97,24 @@ func TestKeyedRatePropertyBurstBound(t *testing.T) {
 	}
 }
 
-// On the real clock, Redis's: a Rate and a KeyedRate of burst 1, a token
+// On the real clock, Redis's: a Bucket and a Keyed of burst 1, a token
 // every 200ms, whose admissions are read here, up to a round trip and a
 // wake-up after Redis's instants: a slack of half an interval, which still
 // tells two admissions at one instant from two an interval apart. Every
 // wait is bounded by the callers' patience and the run's length.
-func TestRatePropertyRealClock(t *testing.T) {
+func TestBucketPropertyRealClock(t *testing.T) {
 	srv := redistest.Start(t)
 	callers := towertest.RandomCallers(1, 24, 2*time.Second, 400*time.Millisecond)
-	t.Run("Rate", func(t *testing.T) {
+	t.Run("Bucket", func(t *testing.T) {
 		t.Parallel()
-		r := NewRate[string, string](okService, newClient(t, srv.Addr()), "real", 5, time.Second, 1, WithTimeout(time.Second))
+		r := NewBucket[string, string](okService, newClient(t, srv.Addr()), "real", 5, time.Second, 1, WithTimeout(time.Second))
 		at := towertest.Drive[string, string](r, callers, func(towertest.Caller) string { return "x" })
 		checkRun(t, at, 1, 200*time.Millisecond, 100*time.Millisecond)
 	})
-	t.Run("KeyedRate", func(t *testing.T) {
+	t.Run("Keyed", func(t *testing.T) {
 		t.Parallel()
 		inner := &recordKeys{start: time.Now(), at: map[string][]time.Duration{}}
-		r := NewKeyedRate[string, string](inner, newClient(t, srv.Addr()), "real", func(k string) string { return k },
+		r := NewKeyed[string, string](inner, newClient(t, srv.Addr()), "real", func(k string) string { return k },
 			5, time.Second, 1, WithMaxWait(time.Second), WithTimeout(time.Second))
 		towertest.Drive[string, string](r, callers, func(towertest.Caller) string { return "k" })
 		checkRun(t, inner.at["k"], 1, 200*time.Millisecond, 100*time.Millisecond)

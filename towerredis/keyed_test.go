@@ -14,15 +14,15 @@ import (
 	"github.com/towergo/tower/towertest"
 )
 
-func newTestKeyed(t *testing.T, addr string, num int, per time.Duration, burst int, opts ...Option) (*KeyedRate[string, string], *counting, *trips) {
+func newTestKeyed(t *testing.T, addr string, num int, per time.Duration, burst int, opts ...Option) (*Keyed[string, string], *counting, *trips) {
 	t.Helper()
 	inner, rt := &counting{}, &trips{}
 	opts = append([]Option{WithObserver(rt.observe), WithTimeout(time.Second)}, opts...)
 	key := func(req string) string { return req }
-	return NewKeyedRate[string, string](inner, newClient(t, addr), "keyed", key, num, per, burst, opts...), inner, rt
+	return NewKeyed[string, string](inner, newClient(t, addr), "keyed", key, num, per, burst, opts...), inner, rt
 }
 
-// A KeyedRate's Ready is its inner service's, with no round trip; Call
+// A Keyed's Ready is its inner service's, with no round trip; Call
 // takes a token of the request's key in one round trip, and refuses at
 // once, with a LimitedError that answers IsThrottled (and not
 // IsOverloaded, as limit.Keyed's) and says when the key's next token
@@ -30,7 +30,7 @@ func newTestKeyed(t *testing.T, addr string, num int, per time.Duration, burst i
 // permit is released and the inner service not called. Keys are
 // independent, and each has its own Redis key, hash-tagged by the key,
 // which expires when its bucket is full again.
-func TestKeyedRateRefuses(t *testing.T) {
+func TestKeyedRefuses(t *testing.T) {
 	srv := redistest.Start(t)
 	var counts metrics.Counts
 	r, inner, rt := newTestKeyed(t, srv.Addr(), 1, 10*time.Second, 2, WithMetrics(&counts))
@@ -74,7 +74,7 @@ func TestKeyedRateRefuses(t *testing.T) {
 // With WithMaxWait, a Call reserves its key's next token if it comes
 // within the wait, and waits for it; beyond, it refuses at once; the
 // Call's ctx bounds the wait too.
-func TestKeyedRateMaxWait(t *testing.T) {
+func TestKeyedMaxWait(t *testing.T) {
 	srv := redistest.Start(t)
 	r, inner, rt := newTestKeyed(t, srv.Addr(), 5, time.Second, 1, WithMaxWait(250*time.Millisecond))
 	start := time.Now()
@@ -97,7 +97,7 @@ func TestKeyedRateMaxWait(t *testing.T) {
 	}
 	// Another replica reserves the next token; the one after, 400ms
 	// away, is beyond the max wait.
-	r2 := NewKeyedRate[string, string](inner, newClient(t, srv.Addr()), "keyed", func(s string) string { return s }, 5, time.Second, 1, WithMaxWait(250*time.Millisecond))
+	r2 := NewKeyed[string, string](inner, newClient(t, srv.Addr()), "keyed", func(s string) string { return s }, 5, time.Second, 1, WithMaxWait(250*time.Millisecond))
 	hold := make(chan error, 1)
 	go func() {
 		_, err := tower.Call[string, string](t.Context(), r2, "k")
@@ -117,10 +117,10 @@ func TestKeyedRateMaxWait(t *testing.T) {
 
 // An empty key is refused with ErrEmptyKey; a key function that panics
 // panics in Call, with the inner permit released.
-func TestKeyedRateBadKeys(t *testing.T) {
+func TestKeyedBadKeys(t *testing.T) {
 	srv := redistest.Start(t)
 	inner := &counting{}
-	r := NewKeyedRate[string, string](inner, newClient(t, srv.Addr()), "k", func(req string) string {
+	r := NewKeyed[string, string](inner, newClient(t, srv.Addr()), "k", func(req string) string {
 		if req == "panic" {
 			panic("key function panicked")
 		}
@@ -145,7 +145,7 @@ func TestKeyedRateBadKeys(t *testing.T) {
 // Redis unreachable: FailOpen calls the inner service; FailClosed refuses
 // with a LimitedError wrapping the round trip's error, after asking again
 // within the max wait; a bad reply refuses with ErrBadReply.
-func TestKeyedRateFailModes(t *testing.T) {
+func TestKeyedFailModes(t *testing.T) {
 	addr := closedPort(t)
 	open, inner, _ := newTestKeyed(t, addr, 1, time.Second, 1)
 	if _, err := tower.Call[string, string](t.Context(), open, "k"); err != nil || inner.calls.Load() != 1 {
@@ -173,7 +173,7 @@ func TestKeyedRateFailModes(t *testing.T) {
 // A Call whose ctx ends while it waits for its key's reserved token gives
 // the token back, as limit.Keyed does: the next Call gets it at its
 // instant, not one interval later.
-func TestKeyedRateGivesBackOnCancel(t *testing.T) {
+func TestKeyedGivesBackOnCancel(t *testing.T) {
 	srv := redistest.Start(t)
 	r, inner, _ := newTestKeyed(t, srv.Addr(), 4, time.Second, 1, WithMaxWait(time.Second))
 	start := time.Now()
@@ -200,11 +200,11 @@ func TestKeyedRateGivesBackOnCancel(t *testing.T) {
 // key's tat back one interval, and the newcomer was served at 400ms
 // beside the second waiter, with burst 1. On the bubble's clock, the
 // script's too, so the instants are exact.
-func TestKeyedRateGiveUpBetweenWaiters(t *testing.T) {
+func TestKeyedGiveUpBetweenWaiters(t *testing.T) {
 	srv := redistest.Start(t)
 	synctest.Test(t, func(t *testing.T) {
 		inner := &recordKeys{start: time.Now(), at: map[string][]time.Duration{}}
-		r := NewKeyedRate[string, string](inner, bubbleClient(t, srv.Addr()), "between", func(k string) string { return k },
+		r := NewKeyed[string, string](inner, bubbleClient(t, srv.Addr()), "between", func(k string) string { return k },
 			5, time.Second, 1, WithMaxWait(time.Hour))
 		r.b.clock = bubbleNow
 		call := func(ctx context.Context) *towertest.Outcome[string] {

@@ -17,7 +17,7 @@ const never = time.Duration(1<<63 - 1)
 // 10ms (so kept 50ms), that came in at the instant at, token i due at
 // first + i*10ms, token 0 already handed out, as fetch leaves it.
 func boundsStock(at, first time.Duration) *stock {
-	s := newStock(&bucket{interval: 10 * time.Millisecond, burst: 5}, nil, 5)
+	s := newStock(&gcra{interval: 10 * time.Millisecond, burst: 5}, nil, 5)
 	s.at, s.first, s.next, s.n = at, first, 1, 5
 	return s
 }
@@ -116,7 +116,7 @@ func TestStockGiveBack(t *testing.T) {
 func TestStockFetchWaitsForFirstToken(t *testing.T) {
 	srv := redistest.Start(t)
 	synctest.Test(t, func(t *testing.T) {
-		r, _, rt := newTestRate(t, srv.Addr(), "fetch", 1, time.Second, 2, WithBatch(2))
+		r, _, rt := newTestBucket(t, srv.Addr(), "fetch", 1, time.Second, 2, WithBatch(2))
 		r.b.clock = bubbleNow
 		start := mono.Now()
 		for i, want := range []struct {
@@ -149,7 +149,7 @@ func TestStockFetchWithoutToken(t *testing.T) {
 		{FailOpen, t.Context(), failedOpen, nil},
 		{FailClosed, done, 0, context.Canceled},
 	} {
-		r, _, rt := newTestRate(t, addr, "none", 1, time.Second, 2, WithBatch(2), WithFailMode(tt.mode))
+		r, _, rt := newTestBucket(t, addr, "none", 1, time.Second, 2, WithBatch(2), WithFailMode(tt.mode))
 		from, _, err := r.stock.take(tt.ctx)
 		if from != tt.from || err != tt.wantErr {
 			t.Errorf("%v: take = %d, %v; want %d, %v", tt.mode, from, err, tt.from, tt.wantErr)

@@ -15,7 +15,7 @@ import (
 // next batch is made outside it, by one caller at a time, and the others
 // wait for that batch.
 type stock struct {
-	b    *bucket
+	b    *gcra
 	keys []string
 	size int           // tokens asked per round trip
 	keep time.Duration // how long after its due a token may still be spent: the bucket's span
@@ -39,7 +39,7 @@ type fetch struct {
 	failedOpen bool          // Redis did not answer and the limit fails open; set before done is closed
 }
 
-func newStock(b *bucket, keys []string, size int) *stock {
+func newStock(b *gcra, keys []string, size int) *stock {
 	return &stock{b: b, keys: keys, size: size, keep: time.Duration(b.burst) * b.interval}
 }
 

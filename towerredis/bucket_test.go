@@ -14,11 +14,11 @@ import (
 // scriptBucket returns the bucket of a limit of num per period with room
 // for burst, on a fresh Redis, whose script reads its clock from *now
 // (microseconds), and a client of that Redis.
-func scriptBucket(t *testing.T, num int, per time.Duration, burst int, now *int64) (*bucket, []string, *redis.Client) {
+func scriptBucket(t *testing.T, num int, per time.Duration, burst int, now *int64) (*gcra, []string, *redis.Client) {
 	t.Helper()
 	srv := redistest.Start(t)
 	c := newClient(t, srv.Addr())
-	b := newBucket("test", c, "arith", num, per, burst, newOptions("test", nil))
+	b := newGCRA("test", c, "arith", num, per, burst, newOptions("test", nil))
 	b.clock = func() int64 { return *now }
 	return &b, []string{"{tower:rate:arith}"}, c
 }
@@ -31,7 +31,7 @@ func scriptBucket(t *testing.T, num int, per time.Duration, burst int, now *int6
 // (or until the next token), and the new tat, which the key holds, with a
 // time to live of the time until the bucket is full again, in
 // milliseconds rounded up. It is package limit's GCRA, on microseconds.
-func TestRateScriptArithmetic(t *testing.T) {
+func TestScriptArithmetic(t *testing.T) {
 	const (
 		T = 1_700_000_000_000_000 // µs, about Redis's clock in 2023
 		I = 1_000_000             // the interval, µs
@@ -133,8 +133,8 @@ func (g gcraModel) reserve(tat, now int64) (int64, int64) {
 // takes (no wait), reservations (a max wait that covers the next token)
 // and refusals (a max wait 1µs short of it), at random instants, for
 // random rates and bursts: the same grants, waits and tats. (The keys'
-// times to live are checked in TestRateScriptArithmetic.)
-func TestRateScriptMatchesLimitGCRA(t *testing.T) {
+// times to live are checked in TestScriptArithmetic.)
+func TestScriptMatchesLimitGCRA(t *testing.T) {
 	const T = 1_700_000_000_000_000
 	var now int64
 	b, keys, c := scriptBucket(t, 1, time.Second, 1, &now)
@@ -185,7 +185,7 @@ func TestRateScriptMatchesLimitGCRA(t *testing.T) {
 // A reply is the script's only if it is three integers, grants between 0
 // and the tokens asked, and, refusing, says the next token is in the
 // future; anything else is a bad reply, which never grants.
-func TestRateReply(t *testing.T) {
+func TestScriptReply(t *testing.T) {
 	for _, tt := range []struct {
 		reply any
 		want  int
