@@ -37,6 +37,7 @@ func stockMark(batch uint32, i int) uint64 { return uint64(batch)<<32 | uint64(i
 type fetch struct {
 	done       chan struct{} // closed when it is over
 	failedOpen bool          // Redis did not answer and the limit fails open; set before done is closed
+	refused    error         // Redis did not answer and the limit fails closed: the *UnreachableError; set before done is closed
 }
 
 func newStock(b *gcra, keys []string, size int) *stock {
@@ -80,10 +81,13 @@ func (s *stock) take(ctx context.Context) (outcome, uint64, error) {
 			w.start(s.b.o.sink)
 			select {
 			case <-f.done:
+				// Redis did not answer that round trip: fail open, or
+				// closed, too, rather than each try in turn.
 				if f.failedOpen {
-					// Redis did not answer that round trip: fail open
-					// too, rather than each try in turn.
 					return failedOpen, 0, nil
+				}
+				if f.refused != nil {
+					return 0, 0, f.refused
 				}
 				continue
 			case <-ctx.Done():
@@ -160,6 +164,9 @@ func (s *stock) fetch(ctx context.Context, w *watch) (outcome, uint64, error) {
 			s.batch, s.at, s.first, s.next, s.n, s.tat = batch, g.at, g.due, 1, g.n, g.tat
 		}
 		f.failedOpen = from == failedOpen
+		if _, ok := err.(*UnreachableError); ok {
+			f.refused = err
+		}
 		s.fetching = nil
 		s.mu.Unlock()
 		close(f.done)

@@ -2,6 +2,7 @@ package towerredis
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -134,25 +135,27 @@ func TestStockFetchWaitsForFirstToken(t *testing.T) {
 
 // A round trip for a batch that gets no token installs nothing, and its
 // caller gets what the bucket's take says: with Redis unreachable, failing
-// open, admitted with no token (nothing to give back); failing closed,
-// with a done ctx, ctx.Err().
+// open, admitted with no token (nothing to give back); failing closed, an
+// *UnreachableError, for a done ctx as for any.
 func TestStockFetchWithoutToken(t *testing.T) {
 	addr := closedPort(t)
 	done, cancel := context.WithCancel(t.Context())
 	cancel()
 	for _, tt := range []struct {
-		mode    FailMode
-		ctx     context.Context
-		from    outcome
-		wantErr error
+		mode        FailMode
+		ctx         context.Context
+		from        outcome
+		unreachable bool
 	}{
-		{FailOpen, t.Context(), failedOpen, nil},
-		{FailClosed, done, 0, context.Canceled},
+		{FailOpen, t.Context(), failedOpen, false},
+		{FailClosed, t.Context(), 0, true},
+		{FailClosed, done, 0, true},
 	} {
 		r, _, rt := newTestBucket(t, addr, "none", 1, time.Second, 2, WithBatch(2), WithFailMode(tt.mode))
 		from, _, err := r.stock.take(tt.ctx)
-		if from != tt.from || err != tt.wantErr {
-			t.Errorf("%v: take = %d, %v; want %d, %v", tt.mode, from, err, tt.from, tt.wantErr)
+		var ue *UnreachableError
+		if from != tt.from || errors.As(err, &ue) != tt.unreachable || (!tt.unreachable && err != nil) {
+			t.Errorf("%v: take = %d, %v; want %d, an UnreachableError %t", tt.mode, from, err, tt.from, tt.unreachable)
 		}
 		if s := r.stock; s.n != 0 || s.next != 0 || s.fetching != nil || rt.errs.Load() != 1 {
 			t.Errorf("%v: batch of %d tokens, next %d, fetching %v after %d failed round trips; want none installed after 1",

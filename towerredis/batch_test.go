@@ -99,19 +99,15 @@ func TestBucketPanics(t *testing.T) {
 		{"burst must be at least 1, got 0", func() { NewBucket[string, string](okService, c, "n", 1, time.Second, 0) }},
 		{"longer than the script's arithmetic", func() { NewBucket[string, string](okService, c, "n", 1, 1<<40*time.Microsecond, 1<<12+1) }},
 		{"WithBatch(3) asks for more tokens at once than burst 2", func() { NewBucket[string, string](okService, c, "n", 1, time.Second, 2, WithBatch(3)) }},
-		{"WithMaxWait applies to a Keyed only", func() { NewBucket[string, string](okService, c, "n", 1, time.Second, 1, WithMaxWait(time.Second)) }},
-		{"NewBucket: WithPollInterval applies to a concurrency limit only", func() { NewBucket[string, string](okService, c, "n", 1, time.Second, 1, WithPollInterval(time.Second)) }},
-		{"NewKeyed: WithPollInterval applies to a concurrency limit only", func() {
-			NewKeyed[string, string](okService, c, "n", key, 1, time.Second, 1, WithPollInterval(time.Second))
-		}},
 		{"option 0 is nil", func() { NewBucket[string, string](okService, c, "n", 1, time.Second, 1, nil) }},
 		{"towerredis.NewBucketLayer: name is empty", func() { NewBucketLayer[string, string](c, "", 1, time.Second, 1) }},
 		{"WithBatch: n must be at least 1, got 0", func() { WithBatch(0) }},
-		{"WithMaxWait: d must be positive, got 0s", func() { WithMaxWait(0) }},
+		{"towerredis.WithMaxWait: d must not be negative, got -1ns", func() { WithMaxWait(-1) }},
+		{"NewKeyed: option 1 is nil", func() { NewKeyed[string, string](okService, c, "n", key, 1, time.Second, 1, WithMaxWait(0), nil) }},
+		{"NewBucket: option 0 is nil", func() { NewBucket[string, string](okService, c, "n", 1, time.Second, 1, Option(nil)) }},
 		{"NewKeyed: key is nil", func() { NewKeyed[string, string](okService, c, "n", nil, 1, time.Second, 1) }},
 		{"NewKeyed: inner is nil", func() { NewKeyed[string, string](nil, c, "n", key, 1, time.Second, 1) }},
 		{"NewKeyed: burst must be at least 1", func() { NewKeyed[string, string](okService, c, "n", key, 1, time.Second, 0) }},
-		{"WithBatch applies to a Bucket only", func() { NewKeyed[string, string](okService, c, "n", key, 1, time.Second, 5, WithBatch(2)) }},
 		{"towerredis.NewKeyedLayer: client is nil", func() { NewKeyedLayer[string, string](nil, "n", key, 1, time.Second, 1) }},
 	} {
 		t.Run(tt.want, func(t *testing.T) {
@@ -157,7 +153,7 @@ func TestBucketBatchFirstTokenBack(t *testing.T) {
 	srv := redistest.Start(t)
 	r, _, rt := newTestBucket(t, srv.Addr(), "first", 1, 10*time.Second, 3, WithBatch(3))
 	other, _, _ := newTestBucket(t, srv.Addr(), "first", 1, 10*time.Second, 3) // another replica, no batch
-	p := mustReady(t, t.Context(), r)                                        // fetches the batch: all 3 tokens
+	p := mustReady(t, t.Context(), r)                                          // fetches the batch: all 3 tokens
 	if _, ok, _ := tower.ReadyNow[string, string](other); ok {
 		t.Fatal("the other replica got a token while the batch held them all")
 	}

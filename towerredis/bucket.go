@@ -45,9 +45,9 @@ import (
 //
 // Each round trip is bounded by the timeout ([WithTimeout]). When Redis
 // does not answer, or answers with an error, the [FailMode] decides:
-// FailOpen admits the request without a token; FailClosed waits the retry
-// interval and asks again until ctx ends, and a done ctx gets ctx.Err()
-// after one round trip. A reply that is not the script's (a key of
+// FailOpen admits the request without a token; FailClosed returns at once
+// a permit whose Call fails with an [*UnreachableError], without reaching
+// the inner service. A reply that is not the script's (a key of
 // another type, say) never grants: Ready returns an error wrapping
 // [ErrBadReply], which, being an error other than ctx's, marks the limit
 // broken until someone repairs the key.
@@ -81,30 +81,22 @@ type Bucket[Req, Res any] struct {
 // NewBucket returns inner wrapped in a fleet-wide limit of num requests per
 // period with room for burst at once, kept in Redis through client under
 // the given name: the replicas that use the same name share the limit.
-// Options: [WithTimeout], [WithFailMode], [WithRetryInterval],
-// [WithPrefix], [WithMetrics], [WithObserver], [WithBatch].
+// Options: every [Option], and [WithBatch].
 //
 // It panics, naming the parameter, if inner or client is nil (a typed nil
 // too), client is a go-redis client whose ContextTimeoutEnabled is false,
 // name is empty, num or burst is below 1, per is not positive, per/num is
 // below a microsecond, burst*per/num is beyond 142 years, an option is
-// nil, or an option does not apply to a Bucket ([WithMaxWait],
-// [WithPollInterval]) or asks for a batch larger than burst.
-func NewBucket[Req, Res any](inner tower.Service[Req, Res], client redis.Scripter, name string, num int, per time.Duration, burst int, opts ...Option) *Bucket[Req, Res] {
+// nil, or WithBatch asks for a batch larger than burst.
+func NewBucket[Req, Res any](inner tower.Service[Req, Res], client redis.Scripter, name string, num int, per time.Duration, burst int, opts ...BucketOption) *Bucket[Req, Res] {
 	return newBucket("towerredis.NewBucket", inner, client, name, num, per, burst, opts)
 }
 
-func newBucket[Req, Res any](fn string, inner tower.Service[Req, Res], client redis.Scripter, name string, num int, per time.Duration, burst int, opts []Option) *Bucket[Req, Res] {
+func newBucket[Req, Res any](fn string, inner tower.Service[Req, Res], client redis.Scripter, name string, num int, per time.Duration, burst int, opts []BucketOption) *Bucket[Req, Res] {
 	if isnil.Is(inner) {
 		panic(fn + ": inner is nil")
 	}
-	o := newOptions(fn, opts)
-	if o.maxWait != 0 {
-		panic(fn + ": WithMaxWait applies to a Keyed only: a Bucket's Ready waits as long as its ctx allows")
-	}
-	if o.poll != 0 {
-		panic(fn + ": WithPollInterval applies to a concurrency limit only")
-	}
+	o := bucketOptions(fn, opts)
 	r := &Bucket[Req, Res]{inner: inner, b: newGCRA(fn, client, name, num, per, burst, o)}
 	r.keys = []string{"{" + o.prefix + ":rate:" + name + "}"}
 	if o.batch > 1 {
@@ -116,7 +108,7 @@ func newBucket[Req, Res any](fn string, inner tower.Service[Req, Res], client re
 // NewBucketLayer returns a Layer that wraps each service in a [NewBucket]
 // limit with these arguments: every service it wraps shares the one
 // bucket named name, as the replicas do. It panics as NewBucket does.
-func NewBucketLayer[Req, Res any](client redis.Scripter, name string, num int, per time.Duration, burst int, opts ...Option) tower.Layer[Req, Res] {
+func NewBucketLayer[Req, Res any](client redis.Scripter, name string, num int, per time.Duration, burst int, opts ...BucketOption) tower.Layer[Req, Res] {
 	// Checked now, with a stand-in service, so that bad input panics where
 	// the layer is built.
 	newBucket[Req, Res]("towerredis.NewBucketLayer", tower.ServiceFunc[Req, Res](standIn[Req, Res]), client, name, num, per, burst, opts)
@@ -140,6 +132,9 @@ func (r *Bucket[Req, Res]) Key() string { return r.keys[0] }
 // unchanged.
 func (r *Bucket[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	from, mark, err := r.acquire(ctx)
+	if ue, ok := err.(*UnreachableError); ok {
+		return refuse[Req, Res](ue), nil
+	}
 	if err != nil {
 		return tower.Permit[Req, Res]{}, err
 	}
@@ -262,25 +257,12 @@ func (p *openPermit[Req, Res]) ReleaseNoted(inner tower.Permit[Req, Res], _ uint
 // batches of 10, 72 tokens: 7% of a second of a 1,000/s limit, once). While
 // callers keep coming, every token is used: TestBucketFleetAccuracy measures
 // 8 replicas sharing 1,000/s within 2% of the limit with batches of 10, at
-// about 0.1 round trips per request. It panics if n is below 1; NewBucket
-// panics if n is above its burst, and every constructor but NewBucket
-// panics if given it.
-func WithBatch(n int) Option {
+// about 0.1 round trips per request. It panics if n is below 1, and
+// NewBucket panics if n is above its burst. A Keyed takes no batch: the
+// tokens of one key are too few per replica to batch.
+func WithBatch(n int) BucketOption {
 	if n < 1 {
 		panic(fmt.Sprintf("towerredis.WithBatch: n must be at least 1, got %d", n))
 	}
-	return func(o *options) { o.batch = n }
-}
-
-// WithMaxWait makes a [Keyed]'s Call wait up to d for its key's token
-// (and never beyond the Call's ctx), instead of refusing at once when the
-// key has no token, the default: a key's caller waits in Call, after its
-// request was built, so the default keeps a hot key from tying up the
-// callers of the other keys. It panics if d is not positive; every
-// constructor but NewKeyed panics if given it.
-func WithMaxWait(d time.Duration) Option {
-	if d <= 0 {
-		panic(fmt.Sprintf("towerredis.WithMaxWait: d must be positive, got %v", d))
-	}
-	return func(o *options) { o.maxWait = d }
+	return bucketOption(func(o *options) { o.batch = n })
 }

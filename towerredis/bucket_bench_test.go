@@ -12,7 +12,7 @@ import (
 // burst as large, on a real redis-server, so that the limit never makes a
 // caller wait and what is measured is the round trip and the limit's
 // overhead; it reports the round trips per request.
-func benchBucket(b *testing.B, parallel bool, opts ...Option) {
+func benchBucket(b *testing.B, parallel bool, opts ...BucketOption) {
 	srv := redistest.Start(b)
 	rt := &trips{}
 	opts = append(opts, WithObserver(rt.observe), WithTimeout(time.Second))

@@ -17,12 +17,12 @@ const slack = 250 * time.Millisecond
 
 // newTestBucket returns a Bucket on addr around a counting service, with its
 // round trips counted.
-func newTestBucket(t *testing.T, addr, name string, num int, per time.Duration, burst int, opts ...Option) (*Bucket[string, string], *counting, *trips) {
+func newTestBucket(t *testing.T, addr, name string, num int, per time.Duration, burst int, opts ...BucketOption) (*Bucket[string, string], *counting, *trips) {
 	t.Helper()
 	inner, rt := &counting{}, &trips{}
 	// A second per round trip unless the test says otherwise: a busy
 	// machine must not make a test's limit fail open by surprise.
-	opts = append([]Option{WithObserver(rt.observe), WithTimeout(time.Second)}, opts...)
+	opts = append([]BucketOption{WithObserver(rt.observe), WithTimeout(time.Second)}, opts...)
 	return NewBucket[string, string](inner, newClient(t, addr), name, num, per, burst, opts...), inner, rt
 }
 

@@ -18,7 +18,7 @@ func scriptBucket(t *testing.T, num int, per time.Duration, burst int, now *int6
 	t.Helper()
 	srv := redistest.Start(t)
 	c := newClient(t, srv.Addr())
-	b := newGCRA("test", c, "arith", num, per, burst, newOptions("test", nil))
+	b := newGCRA("test", c, "arith", num, per, burst, bucketOptions("test", nil))
 	b.clock = func() int64 { return *now }
 	return &b, []string{"{tower:rate:arith}"}, c
 }

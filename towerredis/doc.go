@@ -20,6 +20,16 @@
 // otherwise, since go-redis would then ignore the deadline of each round
 // trip and a Redis that hangs would hang Ready.
 //
+// # When Redis does not answer
+//
+// A round trip that gets no answer within the timeout ([WithTimeout]), or
+// an error, leaves the request to the [FailMode]: FailOpen admits it, and
+// FailClosed refuses it at once with an [*UnreachableError], which answers
+// [tower.IsOverloaded]. Neither waits for Redis to come back, and neither
+// breaks the limit for good: the next request asks Redis again. What a
+// request costs during an outage, and how soon a go-redis client uses
+// Redis again after it, are in FailMode's doc.
+//
 // # Rate limits
 //
 // [Bucket] is a token bucket for the fleet (the generic cell rate algorithm,
@@ -33,6 +43,10 @@
 // [Keyed] is the same per key drawn from the request (a tenant, a
 // client address); the key is known only in Call, so its Ready is the
 // inner service's and its wait, if any ([WithMaxWait]), happens in Call.
+// It refuses with limit.Keyed's [*limit.KeyLimitError], so that a caller
+// checks one error whichever backend refused. The limits are named as in
+// package limit, where Bucket is a token bucket, Keyed one per key, and
+// Rate a fixed window, which this package does not have.
 // [WithBatch] takes tokens n at a time, for a hot limit: about one round
 // trip per n requests, at a cost in accuracy stated there.
 //

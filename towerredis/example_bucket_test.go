@@ -127,7 +127,8 @@ func ExampleNewBucketLayer() {
 
 	svc := tower.NewBuilder[string, string]().
 		Layer(towerredis.NewBucketLayer[string, string](rdb, "api", 50, time.Second, 10,
-			towerredis.WithFailMode(towerredis.FailClosed))).
+			towerredis.WithFailMode(towerredis.FailClosed),
+			towerredis.WithTimeout(time.Second))). // generous, for a first round trip that dials
 		Service(hello)
 	fmt.Println(tower.Call(context.Background(), svc, "layer"))
 	// Output:

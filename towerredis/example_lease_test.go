@@ -70,7 +70,8 @@ func ExampleNewConcurrencyLayer() {
 
 	svc := tower.NewBuilder[string, string]().
 		Layer(towerredis.NewConcurrencyLayer[string, string](rdb, "exports", 4, 30*time.Second,
-			towerredis.WithFailMode(towerredis.FailClosed))).
+			towerredis.WithFailMode(towerredis.FailClosed),
+			towerredis.WithTimeout(time.Second))). // generous, for a first round trip that dials
 		Service(tower.ServiceFunc[string, string](func(_ context.Context, req string) (string, error) {
 			return "exported " + req, nil
 		}))

@@ -32,7 +32,7 @@ func (f fleet) deviation() float64 { return float64(f.admitted)/f.want - 1 }
 // runFleet runs replicas, each a Bucket with a client of its own and
 // callers goroutines taking tokens as fast as they get them, for d, on
 // one limit of num per second with room for burst.
-func runFleet(t *testing.T, addr, name string, replicas, callers, num, burst int, d time.Duration, opts ...Option) fleet {
+func runFleet(t *testing.T, addr, name string, replicas, callers, num, burst int, d time.Duration, opts ...BucketOption) fleet {
 	var (
 		trips, errs atomic.Int64
 		wg          sync.WaitGroup

@@ -167,8 +167,9 @@ const (
 // the next token and asks again. It returns the grant, whose first token
 // may be due later: the caller sleeps until then. A done ctx gets what is
 // there now, after one round trip. Redis unreachable: FailOpen admits
-// with no token (failedOpen), FailClosed asks again after the retry
-// interval. A bad reply is an error. w reports the waits to the sink.
+// with no token (failedOpen), FailClosed refuses with the
+// *UnreachableError that failed returns. A bad reply is an error. w
+// reports the waits to the sink.
 func (b *gcra) take(ctx context.Context, keys []string, want int, w *watch) (grant, outcome, error) {
 	for {
 		// A ctx that ended while the caller slept is a probe from then
@@ -180,20 +181,10 @@ func (b *gcra) take(ctx context.Context, keys []string, want int, w *watch) (gra
 		}
 		g, err := b.ask(ctx, keys, want, maxWait)
 		if err != nil {
-			if errors.Is(err, ErrBadReply) {
+			if err = b.failed(err); err != nil {
 				return grant{}, 0, err
 			}
-			if b.o.fail == FailOpen {
-				return grant{}, failedOpen, nil
-			}
-			if probe {
-				return grant{}, 0, ctx.Err()
-			}
-			w.start(b.o.sink)
-			if !sleep(ctx, b.o.retry) {
-				return grant{}, 0, ctx.Err()
-			}
-			continue
+			return grant{}, failedOpen, nil
 		}
 		if g.n > 0 {
 			return g, fromRedis, nil
@@ -206,6 +197,19 @@ func (b *gcra) take(ctx context.Context, keys []string, want int, w *watch) (gra
 			return grant{}, 0, ctx.Err()
 		}
 	}
+}
+
+// failed returns what a round trip that failed with err comes to: err
+// itself if it is an ErrBadReply, which never grants; nil under
+// FailOpen, which admits; an *UnreachableError under FailClosed.
+func (b *gcra) failed(err error) error {
+	switch {
+	case errors.Is(err, ErrBadReply):
+		return err
+	case b.o.fail == FailOpen:
+		return nil
+	}
+	return &UnreachableError{Name: b.name, Err: err}
 }
 
 // sleepUntil sleeps until the instant due, a mono reading, or until ctx

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/limit"
 	"github.com/towergo/tower/metrics"
 	"github.com/towergo/tower/towerredis/internal/mono"
 	"github.com/towergo/tower/towerredis/redistest"
@@ -37,7 +38,7 @@ func TestBucketBudget(t *testing.T) {
 		{10, time.Second, 5, 700 * time.Millisecond, 700 * time.Millisecond}, // the deadline, below MinReserve
 		{1, time.Second, 5, -time.Second, 0},                                 // past the deadline
 	} {
-		b := newGCRA("test", c, "budget", tt.num, tt.per, tt.burst, newOptions("test", nil))
+		b := newGCRA("test", c, "budget", tt.num, tt.per, tt.burst, bucketOptions("test", nil))
 		synctest.Test(t, func(t *testing.T) {
 			ctx := context.Background()
 			if tt.deadline != 0 {
@@ -182,11 +183,11 @@ func TestKeyedDeadlineBoundsWait(t *testing.T) {
 			start := mono.Now()
 			_, err := tower.Call[string, string](ctx, r, "k")
 			took := mono.Now() - start
-			var le *LimitedError
+			var le *limit.KeyLimitError
 			switch {
 			case tt.served && (err != nil || took != 10*time.Second):
 				t.Errorf("deadline in %v: %v after %v, want served at the token, after 10s", tt.deadline, err, took)
-			case !tt.served && (!errors.As(err, &le) || le.Err != nil || le.Wait != 10*time.Second || took != 0):
+			case !tt.served && (!errors.As(err, &le) || le.Wait != 10*time.Second || took != 0):
 				t.Errorf("deadline in %v: %v after %v, want refused at once, the next token in 10s", tt.deadline, err, took)
 			}
 			if o := inner.outstanding.Load(); o != 0 {
@@ -196,21 +197,12 @@ func TestKeyedDeadlineBoundsWait(t *testing.T) {
 	}
 }
 
-// A FailClosed Keyed whose Redis does not answer asks again every
-// retry interval while at least a retry interval of its max wait is left,
-// and refuses when less is: with 50ms between tries, a max wait of 100ms
-// makes tries at 0, 50ms and 100ms, one of 99ms tries at 0 and 50ms.
-func TestKeyedFailClosedRetries(t *testing.T) {
+// A FailClosed Keyed whose Redis does not answer refuses at once, after
+// one round trip, whatever its max wait, with an *UnreachableError that
+// wraps the round trip's error; the inner service is not called.
+func TestKeyedFailClosedAtOnce(t *testing.T) {
 	addr := closedPort(t)
-	for _, tt := range []struct {
-		maxWait time.Duration
-		tries   []time.Duration
-	}{
-		{49 * time.Millisecond, []time.Duration{0}},
-		{50 * time.Millisecond, []time.Duration{0, 50 * time.Millisecond}},
-		{99 * time.Millisecond, []time.Duration{0, 50 * time.Millisecond}},
-		{100 * time.Millisecond, []time.Duration{0, 50 * time.Millisecond, 100 * time.Millisecond}},
-	} {
+	for _, maxWait := range []time.Duration{0, 100 * time.Millisecond, time.Hour} {
 		synctest.Test(t, func(t *testing.T) {
 			start := mono.Now()
 			var tries []time.Duration
@@ -219,17 +211,20 @@ func TestKeyedFailClosedRetries(t *testing.T) {
 					tries = append(tries, mono.Now()-start)
 				}
 			}
-			r := NewKeyed[string, string](okService, bubbleClient(t, addr), "down", func(s string) string { return s },
-				1, time.Second, 1, WithFailMode(FailClosed), WithRetryInterval(50*time.Millisecond),
-				WithMaxWait(tt.maxWait), WithTimeout(time.Second), WithObserver(observe))
+			inner := &counting{}
+			r := NewKeyed[string, string](inner, bubbleClient(t, addr), "down", func(s string) string { return s },
+				1, time.Second, 1, WithFailMode(FailClosed), WithMaxWait(maxWait), WithTimeout(time.Second), WithObserver(observe))
 			_, err := tower.Call[string, string](t.Context(), r, "k")
 			took := mono.Now() - start
-			var le *LimitedError
-			if !errors.As(err, &le) || le.Err == nil {
-				t.Errorf("max wait %v: %v, want a LimitedError with the round trip's error", tt.maxWait, err)
+			var ue *UnreachableError
+			if !errors.As(err, &ue) || ue.Name != "down" || ue.Err == nil || !errors.Is(err, ErrUnreachable) {
+				t.Errorf("max wait %v: %v, want an UnreachableError of limit down with the round trip's error", maxWait, err)
 			}
-			if !slices.Equal(tries, tt.tries) || took != tt.tries[len(tt.tries)-1] {
-				t.Errorf("max wait %v: tries at %v, refused at %v; want tries at %v, refused at the last", tt.maxWait, tries, took, tt.tries)
+			if !slices.Equal(tries, []time.Duration{0}) || took != 0 {
+				t.Errorf("max wait %v: round trips at %v, refused at %v; want one at 0, refused at 0", maxWait, tries, took)
+			}
+			if n := inner.calls.Load(); n != 0 {
+				t.Errorf("max wait %v: the inner service got %d calls, want 0", maxWait, n)
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package towerredis
 
 import (
 	"context"
+	"errors"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -138,4 +139,27 @@ func within(t testing.TB, what string, d, lo, hi time.Duration) {
 	if d < lo || d > hi {
 		t.Errorf("%s took %v, want between %v and %v", what, d, lo, hi)
 	}
+}
+
+// refused checks that p is the permit of a limit failing closed with Redis
+// unreachable: its Call fails with an *UnreachableError of the limit named
+// name, wrapping the round trip's error, which answers IsOverloaded and
+// neither IsThrottled nor IsTimeout.
+func refused(t testing.TB, p tower.Permit[string, string], name string) {
+	t.Helper()
+	_, err := p.Call(t.Context(), "x")
+	var ue *UnreachableError
+	if !errors.As(err, &ue) || ue.Name != name || ue.Err == nil || !errors.Is(err, ErrUnreachable) ||
+		!tower.IsOverloaded(err) || tower.IsThrottled(err) || tower.IsTimeout(err) {
+		t.Errorf("Call = %v, want an UnreachableError of limit %q with the round trip's error, overloaded, neither throttled nor timed out", err, name)
+	}
+}
+
+// isRefusal reports whether p holds the permit that a limit failing
+// closed hands out with Redis unreachable, and leaves p as it was.
+func isRefusal(p *tower.Permit[string, string]) bool {
+	r, token := p.Split()
+	*p = tower.NewPermit(r, token)
+	_, ok := r.(*refusal[string, string])
+	return ok
 }

@@ -4,28 +4,31 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/limit"
 	"github.com/towergo/tower/metrics"
 	"github.com/towergo/tower/towerredis/redistest"
 	"github.com/towergo/tower/towertest"
 )
 
-func newTestKeyed(t *testing.T, addr string, num int, per time.Duration, burst int, opts ...Option) (*Keyed[string, string], *counting, *trips) {
+func newTestKeyed(t *testing.T, addr string, num int, per time.Duration, burst int, opts ...KeyedOption) (*Keyed[string, string], *counting, *trips) {
 	t.Helper()
 	inner, rt := &counting{}, &trips{}
-	opts = append([]Option{WithObserver(rt.observe), WithTimeout(time.Second)}, opts...)
+	opts = append([]KeyedOption{WithObserver(rt.observe), WithTimeout(time.Second)}, opts...)
 	key := func(req string) string { return req }
 	return NewKeyed[string, string](inner, newClient(t, addr), "keyed", key, num, per, burst, opts...), inner, rt
 }
 
 // A Keyed's Ready is its inner service's, with no round trip; Call
 // takes a token of the request's key in one round trip, and refuses at
-// once, with a LimitedError that answers IsThrottled (and not
-// IsOverloaded, as limit.Keyed's) and says when the key's next token
+// once, with limit.Keyed's *limit.KeyLimitError, which answers
+// IsThrottled (and not IsOverloaded) and says when the key's next token
 // comes, when the key has none, counted as Throttled in the metrics; the inner
 // permit is released and the inner service not called. Keys are
 // independent, and each has its own Redis key, hash-tagged by the key,
@@ -46,15 +49,21 @@ func TestKeyedRefuses(t *testing.T) {
 	start := time.Now()
 	_, err := p.Call(t.Context(), "alice")
 	within(t, "the refusal", time.Since(start), 0, slack)
-	var le *LimitedError
-	if !errors.As(err, &le) || !errors.Is(err, ErrLimited) || tower.IsOverloaded(err) || !tower.IsThrottled(err) {
-		t.Fatalf("alice's third request: %v, want a LimitedError that wraps ErrLimited, throttled, not overloaded", err)
+	var le *limit.KeyLimitError
+	if !errors.As(err, &le) || !errors.Is(err, limit.ErrKeyLimited) || tower.IsOverloaded(err) || !tower.IsThrottled(err) {
+		t.Fatalf("alice's third request: %v, want a KeyLimitError that wraps ErrKeyLimited, throttled, not overloaded", err)
+	}
+	if d, ok := tower.RetryAfter(err); !ok || d != le.Wait {
+		t.Errorf("RetryAfter = %v, %t; want the KeyLimitError's Wait %v", d, ok, le.Wait)
+	}
+	if want := `towerredis: limit "keyed", key "alice": request throttled: key over its rate limit; next token in `; !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("the refusal says %q, want it to begin %q", err, want)
 	}
 	if n := counts.Get(metrics.Throttled); n != 1 {
 		t.Errorf("Throttled = %d, want 1", n)
 	}
-	if le.Key != "alice" || le.Name != "keyed" || le.Err != nil || le.Wait < 9*time.Second || le.Wait > 10*time.Second {
-		t.Errorf("LimitedError = %+v, want key alice, name keyed, RetryAfter just under 10s", le)
+	if le.Wait < 9*time.Second || le.Wait > 10*time.Second {
+		t.Errorf("KeyLimitError = %+v, want the next token in just under 10s", le)
 	}
 	if _, err := tower.Call[string, string](t.Context(), r, "bob"); err != nil {
 		t.Errorf("bob's request: %v, want served: keys are independent", err)
@@ -97,13 +106,19 @@ func TestKeyedMaxWait(t *testing.T) {
 	}
 	// Another replica reserves the next token; the one after, 400ms
 	// away, is beyond the max wait.
-	r2 := NewKeyed[string, string](inner, newClient(t, srv.Addr()), "keyed", func(s string) string { return s }, 5, time.Second, 1, WithMaxWait(250*time.Millisecond))
+	// It dials its own connection, so it has the test's timeout of a
+	// second, and r calls once its round trip is over, not after a sleep
+	// that a busy machine can outlast.
+	reserved := make(chan struct{})
+	var once sync.Once
+	r2 := NewKeyed[string, string](inner, newClient(t, srv.Addr()), "keyed", func(s string) string { return s }, 5, time.Second, 1,
+		WithMaxWait(250*time.Millisecond), WithTimeout(time.Second), WithObserver(func(RoundTrip) { once.Do(func() { close(reserved) }) }))
 	hold := make(chan error, 1)
 	go func() {
 		_, err := tower.Call[string, string](t.Context(), r2, "k")
 		hold <- err
 	}()
-	time.Sleep(20 * time.Millisecond)
+	<-reserved
 	if _, err := tower.Call[string, string](t.Context(), r, "k"); !tower.IsThrottled(err) {
 		t.Errorf("a call whose token is beyond the max wait: %v, want refused", err)
 	}
@@ -143,8 +158,10 @@ func TestKeyedBadKeys(t *testing.T) {
 }
 
 // Redis unreachable: FailOpen calls the inner service; FailClosed refuses
-// with a LimitedError wrapping the round trip's error, after asking again
-// within the max wait; a bad reply refuses with ErrBadReply.
+// at once, after one round trip, even with a max wait, with an
+// *UnreachableError wrapping the round trip's error, which answers
+// IsOverloaded and neither IsThrottled nor IsTimeout; a bad reply refuses
+// with ErrBadReply.
 func TestKeyedFailModes(t *testing.T) {
 	addr := closedPort(t)
 	open, inner, _ := newTestKeyed(t, addr, 1, time.Second, 1)
@@ -152,14 +169,15 @@ func TestKeyedFailModes(t *testing.T) {
 		t.Errorf("FailOpen: %v, %d calls; want served", err, inner.calls.Load())
 	}
 	closed, inner, rt := newTestKeyed(t, addr, 1, time.Second, 1, WithFailMode(FailClosed),
-		WithRetryInterval(20*time.Millisecond), WithMaxWait(100*time.Millisecond), WithTimeout(20*time.Millisecond))
+		WithMaxWait(time.Minute), WithTimeout(20*time.Millisecond))
 	_, err := tower.Call[string, string](t.Context(), closed, "k")
-	var le *LimitedError
-	if !errors.As(err, &le) || le.Err == nil || !tower.IsOverloaded(err) || tower.IsThrottled(err) {
-		t.Errorf("FailClosed: %v, want a LimitedError with the round trip's error, overloaded, not throttled", err)
+	var ue *UnreachableError
+	if !errors.As(err, &ue) || ue.Err == nil || !errors.Is(err, ErrUnreachable) ||
+		!tower.IsOverloaded(err) || tower.IsThrottled(err) || tower.IsTimeout(err) {
+		t.Errorf("FailClosed: %v, want an UnreachableError with the round trip's error, overloaded, neither throttled nor timed out", err)
 	}
-	if n := rt.n.Load(); n < 2 || inner.calls.Load() != 0 {
-		t.Errorf("FailClosed: %d round trips, %d calls; want at least 2 within the max wait, 0", n, inner.calls.Load())
+	if n := rt.n.Load(); n != 1 || inner.calls.Load() != 0 {
+		t.Errorf("FailClosed: %d round trips, %d calls; want 1, 0", n, inner.calls.Load())
 	}
 
 	srv := redistest.Start(t)

@@ -102,11 +102,11 @@ var ErrLeaseLost = errors.New("towerredis: lease lost: it expired before this re
 // about one round trip per d: 100 per second by default. A shorter d
 // hands a place given back to a waiter sooner, at more round trips. It
 // panics if d is not positive.
-func WithPollInterval(d time.Duration) Option {
+func WithPollInterval(d time.Duration) ConcurrencyOption {
 	if d <= 0 {
 		panic(fmt.Sprintf("towerredis.WithPollInterval: interval must be positive, got %v", d))
 	}
-	return func(o *options) { o.poll = d }
+	return concurrencyOption(func(o *options) { o.poll = d })
 }
 
 // Concurrency is middleware that limits how many requests are in flight
@@ -130,11 +130,9 @@ func WithPollInterval(d time.Duration) Option {
 // are not served first come, first served across the fleet: a place given
 // back goes to whichever waiter asks first after it, on any replica. Each
 // waiter costs about one round trip per poll interval. With a lease, Ready
-// asks the inner service, and gives the lease back if that fails. All the
-// attempts of one Ready ask for the same lease, so one that timed out
-// after Redis granted it is granted again by the next; but a lease
-// granted by a round trip that timed out, after which Ready gave up or
-// FailOpen admitted, holds its place until its TTL ends.
+// asks the inner service, and gives the lease back if that fails. A lease
+// granted by a round trip that timed out all the same holds its place
+// until its TTL ends.
 //
 // A request is in flight from the grant of its lease until its call
 // returns, with a response, an error or a panic, or until its permit is
@@ -144,8 +142,9 @@ func WithPollInterval(d time.Duration) Option {
 //
 // When Redis does not answer within the timeout, or answers with an
 // error, the [FailMode] decides: FailOpen grants the permit without a
-// lease (the observer sees the error), FailClosed waits the retry
-// interval and asks again, until ctx ends. A reply that is not of the
+// lease (the observer sees the error); FailClosed returns at once a
+// permit whose Call fails with an [*UnreachableError], without reaching
+// the inner service. A reply that is not of the
 // form the script returns (an [ErrBadReply]: a key of another type where
 // the limit's sorted set should be) never grants, whatever the FailMode:
 // Ready returns an error wrapping ErrBadReply, which, being an error other
@@ -179,8 +178,7 @@ type Concurrency[Req, Res any] struct {
 // NewConcurrency returns inner wrapped in a limit of max requests in
 // flight across every replica that uses a limit of the same name on the
 // same Redis, through client, each request holding a lease of time to
-// live ttl. opts take [WithTimeout], [WithFailMode], [WithRetryInterval],
-// [WithPollInterval], [WithPrefix], [WithMetrics] and [WithObserver].
+// live ttl. Options: every [Option], and [WithPollInterval].
 //
 // The limit's leases live in the key "{prefix:lease:name}", whose hash tag
 // puts it on one slot of a Redis Cluster. Replicas that share a limit must
@@ -193,9 +191,8 @@ type Concurrency[Req, Res any] struct {
 //
 // NewConcurrency panics if inner or client is nil (a typed nil too), if
 // client is a go-redis client whose ContextTimeoutEnabled is false, if
-// name is empty, if max < 1, if ttl is too short, or if an option is nil
-// or is one of the rate limit's.
-func NewConcurrency[Req, Res any](inner tower.Service[Req, Res], client redis.Scripter, name string, max int, ttl time.Duration, opts ...Option) *Concurrency[Req, Res] {
+// name is empty, if max < 1, if ttl is too short, or if an option is nil.
+func NewConcurrency[Req, Res any](inner tower.Service[Req, Res], client redis.Scripter, name string, max int, ttl time.Duration, opts ...ConcurrencyOption) *Concurrency[Req, Res] {
 	const fn = "towerredis.NewConcurrency"
 	if isnil.Is(inner) {
 		panic(fn + ": inner is nil")
@@ -215,7 +212,7 @@ func NewConcurrency[Req, Res any](inner tower.Service[Req, Res], client redis.Sc
 // [NewConcurrency] limit with these arguments: all the services it wraps
 // share the one limit of that name, with the rest of the fleet. It panics
 // as NewConcurrency does, at once rather than when the layer is used.
-func NewConcurrencyLayer[Req, Res any](client redis.Scripter, name string, max int, ttl time.Duration, opts ...Option) tower.Layer[Req, Res] {
+func NewConcurrencyLayer[Req, Res any](client redis.Scripter, name string, max int, ttl time.Duration, opts ...ConcurrencyOption) tower.Layer[Req, Res] {
 	checkConcurrency("towerredis.NewConcurrencyLayer", client, name, max, ttl, opts)
 	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
 		return NewConcurrency(inner, client, name, max, ttl, opts...)
@@ -224,19 +221,13 @@ func NewConcurrencyLayer[Req, Res any](client redis.Scripter, name string, max i
 
 // checkConcurrency checks NewConcurrency's arguments for fn, and returns
 // its options.
-func checkConcurrency(fn string, client redis.Scripter, name string, limit int, ttl time.Duration, opts []Option) options {
+func checkConcurrency(fn string, client redis.Scripter, name string, limit int, ttl time.Duration, opts []ConcurrencyOption) options {
 	checkClient(fn, client)
 	checkName(fn, name)
 	if limit < 1 {
 		panic(fmt.Sprintf("%s: max must be at least 1, got %d", fn, limit))
 	}
-	o := newOptions(fn, opts)
-	if o.batch != 0 || o.maxWait != 0 {
-		panic(fn + ": an option of the rate limit (a batch or a maximum wait) does not apply to a concurrency limit")
-	}
-	if o.poll == 0 {
-		o.poll = DefaultPollInterval
-	}
+	o := concurrencyOptions(fn, opts)
 	if ttl <= 0 {
 		panic(fmt.Sprintf("%s: ttl must be positive, got %v", fn, ttl))
 	}
@@ -253,6 +244,9 @@ func checkConcurrency(fn string, client redis.Scripter, name string, limit int, 
 // given back and its error returned.
 func (c *Concurrency[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	id, err := c.acquire(ctx)
+	if ue, ok := err.(*UnreachableError); ok {
+		return refuse[Req, Res](ue), nil
+	}
 	if err != nil {
 		return tower.Permit[Req, Res]{}, err
 	}
@@ -280,11 +274,11 @@ func (c *Concurrency[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Re
 	return tower.NewPermit(rec, rec.Token()), nil
 }
 
-// acquire asks Redis for a lease until it gets one, ctx ends, or the
-// FailMode admits without one, and returns the lease's id, 0 for none.
-// Every attempt of one call asks for the same lease, and the script grants
-// a lease it holds already, so an attempt that timed out after Redis
-// granted it does not cost a second place.
+// acquire asks Redis for a lease until it gets one or ctx ends, and
+// returns the lease's id. A round trip that fails ends it: FailOpen admits
+// without a lease (id 0), FailClosed refuses with an *UnreachableError. The
+// polls of one call ask for the same lease, and the script grants a lease
+// it holds already.
 func (c *Concurrency[Req, Res]) acquire(ctx context.Context) (uint64, error) {
 	id := c.next.Add(1)
 	member := c.member(id)
@@ -303,20 +297,16 @@ func (c *Concurrency[Req, Res]) acquire(ctx context.Context) (uint64, error) {
 		reply, err := roundTrip(ctx, &c.o, "lease.acquire", func(ctx context.Context) (any, error) {
 			return acquireScript.Run(ctx, c.client, c.keys, member, c.maxArg, c.ttlArg).Result()
 		}, acquired)
-		wait := c.o.retry
-		if err == nil && reply[0] == 1 {
+		if err != nil {
+			settled = true
+			return 0, c.failed(err)
+		}
+		if reply[0] == 1 {
 			c.hold(id, member)
 			settled = true
 			return id, nil
-		} else if err == nil {
-			wait = min(c.pollWait(), time.Duration(reply[1])*time.Millisecond)
-		} else if errors.Is(err, ErrBadReply) {
-			settled = true
-			return 0, err
-		} else if c.o.fail == FailOpen {
-			settled = true
-			return 0, nil
 		}
+		wait := min(c.pollWait(), time.Duration(reply[1])*time.Millisecond)
 		if ctx.Err() != nil {
 			settled = true
 			return 0, ctx.Err()
@@ -330,6 +320,19 @@ func (c *Concurrency[Req, Res]) acquire(ctx context.Context) (uint64, error) {
 			return 0, ctx.Err()
 		}
 	}
+}
+
+// failed returns what a round trip that failed with err comes to, as
+// gcra.failed does: err itself if it is an ErrBadReply, nil (no lease)
+// under FailOpen, an *UnreachableError under FailClosed.
+func (c *Concurrency[Req, Res]) failed(err error) error {
+	switch {
+	case errors.Is(err, ErrBadReply):
+		return err
+	case c.o.fail == FailOpen:
+		return nil
+	}
+	return &UnreachableError{Name: c.name, Err: err}
 }
 
 // acquired reads the acquire script's reply: {1, 0} for a grant, {0, ms}

@@ -23,7 +23,11 @@ const leaseChildEnv = "TOWERREDIS_LEASE_CHILD"
 const (
 	leaseChildMax  = 3
 	leaseChildHeld = 2
-	leaseChildTTL  = 600 * time.Millisecond
+	// Each round trip has 100ms, twice the default, so that a busy machine
+	// does not make a limit that fails closed refuse; the TTL is the
+	// least that timeout allows (MinTTLTimeouts of it).
+	leaseChildTimeout = 100 * time.Millisecond
+	leaseChildTTL     = MinTTLTimeouts * leaseChildTimeout
 )
 
 // A replica in another process takes 2 leases of a limit of 3 and is
@@ -41,7 +45,7 @@ func TestLeaseHolderKilled(t *testing.T) {
 	rdb := leaseClient(t, srv.Addr())
 	child := leaseStartChild(t, srv.Addr())
 
-	c := NewConcurrency(leaseEcho, leaseClient(t, srv.Addr()), "crash", leaseChildMax, leaseChildTTL, WithFailMode(FailClosed))
+	c := NewConcurrency(leaseEcho, leaseClient(t, srv.Addr()), "crash", leaseChildMax, leaseChildTTL, WithFailMode(FailClosed), WithTimeout(leaseChildTimeout))
 	mine, ok := leaseReadyNow(t, c)
 	if !ok {
 		t.Fatal("the place the child left free was not granted")
@@ -151,13 +155,13 @@ func leaseStartChild(t *testing.T, addr string) *exec.Cmd {
 // leaseChild is the child process: it takes its leases, says so on
 // standard output, and holds them until it is killed.
 func leaseChild(t *testing.T, addr string) {
-	c := NewConcurrency(leaseEcho, leaseClient(t, addr), "crash", leaseChildMax, leaseChildTTL, WithFailMode(FailClosed))
+	c := NewConcurrency(leaseEcho, leaseClient(t, addr), "crash", leaseChildMax, leaseChildTTL, WithFailMode(FailClosed), WithTimeout(leaseChildTimeout))
 	for range leaseChildHeld {
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 		p, err := c.Ready(ctx)
 		cancel()
-		if err != nil {
-			t.Fatalf("child: Ready: %v", err)
+		if err != nil || isRefusal(&p) {
+			t.Fatalf("child: Ready: %v, a refusal %t; want a lease", err, err == nil)
 		}
 		defer p.Release()
 	}

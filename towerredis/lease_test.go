@@ -91,12 +91,19 @@ func leaseCard(t testing.TB, c *redis.Client, name string) int64 {
 	return n
 }
 
-// leaseReadyNow asks svc for a permit with a done ctx.
+// leaseReadyNow asks svc for a permit with a done ctx, and reports whether
+// it got one that holds a lease or was admitted (not one that refuses).
 func leaseReadyNow(t testing.TB, svc tower.Service[string, string]) (tower.Permit[string, string], bool) {
 	t.Helper()
 	p, ok, err := tower.ReadyNow(svc)
 	if err != nil {
 		t.Fatalf("ReadyNow: %v", err)
+	}
+	if ok && isRefusal(&p) {
+		// The limit fails closed and Redis did not answer within the
+		// timeout (a busy machine): no lease was granted.
+		p.Release()
+		return tower.Permit[string, string]{}, false
 	}
 	return p, ok
 }
@@ -134,7 +141,7 @@ func TestLeaseMaxAcrossReplicas(t *testing.T) {
 		calls    = 15
 		max      = 3
 	)
-	var now, peak, total atomic.Int64
+	var now, peak, total, refusals atomic.Int64
 	inner := tower.ServiceFunc[string, string](func(_ context.Context, req string) (string, error) {
 		n := now.Add(1)
 		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
@@ -154,7 +161,15 @@ func TestLeaseMaxAcrossReplicas(t *testing.T) {
 		for range callers {
 			wg.Go(func() {
 				for range calls {
-					if _, err := tower.Call(ctx, svc, "x"); err != nil {
+					_, err := tower.Call(ctx, svc, "x")
+					// A round trip slower than the timeout (a busy machine)
+					// refuses: the caller sends the request again, as
+					// IsOverloaded invites it to.
+					for errors.Is(err, ErrUnreachable) {
+						refusals.Add(1)
+						_, err = tower.Call(ctx, svc, "x")
+					}
+					if err != nil {
 						errs <- err
 						return
 					}
@@ -169,6 +184,9 @@ func TestLeaseMaxAcrossReplicas(t *testing.T) {
 	}
 	if got, want := total.Load(), int64(replicas*callers*calls); got != want {
 		t.Errorf("got %d calls, want %d", got, want)
+	}
+	if n := refusals.Load(); n > 0 {
+		t.Logf("%d requests refused for a round trip slower than the timeout, and sent again", n)
 	}
 	if got := peak.Load(); got != max {
 		t.Errorf("got at most %d calls at once across the replicas, want %d", got, max)
@@ -384,7 +402,7 @@ func TestLeaseWaiter(t *testing.T) {
 	// before: in two round trips (three if Redis was slow to answer).
 	trips := &leaseTrips{}
 	slow := NewConcurrency(leaseEcho, leaseClient(t, srv.Addr()), "expire", 1, time.Second,
-		WithPollInterval(10*time.Second), WithObserver(trips.observe), WithFailMode(FailClosed))
+		WithPollInterval(10*time.Second), WithObserver(trips.observe), WithFailMode(FailClosed), WithTimeout(100*time.Millisecond))
 	now, err := rdb.Time(t.Context()).Result()
 	if err != nil {
 		t.Fatal(err)
@@ -396,8 +414,8 @@ func TestLeaseWaiter(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
 	defer cancel()
 	p, err := slow.Ready(ctx)
-	if err != nil {
-		t.Fatalf("Ready: %v; want the lease once the foreign one expired", err)
+	if err != nil || isRefusal(&p) {
+		t.Fatalf("Ready: %v, a refusal %t; want the lease once the foreign one expired", err, err == nil)
 	}
 	p.Release()
 	after, err := rdb.Time(t.Context()).Result()
@@ -450,7 +468,7 @@ func TestLeaseBadReply(t *testing.T) {
 		t.Run(mode.String(), func(t *testing.T) {
 			trips := &leaseTrips{}
 			c := NewConcurrency(leaseEcho, leaseClient(t, srv.Addr()), "bad", 1, time.Second,
-				WithFailMode(mode), WithObserver(trips.observe), WithRetryInterval(20*time.Millisecond))
+				WithFailMode(mode), WithObserver(trips.observe))
 			if _, ok, err := tower.ReadyNow[string, string](c); ok || !errors.Is(err, ErrBadReply) {
 				t.Fatalf("a probe: ready %t, %v; want refused with ErrBadReply", ok, err)
 			}
@@ -479,8 +497,6 @@ func TestLeaseBadInput(t *testing.T) {
 	noTimeout := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	defer noTimeout.Close()
 	var nilClient *redis.Client
-	rateOption := Option(func(o *options) { o.batch = 10 })
-	waitOption := Option(func(o *options) { o.maxWait = time.Second })
 	for _, tt := range []struct {
 		name string
 		new  func()
@@ -499,8 +515,7 @@ func TestLeaseBadInput(t *testing.T) {
 		{"ttl under 9 custom timeouts", func() { NewConcurrency(leaseEcho, rdb, "n", 1, time.Second, WithTimeout(200*time.Millisecond)) }, "at least 1.8s, got 1s"},
 		{"ttl under MinTTL", func() { NewConcurrency(leaseEcho, rdb, "n", 1, 2*time.Millisecond, WithTimeout(time.Microsecond)) }, "at least 3ms, got 2ms"},
 		{"nil option", func() { NewConcurrency(leaseEcho, rdb, "n", 1, time.Second, nil) }, "option 0 is nil"},
-		{"rate batch option", func() { NewConcurrency(leaseEcho, rdb, "n", 1, time.Second, rateOption) }, "does not apply to a concurrency limit"},
-		{"rate wait option", func() { NewConcurrency(leaseEcho, rdb, "n", 1, time.Second, waitOption) }, "does not apply to a concurrency limit"},
+		{"typed nil option", func() { NewConcurrency(leaseEcho, rdb, "n", 1, time.Second, WithTimeout(time.Second), Option(nil)) }, "towerredis.NewConcurrency: option 1 is nil"},
 		{"layer max 0", func() { NewConcurrencyLayer[string, string](rdb, "n", 0, time.Second) }, "towerredis.NewConcurrencyLayer: max must be at least 1"},
 		{"layer ttl", func() { NewConcurrencyLayer[string, string](rdb, "n", 1, time.Millisecond) }, "towerredis.NewConcurrencyLayer: ttl must be at least"},
 		{"poll 0", func() { WithPollInterval(0) }, "towerredis.WithPollInterval: interval must be positive, got 0s"},
@@ -595,11 +610,11 @@ func TestLeaseReplies(t *testing.T) {
 }
 
 // With Redis unreachable (a closed port, or a black hole that accepts and
-// never answers), each fail mode answers within its timeout: FailOpen
-// admits without a lease, and the observer sees the error; FailClosed
-// answers a probe with ctx's error after one round trip, and makes a
-// caller with a deadline wait, asking again every retry interval, until
-// the deadline.
+// never answers), each fail mode answers within its timeout, after one
+// round trip, probe or not: FailOpen admits without a lease, and the
+// observer sees the error; FailClosed returns a permit whose Call fails
+// with an *UnreachableError without reaching the inner service, and which
+// counts as neither in flight nor waiting.
 func TestLeaseUnreachable(t *testing.T) {
 	const timeout = 100 * time.Millisecond
 	const slack = 400 * time.Millisecond // for a busy machine
@@ -648,31 +663,40 @@ func TestLeaseUnreachable(t *testing.T) {
 			})
 			t.Run("FailClosed", func(t *testing.T) {
 				trips := &leaseTrips{}
-				c := NewConcurrency(leaseEcho, leaseClient(t, addr), "down", 1, time.Second,
-					WithTimeout(timeout), WithFailMode(FailClosed), WithRetryInterval(50*time.Millisecond), WithObserver(trips.observe))
-				start := time.Now()
-				if p, ok := leaseReadyNow(t, c); ok {
-					p.Release()
-					t.Fatal("FailClosed granted a probe with Redis unreachable")
+				sink := &metrics.Counts{}
+				inner := &counting{}
+				c := NewConcurrency[string, string](inner, leaseClient(t, addr), "down", 1, time.Second,
+					WithTimeout(timeout), WithFailMode(FailClosed), WithObserver(trips.observe), WithMetrics(sink))
+				for _, probe := range []bool{false, true} {
+					start := time.Now()
+					ctx := t.Context()
+					if probe {
+						done, cancel := context.WithCancel(ctx)
+						cancel()
+						ctx = done
+					}
+					p, err := c.Ready(ctx)
+					if err != nil {
+						t.Fatalf("Ready (probe %v) = %v, want a permit that refuses", probe, err)
+					}
+					if d := time.Since(start); d > timeout+slack {
+						t.Errorf("Ready took %v, want at most the timeout %v", d, timeout)
+					}
+					if in, w := sink.Get(metrics.InFlight), sink.Get(metrics.Waiting); in != 0 || w != 0 {
+						t.Errorf("InFlight %d, Waiting %d with a permit that refuses, want 0, 0", in, w)
+					}
+					refused(t, p, "down")
 				}
-				if d := time.Since(start); d > timeout+slack {
-					t.Errorf("the probe took %v, want at most the timeout %v", d, timeout)
+				p, err := c.Ready(t.Context())
+				if err != nil {
+					t.Fatal(err)
 				}
-				if n := trips.failed("lease.acquire"); n != 1 {
-					t.Errorf("the probe made %d failed round trips, want 1", n)
+				p.Release()
+				if n := trips.failed("lease.acquire"); n != 3 || len(trips.trips) != 3 {
+					t.Errorf("the observer saw %d round trips, %d failed acquires; want 3, 3: a refusal gives nothing back", len(trips.trips), n)
 				}
-				const wait = 400 * time.Millisecond
-				ctx, cancel := context.WithTimeout(t.Context(), wait)
-				defer cancel()
-				start = time.Now()
-				if _, err := c.Ready(ctx); err != context.DeadlineExceeded {
-					t.Fatalf("Ready = %v, want %v", err, context.DeadlineExceeded)
-				}
-				if d := time.Since(start); d < wait || d > wait+slack {
-					t.Errorf("Ready gave up after %v, want its ctx's %v", d, wait)
-				}
-				if n := trips.failed("lease.acquire"); n < 3 {
-					t.Errorf("got %d failed round trips in all, want at least 3: Ready asks again every retry interval", n)
+				if n, o := inner.calls.Load(), inner.outstanding.Load(); n != 0 || o != 0 {
+					t.Errorf("the inner service got %d calls, %d permits outstanding; want 0, 0", n, o)
 				}
 			})
 		})
@@ -693,11 +717,11 @@ func TestLeaseConformance(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		max  int
-		opts []Option
+		opts []ConcurrencyOption
 	}{
-		{"Max1", 1, []Option{leasePatient}},
-		{"Max2FailClosed", 2, []Option{WithFailMode(FailClosed), leasePatient}},
-		{"Max1Metrics", 1, []Option{WithMetrics(&metrics.Counts{}), WithPollInterval(time.Millisecond), leasePatient}},
+		{"Max1", 1, []ConcurrencyOption{leasePatient}},
+		{"Max2FailClosed", 2, []ConcurrencyOption{WithFailMode(FailClosed), leasePatient}},
+		{"Max1Metrics", 1, []ConcurrencyOption{WithMetrics(&metrics.Counts{}), WithPollInterval(time.Millisecond), leasePatient}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			towertest.LayerSuite[string, string]{NewLayer: func() tower.Layer[string, string] {
@@ -711,8 +735,8 @@ func TestLeaseConformance(t *testing.T) {
 }
 
 // Redis restarted mid-run, empty: during the outage FailOpen admits at
-// once without a lease and FailClosed keeps its caller waiting; once Redis
-// is back, the waiter gets its lease, a lease held across the restart is
+// once without a lease and FailClosed refuses at once; once Redis is back,
+// FailClosed grants a lease again, a lease held across the restart is
 // reported lost (its call goes on), and the limit holds again.
 func TestLeaseRedisRestart(t *testing.T) {
 	srv := redistest.Start(t)
@@ -721,7 +745,7 @@ func TestLeaseRedisRestart(t *testing.T) {
 	open := NewConcurrency(leaseEcho, leaseClient(t, srv.Addr()), "restart", 1, ttl,
 		WithObserver(trips.observe), WithTimeout(200*time.Millisecond))
 	closed := NewConcurrency(leaseEcho, leaseClient(t, srv.Addr()), "restart", 1, ttl,
-		WithFailMode(FailClosed), WithRetryInterval(20*time.Millisecond), WithTimeout(200*time.Millisecond))
+		WithFailMode(FailClosed), WithTimeout(200*time.Millisecond))
 	held, err := open.Ready(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -740,36 +764,29 @@ func TestLeaseRedisRestart(t *testing.T) {
 	if n := trips.failed("lease.acquire"); n != 1 {
 		t.Errorf("the observer saw %d failed acquires, want 1", n)
 	}
-	if p, ok := leaseReadyNow(t, closed); ok {
-		p.Release()
-		t.Fatal("FailClosed admitted a probe with Redis down")
+	p, err = closed.Ready(t.Context())
+	if err != nil {
+		t.Fatalf("FailClosed's Ready = %v with Redis down, want a permit that refuses", err)
 	}
-	waiter := make(chan error, 1)
-	var got tower.Permit[string, string]
-	go func() {
-		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-		defer cancel()
-		var err error
-		got, err = closed.Ready(ctx)
-		waiter <- err
-	}()
-	select {
-	case err := <-waiter:
-		t.Fatalf("FailClosed's Ready returned %v with Redis down, want it to wait", err)
-	case <-time.After(300 * time.Millisecond):
-	}
+	refused(t, p, "restart")
 
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-waiter:
+	var got tower.Permit[string, string]
+	waitFor(t, 5*time.Second, "FailClosed grants a lease once Redis is back", func() bool {
+		p, err := closed.Ready(t.Context())
 		if err != nil {
-			t.Fatalf("FailClosed's Ready = %v once Redis was back, want a lease", err)
+			t.Fatalf("FailClosed's Ready = %v, want a permit", err)
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("FailClosed's waiter got no lease within 5s of Redis coming back")
-	}
+		r, token := p.Split()
+		if _, no := r.(*refusal[string, string]); no {
+			r.ReleaseReserved(token) // Redis not answering yet
+			return false
+		}
+		got = tower.NewPermit(r, token)
+		return true
+	})
 	waitFor(t, 3*time.Second, "the lease held across the restart is reported lost", func() bool {
 		return trips.count("lease.renew", ErrLeaseLost) == 1
 	})

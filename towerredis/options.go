@@ -1,16 +1,28 @@
 package towerredis
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/towergo/tower/metrics"
-	"github.com/towergo/tower/towerredis/internal/option"
+	"github.com/towergo/tower/towerredis/internal/isnil"
 )
 
 // FailMode says what a limit does when Redis does not answer a round trip
 // within the timeout, or answers with an error.
+//
+// During an outage each round trip waits up to the timeout
+// ([WithTimeout]): a Redis that hangs, or a network that drops packets,
+// answers nothing, and a go-redis client whose dial fails retries it after
+// DialerRetryTimeout (100ms) and a failed command after its retry backoff
+// (MaxRetries, 3 by default), all within the round trip's deadline. So a
+// FailOpen Ready, or a FailClosed refusal, costs up to one timeout per
+// request while Redis is away. With MaxRetries -1 (one try per round
+// trip, the limit deciding what comes next) and a Redis that refuses
+// connections, a client fails at once from its pool's PoolSize-th failed
+// dial in a row on, with the last dial's error, and dials Redis once a
+// second in the background until it answers: after Redis comes back, a
+// client sends to it again within about a second.
 type FailMode uint8
 
 const (
@@ -20,11 +32,13 @@ const (
 	// filter: a limit's store going down should not take the service
 	// down with it.
 	FailOpen FailMode = iota + 1
-	// FailClosed treats the limit as not ready: Ready asks Redis again
-	// after the retry interval, until Redis answers or ctx ends, and a
-	// done ctx (a LoadShed's probe) gets its answer after one round trip.
-	// Use it where going over the limit costs more than refusing, as in
-	// front of a paid or fragile backend.
+	// FailClosed refuses the request at once, without calling the inner
+	// service, with an [*UnreachableError] that wraps the round trip's
+	// error. A [Bucket]'s or a [Concurrency]'s Ready returns a permit
+	// whose Call fails with it (an error from Ready would mean the limit
+	// is broken for good); a [Keyed]'s Call returns it. Use FailClosed
+	// where going over the limit costs more than refusing, as in front of
+	// a paid or fragile backend.
 	FailClosed
 )
 
@@ -54,35 +68,54 @@ type RoundTrip struct {
 	Err error
 }
 
-// ErrBadReply is wrapped by the error of a round trip whose answer was not
-// of the form the limit's script returns: a Redis that answers garbage, or
-// a key of another type. Such an answer never grants anything, whatever
-// the [FailMode].
-var ErrBadReply = errors.New("towerredis: unexpected reply from Redis")
-
-// An Option configures a limit of this package.
+// An Option configures any limit of this package: it is a [BucketOption],
+// a [KeyedOption] and a [ConcurrencyOption]. An option that applies to
+// one kind of limit only has that kind's option type ([WithBatch],
+// [WithMaxWait], [WithPollInterval]), so that giving it to another kind
+// does not compile.
 type Option func(*options)
+
+func (o Option) applyBucket(x *options)      { o(x) }
+func (o Option) applyKeyed(x *options)       { o(x) }
+func (o Option) applyConcurrency(x *options) { o(x) }
+
+// A BucketOption configures a [Bucket]: an [Option], or [WithBatch].
+type BucketOption interface{ applyBucket(*options) }
+
+// A KeyedOption configures a [Keyed]: an [Option], or [WithMaxWait].
+type KeyedOption interface{ applyKeyed(*options) }
+
+// A ConcurrencyOption configures a [Concurrency]: an [Option], or
+// [WithPollInterval].
+type ConcurrencyOption interface{ applyConcurrency(*options) }
+
+// The option types of the options that apply to one kind of limit.
+type (
+	bucketOption      func(*options)
+	keyedOption       func(*options)
+	concurrencyOption func(*options)
+)
+
+func (o bucketOption) applyBucket(x *options)           { o(x) }
+func (o keyedOption) applyKeyed(x *options)             { o(x) }
+func (o concurrencyOption) applyConcurrency(x *options) { o(x) }
 
 type options struct {
 	timeout  time.Duration
-	retry    time.Duration
 	fail     FailMode
 	prefix   string
 	sink     metrics.Sink
 	observer func(RoundTrip)
 
-	batch   int           // rate: tokens taken per round trip
-	maxWait time.Duration // per-key rate: how long a Call waits for its key's token
-	poll    time.Duration // lease: how often a waiter asks again
+	batch   int           // Bucket: tokens taken per round trip
+	maxWait time.Duration // Keyed: how long a Call waits for its key's token
+	poll    time.Duration // Concurrency: how often a waiter asks again
 }
 
 // Defaults.
 const (
 	// DefaultTimeout bounds each round trip to Redis.
 	DefaultTimeout = 50 * time.Millisecond
-	// DefaultRetryInterval is how long a FailClosed limit waits before it
-	// asks an unreachable Redis again.
-	DefaultRetryInterval = 100 * time.Millisecond
 	// DefaultPrefix begins every key the limits write.
 	DefaultPrefix = "tower"
 	// DefaultPollInterval is how often a caller waiting for a lease asks
@@ -110,16 +143,6 @@ func WithFailMode(m FailMode) Option {
 	return func(o *options) { o.fail = m }
 }
 
-// WithRetryInterval sets how long a FailClosed limit waits before it asks
-// an unreachable Redis again, instead of DefaultRetryInterval. It panics
-// if d is not positive.
-func WithRetryInterval(d time.Duration) Option {
-	if d <= 0 {
-		panic(fmt.Sprintf("towerredis.WithRetryInterval: interval must be positive, got %v", d))
-	}
-	return func(o *options) { o.retry = d }
-}
-
 // WithPrefix begins every key the limit writes with prefix instead of
 // DefaultPrefix, to keep apart the limits of applications that share a
 // Redis. It panics if prefix is empty.
@@ -130,11 +153,12 @@ func WithPrefix(prefix string) Option {
 	return func(o *options) { o.prefix = prefix }
 }
 
-// WithMetrics makes the limit report to sink: Waiting, for callers waiting
-// in Ready, and, for a concurrency limit, InFlight, for the requests it
-// admitted that have not ended (holding a lease, or without one under
-// FailOpen). A per-key rate limit also counts Throttled, for each request
-// it refused. A nil sink is no metrics.
+// WithMetrics makes the limit report to sink: Waiting, for callers
+// waiting in a [Bucket]'s or a [Concurrency]'s Ready or in a [Keyed]'s
+// Call; for a Concurrency, InFlight, for the requests it admitted that
+// have not ended (holding a lease, or without one under FailOpen); for a
+// Keyed, Throttled, for each request it refused because its key had no
+// token. A nil sink is no metrics.
 func WithMetrics(sink metrics.Sink) Option {
 	return func(o *options) { o.sink = sink }
 }
@@ -150,21 +174,41 @@ func WithObserver(observe func(RoundTrip)) Option {
 	return func(o *options) { o.observer = observe }
 }
 
-// newOptions applies opts for the function named fn, with the defaults.
-func newOptions(fn string, opts []Option) options {
+// newOptions applies opts, in order, for the function named fn, with
+// apply, and fills in the defaults. It panics, naming fn and the option's
+// position, if an option is nil (a typed nil too).
+func newOptions[O any](fn string, opts []O, apply func(O, *options)) options {
 	var o options
-	option.Onto(fn, &o, opts)
+	for i, opt := range opts {
+		if isnil.Is(opt) {
+			panic(fmt.Sprintf("%s: option %d is nil", fn, i))
+		}
+		apply(opt, &o)
+	}
 	if o.timeout == 0 {
 		o.timeout = DefaultTimeout
-	}
-	if o.retry == 0 {
-		o.retry = DefaultRetryInterval
 	}
 	if o.fail == 0 {
 		o.fail = FailOpen
 	}
 	if o.prefix == "" {
 		o.prefix = DefaultPrefix
+	}
+	return o
+}
+
+func bucketOptions(fn string, opts []BucketOption) options {
+	return newOptions(fn, opts, BucketOption.applyBucket)
+}
+
+func keyedOptions(fn string, opts []KeyedOption) options {
+	return newOptions(fn, opts, KeyedOption.applyKeyed)
+}
+
+func concurrencyOptions(fn string, opts []ConcurrencyOption) options {
+	o := newOptions(fn, opts, ConcurrencyOption.applyConcurrency)
+	if o.poll == 0 {
+		o.poll = DefaultPollInterval
 	}
 	return o
 }

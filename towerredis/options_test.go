@@ -15,28 +15,65 @@ import (
 func TestOptionsBadInput(t *testing.T) {
 	towertest.Panics(t, "towerredis.WithTimeout: timeout must be positive, got 0s", func() { WithTimeout(0) })
 	towertest.Panics(t, "towerredis.WithTimeout: timeout must be positive, got -1ms", func() { WithTimeout(-time.Millisecond) })
-	towertest.Panics(t, "towerredis.WithRetryInterval: interval must be positive, got 0s", func() { WithRetryInterval(0) })
-	towertest.Panics(t, "towerredis.WithRetryInterval: interval must be positive, got -1s", func() { WithRetryInterval(-time.Second) })
 	towertest.Panics(t, "towerredis.WithFailMode: unknown mode FailMode(0)", func() { WithFailMode(0) })
 	towertest.Panics(t, "towerredis.WithFailMode: unknown mode FailMode(3)", func() { WithFailMode(3) })
 	towertest.Panics(t, "towerredis.WithPrefix: prefix is empty", func() { WithPrefix("") })
 	towertest.Panics(t, "towerredis.WithObserver: observe is nil", func() { WithObserver(nil) })
-	// The smallest values are taken.
-	o := newOptions("test", []Option{WithTimeout(1), WithRetryInterval(1), WithFailMode(FailClosed), WithPrefix("p")})
-	if o.timeout != 1 || o.retry != 1 || o.fail != FailClosed || o.prefix != "p" {
-		t.Errorf("options %+v, want timeout 1ns, retry 1ns, FailClosed, prefix p", o)
+	towertest.Panics(t, "towerredis.WithMaxWait: d must not be negative, got -1ns", func() { WithMaxWait(-1) })
+	towertest.Panics(t, "towerredis.WithBatch: n must be at least 1, got 0", func() { WithBatch(0) })
+	towertest.Panics(t, "test: option 2 is nil", func() { keyedOptions("test", []KeyedOption{WithMaxWait(0), WithTimeout(1), Option(nil)}) })
+	// The smallest values are taken, and options apply in order.
+	o := bucketOptions("test", []BucketOption{WithTimeout(1), WithFailMode(FailClosed), WithPrefix("p"), WithBatch(1)})
+	if o.timeout != 1 || o.fail != FailClosed || o.prefix != "p" || o.batch != 1 {
+		t.Errorf("options %+v, want timeout 1ns, FailClosed, prefix p, batch 1", o)
+	}
+	// WithMaxWait(0) is allowed: no wait, the default, as limit.WithMaxWait(0).
+	if o := keyedOptions("test", []KeyedOption{WithMaxWait(time.Second), WithMaxWait(0)}); o.maxWait != 0 {
+		t.Errorf("WithMaxWait(1s) then WithMaxWait(0): max wait %v, want 0", o.maxWait)
 	}
 }
 
-// The defaults, with nothing given: a round trip of 50ms at most, a retry
-// after 100ms, failing open, keys under "tower".
+// The defaults, with nothing given: a round trip of 50ms at most, failing
+// open, keys under "tower", no batch and no wait; a Concurrency polls every
+// 10ms.
 func TestOptionsDefaults(t *testing.T) {
-	o := newOptions("test", nil)
-	if o.timeout != 50*time.Millisecond || o.retry != 100*time.Millisecond || o.fail != FailOpen || o.prefix != "tower" || o.poll != 0 {
-		t.Errorf("defaults %+v, want timeout 50ms, retry 100ms, FailOpen, prefix tower, poll unset", o)
+	o := bucketOptions("test", nil)
+	if o.timeout != 50*time.Millisecond || o.fail != FailOpen || o.prefix != "tower" || o.batch != 0 || o.maxWait != 0 || o.poll != 0 {
+		t.Errorf("defaults %+v, want timeout 50ms, FailOpen, prefix tower, no batch, no wait, poll unset", o)
+	}
+	if o := concurrencyOptions("test", nil); o.poll != 10*time.Millisecond {
+		t.Errorf("a Concurrency's poll interval %v, want 10ms", o.poll)
 	}
 	if FailOpen.String() != "FailOpen" || FailClosed.String() != "FailClosed" || FailMode(7).String() != "FailMode(7)" {
 		t.Errorf("FailMode strings: %v %v %v", FailOpen, FailClosed, FailMode(7))
+	}
+}
+
+// An option that applies to one kind of limit has that kind's option type
+// only, so that giving it to another kind does not compile; an Option
+// applies to every kind.
+func TestOptionKinds(t *testing.T) {
+	for _, tt := range []struct {
+		name                       string
+		opt                        any
+		bucket, keyed, concurrency bool
+	}{
+		{"WithTimeout", WithTimeout(time.Second), true, true, true},
+		{"WithFailMode", WithFailMode(FailClosed), true, true, true},
+		{"WithPrefix", WithPrefix("p"), true, true, true},
+		{"WithMetrics", WithMetrics(nil), true, true, true},
+		{"WithObserver", WithObserver(func(RoundTrip) {}), true, true, true},
+		{"WithBatch", WithBatch(2), true, false, false},
+		{"WithMaxWait", WithMaxWait(time.Second), false, true, false},
+		{"WithPollInterval", WithPollInterval(time.Second), false, false, true},
+	} {
+		_, bucket := tt.opt.(BucketOption)
+		_, keyed := tt.opt.(KeyedOption)
+		_, concurrency := tt.opt.(ConcurrencyOption)
+		if bucket != tt.bucket || keyed != tt.keyed || concurrency != tt.concurrency {
+			t.Errorf("%s: applies to a Bucket %t, a Keyed %t, a Concurrency %t; want %t, %t, %t",
+				tt.name, bucket, keyed, concurrency, tt.bucket, tt.keyed, tt.concurrency)
+		}
 	}
 }
 
@@ -62,18 +99,18 @@ func TestWithPrefixKeys(t *testing.T) {
 	}
 }
 
-// A LimitedError says why: the key's next token, or, failing closed, the
-// round trip's error, which it wraps.
-func TestLimitedErrorMessage(t *testing.T) {
-	e := &LimitedError{Name: "api", Key: "alice", Wait: 1500 * time.Millisecond}
-	if got, want := e.Error(), `towerredis: rate limit exceeded: limit "api", key "alice": next token in 1.5s`; got != want {
+// An UnreachableError names the limit and says why, and wraps
+// ErrUnreachable and the round trip's error.
+func TestUnreachableErrorMessage(t *testing.T) {
+	e := &UnreachableError{Name: "api", Err: context.DeadlineExceeded}
+	if got, want := e.Error(), `towerredis: limit "api": Redis unreachable, failing closed: context deadline exceeded`; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	e = &LimitedError{Name: "api", Key: "alice", Err: context.DeadlineExceeded}
-	if got, want := e.Error(), `towerredis: rate limit exceeded: limit "api", key "alice": Redis unreachable, failing closed: context deadline exceeded`; got != want {
-		t.Errorf("got %q, want %q", got, want)
+	if !errors.Is(e, context.DeadlineExceeded) || !errors.Is(e, ErrUnreachable) {
+		t.Error("an UnreachableError does not wrap its round trip's error and ErrUnreachable")
 	}
-	if !errors.Is(e, context.DeadlineExceeded) || !errors.Is(e, ErrLimited) {
-		t.Error("a LimitedError of a round trip that failed does not wrap its error and ErrLimited")
+	if !tower.IsOverloaded(e) || tower.IsThrottled(e) || tower.IsTimeout(e) {
+		t.Errorf("IsOverloaded %t, IsThrottled %t, IsTimeout %t; want true, false, false",
+			tower.IsOverloaded(e), tower.IsThrottled(e), tower.IsTimeout(e))
 	}
 }

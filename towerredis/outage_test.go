@@ -10,12 +10,11 @@ import (
 )
 
 // Redis unreachable, at a closed port (refused at once) and at a black
-// hole (a listener that never answers): each fail mode answers within its
-// timeout. FailOpen admits, after the timeout at most; FailClosed's probe
-// gets ctx.Err() after one round trip, and a caller that waits asks again
-// every retry interval and gets ctx.Err() at its deadline (and at most a
-// round trip's timeout after it, since a round trip in flight is not cut
-// off). The observer sees every failed round trip.
+// hole (a listener that never answers): each fail mode answers after one
+// round trip, within its timeout, probe or not. FailOpen admits; FailClosed
+// returns a permit whose Call fails with an *UnreachableError without
+// reaching the inner service, and whose Release makes no round trip. The
+// observer sees every failed round trip.
 func TestBucketUnreachable(t *testing.T) {
 	const timeout = 100 * time.Millisecond
 	for _, where := range []struct {
@@ -48,25 +47,25 @@ func TestBucketUnreachable(t *testing.T) {
 				}
 			})
 			t.Run("FailClosed", func(t *testing.T) {
-				r, _, rt := newTestBucket(t, addr, "down", 1, time.Second, 1,
-					WithTimeout(timeout), WithFailMode(FailClosed), WithRetryInterval(50*time.Millisecond))
-				start := time.Now()
-				if _, ok, err := tower.ReadyNow[string, string](r); ok || err != nil {
-					t.Fatalf("probe: ReadyNow = %v, %v; want not ready: the limit fails closed", ok, err)
+				r, inner, rt := newTestBucket(t, addr, "down", 1, time.Second, 1, WithTimeout(timeout), WithFailMode(FailClosed))
+				for i, ctx := range []context.Context{t.Context(), doneCtx(), t.Context()} {
+					start := time.Now()
+					p, err := r.Ready(ctx)
+					if err != nil {
+						t.Fatalf("Ready %d: %v, want a permit that refuses", i, err)
+					}
+					within(t, "Ready failing closed", time.Since(start), where.took, where.took+slack)
+					if i < 2 {
+						refused(t, p, "down")
+					} else {
+						p.Release() // nothing to give back: no round trip
+					}
 				}
-				within(t, "the probe", time.Since(start), where.took, where.took+slack)
-				if n := rt.n.Load(); n != 1 {
-					t.Errorf("the probe made %d round trips, want 1", n)
+				if n, e := rt.n.Load(), rt.errs.Load(); n != 3 || e != 3 {
+					t.Errorf("the observer saw %d round trips, %d failed; want 3, 3", n, e)
 				}
-				ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
-				defer cancel()
-				start = time.Now()
-				if _, err := r.Ready(ctx); err != context.DeadlineExceeded {
-					t.Fatalf("Ready: %v, want %v at the deadline", err, context.DeadlineExceeded)
-				}
-				within(t, "a waiting caller", time.Since(start), 300*time.Millisecond, 300*time.Millisecond+timeout+slack)
-				if n := rt.n.Load(); n < 3 {
-					t.Errorf("%d round trips in all, want at least 3: the caller asks again every retry interval", n)
+				if n, o := inner.calls.Load(), inner.outstanding.Load(); n != 0 || o != 0 {
+					t.Errorf("the inner service got %d calls, %d permits outstanding; want 0, 0", n, o)
 				}
 			})
 		})
@@ -96,8 +95,10 @@ func TestBucketRedisRestart(t *testing.T) {
 	if ort.lastErr() == nil {
 		t.Error("the observer saw no error during the outage")
 	}
-	if _, ok, err := tower.ReadyNow[string, string](closed); ok || err != nil {
-		t.Errorf("FailClosed during the outage: ReadyNow = %v, %v; want not ready", ok, err)
+	if p, ok, err := tower.ReadyNow[string, string](closed); !ok || err != nil {
+		t.Errorf("FailClosed during the outage: ReadyNow = %v, %v; want a permit that refuses", ok, err)
+	} else {
+		refused(t, p, "restart")
 	}
 
 	if err := srv.Restart(); err != nil {
@@ -107,10 +108,12 @@ func TestBucketRedisRestart(t *testing.T) {
 	// before the pools dial again: ask until one answers, for at most 5s.
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		if _, ok, err := tower.ReadyNow[string, string](closed); err != nil {
+		if p, ok, err := tower.ReadyNow[string, string](closed); err != nil {
 			t.Fatal(err)
-		} else if ok {
+		} else if ok && !isRefusal(&p) {
 			break // the restarted Redis is empty: a fresh bucket, whose token this is
+		} else if ok {
+			p.Release()
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("FailClosed limit not ready 5s after Redis came back")
@@ -137,41 +140,45 @@ func TestBucketRedisRestart(t *testing.T) {
 }
 
 // With WithBatch, the callers of a replica waiting for the round trip of
-// another caller share its outcome: Redis at a black hole, failing open,
-// ten callers at once are all admitted after one timeout, not one timeout
-// after another. Failing closed, they get ctx.Err() at their deadline.
+// another caller share its outcome: Redis at a black hole, ten callers at
+// once are all answered after one timeout, not one timeout after another:
+// failing open, admitted; failing closed, each with a permit that refuses.
 func TestBucketBatchUnreachable(t *testing.T) {
 	const timeout = 100 * time.Millisecond
 	addr := blackHole(t)
 	for _, mode := range []FailMode{FailOpen, FailClosed} {
 		t.Run(mode.String(), func(t *testing.T) {
-			r, _, _ := newTestBucket(t, addr, "down", 1, time.Second, 5, WithBatch(5), WithTimeout(timeout), WithFailMode(mode))
+			r, inner, _ := newTestBucket(t, addr, "down", 1, time.Second, 5, WithBatch(5), WithTimeout(timeout), WithFailMode(mode))
 			ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 			defer cancel()
-			errs := make(chan error, 10)
+			type answer struct {
+				p   tower.Permit[string, string]
+				err error
+			}
+			answers := make(chan answer, 10)
 			start := time.Now()
 			for range 10 {
 				go func() {
 					p, err := r.Ready(ctx)
-					if err == nil {
-						p.Release()
-					}
-					errs <- err
+					answers <- answer{p, err}
 				}()
 			}
 			for range 10 {
-				err := <-errs
-				if mode == FailOpen && err != nil {
-					t.Errorf("Ready: %v, want admitted", err)
+				a := <-answers
+				if a.err != nil {
+					t.Errorf("Ready: %v, want a permit", a.err)
+					continue
 				}
-				if mode == FailClosed && err != context.DeadlineExceeded {
-					t.Errorf("Ready: %v, want %v", err, context.DeadlineExceeded)
+				if mode == FailClosed {
+					refused(t, a.p, "down")
+				} else if isRefusal(&a.p) {
+					t.Error("FailOpen handed out a permit that refuses")
 				}
+				a.p.Release()
 			}
-			if mode == FailOpen {
-				within(t, "ten callers failing open", time.Since(start), timeout, timeout+slack)
-			} else {
-				within(t, "ten callers failing closed", time.Since(start), 300*time.Millisecond, 300*time.Millisecond+timeout+slack)
+			within(t, "ten callers", time.Since(start), timeout, timeout+slack)
+			if o := inner.outstanding.Load(); o != 0 {
+				t.Errorf("the inner service has %d permits outstanding, want 0", o)
 			}
 		})
 	}

@@ -13,7 +13,7 @@ import (
 func TestRoundTripObserved(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var seen []RoundTrip
-		o := newOptions("test", []Option{WithObserver(func(rt RoundTrip) { seen = append(seen, rt) })})
+		o := bucketOptions("test", []BucketOption{WithObserver(func(rt RoundTrip) { seen = append(seen, rt) })})
 		run := func(context.Context) (any, error) {
 			time.Sleep(7 * time.Millisecond)
 			return "not a list", nil

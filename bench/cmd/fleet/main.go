@@ -228,7 +228,7 @@ func fleet(addr string, c config, batch int) fleetResult {
 		// A round trip that timed out on a busy machine would admit
 		// without a token under FailOpen and count as the limit's error:
 		// a generous timeout, and FailClosed, measure the limit alone.
-		opts := []towerredis.Option{
+		opts := []towerredis.BucketOption{
 			towerredis.WithObserver(func(towerredis.RoundTrip) { trips.Add(1) }),
 			towerredis.WithTimeout(time.Second),
 			towerredis.WithFailMode(towerredis.FailClosed),

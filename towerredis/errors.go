@@ -1,0 +1,83 @@
+package towerredis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/towergo/tower"
+)
+
+// ErrUnreachable is what an [*UnreachableError] matches with errors.Is: a
+// request that a limit failing closed refused because Redis did not
+// answer.
+var ErrUnreachable = errors.New("towerredis: Redis unreachable")
+
+// An UnreachableError is the error of a request refused by a limit that
+// fails closed ([FailClosed]) because Redis did not answer its round trip
+// within the timeout, or answered with an error. Nothing of the request
+// was sent. It wraps [ErrUnreachable] and Err.
+//
+// It answers [tower.IsOverloaded], and not [tower.IsThrottled] nor
+// [tower.IsTimeout]: the caller did nothing wrong, and the same request
+// may succeed once Redis answers again; it was the round trip that timed
+// out, not the request. So package towerhttp answers 503.
+type UnreachableError struct {
+	// Name is the limit's name.
+	Name string
+	// Err is the error of the round trip: context.DeadlineExceeded for
+	// one that timed out, or the client's error.
+	Err error
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("towerredis: limit %q: Redis unreachable, failing closed: %v", e.Name, e.Err)
+}
+
+// Unwrap returns ErrUnreachable and Err.
+func (e *UnreachableError) Unwrap() []error { return []error{ErrUnreachable, e.Err} }
+
+// Overloaded answers true: see [tower.IsOverloaded].
+func (e *UnreachableError) Overloaded() bool { return true }
+
+// Throttled answers false: see [tower.IsThrottled].
+func (e *UnreachableError) Throttled() bool { return false }
+
+// Timeout answers false, although Err may be a timeout: see
+// [tower.IsTimeout].
+func (e *UnreachableError) Timeout() bool { return false }
+
+// ErrBadReply is wrapped by the error of a round trip whose answer was not
+// of the form the limit's script returns: a Redis that answers garbage, or
+// a key of another type. Such an answer never grants anything, whatever
+// the [FailMode].
+var ErrBadReply = errors.New("towerredis: unexpected reply from Redis")
+
+// ErrEmptyKey is the error of a [Keyed]'s Call whose key function
+// returned "": a bug in the key function, which the limit does not guess
+// around by sharing one bucket among such requests.
+var ErrEmptyKey = errors.New("towerredis: the key function returned an empty key")
+
+// refuse returns a permit whose Call fails with err, without reaching the
+// inner service, and whose Release does nothing: what the Ready of a
+// limit failing closed returns when Redis does not answer, since an error
+// from Ready would mean the limit is broken for good.
+func refuse[Req, Res any](err *UnreachableError) tower.Permit[Req, Res] {
+	r := &refusal[Req, Res]{err: err}
+	return tower.NewPermit[Req, Res](r, r.Token())
+}
+
+// refusal serves the permit of refuse. It holds nothing; its Ticket
+// refuses a second Call, as the contract asks.
+type refusal[Req, Res any] struct {
+	tower.Ticket
+	err error
+}
+
+func (r *refusal[Req, Res]) CallReserved(_ context.Context, token uint64, _ Req) (Res, error) {
+	r.MustRedeem(token)
+	var zero Res
+	return zero, r.err
+}
+
+func (r *refusal[Req, Res]) ReleaseReserved(token uint64) { r.Redeem(token) }
