@@ -6,9 +6,10 @@ import (
 )
 
 // A Wrapper is a middleware whose permits wrap the permit of the service
-// inside it: Timeout and ConcurrencyLimit are Wrappers. A [WrapPool] turns
-// the inner permit into the middleware's own, and calls back here when that
-// permit is used.
+// inside it. Implementing it means serving a permit's use: a [WrapPool]
+// turns the inner permit into the middleware's own, and calls back here
+// when that permit is called or released, once, with the inner permit,
+// which the Wrapper must then use or give back.
 type Wrapper[Req, Res any] interface {
 	// CallWrapped serves req for a permit that wrapped inner. It must call
 	// or release inner exactly once before it returns, or hand it to a

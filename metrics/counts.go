@@ -13,8 +13,7 @@ import (
 // total of each Kind, the number of calls observed with each Outcome, and
 // the sum and maximum of the latencies of the served ones: for tests,
 // examples and a quick look. It allocates nothing. A program that exports
-// its metrics uses a Sink of its monitoring system's, such as the
-// OpenTelemetry one of module github.com/towergo/tower/towerotel.
+// its metrics uses a Sink of its monitoring system's.
 //
 // Each count is spread over cache lines, so that CPUs adding at once do not
 // take turns on one line; a read while requests are under way may be off

@@ -15,36 +15,31 @@
 // Each measurement has a [Kind]. InFlight, Waiting and Queued are up-down
 // counts: a request adds 1 when it enters the state and -1 when it leaves
 // it, however it leaves, so their sum is the number in that state now.
-// Excluded is up-down too, for addresses: a DNS Discover adds the change
-// in the number its lookup left out, so the sum is the number its last
-// lookup left out. Limit is up-down too, for a limit: an adaptive limiter
-// adds the limit it starts with and then each change, so the sum is the
-// limit now. Open and Ejected are up-down too: breakers open or half-open,
-// endpoints held out by outlier detection. Shed, TimedOut, Retried,
-// Hedged, Tripped and Throttled are counters: 1 for each event.
+// Excluded is up-down too, for addresses: a discovery adds the change in
+// the number its lookup left out, so the sum is the number its last lookup
+// left out. Limit is up-down too, for a limit: a limiter adds the limit it
+// starts with and then each change, so the sum is the limit now. Open and
+// Ejected are up-down too: breakers open or half-open, endpoints held out
+// of a balancer's set. Shed, TimedOut, Retried, Hedged, Tripped and
+// Throttled are counters: 1 for each event.
 //
-//	kind      reported by                 +1                               -1
-//	InFlight  limit.Concurrency           Ready takes a permit             the call returns, or the permit is released
-//	          metrics.New                 the inner Ready grants           the call returns, or the permit is released
-//	Waiting   limit.Concurrency           a caller queues for a permit     it leaves the queue, granted or not
-//	          limit.Rate                  a caller queues for a window     it leaves the queue, granted or not
-//	          buffer.Buffer               a caller queues for a slot       it leaves the queue, with a slot or not
-//	Queued    buffer.Buffer               a request is queued              it leaves the queue with the inner permit, or
-//	                                                                       without: given up, failed or closed
-//	Shed      loadshed.LoadShed           a shedding permit is called
-//	TimedOut  timeout.Timeout             a call ends with this Timeout's ErrElapsed
-//	Retried   retry.Retry                 a retry is sent, after its backoff and its Ready
-//	Hedged    hedge.Hedge                 a hedge is sent, after its delay and its Ready
-//	Excluded  discover.DNS                a lookup leaves more addresses   a lookup leaves fewer addresses
-//	                                      out than the last one            out than the last one
-//	Limit     adaptive.Limiter            the limit goes up (and the       the limit comes down
-//	                                      initial limit, at New)
-//	Open      breaker.Breaker             it opens (from closed)           it closes (from half-open)
-//	Tripped   breaker.Breaker             it opens (from closed or half-open)
-//	Ejected   balance (outlier detection) an endpoint is ejected           it comes back, or leaves the set
-//	Throttled throttle.Throttle           a request is failed unsent
+//	kind      +1                                     -1
+//	InFlight  a request's reservation is granted     its call returns, or the reservation is released unused
+//	Waiting   a caller starts waiting for capacity   it stops waiting, granted or not
+//	Queued    a request is queued                    it leaves the queue, served or not
+//	Shed      a request is turned away at once, unsent, for want of capacity
+//	TimedOut  a call ends because its time ran out
+//	Retried   a retry is sent
+//	Hedged    a hedge is sent
+//	Excluded  a lookup leaves more addresses out     a lookup leaves fewer addresses out
+//	Limit     the limit goes up (and the first one)  the limit comes down
+//	Open      a breaker opens (from closed)          it closes (from half-open)
+//	Tripped   a breaker opens (from closed or half-open)
+//	Ejected   an endpoint is held out of the set     it comes back, or leaves the set
+//	Throttled a request is failed at once, unsent, for its sender's or its key's rate
 //
-// A caller that finds capacity free, or that asks with a done context
+// Each middleware's WithMetrics option says which kinds it reports. A
+// caller that finds capacity free, or that asks with a done context
 // ([tower.ReadyNow], as a LoadShed does) and finds none, never counts as
 // Waiting: only a caller that queues does.
 //

@@ -13,38 +13,34 @@ type Kind uint8
 const (
 	// InFlight is up-down: requests from the grant of their reservation to
 	// the end of their call, or to the release of the reservation unused.
-	// A ConcurrencyLimit and the metrics layer report it.
 	InFlight Kind = iota + 1
-	// Waiting is up-down: callers waiting in Ready for capacity, a
-	// ConcurrencyLimit's permit, a RateLimit's window, a token bucket's
-	// token or a Buffer's slot, and calls of a per-key limit waiting for
-	// their key's token.
+	// Waiting is up-down: callers waiting for capacity, in Ready (for a
+	// permit, a window, a token, a queue slot) or in Call (for a per-key
+	// token).
 	Waiting
-	// Queued is up-down: requests queued in a Buffer, or in their turn,
-	// waiting for the inner service to be ready.
+	// Queued is up-down: requests queued, or in their turn, waiting for
+	// the inner service to be ready.
 	Queued
-	// Shed is a counter: requests a LoadShed turned away with
-	// ErrOverloaded.
+	// Shed is a counter: requests turned away at once, without being
+	// sent, because the service had no capacity for them.
 	Shed
-	// TimedOut is a counter: calls a Timeout ended with its ErrElapsed.
+	// TimedOut is a counter: calls ended because they took longer than
+	// their time limit.
 	TimedOut
-	// Retried is a counter: retries a Retry sent, not counting first
-	// attempts.
+	// Retried is a counter: retries sent, not counting first attempts.
 	Retried
-	// Hedged is a counter: hedges a Hedge sent, not counting originals.
+	// Hedged is a counter: hedges sent, not counting originals.
 	Hedged
 	// Excluded is up-down: addresses a discovery found beyond its cap and
-	// left out of the set, as of its last lookup. A DNS Discover of
-	// package discover reports it, by the change from one lookup to the
-	// next.
+	// left out of the set, as of its last lookup, reported by the change
+	// from one lookup to the next.
 	Excluded
-	// Limit is up-down: the concurrency limit an adaptive limiter holds
-	// now. Package adaptive reports it, as the limit it starts with and
-	// then by each change.
+	// Limit is up-down: the concurrency limit a limiter that moves it
+	// holds now, reported as the limit it starts with and then by each
+	// change.
 	Limit
 	// Open is up-down: circuit breakers that are not closed now, open or
-	// half-open. Package breaker reports it, +1 as a breaker opens and -1
-	// as it closes again.
+	// half-open: +1 as a breaker opens and -1 as it closes again.
 	Open
 	// Tripped is a counter: times a circuit breaker opened, from closed or
 	// from half-open.
@@ -52,8 +48,8 @@ const (
 	// Ejected is up-down: endpoints a balancer's outlier detection holds
 	// out of its set now.
 	Ejected
-	// Throttled is a counter: requests a client-side adaptive throttle
-	// or a per-key rate limit failed at once, without sending them.
+	// Throttled is a counter: requests failed at once, without being
+	// sent, because their sender, or their key, went over its rate.
 	Throttled
 )
 
@@ -92,10 +88,13 @@ func (k Kind) UpDown() bool {
 	return k == InFlight || k == Waiting || k == Queued || k == Excluded || k == Limit || k == Open || k == Ejected
 }
 
-// A Sink receives the measurements of one or more middleware. It must be
-// safe for concurrent use, and cheap: it runs on the request path, on the
-// caller's goroutine, never under a lock of the middleware's. A Sink
-// should ignore a Kind it does not know, so that kinds can be added.
+// A Sink receives the measurements of one or more middleware, given to
+// each with its WithMetrics option. Implementing it means keeping what
+// each call says: a running sum per Kind, and the latencies by outcome,
+// for a monitoring system to read. It must be safe for concurrent use,
+// and cheap: it runs on the request path, on the caller's goroutine,
+// never under a lock of the middleware's. A Sink should ignore a Kind it
+// does not know, so that kinds can be added.
 type Sink interface {
 	// Add adds delta to the kind's count: +1 or -1 for an up-down kind
 	// that counts requests, the change in the number for Excluded, +1 for

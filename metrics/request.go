@@ -5,20 +5,18 @@ import (
 	"time"
 )
 
-// A RequestSink receives one [Request] for each request an adapter served
-// or refused: a towerhttp.Handler given towerhttp.WithRequestMetrics, or
-// an interceptor of package towergrpc given WithServerMetrics or
-// WithClientMetrics. Where a Sink hears of a layer's counts, a
-// RequestSink hears of each request as the protocol saw it: its method,
-// its route and the status it was answered with, which only the adapter
-// knows. These are the attributes that the dashboards of an HTTP or gRPC
-// service group by (requests, errors and duration per route: RED).
+// A RequestSink receives one [Request] for each request that an adapter
+// of a protocol (an HTTP handler, a gRPC interceptor) served or refused,
+// given to the adapter with its request-metrics option. Where a Sink hears
+// of a layer's counts, a RequestSink hears of each request as the
+// protocol saw it: its method, its route and the status it was answered
+// with, which only the adapter knows. Implementing it means recording
+// those, grouped as the dashboards of an HTTP or gRPC service group them
+// (requests, errors and duration per route: RED); [Counts] is one that
+// keeps the outcomes and served latencies.
 //
 // A RequestSink runs on the request path, once per request, after the
-// response: it must be safe for concurrent use, and cheap. [Counts] is
-// one, that keeps the outcomes and served latencies; module
-// github.com/towergo/tower/towerotel has one that records the
-// OpenTelemetry semantic conventions' instruments. A RequestSink should
+// response: it must be safe for concurrent use, and cheap. It should
 // ignore a Protocol it does not know, so that protocols can be added.
 type RequestSink interface {
 	// ObserveRequest records r. r is passed by value, so that the adapter

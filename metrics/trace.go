@@ -13,27 +13,22 @@ import (
 // travels with the request, in its context ([WithTracer]), rather than
 // with a layer's options, because a trace is the request's: every layer
 // below the one that put it there reports to it, and the layers that
-// report do not need to be told.
+// report do not need to be told. Implementing it means turning those
+// reports into the request's trace: a span per wait and per attempt, say.
 //
-// Who reports what:
-//
-//	Waited        ReadyWait     a layer that times Ready, such as the trace layer of towerotel
-//	              QueueWait     buffer.Buffer, for a request that queued
-//	StartAttempt  RetryAttempt  retry.Retry, for each retry, before its backoff
-//	              HedgeAttempt  hedge.Hedge, for a hedge, once its delay has passed
-//	EndAttempt                  the same, once that attempt has its result
-//
-// A middleware looks its Tracer up only on the path of a request that
-// queues, is retried or is hedged: a request that goes straight through
-// pays nothing for tracing, whether a Tracer is set or not.
+// A middleware that makes a request wait (in a queue, or a layer that
+// times its inner service's Ready) reports the wait, once it is over, to
+// Waited, with its [WaitKind]; one that sends extra attempts (retries,
+// hedges) brackets each with StartAttempt and EndAttempt, with its
+// [AttemptKind]. Each middleware's doc says what it reports. A middleware
+// looks its Tracer up only on the path of a request that waits or is
+// attempted again: a request that goes straight through pays nothing for
+// tracing, whether a Tracer is set or not.
 //
 // A Tracer runs on the request path, on the caller's goroutine or on a
 // hedge's, so it must be safe for concurrent use. A panic in it goes where
 // a panic in the middleware's other user code goes (see each package),
-// once the middleware has given back what it held. Module
-// github.com/towergo/tower/towerotel has a Tracer that records
-// OpenTelemetry spans, and a layer that times Ready and puts that Tracer
-// in each traced request's context.
+// once the middleware has given back what it held.
 type Tracer interface {
 	// Waited reports a wait that is over: what the request waited for,
 	// from when, for how long, and how it ended.
