@@ -7,8 +7,8 @@ require (
 	github.com/go-kit/kit v0.13.0
 	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/redis/go-redis/v9 v9.23.0
-	github.com/towergo/tower v0.0.0
-	github.com/towergo/tower/towerredis v0.0.0-00010101000000-000000000000
+	github.com/towergo/tower v0.1.0
+	github.com/towergo/tower/towerredis v0.1.0
 	golang.org/x/time v0.16.0
 )
 
@@ -20,9 +20,4 @@ require (
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261019180522-ce908d29299b // indirect
 	google.golang.org/grpc v1.83.2 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
-)
-
-replace (
-	github.com/towergo/tower => ../
-	github.com/towergo/tower/towerredis => ../towerredis
 )

@@ -2,12 +2,10 @@ module github.com/towergo/tower/towerotel
 
 go 1.26.0
 
-replace github.com/towergo/tower => ../
-
 require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3
-	github.com/towergo/tower v0.0.0-00010101000000-000000000000
+	github.com/towergo/tower v0.1.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/exporters/prometheus v0.69.0
 	go.opentelemetry.io/otel/metric v1.47.0

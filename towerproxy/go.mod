@@ -2,6 +2,7 @@ module github.com/towergo/tower/towerproxy
 
 go 1.26.0
 
-require go.yaml.in/yaml/v3 v3.0.6
-
-replace github.com/towergo/tower => ../
+require (
+	github.com/towergo/tower v0.1.0
+	go.yaml.in/yaml/v3 v3.0.6
+)

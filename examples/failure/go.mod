@@ -2,11 +2,9 @@ module github.com/towergo/tower/examples/failure
 
 go 1.26.0
 
-replace github.com/towergo/tower => ../../
-
 require (
 	github.com/failsafe-go/failsafe-go v0.9.8
-	github.com/towergo/tower v0.0.0-00010101000000-000000000000
+	github.com/towergo/tower v0.1.0
 )
 
 require (

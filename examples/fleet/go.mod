@@ -2,15 +2,10 @@ module github.com/towergo/tower/examples/fleet
 
 go 1.26.0
 
-replace (
-	github.com/towergo/tower => ../../
-	github.com/towergo/tower/towerredis => ../../towerredis
-)
-
 require (
 	github.com/redis/go-redis/v9 v9.23.0
-	github.com/towergo/tower v0.0.0
-	github.com/towergo/tower/towerredis v0.0.0-00010101000000-000000000000
+	github.com/towergo/tower v0.1.0
+	github.com/towergo/tower/towerredis v0.1.0
 )
 
 require (

@@ -1,0 +1,5 @@
+module github.com/towergo/tower/scripts/modproxy
+
+go 1.26.0
+
+require golang.org/x/mod v0.41.0
