@@ -24,14 +24,14 @@ tools=$(go env GOPATH)/bin
 GOBIN=$tools go install "github.com/go-gremlins/gremlins/cmd/gremlins@$version" 2>/dev/null
 gremlins=$tools/gremlins
 equivalent=$PWD/scripts/mutation-equivalent.txt
+standalone=$PWD/scripts/standalone.sh
 # Mutants run MUTATION_WORKERS at a time, 2 by default. gremlins's own
 # output, a line per mutant as it is decided, is appended to MUTATION_LOG
 # if set, to follow a long run (tail -f).
 workers=${MUTATION_WORKERS:-2}
 log=${MUTATION_LOG:-/dev/null}
 report=$(mktemp)
-modfiles=$(mktemp -d)
-trap 'rm -rf "$report" "$modfiles"' EXIT
+trap 'rm -rf "$report"' EXIT
 
 # library lists the directories of the library's packages: those of every
 # module but the examples, the benchmarks and the test helpers' tests.
@@ -79,17 +79,11 @@ for d in "${dirs[@]}"; do
 	if [ "$rel" = . ]; then
 		args+=(--exclude-files '^[^/]+/')
 	fi
-	# gremlins copies the module's directory alone, where an adapter's
-	# replace of the core by ../ finds nothing, and every mutant would fail
-	# to build, which gremlins counts as killed: an adapter is run with a
-	# copy of its go.mod whose replace names the core's absolute path.
-	flags=
-	if [ "$mod" != . ]; then
-		sed "s|=> \.\./*\$|=> $PWD|" "$mod/go.mod" >"$modfiles/$mod.mod"
-		cp "$mod/go.sum" "$modfiles/$mod.sum"
-		flags=-modfile=$modfiles/$mod.mod
-	fi
-	out=$(cd "$mod" && GOWORK=off GOFLAGS=$flags "$gremlins" "${args[@]}" "$rel" 2>&1 | tee -a "$log") || true
+	# gremlins copies the module's directory alone: through
+	# scripts/standalone.sh, with GOWORK=off, the repository's own modules
+	# come from the local proxy, and go.mod and go.sum from copies at
+	# absolute paths, which hold for the copy gremlins tests in.
+	out=$(cd "$mod" && "$standalone" "$gremlins" "${args[@]}" "$rel" 2>&1 | tee -a "$log") || true
 	# mutants_of lists "file:line:column MUTATOR" for the mutants of a status
 	# that count against the targets, the listed equivalent ones left out.
 	mutants_of() {

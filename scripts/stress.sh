@@ -94,6 +94,17 @@ packages() {
 	fi | { if [ -n "$exclude" ]; then grep -Ev -- "$exclude" || true; else cat; fi; }
 }
 
+# Each module runs alone through scripts/standalone.sh, with the
+# repository's own modules from a local proxy built once here (or the one
+# TOWER_PROXY names, as .ci/run's).
+standalone=$PWD/scripts/standalone.sh
+if [ -z "${TOWER_PROXY:-}" ]; then
+	export TOWER_PROXY
+	TOWER_PROXY=$(mktemp -d)
+	trap 'stop_load; rm -rf "$TOWER_PROXY"' EXIT
+	(cd scripts/modproxy && GOWORK=off GOFLAGS=-mod=readonly go run . -o "$TOWER_PROXY" >/dev/null)
+fi
+
 start=$(date +%s)
 start_load
 status=0
@@ -101,7 +112,7 @@ for m in "${modules[@]}"; do
 	mapfile -t pkgs < <(cd "$m" && packages)
 	[ ${#pkgs[@]} -gt 0 ] || continue
 	echo "+ $m: ${#pkgs[@]} packages, -count=$count -cpu $cpus -race -shuffle=on, load $load" >&2
-	(cd "$m" && GOWORK=off go test -race -v -count="$count" -cpu "$cpus" -shuffle=on \
+	(cd "$m" && "$standalone" go test -race -v -count="$count" -cpu "$cpus" -shuffle=on \
 		-run "$run" -skip "$skip" -timeout "$timeout" "${pkgs[@]}") >>"$log" 2>&1 || status=1
 done
 stop_load
