@@ -120,25 +120,6 @@ func (r *result) servedIn(from, to time.Duration) int {
 	return n
 }
 
-// limitsIn returns the limits sampled within [from, to).
-func (r *result) limitsIn(from, to time.Duration) []int {
-	return r.limits[from/sampleEvery : to/sampleEvery]
-}
-
-// settledAt returns the first instant from which every sampled limit up
-// to until stays within [lo, hi], or -1 if there is none.
-func (r *result) settledAt(from, until time.Duration, lo, hi int) time.Duration {
-	at := time.Duration(-1)
-	for i := from / sampleEvery; i < until/sampleEvery; i++ {
-		if n := r.limits[i]; n < lo || n > hi {
-			at = -1
-		} else if at < 0 {
-			at = i * sampleEvery
-		}
-	}
-	return at
-}
-
 const sampleEvery = 100 * time.Millisecond
 
 // openLoop sends rate requests per second through svc for length, each
