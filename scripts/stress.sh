@@ -9,7 +9,8 @@
 #	                  [-synctest] [-run REGEXP] [-skip REGEXP]
 #	                  [-exclude REGEXP] [-timeout DURATION] [DIR...]
 #
-#	-n COUNT     runs of each test at each -cpu value (default 20)
+#	-n COUNT     runs of each test at each -cpu value (default 20), in
+#	             rounds of at most 50 per test binary
 #	-cpu LIST    GOMAXPROCS values, as go test's -cpu (default 1,2,4)
 #	-load KIND   none (default); burn: one busy loop per CPU; build: a
 #	             parallel build of the standard library, over and over.
@@ -29,7 +30,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 unset GOWORK
 
-count=20 cpus=1,2,4 load=none only_synctest=0 run=. skip= exclude= timeout=60m
+count=20 batch=50 cpus=1,2,4 load=none only_synctest=0 run=. skip= exclude= timeout=60m
 while [ $# -gt 0 ]; do
 	case $1 in
 	-n) count=$2; shift 2 ;;
@@ -112,8 +113,15 @@ for m in "${modules[@]}"; do
 	mapfile -t pkgs < <(cd "$m" && packages)
 	[ ${#pkgs[@]} -gt 0 ] || continue
 	echo "+ $m: ${#pkgs[@]} packages, -count=$count -cpu $cpus -race -shuffle=on, load $load" >&2
-	(cd "$m" && "$standalone" go test -race -v -count="$count" -cpu "$cpus" -shuffle=on \
-		-run "$run" -skip "$skip" -timeout "$timeout" "${pkgs[@]}") >>"$log" 2>&1 || status=1
+	# In rounds of at most $batch runs per test binary: the race detector
+	# keeps memory for every goroutine a process ever started, so that
+	# one binary running a package's tests a thousand times grows without
+	# bound (limit's took 20 GB at -count=1000).
+	for ((done = 0; done < count; done += batch)); do
+		n=$((count - done < batch ? count - done : batch))
+		(cd "$m" && "$standalone" go test -race -v -count="$n" -cpu "$cpus" -shuffle=on \
+			-run "$run" -skip "$skip" -timeout "$timeout" "${pkgs[@]}") >>"$log" 2>&1 || status=1
+	done
 done
 stop_load
 elapsed=$(($(date +%s) - start))
