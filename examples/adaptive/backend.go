@@ -13,52 +13,59 @@ import (
 // when nobody queues.
 const serviceTime = 10 * time.Millisecond
 
-// A phase is a stretch of the run during which the server has a fixed
-// number of workers.
+// A phase is a stretch of a run during which the server has a fixed
+// number of workers, each serving a request in a fixed time.
 type phase struct {
 	length  time.Duration
 	workers int
+	service time.Duration // a request's work on a worker
 }
 
-// phases is the server's capacity over the run: 400, 200, then 600
-// requests per second.
+// phases is the server's capacity over the comparison's run: 400, 200,
+// then 600 requests per second.
 var phases = []phase{
-	{10 * time.Second, 4},
-	{10 * time.Second, 2},
-	{10 * time.Second, 6},
+	{10 * time.Second, 4, serviceTime},
+	{10 * time.Second, 2, serviceTime},
+	{10 * time.Second, 6, serviceTime},
 }
 
 // capacity is how many requests per second n workers serve.
 func capacity(n int) int { return n * int(time.Second/serviceTime) }
 
-// runLength is the sum of the phases' lengths.
-func runLength() time.Duration {
+// runLength is the length of the comparison's run.
+func runLength() time.Duration { return span(phases) }
+
+// span is the sum of the lengths of ps.
+func span(ps []phase) time.Duration {
 	var d time.Duration
-	for _, p := range phases {
+	for _, p := range ps {
 		d += p.length
 	}
 	return d
 }
 
-// maxWorkers is the most workers any phase has.
-func maxWorkers() int {
+// maxWorkers is the most workers any phase of ps has.
+func maxWorkers(ps []phase) int {
 	n := 0
-	for _, p := range phases {
+	for _, p := range ps {
 		n = max(n, p.workers)
 	}
 	return n
 }
 
 // backend is a server with real capacity that changes over time: a pool of
-// workers, each serving one request at a time in serviceTime. A request
-// waits for a free worker, first come first served, as long as its client
-// is there. Worker i works while the phase has more than i workers: at a
-// phase's start the pool gains workers, or loses them as they finish what
-// they are doing. Which workers work is decided by the virtual instants a
+// workers, each serving one request at a time in the service time of the
+// phase the request starts in. A request waits for a free worker, first
+// come first served, as long as its client is there; a request a worker
+// has begun is served to its end, even if its client has gone by then.
+// Worker i works while the phase has more than i workers: at a phase's
+// start the pool gains workers, or loses them as they finish what they
+// are doing. Which workers work is decided by the virtual instants a
 // request starts and ends at, never by which goroutine runs first, so the
 // run is the same every time on synctest's clock.
 type backend struct {
 	start    time.Time
+	phases   []phase
 	pool     chan *worker
 	inFlight atomic.Int64 // requests in the server: waiting for a worker or served
 
@@ -72,20 +79,21 @@ type worker struct {
 	free  time.Time // when it finished its last request
 }
 
-// newBackend returns a backend whose capacity follows phases from start
-// on: a timer at each phase's start brings back the workers it has.
-func newBackend(start time.Time) *backend {
-	b := &backend{start: start, pool: make(chan *worker, maxWorkers())}
-	for i := range maxWorkers() {
+// newBackend returns a backend whose capacity follows ps from start on,
+// the last phase's lasting beyond its end: a timer at each phase's start
+// brings back the workers it has.
+func newBackend(start time.Time, ps []phase) *backend {
+	b := &backend{start: start, phases: ps, pool: make(chan *worker, maxWorkers(ps))}
+	for i := range maxWorkers(ps) {
 		wk := &worker{index: i, free: start}
-		if i < phases[0].workers {
+		if i < ps[0].workers {
 			b.pool <- wk
 		} else {
 			b.parked = append(b.parked, wk)
 		}
 	}
 	var at time.Time = start
-	for _, ph := range phases[:len(phases)-1] {
+	for _, ph := range ps[:len(ps)-1] {
 		at = at.Add(ph.length)
 		begin := at
 		time.AfterFunc(time.Until(begin), func() { b.unpark(begin) })
@@ -93,16 +101,21 @@ func newBackend(start time.Time) *backend {
 	return b
 }
 
-// works reports whether wk is one of the workers of the phase at t.
-func (b *backend) works(wk *worker, t time.Time) bool {
+// at returns the phase in force at t.
+func (b *backend) at(t time.Time) phase {
 	var end time.Time = b.start
-	for _, ph := range phases {
+	for _, ph := range b.phases {
 		end = end.Add(ph.length)
 		if t.Before(end) {
-			return wk.index < ph.workers
+			return ph
 		}
 	}
-	return wk.index < phases[len(phases)-1].workers
+	return b.phases[len(b.phases)-1]
+}
+
+// works reports whether wk is one of the workers of the phase at t.
+func (b *backend) works(wk *worker, t time.Time) bool {
+	return wk.index < b.at(t).workers
 }
 
 // park takes wk out of the pool.
@@ -146,11 +159,12 @@ func (b *backend) serve(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		if !b.works(wk, wk.startFor(queued)) {
+		begin := wk.startFor(queued)
+		if !b.works(wk, begin) {
 			b.park(wk)
 			continue
 		}
-		wk.serve(queued)
+		wk.serve(begin, b.at(begin).service)
 		if b.works(wk, wk.free) {
 			b.pool <- wk
 		} else {
@@ -159,6 +173,10 @@ func (b *backend) serve(ctx context.Context) error {
 		return nil
 	}
 }
+
+// requests returns the requests in the server: waiting for a worker or
+// served.
+func (b *backend) requests() int { return int(b.inFlight.Load()) }
 
 // service is the backend as a tower.Service, always ready: the server has
 // no limit of its own, and every request it is handed waits for a worker.
@@ -177,13 +195,13 @@ func (wk *worker) startFor(queued time.Time) time.Time {
 	return queued
 }
 
-// serve takes serviceTime of the worker's time for a request that began
-// waiting for it at queued. The work is a sleep, which needs no CPU, so
-// the figures do not depend on the machine; and a request that waited
-// for the worker starts when the worker became free, not when its sleep
-// happened to wake, so a late timer does not make the worker slower than
-// 100 requests per second.
-func (wk *worker) serve(queued time.Time) {
-	wk.free = wk.startFor(queued).Add(serviceTime)
+// serve takes d of the worker's time for a request that starts at begin
+// (see startFor). The work is a sleep, which needs no CPU, so the figures
+// do not depend on the machine; and a request that waited for the worker
+// starts when the worker became free, not when its sleep happened to
+// wake, so a late timer does not make the worker slower than its service
+// time allows.
+func (wk *worker) serve(begin time.Time, d time.Duration) {
+	wk.free = begin.Add(d)
 	time.Sleep(time.Until(wk.free))
 }

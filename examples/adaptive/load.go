@@ -23,15 +23,18 @@ const (
 	seed = 2024 // the schedule's random source
 )
 
-// requests is how many requests the run sends: 24,000.
-func requests() int { return rate * int(runLength()/time.Second) }
-
 // schedule returns when each request is sent, from the start of the run:
 // one at a random instant in each interval of 1.25ms, so exactly 800 per
 // second, and no two at the same instant. Every strategy gets the same.
-func schedule() []time.Duration {
-	rng := rand.New(rand.NewPCG(seed, seed))
-	at := make([]time.Duration, requests())
+func schedule() []time.Duration { return scheduleFor(rate, runLength(), seed) }
+
+// scheduleFor returns the instants of an open loop of rate requests per
+// second for length, from a source seeded with s: one at a random instant
+// in each interval of a second over rate.
+func scheduleFor(rate int, length time.Duration, s uint64) []time.Duration {
+	rng := rand.New(rand.NewPCG(s, s))
+	interval := time.Second / time.Duration(rate)
+	at := make([]time.Duration, length/interval)
 	for i := range at {
 		at[i] = time.Duration(i)*interval + time.Duration(rng.Int64N(int64(interval)))
 	}
@@ -52,21 +55,22 @@ type outcome struct {
 	due     time.Duration // when it was sent, from the start of the run
 	latency time.Duration // from due to its answer, or to its client giving up
 	kind    kind
+	prio    tower.Priority
 }
 
 // drive sends the requests of sched to svc, each at its instant from
-// start, without waiting for earlier answers (an open loop), and returns
-// what each got. Latencies count from the instant a request was due, so a
-// generator that falls behind does not hide the server's delays. Each
-// request gives up after clientTimeout, and drive returns once all have
-// their outcome.
-func drive(svc tower.Service[int, struct{}], start time.Time, sched []time.Duration) []outcome {
+// start and with priority prio, without waiting for earlier answers (an
+// open loop), and returns what each got. Latencies count from the instant
+// a request was due, so a generator that falls behind does not hide the
+// server's delays. Each request gives up after clientTimeout, and drive
+// returns once all have their outcome.
+func drive(svc tower.Service[int, struct{}], start time.Time, sched []time.Duration, prio tower.Priority) []outcome {
 	out := make([]outcome, len(sched))
 	var wg sync.WaitGroup
 	for i, at := range sched {
 		due := start.Add(at)
 		time.Sleep(time.Until(due))
-		wg.Go(func() { out[i] = send(svc, i, due, at) })
+		wg.Go(func() { out[i] = send(svc, i, due, at, prio) })
 	}
 	wg.Wait()
 	return out
@@ -74,11 +78,11 @@ func drive(svc tower.Service[int, struct{}], start time.Time, sched []time.Durat
 
 // send sends request i, due at due (at from the start), and waits for its
 // answer.
-func send(svc tower.Service[int, struct{}], i int, due time.Time, at time.Duration) outcome {
-	ctx, cancel := context.WithDeadline(context.Background(), due.Add(clientTimeout))
+func send(svc tower.Service[int, struct{}], i int, due time.Time, at time.Duration, prio tower.Priority) outcome {
+	ctx, cancel := context.WithDeadline(tower.WithPriority(context.Background(), prio), due.Add(clientTimeout))
 	defer cancel()
 	_, err := tower.Call(ctx, svc, i)
-	o := outcome{due: at, latency: time.Since(due)}
+	o := outcome{due: at, latency: time.Since(due), prio: prio}
 	switch {
 	case err == nil:
 		o.kind = served

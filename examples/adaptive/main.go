@@ -172,6 +172,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/towergo/tower"
 )
 
 func main() {
@@ -211,23 +213,23 @@ func measure() []result {
 	start := time.Now()
 	var wg sync.WaitGroup
 	for i, s := range ss {
-		b := newBackend(start)
+		b := newBackend(start, phases)
 		svc, limit := s.protect(b.service())
 		results[i].name, results[i].role = s.name, s.role
-		wg.Go(func() { results[i].out = drive(svc, start, sched) })
-		wg.Go(func() { results[i].samples = watch(b, limit, start) })
+		wg.Go(func() { results[i].out = drive(svc, start, sched, tower.PriorityNormal) })
+		wg.Go(func() { results[i].samples = watch(b.requests, limit, start, runLength()) })
 	}
 	wg.Wait()
 	return results
 }
 
-// watch reads b's requests in flight and the limit every sampleEvery over
-// the run.
-func watch(b *backend, limit func() int, start time.Time) []sample {
+// watch reads the requests in flight and the limit every sampleEvery over
+// a run of length, from its start to its end.
+func watch(inFlight, limit func() int, start time.Time, length time.Duration) []sample {
 	var samples []sample
-	for at := sampleEvery; at <= runLength(); at += sampleEvery {
+	for at := time.Duration(0); at <= length; at += sampleEvery {
 		time.Sleep(time.Until(start.Add(at)))
-		s := sample{at: at, limit: -1, inFlight: int(b.inFlight.Load())}
+		s := sample{at: at, limit: -1, inFlight: inFlight()}
 		if limit != nil {
 			s.limit = limit()
 		}

@@ -78,7 +78,7 @@ func TestPlot(t *testing.T) {
 func TestBackendCapacity(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
-		b := newBackend(start)
+		b := newBackend(start, phases)
 		var (
 			mu   sync.Mutex
 			done []time.Duration
@@ -129,7 +129,7 @@ func TestBackendPhaseChange(t *testing.T) {
 	} {
 		synctest.Test(t, func(t *testing.T) {
 			start := time.Now()
-			b := newBackend(start)
+			b := newBackend(start, phases)
 			time.Sleep(tc.at)
 			answered := make([]time.Duration, tc.n)
 			var wg sync.WaitGroup
@@ -153,7 +153,7 @@ func TestBackendPhaseChange(t *testing.T) {
 func TestBackendDropsRequestWhoseClientLeft(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
-		b := newBackend(start)
+		b := newBackend(start, phases)
 		var wg sync.WaitGroup
 		for range phases[0].workers {
 			wg.Go(func() { b.serve(context.Background()) })
@@ -177,7 +177,7 @@ func TestBackendDropsRequestWhoseClientLeft(t *testing.T) {
 func TestStaticShedsBeyondItsLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
-		svc, limit := strategies()[1].protect(newBackend(start).service())
+		svc, limit := strategies()[1].protect(newBackend(start, phases).service())
 		var wg sync.WaitGroup
 		for range staticLimit {
 			wg.Go(func() {
@@ -204,7 +204,7 @@ func TestStaticShedsBeyondItsLimit(t *testing.T) {
 // 60 are let in, 3 of the next 20 are rejected, and 18 of the last 20.
 func TestFailsafeQueueing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f := newFailsafeLimit(newBackend(time.Now()).service(), true)
+		f := newFailsafeLimit(newBackend(time.Now(), phases).service(), true)
 		var (
 			wg       sync.WaitGroup
 			mu       sync.Mutex

@@ -41,14 +41,19 @@ func strategies() []strategy {
 		}},
 	}
 	s = append(s, ours()...)
-	return append(s,
-		strategy{"failsafe", peer, func(inner tower.Service[int, struct{}]) (tower.Service[int, struct{}], func() int) {
+	return append(s, failsafes()...)
+}
+
+// failsafes are failsafe-go's limiter with its queue and without.
+func failsafes() []strategy {
+	return []strategy{
+		{"failsafe", peer, func(inner tower.Service[int, struct{}]) (tower.Service[int, struct{}], func() int) {
 			f := newFailsafeLimit(inner, true)
 			return f, f.Limit
 		}},
-		strategy{"failsafe0", peer, func(inner tower.Service[int, struct{}]) (tower.Service[int, struct{}], func() int) {
+		{"failsafe0", peer, func(inner tower.Service[int, struct{}]) (tower.Service[int, struct{}], func() int) {
 			f := newFailsafeLimit(inner, false)
 			return f, f.Limit
 		}},
-	)
+	}
 }
