@@ -126,7 +126,10 @@ func (b *backend) park(wk *worker) {
 }
 
 // unpark returns to the pool the parked workers that the phase beginning
-// at at has, free from then on.
+// at at has, free from then on: worker i from i nanoseconds after at, so
+// that requests that were waiting do not all end at one instant, where
+// which goroutine ran first would decide the order their limiter hears
+// of them.
 func (b *backend) unpark(at time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -137,7 +140,7 @@ func (b *backend) unpark(at time.Time) {
 			continue
 		}
 		if wk.free.Before(at) {
-			wk.free = at
+			wk.free = at.Add(time.Duration(wk.index))
 		}
 		b.pool <- wk
 	}

@@ -55,6 +55,7 @@ type failsafeLimit struct {
 	queueing bool // WithQueueing(2, 3); without, a request that finds the limiter full is rejected
 	mu       sync.Mutex
 	rng      *rand.Rand
+	callers  atomic.Uint64 // callers of Ready so far, for untie
 }
 
 // newFailsafeLimit returns the limiter in front of inner, with or without
@@ -91,14 +92,20 @@ func (f *failsafeLimit) admit() bool {
 }
 
 // Ready waits for the limiter's permit, or returns one that fails with
-// fsOverloaded if the limiter rejects the request.
+// fsOverloaded if the limiter rejects the request. A caller that waited
+// goes on as untie says.
 func (f *failsafeLimit) Ready(ctx context.Context) (tower.Permit[int, struct{}], error) {
+	n := f.callers.Add(1)
 	if !f.admit() {
 		return tower.NewPermit[int, struct{}](rejected{}, 0), nil
 	}
-	fp, err := f.lim.AcquirePermit(ctx)
-	if err != nil {
-		return tower.Permit[int, struct{}]{}, err
+	fp, ok := f.lim.TryAcquirePermit()
+	if !ok {
+		var err error
+		if fp, err = f.lim.AcquirePermit(ctx); err != nil {
+			return tower.Permit[int, struct{}]{}, err
+		}
+		untie(n)
 	}
 	p, err := f.inner.Ready(ctx)
 	if err != nil {

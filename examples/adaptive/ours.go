@@ -30,3 +30,23 @@ func ours() []strategy {
 	}
 	return s
 }
+
+// delayBased are package adaptive's delay-based algorithms, Gradient2 and
+// Vegas, each under a LoadShed with the package's defaults, their limits
+// read probes apart (see tracked).
+func delayBased() []strategy {
+	var s []strategy
+	for _, a := range []struct {
+		name string
+		alg  func() adaptive.Algorithm
+	}{
+		{"gradient2", adaptive.Gradient2()},
+		{"vegas", adaptive.Vegas()},
+	} {
+		s = append(s, strategy{a.name, ourOwn, func(inner tower.Service[int, struct{}]) (tower.Service[int, struct{}], func() int) {
+			l, limit := newOurs(inner, a.alg)
+			return loadshed.New[int, struct{}](l), limit
+		}})
+	}
+	return s
+}

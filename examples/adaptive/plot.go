@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"gonum.org/v1/plot"
@@ -48,7 +49,13 @@ func drawPlot(path string, results []result) error {
 			}
 		}
 	}
-	img := vgimg.New(vg.Points(900), vg.Points(1050))
+	return writeCharts(path, charts, vg.Points(900), vg.Points(1050))
+}
+
+// writeCharts writes charts, one above the other, into a PNG of width w
+// and height h at path.
+func writeCharts(path string, charts []*plot.Plot, w, h vg.Length) error {
+	img := vgimg.New(w, h)
 	dc := draw.New(img)
 	tiles := draw.Tiles{Rows: len(charts), Cols: 1, PadX: vg.Millimeter * 3, PadY: vg.Millimeter * 4, PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 4}
 	grid := make([][]*plot.Plot, len(charts))
@@ -152,4 +159,86 @@ func windowP99(out []outcome) plotter.XYs {
 		xy = append(xy, plotter.XY{X: end.Seconds(), Y: max(ms, 1)})
 	}
 	return xy
+}
+
+// drawScenarios writes into path a PNG of a chart per scenario: the limit
+// of each strategy over the scenario's run, ours probes apart (see
+// tracked), with a mark at each change of the server or the load.
+func drawScenarios(path string, scs []scenario, results [][]result) error {
+	var charts []*plot.Plot
+	for i, sc := range scs {
+		c := plot.New()
+		c.Title.Text = strings.SplitN(sc.title, ":", 2)[0]
+		c.X.Label.Text = "s (dashed: a change of the server or the load)"
+		if len(sc.changes) == 0 {
+			c.X.Label.Text = "s"
+		}
+		c.Y.Label.Text = "limit"
+		c.X.Min, c.X.Max = 0, sc.length.Seconds()
+		c.Add(plotter.NewGrid())
+		top := 0
+		for _, r := range results[i] {
+			_, hi := limitSpread(r.samples, 0, sc.length+sampleEvery)
+			top = max(top, hi)
+		}
+		// Room above the lines for the legend.
+		c.Y.Min, c.Y.Max = 0, 1.5*float64(top)
+		c.Y.Tick.Marker = wholeTicks{}
+		c.Legend.Top = true
+		for _, at := range sc.changes {
+			mark, err := plotter.NewLine(plotter.XYs{{X: at.Seconds(), Y: 0}, {X: at.Seconds(), Y: float64(top)}})
+			if err != nil {
+				return err
+			}
+			mark.Color = color.Gray{Y: 160}
+			mark.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
+			c.Add(mark)
+		}
+		for j, r := range results[i] {
+			l, err := plotter.NewLine(limits(r.samples))
+			if err != nil {
+				return err
+			}
+			l.Color = strategyColor(r.name)
+			l.Dashes = plotutil.Dashes(j % 3)
+			l.Width = vg.Points(1.2)
+			c.Add(l)
+			c.Legend.Add(r.name, l)
+		}
+		charts = append(charts, c)
+	}
+	return writeCharts(path, charts, vg.Points(900), vg.Points(300*float64(len(charts))))
+}
+
+// wholeTicks are gonum's default ticks, labelled as whole numbers.
+type wholeTicks struct{}
+
+func (wholeTicks) Ticks(min, max float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(min, max)
+	for i, t := range ticks {
+		if t.Label != "" {
+			ticks[i].Label = fmt.Sprint(int(t.Value))
+		}
+	}
+	return ticks
+}
+
+// strategyColor is a strategy's colour in the scenarios' charts, the
+// same as in the comparison's where it is there too.
+func strategyColor(name string) color.Color {
+	switch name {
+	case "static20":
+		return color.Black
+	case "gradient2":
+		return palette[2]
+	case "vegas":
+		return palette[3]
+	case "aimd":
+		return palette[4]
+	case "failsafe":
+		return palette[5]
+	case "failsafe0":
+		return palette[6]
+	}
+	return palette[0]
 }
