@@ -72,7 +72,43 @@ func checkRepo(root string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if err := checkWork(root, version); err != nil {
+		return "", err
+	}
 	return version, checkImports(root, files, mods)
+}
+
+// checkWork checks that go.work replaces each library module, at exactly
+// the version the go.mod files require, with its directory. A workspace
+// uses its modules in place of any version of them, but it still reads the
+// go.mod of each version required, to build the module graph: before that
+// version is published, no proxy has it, and every go command in the
+// repository would fail on a fresh machine. A replace without a version is
+// refused for a workspace module, so the version is named, and must follow
+// the go.mod files when they move to the next.
+func checkWork(root, version string) error {
+	data, err := os.ReadFile(filepath.Join(root, "go.work"))
+	if err != nil {
+		return err
+	}
+	wf, err := modfile.ParseWork("go.work", data, nil)
+	if err != nil {
+		return err
+	}
+	for _, l := range libraries {
+		want := "./" + l.dir
+		if l.dir == "." {
+			want = "./"
+		}
+		ok := slices.ContainsFunc(wf.Replace, func(r *modfile.Replace) bool {
+			return r.Old.Path == l.path && r.Old.Version == version &&
+				r.New.Version == "" && path.Clean(r.New.Path) == path.Clean(want)
+		})
+		if !ok {
+			return fmt.Errorf("go.work: no \"replace %s %s => %s\": the go.mod files require %s of the library modules, which a workspace must find in place, not on a proxy", l.path, version, want, version)
+		}
+	}
+	return nil
 }
 
 // requiredVersion returns the version at which the go.mod files of mods
