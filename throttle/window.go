@@ -85,19 +85,29 @@ func (w *window) advance(b int64) {
 }
 
 // add counts one request now, and one accept as well if accepted.
+//
+// The accept is added before its request, and counts reads the requests
+// before the accepts (advance takes requests off first, too): a decision
+// made while another request is being counted, or a bucket leaves, may see
+// an accept whose request it does not see, which lowers the probability
+// it computes, but never a request without its accept, which would raise
+// it. With the opposite order, a caller that read the window while the
+// first request was being counted saw 1 request and 0 accepts and was
+// rejected with probability 1/2, though the backend had refused nothing.
 func (w *window) add(accepted bool) {
 	s := &w.slots[w.bucket()%int64(len(w.slots))]
-	w.requests.Add(1) // the total first: see window
-	s.requests.Add(1)
 	if accepted {
-		w.accepts.Add(1)
+		w.accepts.Add(1) // the total first: see window
 		s.accepts.Add(1)
 	}
+	w.requests.Add(1)
+	s.requests.Add(1)
 }
 
-// counts returns the requests and accepts in the window now.
+// counts returns the requests and accepts in the window now. The accepts
+// may include some of requests not counted yet (see add), never fewer.
 func (w *window) counts() (requests, accepts int64) {
 	w.bucket()
-	accepts = w.accepts.Load() // first: an accept is added after its request
-	return w.requests.Load(), accepts
+	requests = w.requests.Load() // first: a request is added after its accept
+	return requests, w.accepts.Load()
 }

@@ -55,3 +55,53 @@ func TestWindowLayout(t *testing.T) {
 		}
 	}
 }
+
+// A decision made while requests are being counted never sees a request
+// without its accept: with every request accepted, no read of the window
+// finds more requests than accepts, which would make a rejection
+// probability above zero out of nothing (the flake stress.sh found, 4 in
+// 1000 runs of the conformance suite's concurrent callers: one rejected).
+func TestCountsNeverShowARequestWithoutItsAccept(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var w window
+		w.init(2 * time.Minute)
+		const writers, each = 2, 20000
+		done := make(chan struct{})
+		torn := make(chan [2]int64, 1)
+		go func() {
+			for {
+				select {
+				case <-done:
+					close(torn)
+					return
+				default:
+				}
+				if r, a := w.counts(); r > a {
+					torn <- [2]int64{r, a}
+					<-done
+					close(torn)
+					return
+				}
+			}
+		}()
+		finished := make(chan struct{})
+		for range writers {
+			go func() {
+				for range each {
+					w.add(true)
+				}
+				finished <- struct{}{}
+			}()
+		}
+		for range writers {
+			<-finished
+		}
+		close(done)
+		if ra, ok := <-torn; ok {
+			t.Errorf("a read of the window found %d requests and %d accepts, with every request accepted", ra[0], ra[1])
+		}
+		if r, a := w.counts(); r != writers*each || a != writers*each {
+			t.Errorf("at the end: %d requests, %d accepts; want %d of each", r, a, writers*each)
+		}
+	})
+}
