@@ -72,7 +72,7 @@ func TestBuilderCostsWhatByHandCosts(t *testing.T) {
 				t.Errorf("the builder built a %T, by hand a %T", built, hand)
 			}
 			perRequest := func(svc tower.Service[string, string]) float64 {
-				return testing.AllocsPerRun(100, func() {
+				return towertest.AllocsPerRun(100, func() {
 					if _, err := tower.Call(ctx, svc, "hello"); err != nil {
 						t.Fatal(err)
 					}

@@ -284,8 +284,8 @@ func TestRequestMetricsDoNotAllocate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			bare := towerhttp.NewHandler(mux, tt.stack)
 			observed := towerhttp.NewHandler(mux, tt.stack, towerhttp.WithRequestMetrics(&c))
-			without := testing.AllocsPerRun(100, func() { bare.ServeHTTP(w, r) })
-			with := testing.AllocsPerRun(100, func() { observed.ServeHTTP(w, r) })
+			without := towertest.AllocsPerRun(100, func() { bare.ServeHTTP(w, r) })
+			with := towertest.AllocsPerRun(100, func() { observed.ServeHTTP(w, r) })
 			if with != without {
 				t.Errorf("got %v allocations per request with request metrics, want %v as without", with, without)
 			}
