@@ -59,8 +59,8 @@ type Breaker[Req, Res any] struct {
 
 // New returns inner wrapped in a Breaker, closed, that counts a result as
 // a failure of inner when failure reports true for it, with opts. Give
-// [AnyError] to count every error but a caller's own cancellation;
-// package towerhttp and package towergrpc have classifiers by status. It
+// [AnyError] to count every error but a caller's own cancellation; a
+// protocol's adapter may offer one that reads its status. It
 // panics if inner (a typed nil too) or failure is nil, or an option is
 // nil.
 func New[Req, Res any](inner tower.Service[Req, Res], failure func(res Res, err error) bool, opts ...Option) *Breaker[Req, Res] {

@@ -12,9 +12,9 @@
 //
 //   - Closed: requests go through, and each call's result is classified:
 //     the failure classifier given to [New] says whether it is a failure of
-//     the backend ([AnyError] for errors; package towerhttp and package
-//     towergrpc have classifiers by status, of the same type
-//     func(res Res, err error) bool). The breaker trips to open at the nth
+//     the backend ([AnyError] for errors; a protocol's adapter may offer
+//     one by status, of the same type func(res Res, err error) bool).
+//     The breaker trips to open at the nth
 //     failure in a row ([WithConsecutiveFailures]), or when failures reach
 //     a share of the calls of a window that holds enough of them
 //     ([WithFailureRatio], over the last calls or the last duration), or

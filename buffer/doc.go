@@ -69,8 +69,8 @@
 // # Tracing and logging
 //
 // A request that queues, and whose context carries a [metrics.Tracer],
-// has its time in the queue reported to it (package towerotel's trace
-// layer makes it a "tower.queue" span); one that skips the queue pays
+// has its time in the queue reported to it, as a "tower.queue" attempt
+// (a tracing adapter makes it a span); one that skips the queue pays
 // nothing. A Buffer writes no log by default; given a *slog.Logger with
 // [WithLogger], it logs the failure of its inner service that makes it
 // fail every request, once.

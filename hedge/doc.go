@@ -48,8 +48,8 @@
 //
 // A request whose context carries a [metrics.Tracer] has its hedge, if
 // one is sent, reported to it as an attempt that spans the hedge's Ready
-// and Call; package towerotel's trace layer makes it a "tower.hedge"
-// span. A call whose hedge is not sent pays nothing.
+// and Call, named "tower.hedge" (a tracing adapter makes it a span). A
+// call whose hedge is not sent pays nothing.
 //
 // # Where it sits
 //

@@ -483,8 +483,8 @@ func (keyLimited) Throttled() bool { return true }
 // It answers [tower.IsThrottled], and not [tower.IsOverloaded]: the caller
 // was refused for its own rate, not because the service was busy; another
 // key's request would have gone through. So package towerhttp answers 429
-// Too Many Requests, package towergrpc codes.ResourceExhausted, and
-// metrics.OutcomeOf says OutcomeThrottled. It wraps [ErrKeyLimited].
+// Too Many Requests, and metrics.OutcomeOf says OutcomeThrottled. It
+// wraps [ErrKeyLimited].
 type KeyLimitError struct {
 	// Wait is how long after the refusal the key's next token is there: a
 	// request of that key sent then, with none of the key's others before

@@ -15,9 +15,8 @@ import (
 // ErrOverloaded is the error of a request shed because the inner service was
 // not ready. Its message is tower's, "service overloaded". Its method
 // Overloaded answers true: that is how [tower.IsOverloaded] knows it, and
-// the adapters that ask (towerhttp answers 503, towergrpc
-// ResourceExhausted), so that an error of a user's own with the method is
-// answered alike.
+// the adapters that ask (towerhttp answers 503), so that an error of a
+// user's own with the method is answered alike.
 var ErrOverloaded error = overloaded{}
 
 type overloaded struct{}

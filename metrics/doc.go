@@ -6,9 +6,8 @@
 // A middleware reports to a [Sink] given with its WithMetrics option; the
 // metrics layer of [New] reports a call's latency and InFlight wherever it
 // is put in a stack. [Counts] is a Sink that keeps the totals in memory, for
-// tests and a quick look; module github.com/towergo/tower/towerotel has a
-// Sink that records OpenTelemetry instruments, which a Prometheus exporter
-// can serve.
+// tests and a quick look; a Sink of a metrics system's own records its
+// instruments.
 //
 // # Kinds
 //

@@ -62,12 +62,11 @@ type Protocol uint8
 const (
 	// HTTPServer is a request a towerhttp.Handler served.
 	HTTPServer Protocol = iota + 1
-	// GRPCServer is an RPC a server interceptor of package towergrpc
-	// served, unary or streaming: a stream's latency is its whole life.
+	// GRPCServer is an RPC a gRPC server interceptor served, unary or
+	// streaming: a stream's latency is its whole life.
 	GRPCServer
-	// GRPCClient is an RPC made through a client interceptor of package
-	// towergrpc, unary or streaming: a stream's latency is from its
-	// opening to its end.
+	// GRPCClient is an RPC made through a gRPC client interceptor, unary
+	// or streaming: a stream's latency is from its opening to its end.
 	GRPCClient
 )
 

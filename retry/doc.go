@@ -87,6 +87,6 @@
 //
 // A request whose context carries a [metrics.Tracer] has each of its
 // retries reported to it, as an attempt that spans the retry's backoff,
-// its Ready and its Call; package towerotel's trace layer makes each one
-// a "tower.retry" span. A request that is not retried pays nothing.
+// its Ready and its Call, named "tower.retry" (a tracing adapter makes
+// each one a span). A request that is not retried pays nothing.
 package retry

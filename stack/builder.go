@@ -22,8 +22,8 @@ import (
 // Builder that has it closes them all.
 //
 // A Builder is itself a [tower.Layer], so it can be given wherever one
-// layer is taken: to towerhttp.NewHandler, to the towergrpc interceptors,
-// or to another Builder's Layer.
+// layer is taken: to towerhttp.NewHandler, to another adapter, or to
+// another Builder's Layer.
 //
 // The zero Builder is ready to use and applies no layers.
 type Builder[Req, Res any] struct {

@@ -28,10 +28,10 @@
 // combinator such as tower.MapRequestLayer, or another Builder.
 // [Builder.Service] wraps a service in the layers, and
 // [Builder.ServiceFunc] a function. A Builder is a tower.Layer itself, so
-// it is what the adapters take: towerhttp.NewHandler, towerhttp.NewTransport
-// and the interceptors of towergrpc. Those packages have constructors
-// for Builders of their types, towerhttp.ServerStack for one, which take
-// no type arguments at all.
+// it is what the adapters take, towerhttp.NewHandler and
+// towerhttp.NewTransport for two. towerhttp has constructors for Builders
+// of its types, towerhttp.ServerStack for one, which take no type
+// arguments at all.
 //
 // # A limit with no number to choose
 //

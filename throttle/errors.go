@@ -13,8 +13,8 @@ import "github.com/towergo/tower"
 // calls a backend through a Throttle answers its own client as for a
 // backend that is overloaded, and not as for a client over its allowance,
 // which the client is not: package towerhttp answers 503 with Retry-After
-// ("service overloaded") rather than 429, package towergrpc
-// codes.ResourceExhausted, and metrics.OutcomeOf says OutcomeShed. A
+// ("service overloaded") rather than 429, and metrics.OutcomeOf says
+// OutcomeShed. A
 // Throttle further out (a client of that server, or of this stack) that
 // uses [NotOverloaded] counts it as a refusal, which it is. A retry policy
 // should not retry it at once: the request would most likely be rejected
@@ -38,7 +38,7 @@ func (throttled) Throttled() bool  { return true }
 //
 // A classifier that reads a protocol's status as well (HTTP 429 and 503,
 // gRPC RESOURCE_EXHAUSTED and UNAVAILABLE) belongs with the protocol's
-// adapter, package towerhttp or package towergrpc.
+// adapter.
 func NotOverloaded[Res any](_ Res, err error) bool {
 	return err == nil || !(tower.IsOverloaded(err) || tower.IsThrottled(err) || tower.IsUnavailable(err))
 }

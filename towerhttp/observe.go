@@ -18,8 +18,7 @@ import (
 // response (0 if none was sent), the outcome of the stack's error
 // (metrics.OutcomeOf; a request the handler answered, whatever its
 // status, was served), the time from ServeHTTP's start to its return, and
-// the route. module github.com/towergo/tower/towerotel turns these into
-// OpenTelemetry's http.server.request.duration.
+// the route: what OpenTelemetry's http.server.request.duration records.
 //
 // The route is the path of the http.ServeMux pattern the request matched,
 // without its method: "/items/{id}" for a request that matched
