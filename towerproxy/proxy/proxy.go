@@ -298,9 +298,8 @@ func (a *admission) dispatch(ctx context.Context, r *http.Request) (towerhttp.Re
 			return tower.Call(ctx, notFoundService, r)
 		}
 		if rt.upstream.drain.enter() {
-			res, err := tower.Call(ctx, rt.upstream.svc, r)
-			rt.upstream.drain.leave()
-			return res, err
+			defer rt.upstream.drain.leave() // a handler's panic (an aborted response) leaves too
+			return tower.Call(ctx, rt.upstream.svc, r)
 		}
 		if a.current.Load() == s {
 			return towerhttp.Response{}, errClosed
