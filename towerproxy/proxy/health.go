@@ -46,7 +46,7 @@ type checker struct {
 	timeout        time.Duration
 	rise, fall     int
 	onChange       func(up bool, err error) // called on the checker's goroutine
-	up             atomic.Pointer[chan struct{}]
+	up             atomic.Pointer[chan struct{}] // closed while the backend is up
 	stop           chan struct{}
 	stopOnce       sync.Once
 	passes, misses int // in a row; the checker's goroutine's
@@ -90,7 +90,8 @@ func (c *checker) record(err error) {
 	if err == nil {
 		c.passes, c.misses = c.passes+1, 0
 		if !c.isUp() && c.passes >= c.rise {
-			c.up.Store(&closed)
+			down := c.up.Swap(&closed)
+			close(*down) // wakes the Readys waiting on it
 			c.onChange(true, nil)
 		}
 		return
