@@ -45,7 +45,7 @@ type checker struct {
 	interval       time.Duration
 	timeout        time.Duration
 	rise, fall     int
-	onChange       func(up bool, err error) // called on the checker's goroutine
+	onChange       func(up bool, err error)      // called on the checker's goroutine
 	up             atomic.Pointer[chan struct{}] // closed while the backend is up
 	stop           chan struct{}
 	stopOnce       sync.Once
