@@ -116,17 +116,27 @@ func (l *logs) Handle(_ context.Context, r slog.Record) error {
 	return nil
 }
 
-// count returns the number of messages that start with prefix.
-func (l *logs) count(prefix string) int {
+// count returns the number of messages that start with msg and hold each
+// of attrs ("key=value").
+func (l *logs) count(msg string, attrs ...string) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n := 0
 	for _, m := range l.msgs {
-		if strings.HasPrefix(m, prefix) {
+		if strings.HasPrefix(m, msg) && all(m, attrs) {
 			n++
 		}
 	}
 	return n
+}
+
+func all(m string, attrs []string) bool {
+	for _, a := range attrs {
+		if !strings.Contains(m, " "+a+" ") && !strings.HasSuffix(m, " "+a) {
+			return false
+		}
+	}
+	return true
 }
 
 // started is a Proxy of a configuration, in front of a test server.
