@@ -137,22 +137,25 @@ func (d *listDiscover) wait(ctx context.Context) error {
 const fileEvery = time.Second
 
 // backendsFile is a file of backends, one URL a line ("#" starts a
-// comment), read again whenever its modification time or size changes. A
-// file that cannot be read, or has a line that is not a backend URL, or
-// lists none, changes nothing: the last good list stays, and the error is
-// reported once, until the file changes again.
+// comment), read again every fileEvery and put in force when what it says
+// changed: its bytes are compared, rather than its modification time,
+// which a file system may keep to the second, and which an editor that
+// writes twice in a second leaves unchanged. A file that cannot be read,
+// has a line that is not a backend URL, or lists none, changes nothing:
+// the last good list stays, and the error is reported once, until the
+// file or the error changes.
 type backendsFile struct {
-	path string
-	d    *listDiscover
-	mod  time.Time
-	size int64
+	path    string
+	d       *listDiscover
+	last    []byte // the contents last put in force, or that failed
+	lastErr string // the error last reported
 }
 
 // newFileDiscover returns the Discover of the backends in the file at
 // path, which must list at least one now.
 func newFileDiscover(path string, newEndpoint func(string) (endpoint, error)) (*listDiscover, error) {
 	d := newListDiscover(newEndpoint)
-	f := &backendsFile{path: path, d: d, size: -1}
+	f := &backendsFile{path: path, d: d}
 	if err := f.poll(); err != nil {
 		return nil, err
 	}
@@ -160,29 +163,33 @@ func newFileDiscover(path string, newEndpoint func(string) (endpoint, error)) (*
 	return d, nil
 }
 
-// poll reads the file if it changed, and sets its list.
+// poll reads the file and, if it changed, sets its list.
 func (f *backendsFile) poll() error {
-	st, err := os.Stat(f.path)
-	if err != nil {
-		return err
-	}
-	if st.ModTime().Equal(f.mod) && st.Size() == f.size {
+	data, err := os.ReadFile(f.path)
+	if err == nil && bytes.Equal(data, f.last) && f.last != nil {
 		return nil
 	}
-	f.mod, f.size = st.ModTime(), st.Size()
-	list, err := f.read()
-	if err != nil {
-		return err
+	var list []string
+	if err == nil {
+		f.last = data
+		list, err = f.parse(data)
 	}
-	return f.d.set(list)
+	if err == nil {
+		err = f.d.set(list)
+	}
+	if err == nil {
+		f.lastErr = ""
+		return nil
+	}
+	if err.Error() == f.lastErr {
+		return nil
+	}
+	f.lastErr = err.Error()
+	return err
 }
 
-// read returns the backends the file lists, in order.
-func (f *backendsFile) read() ([]string, error) {
-	data, err := os.ReadFile(f.path)
-	if err != nil {
-		return nil, err
-	}
+// parse returns the backends data lists, in order.
+func (f *backendsFile) parse(data []byte) ([]string, error) {
 	var out []string
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for line := 1; sc.Scan(); line++ {
