@@ -1,6 +1,7 @@
 package proxy_test
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -50,9 +51,11 @@ func (r *recorder) requests() string {
 
 // Retries by method: by default an idempotent request (GET, a PUT with
 // its body) is sent again after a 503 and a POST is not; with methods:
-// all, a POST is too, its body each time. The client gets the backend's
-// last answer.
+// all, a POST is too, its body each time. A body longer than the 64 KiB
+// the proxy keeps to send again is sent once. The client gets the
+// backend's last answer.
 func TestRetryMethods(t *testing.T) {
+	big := strings.Repeat("x", 64<<10+1)
 	for _, tt := range []struct {
 		retry, method, body, want string
 	}{
@@ -61,8 +64,9 @@ func TestRetryMethods(t *testing.T) {
 		{"{attempts: 3}", "POST", "payload", "POST payload"},
 		{"{attempts: 3, methods: all}", "POST", "payload", "POST payload, POST payload, POST payload"},
 		{"{attempts: 1}", "GET", "", "GET "},
+		{"{attempts: 3}", "PUT", big, "PUT " + big},
 	} {
-		t.Run(tt.retry+" "+tt.method, func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s %s %d", tt.retry, tt.method, len(tt.body)), func(t *testing.T) {
 			b := newRecorder(t, status(503))
 			p := start(t, retryYAML, b.URL, tt.retry)
 			a := send(t, newClient(t), tt.method, p.URL+"/", tt.body)
