@@ -158,6 +158,9 @@ type Upstream struct {
 	// Outlier is the passive check: backends that fail are left out a
 	// while.
 	Outlier Outlier `yaml:"outlier"`
+	// Breaker, if set, puts a circuit breaker in front of each backend.
+	// There is none by default: see [Breaker].
+	Breaker *Breaker `yaml:"breaker"`
 	// Hedge, if set, sends a second copy of a request that is slower
 	// than most.
 	Hedge *Hedge `yaml:"hedge"`
@@ -206,13 +209,35 @@ type Retry struct {
 
 // Health is an upstream's active health check: each backend's Path is
 // asked every Interval, and a backend that fails Fall checks in a row is
-// left out until it passes Rise in a row, as HAProxy's check does.
+// left out until it passes Rise in a row, as HAProxy's check does. A
+// check passes when the backend answers 2xx or 3xx within Timeout. A
+// backend starts healthy, and is checked at once.
 type Health struct {
+	// Path is what a check asks each backend for, with a GET; no check
+	// runs unless it is set.
 	Path     string   `yaml:"path"`
 	Interval Duration `yaml:"interval"` // 5s by default
 	Timeout  Duration `yaml:"timeout"`  // 1s by default
 	Rise     int      `yaml:"rise"`     // 2 by default
 	Fall     int      `yaml:"fall"`     // 3 by default
+}
+
+// Breaker is a circuit breaker per backend (package breaker): after
+// Failures failed requests in a row (errors, timeouts, 5xx but 501 and
+// 505), the backend gets no request for Delay, then one probe; a probe
+// that fails opens it again for twice as long, up to MaxDelay.
+//
+// There is none unless the section is there (`breaker: {}` takes the
+// defaults): the passive check (Outlier) already leaves failing backends
+// out, and never more than its share of them, so that an upstream whose
+// backends all fail still gets their answers. Breakers have no such cap:
+// when every backend fails, every breaker opens and the proxy answers 503
+// itself. Add them for backends that fail slowly (each failure costing a
+// try's timeout), which are better not asked at all for a while.
+type Breaker struct {
+	Failures int      `yaml:"failures"`  // 5 by default
+	Delay    Duration `yaml:"delay"`     // 5s by default
+	MaxDelay Duration `yaml:"max_delay"` // 5m by default
 }
 
 // Outlier is an upstream's passive check: a backend whose requests fail
@@ -226,11 +251,16 @@ type Outlier struct {
 	MaxShare Percent `yaml:"max_share"`
 }
 
-// Hedge sends a second copy of an idempotent request that is still
-// unanswered after the Percentile of the upstream's recent latency, and
-// takes whichever answers first.
+// Hedge sends a second copy of an idempotent request (see Retry.Methods:
+// hedges are for idempotent requests whatever it says) that is still
+// unanswered after the Percentile of the upstream's latency over the last
+// Period, and takes whichever answers first. Nothing is hedged while the
+// last Period saw fewer than MinRequests answers. Hedges draw on the
+// retries' budget.
 type Hedge struct {
-	Percentile float64 `yaml:"percentile"` // 95 by default
+	Percentile  float64  `yaml:"percentile"`   // 95 by default
+	MinRequests int      `yaml:"min_requests"` // 100 by default
+	Period      Duration `yaml:"period"`       // 10s by default
 }
 
 // Duration is a time.Duration written as Go writes one ("1.5s", "300ms").

@@ -5,47 +5,51 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
-	"reflect"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/adaptive"
+	"github.com/towergo/tower/discover"
 	"github.com/towergo/tower/loadshed"
 	"github.com/towergo/tower/towerhttp"
 )
 
 // A Proxy serves the proxied traffic of a [Config]: it is the
-// http.Handler of the listener, and [Run] puts it on one. Reload puts a
-// new Config in force without dropping a request: a request in flight
+// http.Handler of the listener, and [Server] puts it on one. Reload puts
+// a new Config in force without dropping a request: a request in flight
 // finishes with the upstream it started with, and an upstream whose
 // configuration did not change keeps its backends, its limits and its
 // learning. A Proxy is safe for concurrent use; build one with [New].
 type Proxy struct {
-	log     *slog.Logger
-	state   atomic.Pointer[state]
-	mu      sync.Mutex // serializes Reload and Close
-	closed  bool
-	closing sync.WaitGroup // upstreams retired and not yet closed
+	log      *slog.Logger
+	resolver discover.Resolver
+	state    atomic.Pointer[state]
+	mu       sync.Mutex // serializes Reload and Close
+	closed   bool
+	closing  sync.WaitGroup // upstreams retired and not yet closed
 }
 
-// state is one Config in force: its routes, its upstreams and the
-// admission of the whole proxy.
+// state is one Config in force: its routes, its upstreams, the admission
+// of the whole proxy, and the routes' rate limits.
 type state struct {
 	cfg       *Config
 	routes    []*route
 	upstreams map[string]*upstream
 	admission *admission
+	limits    map[limitKey]tower.Service[*http.Request, towerhttp.Response]
+	fleet     *fleet // nil without a Redis section
 }
 
 // An Option configures a [Proxy].
 type Option func(*options)
 
 type options struct {
-	log *slog.Logger
+	log      *slog.Logger
+	resolver discover.Resolver
 }
 
 // WithLogger sets the logger of the proxy's own events (reloads, backends
@@ -58,22 +62,32 @@ func WithLogger(l *slog.Logger) Option {
 	return func(o *options) { o.log = l }
 }
 
+// WithResolver sets what the upstreams that find their backends in the
+// DNS (Upstream.DNS) look names up with; the default is
+// net.DefaultResolver.
+func WithResolver(r discover.Resolver) Option {
+	if r == nil {
+		panic("proxy.WithResolver: nil resolver")
+	}
+	return func(o *options) { o.resolver = r }
+}
+
 // New returns a Proxy of cfg, which [Load], [Parse] or [Quick] made. It
 // starts the upstreams' discovery and health checks; it listens on
-// nothing ([Run] does). It returns an error if an upstream cannot be
-// built (a TLS file that does not load, say).
+// nothing ([Server] does). It returns an error if an upstream cannot be
+// built (a backends file that does not load, say).
 func New(cfg *Config, opts ...Option) (*Proxy, error) {
 	if cfg == nil {
 		return nil, errors.New("proxy.New: nil Config")
 	}
-	o := options{log: slog.Default()}
+	o := options{log: slog.Default(), resolver: net.DefaultResolver}
 	for i, opt := range opts {
 		if opt == nil {
 			return nil, fmt.Errorf("proxy.New: option %d is nil", i)
 		}
 		opt(&o)
 	}
-	p := &Proxy{log: o.log}
+	p := &Proxy{log: o.log, resolver: o.resolver}
 	s, err := p.build(cfg, nil)
 	if err != nil {
 		return nil, err
@@ -85,17 +99,25 @@ func New(cfg *Config, opts ...Option) (*Proxy, error) {
 // Config returns the Config in force.
 func (p *Proxy) Config() *Config { return p.state.Load().cfg }
 
-// ServeHTTP serves a proxied request: through the admission of the whole
-// proxy, to the first route that matches it, through that route's limits
-// and its upstream's.
+// ServeHTTP serves a proxied request: the first route that matches it
+// takes it, through its rate limit, then the admission of the whole
+// proxy, then its upstream's. A request no route matches is answered 404.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	p.state.Load().admission.handler.ServeHTTP(w, r)
+	rt := p.state.Load().match(r)
+	if rt == nil {
+		notFound(w, r)
+		return
+	}
+	rt.serve(w, r)
 }
 
 // Reload puts cfg in force. Routes change at once. An upstream whose
-// configuration is the same as before is kept as it is; a new or changed
-// one is built, and the one it replaces is closed once its requests in
-// flight are done. If cfg cannot be built, Reload returns the error and
+// configuration is the same as before is kept as it is, and one that
+// differs only in its list of backends is kept with the new list (new
+// backends inserted, then vanished ones removed); a new or changed one is
+// built, and the one it replaces is closed once its requests in flight
+// are done. A route's rate limit that is the same as before keeps the
+// state of its keys. If cfg cannot be built, Reload returns the error and
 // the configuration in force stays.
 func (p *Proxy) Reload(cfg *Config) error {
 	p.mu.Lock()
@@ -108,11 +130,21 @@ func (p *Proxy) Reload(cfg *Config) error {
 	if err != nil {
 		return err
 	}
+	for name, u := range s.upstreams {
+		if old.upstreams[name] == u {
+			if err := u.update(cfg.Upstreams[name]); err != nil {
+				p.log.Error("proxy: upstream's backends", "upstream", name, "err", err)
+			}
+		}
+	}
 	p.state.Store(s)
 	for name, u := range old.upstreams {
 		if s.upstreams[name] != u {
 			p.retire(u)
 		}
+	}
+	if old.fleet != nil && old.fleet != s.fleet {
+		old.fleet.close()
 	}
 	p.log.Info("proxy: configuration reloaded", "routes", len(cfg.Routes), "upstreams", len(cfg.Upstreams))
 	return nil
@@ -121,13 +153,17 @@ func (p *Proxy) Reload(cfg *Config) error {
 // Close closes the upstreams once their requests in flight are done, and
 // waits for that until ctx ends. Requests that come after Close are
 // answered 503. The listener's graceful shutdown (http.Server.Shutdown)
-// is the caller's, before Close: [Run] does both.
+// is the caller's, before Close: [Server] does both.
 func (p *Proxy) Close(ctx context.Context) error {
 	p.mu.Lock()
 	if !p.closed {
 		p.closed = true
-		for _, u := range p.state.Load().upstreams {
+		s := p.state.Load()
+		for _, u := range s.upstreams {
 			p.retire(u)
+		}
+		if s.fleet != nil {
+			s.fleet.close()
 		}
 	}
 	p.mu.Unlock()
@@ -154,62 +190,87 @@ func (p *Proxy) retire(u *upstream) {
 	})
 }
 
-// build makes the state of cfg, keeping the upstreams of old whose
-// configuration is the same.
+// build makes the state of cfg, keeping what it can of old's: the
+// upstreams that are the same but for their backends (which Reload then
+// sets), the admission, the rate limits, the Redis client.
 func (p *Proxy) build(cfg *Config, old *state) (*state, error) {
-	s := &state{cfg: cfg, upstreams: map[string]*upstream{}}
-	var made []*upstream
-	fail := func(err error) (*state, error) {
-		for _, u := range made {
-			u.close()
-		}
-		return nil, err
+	s := &state{cfg: cfg, upstreams: map[string]*upstream{}, limits: map[limitKey]tower.Service[*http.Request, towerhttp.Response]{}}
+	if old == nil {
+		old = &state{}
 	}
+	queue := time.Duration(*cfg.Admission.Queue)
+	var made []*upstream
 	for name, uc := range cfg.Upstreams {
-		if old != nil {
-			if u := old.upstreams[name]; u != nil && reflect.DeepEqual(u.cfg, uc) {
-				s.upstreams[name] = u
-				continue
-			}
+		if u := old.upstreams[name]; u != nil && u.same(uc, queue) {
+			s.upstreams[name] = u
+			continue
 		}
-		u, err := newUpstream(name, uc, time.Duration(*cfg.Admission.Queue), p.log)
+		u, err := newUpstream(name, uc, queue, p.resolver, p.log)
 		if err != nil {
-			return fail(fmt.Errorf("upstream %q: %w", name, err))
+			for _, u := range made {
+				u.close()
+			}
+			return nil, fmt.Errorf("upstream %q: %w", name, err)
 		}
 		made = append(made, u)
 		s.upstreams[name] = u
 	}
-	for i := range cfg.Routes {
-		s.routes = append(s.routes, newRoute(&cfg.Routes[i], s.upstreams[cfg.Routes[i].Upstream]))
-	}
-	if old != nil && old.admission.same(cfg) {
+	if old.admission != nil && old.admission.same(cfg) {
 		s.admission = old.admission
 	} else {
-		s.admission = newAdmission(cfg)
+		s.admission = newAdmission(cfg, &p.state)
 	}
-	s.admission.current = &p.state
+	if cfg.Redis != nil {
+		if s.fleet = old.fleet; s.fleet == nil || s.fleet.cfg != *cfg.Redis {
+			s.fleet = newFleet(cfg.Redis)
+		}
+	}
+	for i := range cfg.Routes {
+		rc := &cfg.Routes[i]
+		s.routes = append(s.routes, newRoute(rc, cfg, s.upstreams[rc.Upstream], s.admission, s.limit(rc, old)))
+	}
 	return s, nil
 }
 
-// admission is the protection of the whole proxy: a towerhttp.Handler
-// whose stack (LoadShed > the adaptive limit) wraps the dispatch to the
-// routes of the state in force.
+// limit returns rc's rate limit, nil for none: old's, if it has the same
+// one (and the same Redis for a fleet's), or a new one.
+func (s *state) limit(rc *Route, old *state) tower.Service[*http.Request, towerhttp.Response] {
+	if rc.RateLimit == nil {
+		return nil
+	}
+	k := limitKey{host: rc.Host, path: rc.Path, limit: *rc.RateLimit}
+	l := s.limits[k]
+	if l == nil && (!k.limit.Fleet || old.fleet == s.fleet) {
+		l = old.limits[k]
+	}
+	if l == nil {
+		if k.limit.Fleet {
+			l = s.fleet.fleetLimit(rc.Host+rc.Path, rc.RateLimit)
+		} else {
+			l = localLimit(rc.RateLimit)
+		}
+	}
+	s.limits[k] = l
+	return l
+}
+
+// admission is the protection of the whole proxy: LoadShed > the
+// adaptive limit, around the dispatch of each request to its route's
+// upstream. Every route's handler serves through it.
 type admission struct {
-	limit          string
-	queue          Duration
-	priorityHeader string
-	maxBody        Size
-	handler        *towerhttp.Handler
-	current        *atomic.Pointer[state]
+	limit   string
+	queue   Duration
+	svc     tower.Service[*http.Request, towerhttp.Response]
+	current *atomic.Pointer[state]
 }
 
 // same reports whether cfg's admission is a's.
 func (a *admission) same(cfg *Config) bool {
-	return a.limit == cfg.Admission.Limit && a.queue == *cfg.Admission.Queue && a.priorityHeader == cfg.Admission.PriorityHeader && a.maxBody == cfg.Server.MaxBodyBytes
+	return a.limit == cfg.Admission.Limit && a.queue == *cfg.Admission.Queue
 }
 
-func newAdmission(cfg *Config) *admission {
-	a := &admission{limit: cfg.Admission.Limit, queue: *cfg.Admission.Queue, priorityHeader: cfg.Admission.PriorityHeader, maxBody: cfg.Server.MaxBodyBytes}
+func newAdmission(cfg *Config, current *atomic.Pointer[state]) *admission {
+	a := &admission{limit: cfg.Admission.Limit, queue: *cfg.Admission.Queue, current: current}
 	stack := towerhttp.ServerStack()
 	if alg := algorithm(cfg.Admission.Limit); alg != nil {
 		// The whole proxy's limit: the process itself is what it
@@ -217,51 +278,36 @@ func newAdmission(cfg *Config) *admission {
 		stack = stack.LoadShed(loadshed.WithPatience(time.Duration(*cfg.Admission.Queue))).
 			AdaptiveLimit(alg, adaptive.WithOwnDelay(adaptive.SchedDelay()), adaptive.WithBounds(1, 100_000), adaptive.WithInitial(1000))
 	}
-	opts := []towerhttp.HandlerOption{towerhttp.WithPriority(a.priority)}
-	if cfg.Server.MaxBodyBytes > 0 {
-		opts = append(opts, towerhttp.WithMaxBodyBytes(int64(cfg.Server.MaxBodyBytes)))
-	}
-	a.handler = towerhttp.NewServiceHandler(stack.Wrap(tower.ServiceFunc[*http.Request, towerhttp.Response](a.dispatch)), opts...)
+	a.svc = stack.Wrap(tower.ServiceFunc[*http.Request, towerhttp.Response](a.dispatch))
 	return a
 }
 
-// priority is a request's priority: its header's, if the proxy reads one
-// and the request has it, or else its route's.
-func (a *admission) priority(r *http.Request) tower.Priority {
-	if a.priorityHeader != "" {
-		if v := r.Header.Get(a.priorityHeader); v != "" {
-			if p, err := tower.ParsePriority(v); err == nil {
-				return p
-			}
-		}
-	}
-	if rt := a.current.Load().match(r); rt != nil {
-		return rt.priority
-	}
-	return tower.PriorityNormal
-}
+// errClosed is the error of a request that came after Close.
+var errClosed error = unavailable{"towerproxy: the proxy is closed"}
 
-// dispatch sends r to the first route of the state in force that matches
-// it, and answers 404 if none does. A request that finds the upstream it
-// matched retired by a reload looks again in the new state.
+// dispatch sends r to its upstream: that of the first route of the state
+// in force that matches it (the route that took it, unless a reload
+// changed the routes meanwhile). A request that finds the upstream
+// retired by a reload looks again in the new state; one that finds it
+// retired by Close is refused.
 func (a *admission) dispatch(ctx context.Context, r *http.Request) (towerhttp.Response, error) {
 	for {
-		rt := a.current.Load().match(r)
+		s := a.current.Load()
+		rt := s.match(r)
 		if rt == nil {
-			return tower.Call(ctx, notFound, r)
+			return tower.Call(ctx, notFoundService, r)
 		}
-		if !rt.upstream.drain.enter() {
-			continue // retired meanwhile: the state in force is newer
+		if rt.upstream.drain.enter() {
+			defer rt.upstream.drain.leave() // a handler's panic (an aborted response) leaves too
+			return tower.Call(ctx, rt.upstream.svc, r)
 		}
-		res, err := tower.Call(ctx, rt.svc, r)
-		rt.upstream.drain.leave()
-		return res, err
+		if a.current.Load() == s {
+			return towerhttp.Response{}, errClosed
+		}
 	}
 }
 
-var notFound = towerhttp.HandlerService(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-	http.Error(w, "no route for "+r.Host+r.URL.Path, http.StatusNotFound)
-}))
+var notFoundService = towerhttp.HandlerService(http.HandlerFunc(notFound))
 
 // algorithm returns the adaptive algorithm named, or nil for "off".
 func algorithm(name string) func() adaptive.Algorithm {
@@ -272,38 +318,6 @@ func algorithm(name string) func() adaptive.Algorithm {
 		return adaptive.Vegas()
 	case "aimd":
 		return adaptive.AIMD()
-	}
-	return nil
-}
-
-// A route is a Route in force: what it matches, and the service that
-// serves it: its limits, then its upstream's.
-type route struct {
-	host, path string
-	priority   tower.Priority
-	upstream   *upstream
-	svc        tower.Service[*http.Request, towerhttp.Response]
-}
-
-func newRoute(rc *Route, u *upstream) *route {
-	p, _ := tower.ParsePriority(rc.Priority)
-	rt := &route{host: strings.ToLower(rc.Host), path: rc.Path, priority: p, upstream: u, svc: u.svc}
-	if rc.RateLimit != nil {
-		rt.svc = rateLimited(rc.RateLimit, rt.svc)
-	}
-	return rt
-}
-
-// match returns the first route that matches r, or nil.
-func (s *state) match(r *http.Request) *route {
-	host := r.Host
-	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.Contains(host[i:], "]") {
-		host = host[:i]
-	}
-	for _, rt := range s.routes {
-		if (rt.host == "" || strings.EqualFold(rt.host, host)) && strings.HasPrefix(r.URL.Path, rt.path) {
-			return rt
-		}
 	}
 	return nil
 }

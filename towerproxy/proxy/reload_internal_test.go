@@ -1,0 +1,67 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+)
+
+// What a reload keeps: an upstream whose configuration is the same, or
+// differs only in its list of backends; not one whose admission queue
+// changed, which its limit waits as long as, nor one whose other settings
+// changed. The proxy's admission is kept while its limit and queue are.
+func TestReloadKeeps(t *testing.T) {
+	parse := func(queue, backends, limit string) *Config {
+		cfg, err := Parse("test.yaml", fmt.Appendf(nil, `
+admission: {queue: %s}
+routes: [{upstream: u}]
+upstreams:
+  u: {backends: [%s], limit: %s}
+`, queue, backends, limit))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	p, err := New(parse("25ms", "http://127.0.0.1:1", "gradient2"), WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		p.Close(ctx)
+	}()
+	for _, tt := range []struct {
+		name                   string
+		cfg                    *Config
+		keepsUpstream, keepsAd bool
+	}{
+		{"the same", parse("25ms", "http://127.0.0.1:1", "gradient2"), true, true},
+		{"other backends", parse("25ms", "http://127.0.0.1:2, http://127.0.0.1:3", "gradient2"), true, true},
+		{"another queue", parse("50ms", "http://127.0.0.1:2, http://127.0.0.1:3", "gradient2"), false, false},
+		{"another limit", parse("50ms", "http://127.0.0.1:2, http://127.0.0.1:3", "vegas"), false, true},
+	} {
+		before := p.state.Load()
+		if err := p.Reload(tt.cfg); err != nil {
+			t.Fatal(err)
+		}
+		after := p.state.Load()
+		if kept := after.upstreams["u"] == before.upstreams["u"]; kept != tt.keepsUpstream {
+			t.Errorf("%s: upstream kept %v, want %v", tt.name, kept, tt.keepsUpstream)
+		}
+		if kept := after.admission == before.admission; kept != tt.keepsAd {
+			t.Errorf("%s: admission kept %v, want %v", tt.name, kept, tt.keepsAd)
+		}
+	}
+	d := p.state.Load().upstreams["u"].static
+	d.mu.Lock()
+	got := d.seen
+	d.mu.Unlock()
+	if len(got) != 2 || !got["http://127.0.0.1:2"] || !got["http://127.0.0.1:3"] {
+		t.Errorf("the kept upstream's backends: got %v, want :2 and :3", got)
+	}
+}
