@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"reflect"
 	"strings"
 	"sync"
@@ -92,6 +93,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.state.Load().admission.handler.ServeHTTP(w, r)
 }
 
+// trusted reports whether a is among the TrustedProxies of the Config in
+// force, whose forwarding headers are believed (see forward.go).
+func (p *Proxy) trusted(a netip.Addr) bool {
+	return trusts(p.state.Load().cfg.TrustedProxies, a)
+}
+
 // Reload puts cfg in force. Routes change at once. An upstream whose
 // configuration is the same as before is kept as it is; a new or changed
 // one is built, and the one it replaces is closed once its requests in
@@ -176,6 +183,7 @@ func (p *Proxy) build(cfg *Config, old *state) (*state, error) {
 		if err != nil {
 			return fail(fmt.Errorf("upstream %q: %w", name, err))
 		}
+		u.trusted = p.trusted
 		made = append(made, u)
 		s.upstreams[name] = u
 	}

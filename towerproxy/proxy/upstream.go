@@ -31,7 +31,12 @@ type upstream struct {
 	svc   tower.Service[*http.Request, towerhttp.Response]
 	trans *towerhttp.BalancedTransport
 	base  *http.Transport
+	rp    *httputil.ReverseProxy // the leaf of svc, and the tunnels' proxy
 	drain drain
+
+	// trusted reports whether a peer's forwarding headers are believed:
+	// the Proxy's TrustedProxies in force (see forward.go).
+	trusted func(netip.Addr) bool
 }
 
 // placeholder is the URL host of a request on its way to an upstream's
@@ -55,7 +60,7 @@ func newUpstream(name string, cfg *Upstream, queue time.Duration, log *slog.Logg
 		log.Warn("proxy: upstream discovery", "upstream", name, "err", err)
 	}))
 	u.trans = towerhttp.NewBalancedTransport(d, client, opts...)
-	rp := &httputil.ReverseProxy{
+	u.rp = &httputil.ReverseProxy{
 		Rewrite:      u.rewrite,
 		Transport:    u.trans,
 		ErrorHandler: u.failed,
@@ -65,7 +70,7 @@ func newUpstream(name string, cfg *Upstream, queue time.Duration, log *slog.Logg
 	if alg := algorithm(cfg.Limit); alg != nil {
 		svc = svc.LoadShed(loadshed.WithPatience(queue)).AdaptiveLimit(alg)
 	}
-	u.svc = svc.Wrap(towerhttp.HandlerService(rp))
+	u.svc = svc.Wrap(towerhttp.HandlerService(u.rp))
 	return u, nil
 }
 
@@ -129,46 +134,40 @@ func retryPolicy(cfg *Upstream) *towerhttp.RetryPolicy {
 
 // rewrite makes the request to send upstream: to the balancer's
 // placeholder host, which the balancer replaces with a backend's, with
-// the forwarding headers.
+// the forwarding headers (see forward.go). ReverseProxy has removed the
+// hop-by-hop headers: Connection and those it lists, Keep-Alive, TE
+// (but for "trailers"), Trailer, Transfer-Encoding, Upgrade (put back
+// when the request upgrades), Proxy-Connection, Proxy-Authenticate and
+// Proxy-Authorization. Proxy goes too: no standard header, it is what a
+// CGI backend would take for its own outgoing proxy (httpoxy).
 func (u *upstream) rewrite(pr *httputil.ProxyRequest) {
 	pr.Out.URL.Scheme = "http"
 	pr.Out.URL.Host = placeholder
 	if u.cfg.HostHeader == "client" {
 		pr.Out.Host = pr.In.Host
 	}
-	forwarded(pr)
+	delete(pr.Out.Header, "Proxy")
+	setForwarded(pr, u.trusted)
 }
 
-// forwarded sets X-Forwarded-For, -Host and -Proto, and Forwarded, for the
-// request's client.
-func forwarded(pr *httputil.ProxyRequest) {
-	client := ""
-	if ap, err := netip.ParseAddrPort(pr.In.RemoteAddr); err == nil {
-		client = ap.Addr().String()
-	}
-	prior := pr.In.Header["X-Forwarded-For"]
-	xff := strings.Join(prior, ", ")
-	if xff != "" {
-		xff += ", "
-	}
-	pr.Out.Header["X-Forwarded-For"] = []string{xff + client}
-	proto := "http"
-	if pr.In.TLS != nil {
-		proto = "https"
-	}
-	pr.Out.Header.Set("X-Forwarded-Host", pr.In.Host)
-	pr.Out.Header.Set("X-Forwarded-Proto", proto)
-}
-
-// failed answers a request the upstream could not: 503 when no backend
-// could take it, 504 when the time ran out, 502 otherwise.
+// failed answers a request the upstream could not, before anything of a
+// response went to the client: 413 for a body over max_body_bytes, 504 when the upstream's
+// time ran out, 503 with Retry-After when no backend could take it (all
+// ejected, shed, a breaker open), 502 for anything else (a connection
+// refused or reset, a malformed response). A client that has gone gets
+// nothing, and is no backend's failure: towerhttp.Failure does not count
+// a cancellation. (Once a response has started, ReverseProxy aborts it
+// instead, with http.ErrAbortHandler: the client sees a broken response,
+// never a second status line.)
 func (u *upstream) failed(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		return // the client is gone
+	case errors.As(err, new(*http.MaxBytesError)):
+		http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
 	case errors.Is(err, context.DeadlineExceeded) || tower.IsTimeout(err):
 		http.Error(w, "upstream timed out", http.StatusGatewayTimeout)
-	case tower.IsOverloaded(err) || errors.Is(err, balance.ErrNoEndpoints):
+	case tower.IsOverloaded(err) || tower.IsUnavailable(err) || errors.Is(err, balance.ErrNoEndpoints):
 		w.Header().Set("Retry-After", "1")
 		http.Error(w, "upstream unavailable", http.StatusServiceUnavailable)
 	default:
