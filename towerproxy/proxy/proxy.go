@@ -88,9 +88,16 @@ func (p *Proxy) Config() *Config { return p.state.Load().cfg }
 
 // ServeHTTP serves a proxied request: through the admission of the whole
 // proxy, to the first route that matches it, through that route's limits
-// and its upstream's.
+// and its upstream's. A request that asks to switch protocols (a
+// WebSocket handshake) goes to its route's upstream outside the limits,
+// and becomes a tunnel (see tunnel.go).
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	p.state.Load().admission.handler.ServeHTTP(w, r)
+	s := p.state.Load()
+	if upgrading(r) {
+		p.tunnel(w, r)
+		return
+	}
+	s.admission.handler.ServeHTTP(w, r)
 }
 
 // trusted reports whether a is among the TrustedProxies of the Config in

@@ -1,0 +1,59 @@
+package proxy
+
+import (
+	"net/http"
+	"strings"
+)
+
+// A request that asks to switch protocols (an HTTP/1.1 Upgrade: a
+// WebSocket handshake) becomes a tunnel between the client and a backend
+// once the backend answers 101 Switching Protocols: httputil.ReverseProxy
+// hijacks the client's connection and copies bytes both ways until either
+// side closes. Its route and its upstream's balancer pick the backend as
+// for any request; the backend's Upgrade must be the one asked for.
+//
+// A tunnel does not go through the adaptive limits, the proxy's nor its
+// upstream's: it lasts as long as the conversation in it, minutes or
+// days, which is no latency of the backend's, and would hold a permit for
+// as long. Counted, a few hundred idle WebSockets would fill the limits,
+// and their lifetimes, taken for latencies, would make them shrink: every
+// other request would be shed. (The backend's load estimate counts the
+// handshake alone, for the same reason: see towerhttp.BodyCompletion.)
+// A reload lets a tunnel finish on the upstream it started on; a drain
+// waits for tunnels no longer than the drain timeout, since net/http's
+// Shutdown does not track the connections it handed over.
+
+// upgrading reports whether r asks to switch protocols: an HTTP/1.x
+// request with an Upgrade header and "upgrade" among the tokens of its
+// Connection header. HTTP/2 has no Upgrade (RFC 9113, section 8.6).
+func upgrading(r *http.Request) bool {
+	if r.ProtoMajor != 1 || len(r.Header["Upgrade"]) == 0 {
+		return false
+	}
+	for _, v := range r.Header["Connection"] {
+		for tok := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(tok), "upgrade") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// tunnel serves r, which asks to switch protocols, with its route's
+// reverse proxy, outside the limits.
+func (p *Proxy) tunnel(w http.ResponseWriter, r *http.Request) {
+	for {
+		rt := p.state.Load().match(r)
+		if rt == nil {
+			http.Error(w, "no route for "+r.Host+r.URL.Path, http.StatusNotFound)
+			return
+		}
+		if !rt.upstream.drain.enter() {
+			continue // retired meanwhile: the state in force is newer
+		}
+		defer rt.upstream.drain.leave()
+		rt.upstream.rp.ServeHTTP(w, r)
+		return
+	}
+}
