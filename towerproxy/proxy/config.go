@@ -63,6 +63,12 @@ type Bounds struct {
 	// ReadHeaderTimeout bounds the reading of a request's header, 10s by
 	// default: a client that sends it slowly (slowloris) is cut off.
 	ReadHeaderTimeout Duration `yaml:"read_header_timeout"`
+	// BodyTimeout bounds the wait for the next bytes of a request's body,
+	// 60s by default: a client that sends nothing for that long is
+	// answered 408 and its connection closed. It bounds each wait, not
+	// the whole body, as nginx's client_body_timeout does, so that a
+	// large upload on a slow link that keeps sending is not cut.
+	BodyTimeout Duration `yaml:"body_timeout"`
 	// IdleTimeout bounds how long a kept-alive connection waits for its
 	// next request, 2m by default.
 	IdleTimeout Duration `yaml:"idle_timeout"`

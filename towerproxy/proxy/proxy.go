@@ -90,9 +90,16 @@ func (p *Proxy) Config() *Config { return p.state.Load().cfg }
 // proxy, to the first route that matches it, through that route's limits
 // and its upstream's. A request that asks to switch protocols (a
 // WebSocket handshake) goes to its route's upstream outside the limits,
-// and becomes a tunnel (see tunnel.go).
+// and becomes a tunnel (see tunnel.go). A request body is read under the
+// body timeout (see limits.go).
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s := p.state.Load()
+	if d := time.Duration(s.cfg.Server.BodyTimeout); d > 0 && r.Body != nil && r.Body != http.NoBody {
+		if b := pace(w, r, d); b != nil {
+			r.Body = b
+			defer b.end()
+		}
+	}
 	if upgrading(r) {
 		p.tunnel(w, r)
 		return

@@ -151,7 +151,8 @@ func (u *upstream) rewrite(pr *httputil.ProxyRequest) {
 }
 
 // failed answers a request the upstream could not, before anything of a
-// response went to the client: 413 for a body over max_body_bytes, 504 when the upstream's
+// response went to the client: 413 for a body over max_body_bytes, 408
+// for a client that sent its body too slowly, 504 when the upstream's
 // time ran out, 503 with Retry-After when no backend could take it (all
 // ejected, shed, a breaker open), 502 for anything else (a connection
 // refused or reset, a malformed response). A client that has gone gets
@@ -165,6 +166,9 @@ func (u *upstream) failed(w http.ResponseWriter, r *http.Request, err error) {
 		return // the client is gone
 	case errors.As(err, new(*http.MaxBytesError)):
 		http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+	case errors.Is(err, errSlowBody):
+		w.Header().Set("Connection", "close")
+		http.Error(w, "request body too slow", http.StatusRequestTimeout)
 	case errors.Is(err, context.DeadlineExceeded) || tower.IsTimeout(err):
 		http.Error(w, "upstream timed out", http.StatusGatewayTimeout)
 	case tower.IsOverloaded(err) || tower.IsUnavailable(err) || errors.Is(err, balance.ErrNoEndpoints):
