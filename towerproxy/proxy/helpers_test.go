@@ -200,3 +200,16 @@ func mustRequest(t *testing.T, method, url string, body io.Reader) *http.Request
 	}
 	return req
 }
+
+// tlsDial opens a TLS connection to addr that speaks HTTP/1.1, whose
+// every wait ends within 10s.
+func tlsDial(addr string, pool *x509.CertPool) (net.Conn, error) {
+	cfg := tlsConfig(pool)
+	cfg.NextProtos = []string{"http/1.1"}
+	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", addr, cfg)
+	if err != nil {
+		return nil, err
+	}
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	return conn, nil
+}

@@ -275,10 +275,17 @@ func (a *admission) dispatch(ctx context.Context, r *http.Request) (towerhttp.Re
 		if !rt.upstream.drain.enter() {
 			continue // retired meanwhile: the state in force is newer
 		}
-		res, err := tower.Call(ctx, rt.svc, r)
-		rt.upstream.drain.leave()
-		return res, err
+		return rt.call(ctx, r)
 	}
+}
+
+// call serves r on rt, counted in its upstream's drain. The count is
+// given back by a defer: a response that breaks midway (its backend
+// failed after the status went out) panics with http.ErrAbortHandler
+// through here, and an upstream whose count stayed up would never close.
+func (rt *route) call(ctx context.Context, r *http.Request) (towerhttp.Response, error) {
+	defer rt.upstream.drain.leave()
+	return tower.Call(ctx, rt.svc, r)
 }
 
 var notFound = towerhttp.HandlerService(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
