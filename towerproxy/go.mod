@@ -2,6 +2,18 @@ module github.com/towergo/tower/towerproxy
 
 go 1.26.0
 
-require go.yaml.in/yaml/v3 v3.0.6
+require (
+	github.com/towergo/tower v0.0.0-00010101000000-000000000000
+	go.yaml.in/yaml/v3 v3.0.6
+	google.golang.org/grpc v1.85.0
+)
+
+require (
+	golang.org/x/net v0.60.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/text v0.42.0 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
+)
 
 replace github.com/towergo/tower => ../

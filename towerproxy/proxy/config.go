@@ -23,7 +23,8 @@ type Config struct {
 	// TLS, if set, makes Listen serve HTTPS (and HTTP/2) with these files.
 	TLS *TLS `yaml:"tls"`
 	// H2C makes Listen accept HTTP/2 without TLS (prior knowledge), as
-	// gRPC clients without TLS send it.
+	// gRPC clients without TLS send it, besides HTTP/1.1. It cannot go
+	// with TLS, under which HTTP/2 is offered by ALPN.
 	H2C bool `yaml:"h2c"`
 	// Server bounds what a client may send, and for how long.
 	Server Bounds `yaml:"server"`
