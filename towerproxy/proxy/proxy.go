@@ -198,8 +198,14 @@ func (p *Proxy) build(cfg *Config, old *state) (*state, error) {
 			return fail(fmt.Errorf("upstream %q: %w", name, err))
 		}
 		u.trusted = p.trusted
+		if old != nil {
+			u.inherit(old.upstreams[name])
+		}
 		made = append(made, u)
 		s.upstreams[name] = u
+	}
+	for _, u := range made {
+		u.takeOver() // nothing fails from here on (see reload.go)
 	}
 	for i := range cfg.Routes {
 		s.routes = append(s.routes, newRoute(&cfg.Routes[i], s.upstreams[cfg.Routes[i].Upstream]))
@@ -207,9 +213,11 @@ func (p *Proxy) build(cfg *Config, old *state) (*state, error) {
 	if old != nil && old.admission.same(cfg) {
 		s.admission = old.admission
 	} else {
+		// Set before the state is put in force: a kept admission is
+		// read by the requests in flight, and is not written again.
 		s.admission = newAdmission(cfg)
+		s.admission.current = &p.state
 	}
-	s.admission.current = &p.state
 	return s, nil
 }
 

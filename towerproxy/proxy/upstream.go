@@ -31,7 +31,9 @@ type upstream struct {
 	svc   tower.Service[*http.Request, towerhttp.Response]
 	trans *towerhttp.BalancedTransport
 	base  *http.Transport
-	rp    *httputil.ReverseProxy // the leaf of svc, and the tunnels' proxy
+	rp    *httputil.ReverseProxy // the tunnels' proxy, and svc's once in force
+	leaf  *switchable            // svc's leaf, which a reload may switch (see reload.go)
+	queue time.Duration          // the LoadShed's patience in svc
 	drain drain
 
 	// trusted reports whether a peer's forwarding headers are believed:
@@ -44,7 +46,7 @@ type upstream struct {
 const placeholder = "upstream.invalid"
 
 func newUpstream(name string, cfg *Upstream, queue time.Duration, log *slog.Logger) (*upstream, error) {
-	u := &upstream{name: name, cfg: cfg, base: baseTransport(cfg)}
+	u := &upstream{name: name, cfg: cfg, base: baseTransport(cfg), queue: queue}
 	d, err := u.discovery()
 	if err != nil {
 		return nil, err
@@ -70,7 +72,9 @@ func newUpstream(name string, cfg *Upstream, queue time.Duration, log *slog.Logg
 	if alg := algorithm(cfg.Limit); alg != nil {
 		svc = svc.LoadShed(loadshed.WithPatience(queue)).AdaptiveLimit(alg)
 	}
-	u.svc = svc.Wrap(towerhttp.HandlerService(u.rp))
+	u.leaf = new(switchable)
+	u.leaf.rp.Store(u.rp)
+	u.svc = svc.Wrap(towerhttp.HandlerService(u.leaf))
 	return u, nil
 }
 
