@@ -23,7 +23,9 @@ import (
 
 // switchable is the leaf of an upstream's limited service: the reverse
 // proxy of the upstream in force, which a reload switches.
-type switchable struct{ rp atomic.Pointer[httputil.ReverseProxy] }
+type switchable struct {
+	rp atomic.Pointer[httputil.ReverseProxy]
+}
 
 func (s *switchable) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.rp.Load().ServeHTTP(w, r)
