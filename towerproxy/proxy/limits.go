@@ -8,6 +8,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/towergo/tower/towerhttp"
 )
 
 // The limits on what a client may send, and for how long, are the
@@ -26,38 +28,50 @@ import (
 //     connection idle longer than Bounds.IdleTimeout;
 //   - a body whose next bytes take longer than Bounds.BodyTimeout to
 //     arrive is answered 408 Request Timeout and its connection closed
-//     (pacedBody), as nginx's client_body_timeout does: a whole bound on
+//     (clientBody), as nginx's client_body_timeout does: a whole bound on
 //     the body would cut a large upload on a slow link that is making
 //     progress, while a client that trickles its body holds a backend's
-//     connection and the limits' permits for as long as it likes.
+//     connection and the limits' permits for as long as it likes;
+//   - a body that is malformed (a bad chunk) or breaks off is answered
+//     400 Bad Request, and no backend is blamed for it.
+
+// errClientBody is wrapped by the errors of reading a request's body
+// from the client: a body that breaks off (the client went away), that
+// is malformed (a bad chunk), or whose next bytes do not come in time
+// (errSlowBody). They are the client's doing: the request is answered
+// 400 (or 408), and the backend it was on its way to is not blamed for
+// it (backendFailed).
+var errClientBody = errors.New("proxy: reading the request body from the client")
 
 // errSlowBody is the error of a read of a request's body whose next
 // bytes did not arrive within the body timeout.
-var errSlowBody = errors.New("proxy: the client sent nothing of the request body within the body timeout")
+var errSlowBody = fmt.Errorf("%w: nothing came within the body timeout", errClientBody)
 
-// pacedBody is a request body whose every read must end within d: a read
-// deadline is set on the connection (the stream, on HTTP/2) before each
-// read, and cleared after it, so that net/http's own wait for the
-// client, once the body is read, is not cut short by it. Once the
-// handler has returned (end), the connection is net/http's again, and
-// the deadline is left alone.
-type pacedBody struct {
+// clientBody is a request body as the proxy reads it from the client: its
+// read errors wrap errClientBody, and, with a body timeout, every read
+// must end within d: a read deadline is set on the connection (the
+// stream, on HTTP/2) before each read, and cleared after it, so that
+// net/http's own wait for the client, once the body is read, is not cut
+// short by it. Once the handler has returned (end), the connection is
+// net/http's again, and the deadline is left alone. It costs one
+// allocation per request with a body.
+type clientBody struct {
 	rc io.ReadCloser
-	rw interface{ SetReadDeadline(time.Time) error }
+	rw interface{ SetReadDeadline(time.Time) error } // nil: no body timeout
 	d  time.Duration
 
 	mu    sync.Mutex
 	ended bool
 }
 
-// pace returns r's body as a pacedBody of d if w can set read deadlines,
-// or nil if it cannot (then the body is not paced).
-func pace(w http.ResponseWriter, r *http.Request, d time.Duration) *pacedBody {
-	rw, ok := readDeadliner(w)
-	if !ok {
-		return nil
+// newClientBody returns r's body as a clientBody, with the body timeout d
+// if d is positive and w can set read deadlines.
+func newClientBody(w http.ResponseWriter, r *http.Request, d time.Duration) *clientBody {
+	b := &clientBody{rc: r.Body, d: d}
+	if d > 0 {
+		b.rw, _ = readDeadliner(w)
 	}
-	return &pacedBody{rc: r.Body, rw: rw, d: d}
+	return b
 }
 
 // readDeadliner returns w, or the writer it unwraps to, that has
@@ -75,38 +89,50 @@ func readDeadliner(w http.ResponseWriter) (interface{ SetReadDeadline(time.Time)
 	}
 }
 
-// Read reads the body within the body timeout; a read that does not end
-// in time fails with an error that wraps errSlowBody.
-func (b *pacedBody) Read(p []byte) (int, error) {
-	b.mu.Lock()
-	armed := !b.ended
-	if armed {
-		b.rw.SetReadDeadline(time.Now().Add(b.d))
+// Read reads the body, within the body timeout if there is one.
+func (b *clientBody) Read(p []byte) (int, error) {
+	armed := false
+	if b.rw != nil {
+		b.mu.Lock()
+		if armed = !b.ended; armed {
+			b.rw.SetReadDeadline(time.Now().Add(b.d))
+		}
+		b.mu.Unlock()
 	}
-	b.mu.Unlock()
 	n, err := b.rc.Read(p)
-	if !armed {
-		return n, err
+	timedOut := armed && err != nil && errors.Is(err, os.ErrDeadlineExceeded)
+	if armed && !timedOut {
+		// A deadline that passed stays, so that what net/http reads of
+		// the rest of the body fails at once too, and it closes the
+		// connection.
+		b.mu.Lock()
+		if !b.ended {
+			b.rw.SetReadDeadline(time.Time{})
+		}
+		b.mu.Unlock()
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
-		// The deadline stays, so that what net/http reads of the rest
-		// of the body fails at once too, and it closes the connection.
+	switch {
+	case err == nil || err == io.EOF:
+		return n, err
+	case timedOut:
 		return n, fmt.Errorf("%w (%v): %w", errSlowBody, b.d, err)
 	}
-	if !b.ended {
-		b.rw.SetReadDeadline(time.Time{})
-	}
-	return n, err
+	return n, fmt.Errorf("%w: %w", errClientBody, err)
 }
 
 // Close closes the body.
-func (b *pacedBody) Close() error { return b.rc.Close() }
+func (b *clientBody) Close() error { return b.rc.Close() }
 
 // end marks the handler returned: later reads set no deadline.
-func (b *pacedBody) end() {
+func (b *clientBody) end() {
 	b.mu.Lock()
 	b.ended = true
 	b.mu.Unlock()
+}
+
+// backendFailed is the classifier of an upstream's outlier detection:
+// towerhttp.Failure, but for the errors of reading the client's body,
+// which are the client's and not the backend's.
+func backendFailed(res *http.Response, err error) bool {
+	return towerhttp.Failure(res, err) && !errors.Is(err, errClientBody)
 }

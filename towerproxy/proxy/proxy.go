@@ -91,14 +91,13 @@ func (p *Proxy) Config() *Config { return p.state.Load().cfg }
 // and its upstream's. A request that asks to switch protocols (a
 // WebSocket handshake) goes to its route's upstream outside the limits,
 // and becomes a tunnel (see tunnel.go). A request body is read under the
-// body timeout (see limits.go).
+// body timeout, its errors the client's (see limits.go).
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s := p.state.Load()
-	if d := time.Duration(s.cfg.Server.BodyTimeout); d > 0 && r.Body != nil && r.Body != http.NoBody {
-		if b := pace(w, r, d); b != nil {
-			r.Body = b
-			defer b.end()
-		}
+	if r.Body != nil && r.Body != http.NoBody {
+		b := newClientBody(w, r, time.Duration(s.cfg.Server.BodyTimeout))
+		r.Body = b
+		defer b.end()
 	}
 	if upgrading(r) {
 		p.tunnel(w, r)

@@ -56,7 +56,7 @@ func newUpstream(name string, cfg *Upstream, queue time.Duration, log *slog.Logg
 		RetryPolicy(retryPolicy(cfg))
 	var opts []balance.Option
 	if !cfg.Outlier.Off {
-		opts = append(opts, balance.WithOutlierDetection(towerhttp.Failure, balance.MaxEjectedShare(float64(cfg.Outlier.MaxShare))))
+		opts = append(opts, balance.WithOutlierDetection(backendFailed, balance.MaxEjectedShare(float64(cfg.Outlier.MaxShare))))
 	}
 	opts = append(opts, balance.WithErrorHandler(func(err error) {
 		log.Warn("proxy: upstream discovery", "upstream", name, "err", err)
@@ -156,7 +156,8 @@ func (u *upstream) rewrite(pr *httputil.ProxyRequest) {
 
 // failed answers a request the upstream could not, before anything of a
 // response went to the client: 413 for a body over max_body_bytes, 408
-// for a client that sent its body too slowly, 504 when the upstream's
+// for a client that sent its body too slowly, 400 for one whose body is
+// malformed or broke off, 504 when the upstream's
 // time ran out, 503 with Retry-After when no backend could take it (all
 // ejected, shed, a breaker open), 502 for anything else (a connection
 // refused or reset, a malformed response). A client that has gone gets
@@ -173,6 +174,9 @@ func (u *upstream) failed(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(err, errSlowBody):
 		w.Header().Set("Connection", "close")
 		http.Error(w, "request body too slow", http.StatusRequestTimeout)
+	case errors.Is(err, errClientBody):
+		w.Header().Set("Connection", "close")
+		http.Error(w, "bad request body", http.StatusBadRequest)
 	case errors.Is(err, context.DeadlineExceeded) || tower.IsTimeout(err):
 		http.Error(w, "upstream timed out", http.StatusGatewayTimeout)
 	case tower.IsOverloaded(err) || tower.IsUnavailable(err) || errors.Is(err, balance.ErrNoEndpoints):
