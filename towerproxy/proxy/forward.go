@@ -25,68 +25,73 @@ import (
 //   - Forwarded (RFC 7239): the same as one element, for=;host=;proto=,
 //     after the trusted peer's elements, or alone.
 //
-// Each request sent upstream gets new values for the four headers: one
-// string for X-Forwarded-For, one for Forwarded, and the slices of the
-// header map, about five allocations.
+// Each request sent upstream gets new values for the four headers: their
+// four slices in one allocation, and the Forwarded element's string; the
+// client's address is a part of RemoteAddr, and a trusted peer's lists
+// joined with this hop cost a string each.
+
+// The values of X-Forwarded-Proto, shared by all requests: nothing
+// after Rewrite changes a header's values in place.
+var (
+	protoHTTP  = []string{"http"}
+	protoHTTPS = []string{"https"}
+)
 
 // setForwarded sets the forwarding headers of pr.Out, believing those of
 // pr.In if trusted says its peer is trusted.
 func setForwarded(pr *httputil.ProxyRequest, trusted func(netip.Addr) bool) {
 	in, out := pr.In, pr.Out
-	peer, ok := peerAddr(in)
+	peer, node, ok := peerAddr(in)
 	believe := ok && trusted != nil && trusted(peer)
-	node := "unknown"
-	if ok {
-		node = peer.String()
+	tls := in.TLS != nil
+	proto := protoHTTP
+	if tls {
+		proto = protoHTTPS
 	}
-	proto := "http"
-	if in.TLS != nil {
-		proto = "https"
-	}
-	host := in.Host
-
-	xff := node
+	vals := make([]string, 3)
+	xff, host := vals[0:1:1], vals[1:2:2]
+	xff[0], host[0] = node, in.Host
+	elem := vals[2:3:3]
+	elem[0] = forwardedElement(node, ok && peer.Is6(), in.Host, tls)
 	if believe {
 		if prior := in.Header["X-Forwarded-For"]; len(prior) > 0 {
-			xff = strings.Join(prior, ", ") + ", " + node
+			xff[0] = strings.Join(prior, ", ") + ", " + node
 		}
-		if v := in.Header.Get("X-Forwarded-Host"); v != "" {
-			host = v
+		if v := in.Header["X-Forwarded-Host"]; len(v) > 0 && v[0] != "" {
+			host[0] = v[0]
 		}
-		if v := in.Header.Get("X-Forwarded-Proto"); v == "http" || v == "https" {
-			proto = v
+		switch v := in.Header.Get("X-Forwarded-Proto"); v {
+		case "http":
+			proto = protoHTTP
+		case "https":
+			proto = protoHTTPS
+		}
+		// Forwarded: this hop's element says what this proxy saw, even
+		// when X-Forwarded-Host and -Proto repeat a trusted peer's: each
+		// element of Forwarded is one hop's.
+		if prior := in.Header["Forwarded"]; len(prior) > 0 {
+			elem[0] = strings.Join(prior, ", ") + ", " + elem[0]
 		}
 	}
-	out.Header["X-Forwarded-For"] = []string{xff}
-	out.Header["X-Forwarded-Host"] = []string{host}
-	out.Header["X-Forwarded-Proto"] = []string{proto}
-
-	// Forwarded: this hop's element says what this proxy saw, even when
-	// X-Forwarded-Host and -Proto repeat a trusted peer's: each element
-	// of Forwarded is one hop's.
-	elem := forwardedElement(peer, ok, in.Host, in.TLS != nil)
-	if prior := in.Header["Forwarded"]; believe && len(prior) > 0 {
-		elem = strings.Join(prior, ", ") + ", " + elem
-	}
-	out.Header["Forwarded"] = []string{elem}
+	out.Header["X-Forwarded-For"] = xff
+	out.Header["X-Forwarded-Host"] = host
+	out.Header["X-Forwarded-Proto"] = proto
+	out.Header["Forwarded"] = elem
 }
 
 // forwardedElement is one element of a Forwarded header (RFC 7239,
-// section 4): for=, host= and proto= of the hop from the peer.
-func forwardedElement(peer netip.Addr, known bool, host string, tls bool) string {
+// section 4): for= the node (an IPv6 one bracketed and so quoted, section
+// 6), host= and proto= of the hop from the peer.
+func forwardedElement(node string, ipv6 bool, host string, tls bool) string {
 	var b strings.Builder
-	b.Grow(len(host) + 64)
+	b.Grow(len(node) + len(host) + 32)
 	b.WriteString("for=")
-	switch {
-	case !known:
-		b.WriteString("unknown")
-	case peer.Is6():
-		// An IPv6 node is bracketed, and so must be quoted (section 6).
+	if ipv6 {
 		b.WriteString(`"[`)
-		b.WriteString(peer.String())
+		b.WriteString(node)
 		b.WriteString(`]"`)
-	default:
-		b.WriteString(peer.String())
+	} else {
+		b.WriteString(node)
 	}
 	if host != "" {
 		b.WriteString(";host=")
@@ -136,13 +141,21 @@ func isToken(v string) bool {
 }
 
 // peerAddr returns the address of the peer that sent r, an IPv4 address
-// mapped into IPv6 as IPv4, and whether r.RemoteAddr had one.
-func peerAddr(r *http.Request) (netip.Addr, bool) {
+// mapped into IPv6 as IPv4, the same as a string, and whether
+// r.RemoteAddr had one. The string is a part of RemoteAddr, without an
+// allocation, unless the address was mapped.
+func peerAddr(r *http.Request) (netip.Addr, string, bool) {
 	ap, err := netip.ParseAddrPort(r.RemoteAddr)
 	if err != nil {
-		return netip.Addr{}, false
+		return netip.Addr{}, "unknown", false
 	}
-	return ap.Addr().Unmap(), true
+	a := ap.Addr()
+	if a.Is4In6() {
+		a = a.Unmap()
+		return a, a.String(), true
+	}
+	host := r.RemoteAddr[:strings.LastIndexByte(r.RemoteAddr, ':')]
+	return a, strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"), true
 }
 
 // trusts reports whether a is within one of the prefixes.
