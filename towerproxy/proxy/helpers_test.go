@@ -111,11 +111,13 @@ func config(backends []string, top, up string) string {
 }
 
 // newBackend starts a backend on loopback that serves h, closed when the
-// test ends.
-func newBackend(t *testing.T, h http.Handler) *httptest.Server {
+// test ends; set, if any, configures its server before it starts.
+func newBackend(t *testing.T, h http.Handler, set ...func(*http.Server)) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(h)
-	srv.Config.ErrorLog = nil
+	for _, f := range set {
+		f(srv.Config)
+	}
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return srv

@@ -1,12 +1,15 @@
 package proxy
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/towergo/tower/towerhttp"
@@ -56,9 +59,10 @@ var errSlowBody = fmt.Errorf("%w: nothing came within the body timeout", errClie
 // net/http's again, and the deadline is left alone. It costs one
 // allocation per request with a body.
 type clientBody struct {
-	rc io.ReadCloser
-	rw interface{ SetReadDeadline(time.Time) error } // nil: no body timeout
-	d  time.Duration
+	rc   io.ReadCloser
+	rw   interface{ SetReadDeadline(time.Time) error } // nil: no body timeout
+	d    time.Duration
+	conn *connState // the HTTP/1 connection's, if the server keeps one
 
 	mu    sync.Mutex
 	ended bool
@@ -71,7 +75,34 @@ func newClientBody(w http.ResponseWriter, r *http.Request, d time.Duration) *cli
 	if d > 0 {
 		b.rw, _ = readDeadliner(w)
 	}
+	if r.ProtoMajor == 1 {
+		b.conn, _ = r.Context().Value(connStateKey{}).(*connState)
+	}
 	return b
+}
+
+// connState is what the proxy keeps of an HTTP/1 connection: whether a
+// read of a request's body on it ended at the body timeout. net/http
+// cancels the request's context when a read from the connection fails,
+// that one included, and the round trip may fail with the cancellation
+// rather than with the body's error: without it, the proxy would take a
+// slow client for one that has gone, and answer nothing (net/http then
+// sends an empty 200). The Server's ConnContext gives each connection
+// one, an allocation per connection.
+type connState struct{ slowBody atomic.Bool }
+
+type connStateKey struct{}
+
+// withConnState is the Server's ConnContext.
+func withConnState(ctx context.Context, _ net.Conn) context.Context {
+	return context.WithValue(ctx, connStateKey{}, new(connState))
+}
+
+// slowBody reports whether a read of a request's body on r's HTTP/1
+// connection ended at the body timeout.
+func slowBody(r *http.Request) bool {
+	c, _ := r.Context().Value(connStateKey{}).(*connState)
+	return r.ProtoMajor == 1 && c != nil && c.slowBody.Load()
 }
 
 // readDeadliner returns w, or the writer it unwraps to, that has
@@ -115,6 +146,9 @@ func (b *clientBody) Read(p []byte) (int, error) {
 	case err == nil || err == io.EOF:
 		return n, err
 	case timedOut:
+		if b.conn != nil {
+			b.conn.slowBody.Store(true) // the connection is done for
+		}
 		return n, fmt.Errorf("%w (%v): %w", errSlowBody, b.d, err)
 	}
 	return n, fmt.Errorf("%w: %w", errClientBody, err)

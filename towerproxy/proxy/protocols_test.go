@@ -9,15 +9,15 @@ import (
 
 // protoBackend answers the protocol its request came with.
 func protoBackend(t *testing.T, h2c bool) string {
-	srv := newBackend(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return newBackend(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, r.Proto)
-	}))
-	if h2c {
-		srv.Config.Protocols = new(http.Protocols)
-		srv.Config.Protocols.SetHTTP1(true)
-		srv.Config.Protocols.SetUnencryptedHTTP2(true)
-	}
-	return srv.URL
+	}), func(s *http.Server) {
+		if h2c {
+			s.Protocols = new(http.Protocols)
+			s.Protocols.SetHTTP1(true)
+			s.Protocols.SetUnencryptedHTTP2(true)
+		}
+	}).URL
 }
 
 // HTTP/1.1 clients keep their connection: the second request goes on the

@@ -34,6 +34,7 @@ func NewServer(p *Proxy, admin http.Handler) (*Server, error) {
 		MaxHeaderBytes:    int(cfg.Server.MaxHeaderBytes),
 		Protocols:         new(http.Protocols),
 		ErrorLog:          slog.NewLogLogger(p.log.Handler(), slog.LevelWarn),
+		ConnContext:       withConnState,
 	}
 	s.main.Protocols.SetHTTP1(true)
 	if cfg.TLS != nil {

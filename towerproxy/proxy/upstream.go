@@ -157,21 +157,21 @@ func (u *upstream) rewrite(pr *httputil.ProxyRequest) {
 // failed answers a request the upstream could not, before anything of a
 // response went to the client: 413 for a body over max_body_bytes, 408
 // for a client that sent its body too slowly, 400 for one whose body is
-// malformed or broke off, 504 when the upstream's
-// time ran out, 503 with Retry-After when no backend could take it (all
-// ejected, shed, a breaker open), 502 for anything else (a connection
-// refused or reset, a malformed response). A client that has gone gets
-// nothing, and is no backend's failure: towerhttp.Failure does not count
-// a cancellation. (Once a response has started, ReverseProxy aborts it
-// instead, with http.ErrAbortHandler: the client sees a broken response,
-// never a second status line.)
+// malformed or broke off, 504 when the upstream's time ran out, 503 with
+// Retry-After when no backend could take it (all ejected, shed, a
+// breaker open), 502 for anything else (a connection refused or reset, a
+// malformed response). A client that has gone gets nothing, and is no
+// backend's failure: towerhttp.Failure does not count a cancellation.
+// (Once a response has started, ReverseProxy aborts it instead, with
+// http.ErrAbortHandler: the client sees a broken response, never a
+// second status line.)
 func (u *upstream) failed(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
-	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
+	case errors.Is(err, context.Canceled) && r.Context().Err() != nil && !slowBody(r):
 		return // the client is gone
 	case errors.As(err, new(*http.MaxBytesError)):
 		http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
-	case errors.Is(err, errSlowBody):
+	case errors.Is(err, errSlowBody) || slowBody(r):
 		w.Header().Set("Connection", "close")
 		http.Error(w, "request body too slow", http.StatusRequestTimeout)
 	case errors.Is(err, errClientBody):
