@@ -93,6 +93,9 @@ func (p *Proxy) Config() *Config { return p.state.Load().cfg }
 // and becomes a tunnel (see tunnel.go). A request body is read under the
 // body timeout, its errors the client's (see limits.go).
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if (r.Method == http.MethodTrace || r.Method == http.MethodOptions) && answersItself(w, r) {
+		return // see hops.go
+	}
 	s := p.state.Load()
 	if r.Body != nil && r.Body != http.NoBody {
 		b := newClientBody(w, r, time.Duration(s.cfg.Server.BodyTimeout))

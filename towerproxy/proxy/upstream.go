@@ -152,6 +152,8 @@ func (u *upstream) rewrite(pr *httputil.ProxyRequest) {
 	}
 	delete(pr.Out.Header, "Proxy")
 	setForwarded(pr, u.trusted)
+	setVia(pr) // and Max-Forwards: see hops.go
+	setMaxForwards(pr)
 }
 
 // failed answers a request the upstream could not, before anything of a
