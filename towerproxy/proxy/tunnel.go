@@ -12,6 +12,9 @@ import (
 // side closes. Its route and its upstream's balancer pick the backend as
 // for any request; the backend's Upgrade must be the one asked for.
 //
+// An upstream whose protocol is h2c cannot take one: HTTP/2 has no
+// Upgrade (RFC 9113, section 8.6), and the request is answered 501.
+//
 // A tunnel does not go through the adaptive limits, the proxy's nor its
 // upstream's: it lasts as long as the conversation in it, minutes or
 // days, which is no latency of the backend's, and would hold a permit for
@@ -25,14 +28,30 @@ import (
 
 // upgrading reports whether r asks to switch protocols: an HTTP/1.x
 // request with an Upgrade header and "upgrade" among the tokens of its
-// Connection header. HTTP/2 has no Upgrade (RFC 9113, section 8.6).
+// Connection header. HTTP/2 has no Upgrade (RFC 9113, section 8.6). An
+// Upgrade to h2c is not one the proxy makes (see h2cUpgrade).
 func upgrading(r *http.Request) bool {
-	if r.ProtoMajor != 1 || len(r.Header["Upgrade"]) == 0 {
+	if r.ProtoMajor != 1 || len(r.Header["Upgrade"]) == 0 || h2cUpgrade(r.Header) {
 		return false
 	}
-	for _, v := range r.Header["Connection"] {
-		for tok := range strings.SplitSeq(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(tok), "upgrade") {
+	return hasToken(r.Header["Connection"], "upgrade")
+}
+
+// h2cUpgrade reports whether h asks to upgrade to h2c. The proxy does not
+// pass such a request's Upgrade on (the rewrite removes it): a backend
+// that took it would speak HTTP/2 with the client over a tunnel, every
+// later request on it out of the proxy's sight, its routes and limits
+// (h2c smuggling). The request goes on as an ordinary one.
+func h2cUpgrade(h http.Header) bool {
+	return hasToken(h["Upgrade"], "h2c")
+}
+
+// hasToken reports whether one of the comma-separated lists vs has tok,
+// in any case.
+func hasToken(vs []string, tok string) bool {
+	for _, v := range vs {
+		for t := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), tok) {
 				return true
 			}
 		}
@@ -47,6 +66,12 @@ func (p *Proxy) tunnel(w http.ResponseWriter, r *http.Request) {
 		rt := p.state.Load().match(r)
 		if rt == nil {
 			http.Error(w, "no route for "+r.Host+r.URL.Path, http.StatusNotFound)
+			return
+		}
+		if rt.upstream.cfg.Protocol == "h2c" {
+			// HTTP/2 has no Upgrade: the transport would fail the
+			// request, and the outlier detection blame the backend.
+			http.Error(w, "this upstream speaks HTTP/2, which cannot switch protocols", http.StatusNotImplemented)
 			return
 		}
 		if !rt.upstream.drain.enter() {

@@ -143,7 +143,8 @@ func retryPolicy(cfg *Upstream) *towerhttp.RetryPolicy {
 // (but for "trailers"), Trailer, Transfer-Encoding, Upgrade (put back
 // when the request upgrades), Proxy-Connection, Proxy-Authenticate and
 // Proxy-Authorization. Proxy goes too: no standard header, it is what a
-// CGI backend would take for its own outgoing proxy (httpoxy).
+// CGI backend would take for its own outgoing proxy (httpoxy), and so
+// does an Upgrade to h2c (see tunnel.go).
 func (u *upstream) rewrite(pr *httputil.ProxyRequest) {
 	pr.Out.URL.Scheme = "http"
 	pr.Out.URL.Host = placeholder
@@ -151,6 +152,10 @@ func (u *upstream) rewrite(pr *httputil.ProxyRequest) {
 		pr.Out.Host = pr.In.Host
 	}
 	delete(pr.Out.Header, "Proxy")
+	if h2cUpgrade(pr.Out.Header) { // see tunnel.go
+		delete(pr.Out.Header, "Upgrade")
+		delete(pr.Out.Header, "Connection")
+	}
 	setForwarded(pr, u.trusted)
 	setVia(pr) // and Max-Forwards: see hops.go
 	setMaxForwards(pr)

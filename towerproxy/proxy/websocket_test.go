@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -189,5 +190,50 @@ func TestUpgradeRefused(t *testing.T) {
 		if res.StatusCode != want {
 			t.Fatalf("got %d, want %d", res.StatusCode, want)
 		}
+	}
+}
+
+// An Upgrade to an upstream that speaks HTTP/2 (h2c), which has no
+// Upgrade, is answered 501 by the proxy, and never reaches a backend.
+func TestUpgradeToH2CUpstream(t *testing.T) {
+	backend, n := bodyBackend(t)
+	p := startProxy(t, config([]string{backend}, "", "protocol: h2c"))
+	conn, br := dialRaw(t, p.Addr)
+	io.WriteString(conn, "GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+	res, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusNotImplemented || n.Load() != 0 {
+		t.Errorf("got %d, the backend reached %d times; want 501 and none", res.StatusCode, n.Load())
+	}
+}
+
+// An Upgrade to h2c is not passed on: a backend that would take it never
+// sees it, and the request is answered as an ordinary one (h2c
+// smuggling would tunnel HTTP/2 past the proxy's routes and limits).
+func TestH2CUpgradeNotPassedOn(t *testing.T) {
+	var upgrades atomic.Int64
+	backend := newBackend(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Upgrade") != "" {
+			upgrades.Add(1)
+			w.Header().Set("Connection", "Upgrade")
+			w.Header().Set("Upgrade", "h2c")
+			w.WriteHeader(http.StatusSwitchingProtocols)
+			return
+		}
+		io.WriteString(w, "plain")
+	})).URL
+	p := startProxy(t, config([]string{backend}, "", ""))
+	conn, br := dialRaw(t, p.Addr)
+	io.WriteString(conn, "GET / HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n")
+	res, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 200 || string(body) != "plain" || upgrades.Load() != 0 {
+		t.Errorf("got %d %q, the backend saw %d upgrades; want 200 plain and none", res.StatusCode, body, upgrades.Load())
 	}
 }
