@@ -153,9 +153,15 @@ func WithTargetHost() EndpointOption {
 type BodyCompletion struct{}
 
 // Track wraps res's body so that h.Done is called when it is closed or
-// read to the end, and returns res.
+// read to the end, and returns res. A 101 Switching Protocols response
+// (a WebSocket's handshake) is done at once: its body is the connection,
+// now speaking another protocol for as long as its two ends like, which
+// says nothing of the backend's latency; counted until closed, a tunnel
+// of minutes would be taken for a response of minutes, and the backend
+// shunned long after. Its body is returned as it is, writable, as
+// httputil.ReverseProxy needs it.
 func (BodyCompletion) Track(h *load.Handle, res *http.Response) *http.Response {
-	if res == nil || res.Body == nil {
+	if res == nil || res.Body == nil || res.StatusCode == http.StatusSwitchingProtocols {
 		h.Done()
 		return res
 	}

@@ -7,4 +7,5 @@ require (
 	github.com/towergo/tower v0.1.0
 	github.com/towergo/tower/towerredis v0.1.0
 	go.yaml.in/yaml/v3 v3.0.6
+	google.golang.org/grpc v1.85.0
 )

@@ -71,9 +71,13 @@ func run(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	if *config != "" {
-		go reloads(ctx, p, *config, log)
+		// Before the listeners open: a SIGHUP that came first would end
+		// the process, SIGHUP's default.
+		hup := make(chan os.Signal, 1)
+		signal.Notify(hup, syscall.SIGHUP)
+		defer signal.Stop(hup)
+		go reloads(ctx, p, *config, hup, log)
 	}
-	log.Info("towerproxy: listening", "addr", cfg.Listen, "admin", cfg.Admin)
 	return srv.Serve(ctx)
 }
 
@@ -91,13 +95,10 @@ func configure(file, listen, to string) (*proxy.Config, error) {
 	return nil, errors.New("nothing to proxy: give -to http://host:port,... or -config proxy.yaml")
 }
 
-// reloads reloads p from file on SIGHUP and whenever the file changes,
-// until ctx ends. A file that does not load is reported, and the
-// configuration in force stays.
-func reloads(ctx context.Context, p *proxy.Proxy, file string, log *slog.Logger) {
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
+// reloads reloads p from file on each signal of hup (SIGHUP) and
+// whenever the file changes, until ctx ends. A file that does not load is
+// reported, and the configuration in force stays.
+func reloads(ctx context.Context, p *proxy.Proxy, file string, hup <-chan os.Signal, log *slog.Logger) {
 	mod := modTime(file)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()

@@ -20,6 +20,9 @@ func (c *Config) check(l locator) error {
 	if c.TLS != nil && (c.TLS.Cert == "" || c.TLS.Key == "") {
 		return l.errorAt("tls needs both cert and key", []any{"tls"})
 	}
+	if c.TLS != nil && c.H2C {
+		return l.errorAt("h2c is HTTP/2 without TLS: with tls, clients get HTTP/2 by ALPN; leave h2c out", []any{"h2c"})
+	}
 	if !slices.Contains(limits, c.Admission.Limit) {
 		return l.errorAt("admission.limit %q is not one of %s", []any{"admission", "limit"}, c.Admission.Limit, strings.Join(limits, ", "))
 	}

@@ -23,7 +23,8 @@ type Config struct {
 	// TLS, if set, makes Listen serve HTTPS (and HTTP/2) with these files.
 	TLS *TLS `yaml:"tls"`
 	// H2C makes Listen accept HTTP/2 without TLS (prior knowledge), as
-	// gRPC clients without TLS send it.
+	// gRPC clients without TLS send it, besides HTTP/1.1. It cannot go
+	// with TLS, under which HTTP/2 is offered by ALPN.
 	H2C bool `yaml:"h2c"`
 	// Server bounds what a client may send, and for how long.
 	Server Bounds `yaml:"server"`
@@ -63,6 +64,12 @@ type Bounds struct {
 	// ReadHeaderTimeout bounds the reading of a request's header, 10s by
 	// default: a client that sends it slowly (slowloris) is cut off.
 	ReadHeaderTimeout Duration `yaml:"read_header_timeout"`
+	// BodyTimeout bounds the wait for the next bytes of a request's body,
+	// 60s by default: a client that sends nothing for that long is
+	// answered 408 and its connection closed. It bounds each wait, not
+	// the whole body, as nginx's client_body_timeout does, so that a
+	// large upload on a slow link that keeps sending is not cut.
+	BodyTimeout Duration `yaml:"body_timeout"`
 	// IdleTimeout bounds how long a kept-alive connection waits for its
 	// next request, 2m by default.
 	IdleTimeout Duration `yaml:"idle_timeout"`

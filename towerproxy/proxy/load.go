@@ -214,6 +214,7 @@ func (c *Config) defaults() {
 		c.Admission.Queue = &q
 	}
 	durationOr(&c.Server.ReadHeaderTimeout, 10*time.Second)
+	durationOr(&c.Server.BodyTimeout, time.Minute)
 	durationOr(&c.Server.IdleTimeout, 2*time.Minute)
 	durationOr(&c.Server.DrainTimeout, 30*time.Second)
 	if c.Server.MaxHeaderBytes == 0 {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -102,13 +103,36 @@ func (p *Proxy) Config() *Config { return p.state.Load().cfg }
 // ServeHTTP serves a proxied request: the first route that matches it
 // takes it, through its rate limit, then the admission of the whole
 // proxy, then its upstream's. A request no route matches is answered 404.
+// A request that asks to switch protocols (a WebSocket handshake) goes to
+// its route's upstream outside the limits, and becomes a tunnel (see
+// tunnel.go). A request body is read under the body timeout, its errors
+// the client's (see limits.go).
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rt := p.state.Load().match(r)
+	if (r.Method == http.MethodTrace || r.Method == http.MethodOptions) && answersItself(w, r) {
+		return // see hops.go
+	}
+	s := p.state.Load()
+	if r.Body != nil && r.Body != http.NoBody {
+		b := newClientBody(w, r, time.Duration(s.cfg.Server.BodyTimeout))
+		r.Body = b
+		defer b.end()
+	}
+	if upgrading(r) {
+		p.tunnel(w, r)
+		return
+	}
+	rt := s.match(r)
 	if rt == nil {
 		notFound(w, r)
 		return
 	}
 	rt.serve(w, r)
+}
+
+// trusted reports whether a is among the TrustedProxies of the Config in
+// force, whose forwarding headers are believed (see forward.go).
+func (p *Proxy) trusted(a netip.Addr) bool {
+	return trusts(p.state.Load().cfg.TrustedProxies, a)
 }
 
 // Reload puts cfg in force. Routes change at once. An upstream whose
@@ -212,9 +236,16 @@ func (p *Proxy) build(cfg *Config, old *state) (*state, error) {
 			}
 			return nil, fmt.Errorf("upstream %q: %w", name, err)
 		}
+		u.trusted = p.trusted
+		u.inherit(old.upstreams[name])
 		made = append(made, u)
 		s.upstreams[name] = u
 	}
+	for _, u := range made {
+		u.takeOver() // nothing fails from here on (see reload.go)
+	}
+	// A kept admission is read by the requests in flight: newAdmission
+	// sets its state pointer once, and it is not written again.
 	if old.admission != nil && old.admission.same(cfg) {
 		s.admission = old.admission
 	} else {

@@ -81,8 +81,9 @@ func TestQuickProxiesToBackends(t *testing.T) {
 // pause while the configuration is reloaded 50 times, each time changing
 // the backends of one upstream (kept, its list changed in place), the
 // routes (a path moves between the two upstreams), a route's rate limit
-// (its buckets start afresh), and the other upstream's limit algorithm and
-// timeouts (rebuilt, the old one closed once its requests are done).
+// (its buckets start afresh), and the other upstream's timeouts (rebuilt,
+// the old one closed once its requests are done; its limit carried over)
+// and, every other time, its limit's algorithm (a new limit).
 // Every request is answered 200. The admission's queue is 1s, so that a
 // rebuilt limit, which starts with a probe at a quarter of its limit,
 // makes a request wait rather than shed it; with 25ms this machine sheds
@@ -97,10 +98,11 @@ func TestReloadLosesNothing(t *testing.T) {
 		urls = append(urls, b.URL)
 	}
 	config := func(i int) *proxy.Config {
-		other, limit, rate := "main", "gradient2", "10000/s"
+		other, rate := "main", "10000/s"
 		if i%2 == 1 {
-			other, limit, rate = "other", "vegas", "20000/s"
+			other, rate = "other", "20000/s"
 		}
+		limit := []string{"gradient2", "gradient2", "vegas", "vegas"}[i%4]
 		yaml := fmt.Sprintf(`
 admission: {queue: 1s}
 routes:

@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"time"
@@ -70,19 +71,28 @@ func (r *retrier) hedgeBudget(cfg *Upstream) hedge.Option {
 
 // replayable returns h behind a handler that reads a request body of
 // known length up to maxReplay whole, so that the retries and hedges can
-// send it again. A body that ends short is answered 400; one over the
+// send it again. A body that cannot be read whole is answered by fail, as
+// the reverse proxy's ErrorHandler answers it (400 for one that ends
+// short, 408 for one too slow, nothing to a client gone); one over the
 // server's limit is left to the towerhttp.Handler, which answers 413.
-func (r *retrier) replayable(h http.Handler) http.Handler {
+func (r *retrier) replayable(h http.Handler, fail func(http.ResponseWriter, *http.Request, error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil && req.ContentLength > 0 && req.ContentLength <= maxReplay {
 			buf := make([]byte, req.ContentLength)
 			if _, err := io.ReadFull(req.Body, buf); err != nil {
-				if _, tooLarge := errors.AsType[*http.MaxBytesError](err); !tooLarge && req.Context().Err() == nil {
-					http.Error(w, "request body shorter than its Content-Length", http.StatusBadRequest)
+				if _, tooLarge := errors.AsType[*http.MaxBytesError](err); !tooLarge {
+					if !errors.Is(err, errClientBody) {
+						err = fmt.Errorf("%w: %w", errClientBody, err) // it ended short
+					}
+					fail(w, req, err)
 				}
 				return
 			}
 			req.Body.Close()
+			// The client has had its 100 Continue (net/http sends it at
+			// the first read) and the body is in hand: the backend is not
+			// asked for one, which ReverseProxy would pass on as a second.
+			delete(req.Header, "Expect")
 			req.Body = io.NopCloser(bytes.NewReader(buf))
 			req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf)), nil }
 		}

@@ -44,7 +44,15 @@ type upstream struct {
 	retry  *retrier      // nil: a request is tried once
 	drain  drain
 
+	rp      *httputil.ReverseProxy // the tunnels' proxy
+	handler http.Handler           // rp, behind the retries' replay: svc's leaf once in force
+	leaf    *switchable            // svc's leaf, which a reload may switch (see reload.go)
+
 	backendHost bool // send the backend's host:port as Host
+
+	// trusted reports whether a peer's forwarding headers are believed:
+	// the Proxy's TrustedProxies in force (see forward.go).
+	trusted func(netip.Addr) bool
 }
 
 // placeholder is the URL host of a request on its way to an upstream's
@@ -73,25 +81,27 @@ func newUpstream(name string, cfg *Upstream, queue time.Duration, resolver disco
 		}),
 	}
 	if !cfg.Outlier.Off {
-		opts = append(opts, balance.WithOutlierDetection(towerhttp.Failure, balance.MaxEjectedShare(float64(cfg.Outlier.MaxShare))))
+		opts = append(opts, balance.WithOutlierDetection(backendFailed, balance.MaxEjectedShare(float64(cfg.Outlier.MaxShare))))
 	}
 	u.retry = newRetrier(cfg)
 	u.trans = towerhttp.NewBalancedTransport(d, u.clientStack(), opts...)
-	rp := &httputil.ReverseProxy{
+	u.rp = &httputil.ReverseProxy{
 		Rewrite:      u.rewrite,
 		Transport:    u.trans,
 		ErrorHandler: u.failed,
 		ErrorLog:     slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	var h http.Handler = rp
+	u.handler = u.rp
 	if u.retry != nil {
-		h = u.retry.replayable(rp)
+		u.handler = u.retry.replayable(u.rp, u.failed)
 	}
 	svc := towerhttp.ServerStack()
 	if alg := algorithm(cfg.Limit); alg != nil {
 		svc = svc.LoadShed(loadshed.WithPatience(queue)).AdaptiveLimit(alg)
 	}
-	u.svc = svc.Wrap(towerhttp.HandlerService(h))
+	u.leaf = new(switchable)
+	u.leaf.u.Store(u)
+	u.svc = svc.Wrap(towerhttp.HandlerService(u.leaf))
 	return u, nil
 }
 
@@ -174,7 +184,7 @@ func (u *upstream) endpoint(addr string) (endpoint, error) {
 		}))
 	}
 	if b := u.cfg.Breaker; b != nil {
-		s = s.CircuitBreaker(towerhttp.Failure, breaker.WithConsecutiveFailures(b.Failures),
+		s = s.CircuitBreaker(backendFailed, breaker.WithConsecutiveFailures(b.Failures),
 			breaker.WithOpenDelay(time.Duration(b.Delay), time.Duration(b.MaxDelay)))
 	}
 	s = s.Timeout(time.Duration(u.cfg.Timeout.Try))
@@ -221,45 +231,55 @@ func (u *upstream) update(cfg *Upstream) error {
 
 // rewrite makes the request to send upstream: to the balancer's
 // placeholder host, which the balancer replaces with a backend's, with
-// the forwarding headers. The Host is the client's, or the backend's,
-// which the endpoint sets (towerhttp.WithTargetHost).
+// the forwarding headers (see forward.go). The Host is the client's, or
+// the backend's, which the endpoint sets (towerhttp.WithTargetHost).
+// ReverseProxy has removed the hop-by-hop headers: Connection and those
+// it lists, Keep-Alive, TE (but for "trailers"), Trailer,
+// Transfer-Encoding, Upgrade (put back when the request upgrades),
+// Proxy-Connection, Proxy-Authenticate and Proxy-Authorization. Proxy
+// goes too: no standard header, it is what a CGI backend would take for
+// its own outgoing proxy (httpoxy), and so does an Upgrade to h2c (see
+// tunnel.go).
 func (u *upstream) rewrite(pr *httputil.ProxyRequest) {
 	pr.Out.URL.Scheme = "http"
 	pr.Out.URL.Host = placeholder
 	pr.Out.Host = pr.In.Host
-	forwarded(pr)
+	delete(pr.Out.Header, "Proxy")
+	if h2cUpgrade(pr.Out.Header) { // see tunnel.go
+		delete(pr.Out.Header, "Upgrade")
+		delete(pr.Out.Header, "Connection")
+	}
+	setForwarded(pr, u.trusted)
+	setVia(pr) // and Max-Forwards: see hops.go
+	setMaxForwards(pr)
 }
 
-// forwarded sets X-Forwarded-For, -Host and -Proto, and Forwarded, for the
-// request's client.
-func forwarded(pr *httputil.ProxyRequest) {
-	client := ""
-	if ap, err := netip.ParseAddrPort(pr.In.RemoteAddr); err == nil {
-		client = ap.Addr().String()
-	}
-	prior := pr.In.Header["X-Forwarded-For"]
-	xff := strings.Join(prior, ", ")
-	if xff != "" {
-		xff += ", "
-	}
-	pr.Out.Header["X-Forwarded-For"] = []string{xff + client}
-	proto := "http"
-	if pr.In.TLS != nil {
-		proto = "https"
-	}
-	pr.Out.Header.Set("X-Forwarded-Host", pr.In.Host)
-	pr.Out.Header.Set("X-Forwarded-Proto", proto)
-}
-
-// failed answers a request the upstream could not: 503 when no backend
-// could take it, 504 when the time ran out, 502 otherwise.
+// failed answers a request the upstream could not, before anything of a
+// response went to the client: 413 for a body over max_body_bytes, 408
+// for a client that sent its body too slowly, 400 for one whose body is
+// malformed or broke off, 504 when the upstream's time ran out, 503 with
+// Retry-After when no backend could take it (all ejected, shed, a
+// breaker open), 502 for anything else (a connection refused or reset, a
+// malformed response). A client that has gone gets nothing, and is no
+// backend's failure: towerhttp.Failure does not count a cancellation.
+// (Once a response has started, ReverseProxy aborts it instead, with
+// http.ErrAbortHandler: the client sees a broken response, never a
+// second status line.)
 func (u *upstream) failed(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
-	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
+	case errors.Is(err, context.Canceled) && r.Context().Err() != nil && !slowBody(r):
 		return // the client is gone
+	case errors.As(err, new(*http.MaxBytesError)):
+		http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+	case errors.Is(err, errSlowBody) || slowBody(r):
+		w.Header().Set("Connection", "close")
+		http.Error(w, "request body too slow", http.StatusRequestTimeout)
+	case errors.Is(err, errClientBody):
+		w.Header().Set("Connection", "close")
+		http.Error(w, "bad request body", http.StatusBadRequest)
 	case errors.Is(err, context.DeadlineExceeded) || tower.IsTimeout(err):
 		http.Error(w, "upstream timed out", http.StatusGatewayTimeout)
-	case tower.IsOverloaded(err) || tower.IsUnavailable(err):
+	case tower.IsOverloaded(err) || tower.IsUnavailable(err) || errors.Is(err, balance.ErrNoEndpoints):
 		w.Header().Set("Retry-After", "1")
 		http.Error(w, "upstream unavailable", http.StatusServiceUnavailable)
 	default:
