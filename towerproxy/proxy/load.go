@@ -223,6 +223,9 @@ func (c *Config) defaults() {
 	if c.Redis != nil {
 		or(&c.Redis.Fail, "open")
 	}
+	if c.Tracing != nil {
+		c.Tracing.defaults()
+	}
 	for i := range c.Routes {
 		r := &c.Routes[i]
 		or(&r.Path, "/")
@@ -294,6 +297,9 @@ func (c *Config) check(l locator) error {
 	}
 	if c.TLS != nil && (c.TLS.Cert == "" || c.TLS.Key == "") {
 		return l.errorAt("tls needs both cert and key", []any{"tls"})
+	}
+	if err := c.checkObservability(l); err != nil {
+		return err
 	}
 	if !slices.Contains(limits, c.Admission.Limit) {
 		return l.errorAt("admission.limit %q is not one of %s", []any{"admission", "limit"}, c.Admission.Limit, strings.Join(limits, ", "))

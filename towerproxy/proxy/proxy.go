@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/adaptive"
 	"github.com/towergo/tower/loadshed"
@@ -30,6 +32,7 @@ type Proxy struct {
 	mu      sync.Mutex // serializes Reload and Close
 	closed  bool
 	closing sync.WaitGroup // upstreams retired and not yet closed
+	obs     *observer      // metrics, access log, traces and the live page: see observe.go
 }
 
 // state is one Config in force: its routes, its upstreams and the
@@ -45,7 +48,8 @@ type state struct {
 type Option func(*options)
 
 type options struct {
-	log *slog.Logger
+	log            *slog.Logger
+	tracerProvider trace.TracerProvider // WithTracerProvider's; nil: the Config's tracing
 }
 
 // WithLogger sets the logger of the proxy's own events (reloads, backends
@@ -74,11 +78,17 @@ func New(cfg *Config, opts ...Option) (*Proxy, error) {
 		opt(&o)
 	}
 	p := &Proxy{log: o.log}
+	var err error
+	if p.obs, err = newObserver(p, cfg, &o); err != nil {
+		return nil, err
+	}
 	s, err := p.build(cfg, nil)
 	if err != nil {
+		p.obs.close(context.Background())
 		return nil, err
 	}
 	p.state.Store(s)
+	p.obs.start()
 	return p, nil
 }
 
@@ -89,7 +99,12 @@ func (p *Proxy) Config() *Config { return p.state.Load().cfg }
 // proxy, to the first route that matches it, through that route's limits
 // and its upstream's.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	p.state.Load().admission.handler.ServeHTTP(w, r)
+	h := p.state.Load().admission.handler
+	if p.obs.recording() {
+		p.obs.serve(w, r, h)
+		return
+	}
+	h.ServeHTTP(w, r)
 }
 
 // Reload puts cfg in force. Routes change at once. An upstream whose
@@ -104,11 +119,16 @@ func (p *Proxy) Reload(cfg *Config) error {
 		return errors.New("proxy: Reload after Close")
 	}
 	old := p.state.Load()
+	commit, err := p.obs.reload(cfg)
+	if err != nil {
+		return err
+	}
 	s, err := p.build(cfg, old)
 	if err != nil {
 		return err
 	}
 	p.state.Store(s)
+	commit()
 	for name, u := range old.upstreams {
 		if s.upstreams[name] != u {
 			p.retire(u)
@@ -138,8 +158,9 @@ func (p *Proxy) Close(ctx context.Context) error {
 	}()
 	select {
 	case <-done:
-		return nil
+		return p.obs.close(ctx)
 	case <-ctx.Done():
+		p.obs.close(ctx)
 		return ctx.Err()
 	}
 }
@@ -172,7 +193,7 @@ func (p *Proxy) build(cfg *Config, old *state) (*state, error) {
 				continue
 			}
 		}
-		u, err := newUpstream(name, uc, time.Duration(*cfg.Admission.Queue), p.log)
+		u, err := newUpstream(name, uc, time.Duration(*cfg.Admission.Queue), p.log, p.obs)
 		if err != nil {
 			return fail(fmt.Errorf("upstream %q: %w", name, err))
 		}
@@ -180,12 +201,14 @@ func (p *Proxy) build(cfg *Config, old *state) (*state, error) {
 		s.upstreams[name] = u
 	}
 	for i := range cfg.Routes {
-		s.routes = append(s.routes, newRoute(&cfg.Routes[i], s.upstreams[cfg.Routes[i].Upstream]))
+		rt := newRoute(&cfg.Routes[i], s.upstreams[cfg.Routes[i].Upstream])
+		rt.obs = p.obs.route(&cfg.Routes[i])
+		s.routes = append(s.routes, rt)
 	}
 	if old != nil && old.admission.same(cfg) {
 		s.admission = old.admission
 	} else {
-		s.admission = newAdmission(cfg)
+		s.admission = newAdmission(cfg, p.obs)
 	}
 	s.admission.current = &p.state
 	return s, nil
@@ -201,6 +224,7 @@ type admission struct {
 	maxBody        Size
 	handler        *towerhttp.Handler
 	current        *atomic.Pointer[state]
+	obs            *admissionObs
 }
 
 // same reports whether cfg's admission is a's.
@@ -208,16 +232,18 @@ func (a *admission) same(cfg *Config) bool {
 	return a.limit == cfg.Admission.Limit && a.queue == *cfg.Admission.Queue && a.priorityHeader == cfg.Admission.PriorityHeader && a.maxBody == cfg.Server.MaxBodyBytes
 }
 
-func newAdmission(cfg *Config) *admission {
+func newAdmission(cfg *Config, obs *observer) *admission {
 	a := &admission{limit: cfg.Admission.Limit, queue: *cfg.Admission.Queue, priorityHeader: cfg.Admission.PriorityHeader, maxBody: cfg.Server.MaxBodyBytes}
-	stack := towerhttp.ServerStack()
-	if alg := algorithm(cfg.Admission.Limit); alg != nil {
+	alg := algorithm(cfg.Admission.Limit)
+	a.obs = obs.admission(alg != nil)
+	stack := obs.serverStack()
+	if alg != nil {
 		// The whole proxy's limit: the process itself is what it
 		// protects, so its own scheduling delay is not the backends'.
-		stack = stack.LoadShed(loadshed.WithPatience(time.Duration(*cfg.Admission.Queue))).
-			AdaptiveLimit(alg, adaptive.WithOwnDelay(adaptive.SchedDelay()), adaptive.WithBounds(1, 100_000), adaptive.WithInitial(1000))
+		stack = stack.LoadShed(loadshed.WithPatience(time.Duration(*cfg.Admission.Queue)), a.obs.loadShed()).
+			AdaptiveLimit(alg, adaptive.WithOwnDelay(adaptive.SchedDelay()), adaptive.WithBounds(1, 100_000), adaptive.WithInitial(1000), a.obs.adaptive())
 	}
-	opts := []towerhttp.HandlerOption{towerhttp.WithPriority(a.priority)}
+	opts := append([]towerhttp.HandlerOption{towerhttp.WithPriority(a.priority)}, obs.handlerOptions()...)
 	if cfg.Server.MaxBodyBytes > 0 {
 		opts = append(opts, towerhttp.WithMaxBodyBytes(int64(cfg.Server.MaxBodyBytes)))
 	}
@@ -253,8 +279,10 @@ func (a *admission) dispatch(ctx context.Context, r *http.Request) (towerhttp.Re
 		if !rt.upstream.drain.enter() {
 			continue // retired meanwhile: the state in force is newer
 		}
+		start := rt.obs.start(ctx)
 		res, err := tower.Call(ctx, rt.svc, r)
 		rt.upstream.drain.leave()
+		rt.obs.done(start, res, err)
 		return res, err
 	}
 }
@@ -283,6 +311,7 @@ type route struct {
 	priority   tower.Priority
 	upstream   *upstream
 	svc        tower.Service[*http.Request, towerhttp.Response]
+	obs        *routeObs
 }
 
 func newRoute(rc *Route, u *upstream) *route {

@@ -32,26 +32,29 @@ type upstream struct {
 	trans *towerhttp.BalancedTransport
 	base  *http.Transport
 	drain drain
+	obs   *upstreamObs
 }
 
 // placeholder is the URL host of a request on its way to an upstream's
 // balancer, which sends it to a backend of its choice.
 const placeholder = "upstream.invalid"
 
-func newUpstream(name string, cfg *Upstream, queue time.Duration, log *slog.Logger) (*upstream, error) {
-	u := &upstream{name: name, cfg: cfg, base: baseTransport(cfg)}
+func newUpstream(name string, cfg *Upstream, queue time.Duration, log *slog.Logger, obs *observer) (*upstream, error) {
+	u := &upstream{name: name, cfg: cfg, base: baseTransport(cfg), obs: obs.upstream(name, cfg)}
 	d, err := u.discovery()
 	if err != nil {
 		return nil, err
 	}
 	client := towerhttp.ClientStack().
 		Timeout(time.Duration(cfg.Timeout.Overall)).
-		RetryPolicy(retryPolicy(cfg))
+		RetryPolicy(u.obs.policy(retryPolicy(cfg, u.obs)), u.obs.retry())
 	var opts []balance.Option
 	if !cfg.Outlier.Off {
 		opts = append(opts, balance.WithOutlierDetection(towerhttp.Failure, balance.MaxEjectedShare(float64(cfg.Outlier.MaxShare))))
 	}
+	opts = append(opts, u.obs.balanceOptions()...)
 	opts = append(opts, balance.WithErrorHandler(func(err error) {
+		u.obs.balanceEvent(err)
 		log.Warn("proxy: upstream discovery", "upstream", name, "err", err)
 	}))
 	u.trans = towerhttp.NewBalancedTransport(d, client, opts...)
@@ -61,9 +64,9 @@ func newUpstream(name string, cfg *Upstream, queue time.Duration, log *slog.Logg
 		ErrorHandler: u.failed,
 		ErrorLog:     slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	svc := towerhttp.ServerStack()
+	svc := u.obs.o.serverStack()
 	if alg := algorithm(cfg.Limit); alg != nil {
-		svc = svc.LoadShed(loadshed.WithPatience(queue)).AdaptiveLimit(alg)
+		svc = svc.LoadShed(loadshed.WithPatience(queue), u.obs.loadShed()).AdaptiveLimit(alg, u.obs.adaptive())
 	}
 	u.svc = svc.Wrap(towerhttp.HandlerService(rp))
 	return u, nil
@@ -90,13 +93,14 @@ func baseTransport(cfg *Upstream) *http.Transport {
 // discovery returns the Discover of the upstream's backends.
 func (u *upstream) discovery() (discover.Discover[string, load.Service[*http.Request, *http.Response]], error) {
 	endpoint := func(addr string) (load.Service[*http.Request, *http.Response], error) {
+		observed := u.obs.backend(addr, true).layer(u.obs.o)
 		scheme := "http"
 		if strings.HasPrefix(addr, "https://") {
 			scheme, addr = "https", strings.TrimPrefix(addr, "https://")
 		}
 		addr = strings.TrimPrefix(addr, "http://")
 		target := &url.URL{Scheme: scheme, Host: addr}
-		return towerhttp.NewEndpoint(u.base, target, towerhttp.ClientStack().Timeout(time.Duration(u.cfg.Timeout.Try))), nil
+		return towerhttp.NewEndpoint(u.base, target, towerhttp.ClientStack().Layer(observed).Timeout(time.Duration(u.cfg.Timeout.Try))), nil
 	}
 	switch {
 	case u.cfg.DNS != nil:
@@ -119,10 +123,10 @@ func (u *upstream) discovery() (discover.Discover[string, load.Service[*http.Req
 
 // retryPolicy is the upstream's retry: its attempts, its budget, and the
 // idempotent requests only unless it says all.
-func retryPolicy(cfg *Upstream) *towerhttp.RetryPolicy {
+func retryPolicy(cfg *Upstream, obs *upstreamObs) *towerhttp.RetryPolicy {
 	opts := []retry.PolicyOption{retry.WithMaxAttempts(cfg.Retry.Attempts)}
 	if cfg.Retry.Attempts > 1 {
-		opts = append(opts, retry.WithBudget(retry.NewTPSBudget(10*time.Second, 10, float64(cfg.Retry.Budget))))
+		opts = append(opts, retry.WithBudget(obs.budget(retry.NewTPSBudget(10*time.Second, 10, float64(cfg.Retry.Budget)))))
 	}
 	return towerhttp.NewRetryPolicy(opts...)
 }
@@ -163,6 +167,7 @@ func forwarded(pr *httputil.ProxyRequest) {
 // failed answers a request the upstream could not: 503 when no backend
 // could take it, 504 when the time ran out, 502 otherwise.
 func (u *upstream) failed(w http.ResponseWriter, r *http.Request, err error) {
+	u.obs.failed(r, err)
 	switch {
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		return // the client is gone
