@@ -63,8 +63,21 @@ function renderBackends(sec, backends) {
   }
 }
 
-// draw plots the series on canvas over the last KEEP_MS to now: each
-// series is [name of its colour, function of a frame's upstream].
+// span returns the time the charts cover, to now: the frames kept, from
+// 30 seconds up to KEEP_MS.
+function span(now) {
+  const first = frames.length ? frames[0].t : now;
+  return Math.min(KEEP_MS, Math.max(30 * 1000, now - first));
+}
+
+// spanText names a time span before now: "-45 s", "-5 min".
+function spanText(ms) {
+  const s = Math.round(ms / 1000);
+  return s < 120 ? `-${s} s` : `-${Math.round(s / 60)} min`;
+}
+
+// draw plots the series on canvas over the span to now: each series is
+// [name of its colour, function of a frame's upstream].
 function draw(canvas, name, series, now) {
   const dpr = window.devicePixelRatio || 1;
   const w = canvas.clientWidth, h = canvas.clientHeight;
@@ -86,7 +99,8 @@ function draw(canvas, name, series, now) {
     points.push([f.t, vals]);
   }
   top = niceTop(top);
-  const x = (t) => pad.l + (w - pad.l - pad.r) * (1 - (now - t) / KEEP_MS);
+  const width = span(now);
+  const x = (t) => pad.l + (w - pad.l - pad.r) * (1 - (now - t) / width);
   const y = (v) => pad.t + (h - pad.t - pad.b) * (1 - v / top);
   ctx.font = "11px system-ui, sans-serif";
   ctx.fillStyle = color("muted");
@@ -102,7 +116,7 @@ function draw(canvas, name, series, now) {
     ctx.fillText(fmt(v, v < 10 && v !== 0 ? 1 : 0), pad.l - 6, yy + 4);
   }
   ctx.textAlign = "left";
-  ctx.fillText("-5 min", pad.l, h - 4);
+  ctx.fillText(spanText(width), pad.l, h - 4);
   ctx.textAlign = "right";
   ctx.fillText("now", w - pad.r, h - 4);
   series.forEach(([key], i) => {
@@ -111,7 +125,7 @@ function draw(canvas, name, series, now) {
     ctx.beginPath();
     let started = false;
     for (const [t, vals] of points) {
-      if (now - t > KEEP_MS) continue;
+      if (now - t > width) continue;
       if (!started) ctx.moveTo(x(t), y(vals[i]));
       else ctx.lineTo(x(t), y(vals[i]));
       started = true;
