@@ -45,8 +45,10 @@ type observer struct {
 	mu    sync.Mutex
 	names map[string]*upstreamStats // by upstream name
 
-	stop chan struct{}
-	done chan struct{}
+	stop   chan struct{}
+	done   chan struct{}
+	closed sync.Once
+	err    error // close's
 }
 
 // liveKeep is how many frames the live page's history keeps, one a
@@ -97,19 +99,21 @@ func (o *observer) reload(cfg *Config) (commit func(), err error) {
 	}, nil
 }
 
-// close stops the sampling, flushes the traces and closes the access log.
+// close stops the sampling, flushes the traces and closes the access
+// log, the first time it is called; it returns the error of the traces'
+// flush, if any, every time.
 func (o *observer) close(ctx context.Context) error {
-	if o.stop != nil {
-		close(o.stop)
-		<-o.done
-		o.stop = nil
-	}
-	var err error
-	if o.tracing != nil {
-		err = o.tracing.shutdown(ctx)
-	}
-	o.access.Swap(nil).close()
-	return err
+	o.closed.Do(func() {
+		if o.stop != nil {
+			close(o.stop)
+			<-o.done
+		}
+		if o.tracing != nil {
+			o.err = o.tracing.shutdown(ctx)
+		}
+		o.access.Swap(nil).close()
+	})
+	return o.err
 }
 
 // stats returns the counters of the upstream named, made the first time.

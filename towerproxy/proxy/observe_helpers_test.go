@@ -24,7 +24,7 @@ type started struct {
 
 // start parses yaml, in which each "{b0}", "{b1}", ... stands for the
 // URL of backends[i], and starts its proxy.
-func start(t *testing.T, yaml string, backends []*httptest.Server, opts ...proxy.Option) *started {
+func start(t testing.TB, yaml string, backends []*httptest.Server, opts ...proxy.Option) *started {
 	t.Helper()
 	for i, b := range backends {
 		yaml = strings.ReplaceAll(yaml, fmt.Sprintf("{b%d}", i), b.URL)
