@@ -16,6 +16,12 @@
 // reloads it without dropping a request; SIGTERM or SIGINT drains the
 // proxy (it stops accepting, lets the requests in flight finish) and ends
 // it.
+//
+// The admin listener, on 127.0.0.1:9901 unless -admin says otherwise,
+// serves the metrics for Prometheus at /metrics, the state as JSON at
+// /status, /healthz, and the live page at /live/. Each request has a JSON
+// line in the access log, on standard output unless -access-log or the
+// file's access_log says otherwise.
 package main
 
 import (
@@ -46,6 +52,7 @@ func run(args []string) error {
 	to := fs.String("to", "", "the backends, comma-separated URLs: http://host:port,...")
 	config := fs.String("config", "", "a YAML configuration file")
 	admin := fs.String("admin", "", "the admin listener's address (default 127.0.0.1:9901; off to turn it off)")
+	accessLog := fs.String("access-log", "", "where each request's JSON line goes: stdout (default), stderr, off, or a file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -59,12 +66,15 @@ func run(args []string) error {
 	if *admin != "" {
 		cfg.Admin = *admin
 	}
+	if *accessLog != "" {
+		cfg.AccessLog = *accessLog
+	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	p, err := proxy.New(cfg, proxy.WithLogger(log))
 	if err != nil {
 		return err
 	}
-	srv, err := proxy.NewServer(p, nil)
+	srv, err := proxy.NewServer(p, p.AdminHandler())
 	if err != nil {
 		return err
 	}

@@ -23,6 +23,9 @@ func (c *Config) check(l locator) error {
 	if c.TLS != nil && c.H2C {
 		return l.errorAt("h2c is HTTP/2 without TLS: with tls, clients get HTTP/2 by ALPN; leave h2c out", []any{"h2c"})
 	}
+	if err := c.checkObservability(l); err != nil {
+		return err
+	}
 	if !slices.Contains(limits, c.Admission.Limit) {
 		return l.errorAt("admission.limit %q is not one of %s", []any{"admission", "limit"}, c.Admission.Limit, strings.Join(limits, ", "))
 	}

@@ -40,6 +40,9 @@ type Config struct {
 	// AccessLog is where each request's line goes: "stdout" (the
 	// default), "stderr", "off", or a file's path.
 	AccessLog string `yaml:"access_log"`
+	// Tracing, if set, traces each request with OpenTelemetry, and
+	// sends the traces where it says.
+	Tracing *Tracing `yaml:"tracing"`
 	// Routes are tried in order; the first that matches a request takes
 	// it. A request no route matches is answered 404.
 	Routes []Route `yaml:"routes"`

@@ -207,9 +207,11 @@ type healthChecks struct {
 }
 
 // checker returns the checker of the backend at target (its scheme and
-// host), not yet started: add starts it.
-func (h *healthChecks) checker(base http.RoundTripper, target, upstream string) *checker {
+// host), not yet started: add starts it. It sets down while the backend
+// is down, for the metrics and the live page.
+func (h *healthChecks) checker(base http.RoundTripper, target, upstream string, down *atomic.Bool) *checker {
 	return newChecker(httpProbe(base, target+h.cfg.Path), h.cfg, func(up bool, err error) {
+		down.Store(!up)
 		if up {
 			h.log.Info("proxy: backend up", "upstream", upstream, "backend", target, "checks", h.cfg.Rise)
 		} else {

@@ -223,6 +223,9 @@ func (c *Config) defaults() {
 	if c.Redis != nil {
 		or(&c.Redis.Fail, "open")
 	}
+	if c.Tracing != nil {
+		c.Tracing.defaults()
+	}
 	for i := range c.Routes {
 		r := &c.Routes[i]
 		or(&r.Path, "/")

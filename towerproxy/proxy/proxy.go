@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/adaptive"
 	"github.com/towergo/tower/discover"
@@ -32,6 +34,8 @@ type Proxy struct {
 	mu       sync.Mutex // serializes Reload and Close
 	closed   bool
 	closing  sync.WaitGroup // upstreams retired and not yet closed
+	obs      *observer      // metrics, access log, traces and the live page: see observe.go
+	serve    http.Handler   // serveHTTP, made once: the handler a record wraps
 }
 
 // state is one Config in force: its routes, its upstreams, the admission
@@ -49,8 +53,9 @@ type state struct {
 type Option func(*options)
 
 type options struct {
-	log      *slog.Logger
-	resolver discover.Resolver
+	log            *slog.Logger
+	resolver       discover.Resolver
+	tracerProvider trace.TracerProvider // WithTracerProvider's; nil: the Config's tracing
 }
 
 // WithLogger sets the logger of the proxy's own events (reloads, backends
@@ -89,11 +94,18 @@ func New(cfg *Config, opts ...Option) (*Proxy, error) {
 		opt(&o)
 	}
 	p := &Proxy{log: o.log, resolver: o.resolver}
+	p.serve = http.HandlerFunc(p.serveHTTP)
+	var err error
+	if p.obs, err = newObserver(p, cfg, &o); err != nil {
+		return nil, err
+	}
 	s, err := p.build(cfg, nil)
 	if err != nil {
+		p.obs.close(context.Background())
 		return nil, err
 	}
 	p.state.Store(s)
+	p.obs.start()
 	return p, nil
 }
 
@@ -108,6 +120,15 @@ func (p *Proxy) Config() *Config { return p.state.Load().cfg }
 // tunnel.go). A request body is read under the body timeout, its errors
 // the client's (see limits.go).
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if p.obs.recording() {
+		p.obs.serve(w, r, p.serve)
+		return
+	}
+	p.serveHTTP(w, r)
+}
+
+// serveHTTP is ServeHTTP's, under the request's record if it has one.
+func (p *Proxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if (r.Method == http.MethodTrace || r.Method == http.MethodOptions) && answersItself(w, r) {
 		return // see hops.go
 	}
@@ -150,6 +171,10 @@ func (p *Proxy) Reload(cfg *Config) error {
 		return errors.New("proxy: Reload after Close")
 	}
 	old := p.state.Load()
+	commit, err := p.obs.reload(cfg)
+	if err != nil {
+		return err
+	}
 	s, err := p.build(cfg, old)
 	if err != nil {
 		return err
@@ -162,6 +187,7 @@ func (p *Proxy) Reload(cfg *Config) error {
 		}
 	}
 	p.state.Store(s)
+	commit()
 	for name, u := range old.upstreams {
 		if s.upstreams[name] != u {
 			p.retire(u)
@@ -198,8 +224,9 @@ func (p *Proxy) Close(ctx context.Context) error {
 	}()
 	select {
 	case <-done:
-		return nil
+		return p.obs.close(ctx)
 	case <-ctx.Done():
+		p.obs.close(ctx)
 		return ctx.Err()
 	}
 }
@@ -229,7 +256,7 @@ func (p *Proxy) build(cfg *Config, old *state) (*state, error) {
 			s.upstreams[name] = u
 			continue
 		}
-		u, err := newUpstream(name, uc, queue, p.resolver, p.log)
+		u, err := newUpstream(name, uc, queue, p.resolver, p.log, p.obs)
 		if err != nil {
 			for _, u := range made {
 				u.close()
@@ -249,7 +276,7 @@ func (p *Proxy) build(cfg *Config, old *state) (*state, error) {
 	if old.admission != nil && old.admission.same(cfg) {
 		s.admission = old.admission
 	} else {
-		s.admission = newAdmission(cfg, &p.state)
+		s.admission = newAdmission(cfg, &p.state, p.obs)
 	}
 	if cfg.Redis != nil {
 		if s.fleet = old.fleet; s.fleet == nil || s.fleet.cfg != *cfg.Redis {
@@ -258,7 +285,7 @@ func (p *Proxy) build(cfg *Config, old *state) (*state, error) {
 	}
 	for i := range cfg.Routes {
 		rc := &cfg.Routes[i]
-		s.routes = append(s.routes, newRoute(rc, cfg, s.upstreams[rc.Upstream], s.admission, s.limit(rc, old)))
+		s.routes = append(s.routes, newRoute(rc, cfg, s.upstreams[rc.Upstream], s.admission, s.limit(rc, old), p.obs))
 	}
 	return s, nil
 }
@@ -293,6 +320,7 @@ type admission struct {
 	queue   Duration
 	svc     tower.Service[*http.Request, towerhttp.Response]
 	current *atomic.Pointer[state]
+	obs     *admissionObs
 }
 
 // same reports whether cfg's admission is a's.
@@ -300,14 +328,16 @@ func (a *admission) same(cfg *Config) bool {
 	return a.limit == cfg.Admission.Limit && a.queue == *cfg.Admission.Queue
 }
 
-func newAdmission(cfg *Config, current *atomic.Pointer[state]) *admission {
+func newAdmission(cfg *Config, current *atomic.Pointer[state], obs *observer) *admission {
 	a := &admission{limit: cfg.Admission.Limit, queue: *cfg.Admission.Queue, current: current}
-	stack := towerhttp.ServerStack()
-	if alg := algorithm(cfg.Admission.Limit); alg != nil {
+	alg := algorithm(cfg.Admission.Limit)
+	a.obs = obs.admission(alg != nil)
+	stack := obs.serverStack()
+	if alg != nil {
 		// The whole proxy's limit: the process itself is what it
 		// protects, so its own scheduling delay is not the backends'.
-		stack = stack.LoadShed(loadshed.WithPatience(time.Duration(*cfg.Admission.Queue))).
-			AdaptiveLimit(alg, adaptive.WithOwnDelay(adaptive.SchedDelay()), adaptive.WithBounds(1, 100_000), adaptive.WithInitial(1000))
+		stack = stack.LoadShed(loadshed.WithPatience(time.Duration(*cfg.Admission.Queue)), a.obs.loadShed()).
+			AdaptiveLimit(alg, adaptive.WithOwnDelay(adaptive.SchedDelay()), adaptive.WithBounds(1, 100_000), adaptive.WithInitial(1000), a.obs.adaptive())
 	}
 	a.svc = stack.Wrap(tower.ServiceFunc[*http.Request, towerhttp.Response](a.dispatch))
 	return a
@@ -329,13 +359,25 @@ func (a *admission) dispatch(ctx context.Context, r *http.Request) (towerhttp.Re
 			return tower.Call(ctx, notFoundService, r)
 		}
 		if rt.upstream.drain.enter() {
-			defer rt.upstream.drain.leave() // a handler's panic (an aborted response) leaves too
-			return tower.Call(ctx, rt.upstream.svc, r)
+			return rt.call(ctx, r)
 		}
 		if a.current.Load() == s {
 			return towerhttp.Response{}, errClosed
 		}
 	}
+}
+
+// call serves r on rt's upstream, counted in its drain and observed. The
+// count is given back by a defer: a response that breaks midway (its
+// backend failed after the status went out) panics with
+// http.ErrAbortHandler through here, and an upstream whose count stayed
+// up would never close.
+func (rt *route) call(ctx context.Context, r *http.Request) (towerhttp.Response, error) {
+	defer rt.upstream.drain.leave()
+	start := rt.obs.start(ctx)
+	res, err := tower.Call(ctx, rt.upstream.svc, r)
+	rt.obs.done(start, res, err)
+	return res, err
 }
 
 var notFoundService = towerhttp.HandlerService(http.HandlerFunc(notFound))

@@ -41,6 +41,7 @@ func (u *upstream) inherit(old *upstream) {
 		return
 	}
 	u.svc, u.leaf = old.svc, old.leaf
+	u.obs.limit = old.obs.limit // what old.svc's limit reports to
 }
 
 // takeOver points u's leaf at u's reverse proxy; a reload calls it once

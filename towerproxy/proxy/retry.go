@@ -35,11 +35,11 @@ const maxReplay = 64 << 10
 
 // newRetrier returns cfg's retry policy, or nil if cfg tries a request
 // once and hedges none.
-func newRetrier(cfg *Upstream) *retrier {
+func newRetrier(cfg *Upstream, obs *upstreamObs) *retrier {
 	if cfg.Retry.Attempts == 1 && cfg.Hedge == nil {
 		return nil
 	}
-	budget := retry.NewTPSBudget(10*time.Second, 10, float64(cfg.Retry.Budget))
+	budget := obs.budget(retry.NewTPSBudget(10*time.Second, 10, float64(cfg.Retry.Budget)))
 	rules := towerhttp.RetryRules{Statuses: cfg.Retry.Statuses}
 	if cfg.Retry.Methods == "all" {
 		rules.Idempotent = func(*http.Request) bool { return true }

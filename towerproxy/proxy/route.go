@@ -21,14 +21,15 @@ type route struct {
 	upstream   *upstream
 	keys       tower.Service[*http.Request, towerhttp.Response] // the rate limit; nil for none
 	handler    *towerhttp.Handler
+	obs        *routeObs
 }
 
 // newRoute returns rc in force over u, behind the admission's service,
-// with keys its rate limit (nil for none).
-func newRoute(rc *Route, cfg *Config, u *upstream, a *admission, keys tower.Service[*http.Request, towerhttp.Response]) *route {
+// with keys its rate limit (nil for none), observed by obs.
+func newRoute(rc *Route, cfg *Config, u *upstream, a *admission, keys tower.Service[*http.Request, towerhttp.Response], obs *observer) *route {
 	p, _ := tower.ParsePriority(rc.Priority)
-	rt := &route{host: strings.ToLower(rc.Host), path: rc.Path, priority: p, upstream: u, keys: keys}
-	var opts []towerhttp.HandlerOption
+	rt := &route{host: strings.ToLower(rc.Host), path: rc.Path, priority: p, upstream: u, keys: keys, obs: obs.route(rc)}
+	opts := obs.handlerOptions()
 	if h := cfg.Admission.PriorityHeader; h != "" {
 		rt.header = http.CanonicalHeaderKey(h)
 	}
@@ -57,10 +58,15 @@ func (rt *route) priorityOf(r *http.Request) tower.Priority {
 
 // serve serves r, which rt matched: its rate limit first, so that a
 // request over its key's rate is refused before it takes a place in any
-// limit, and is refused 429 even when the proxy is overloaded.
+// limit, and is refused 429 even when the proxy is overloaded. A refusal
+// is counted as the route's, and noted in the request's record.
 func (rt *route) serve(w http.ResponseWriter, r *http.Request) {
 	if rt.keys != nil {
 		if _, err := tower.Call(r.Context(), rt.keys, r); err != nil {
+			rt.obs.done(rt.obs.start(r.Context()), towerhttp.Response{}, err)
+			if rec := recordFrom(r.Context()); rec != nil {
+				rec.refused(err)
+			}
 			refuse(w, r, err)
 			return
 		}

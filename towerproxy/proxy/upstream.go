@@ -43,6 +43,7 @@ type upstream struct {
 	health *healthChecks // nil: no active check
 	retry  *retrier      // nil: a request is tried once
 	drain  drain
+	obs    *upstreamObs
 
 	rp      *httputil.ReverseProxy // the tunnels' proxy
 	handler http.Handler           // rp, behind the retries' replay: svc's leaf once in force
@@ -59,10 +60,11 @@ type upstream struct {
 // balancer, which sends it to a backend of its choice.
 const placeholder = "upstream.invalid"
 
-func newUpstream(name string, cfg *Upstream, queue time.Duration, resolver discover.Resolver, log *slog.Logger) (*upstream, error) {
+func newUpstream(name string, cfg *Upstream, queue time.Duration, resolver discover.Resolver, log *slog.Logger, obs *observer) (*upstream, error) {
 	u := &upstream{
 		name: name, cfg: cfg, queue: queue, resolver: resolver, log: log,
 		base: baseTransport(cfg), backendHost: cfg.HostHeader == "backend",
+		obs: obs.upstream(name, cfg),
 	}
 	if cfg.Health.Path != "" {
 		u.health = &healthChecks{cfg: cfg.Health, log: log}
@@ -74,16 +76,18 @@ func newUpstream(name string, cfg *Upstream, queue time.Duration, resolver disco
 	opts := []balance.Option{
 		balance.WithFailFast(),
 		balance.WithErrorHandler(u.report),
-		balance.WithRemovalHandler(func(_ string, e endpoint) {
+		balance.WithRemovalHandler(func(key string, e endpoint) {
 			if u.health != nil {
 				u.health.remove(e)
 			}
+			u.obs.removeBackend(key)
 		}),
+		balance.WithMetrics(u.obs.balance),
 	}
 	if !cfg.Outlier.Off {
 		opts = append(opts, balance.WithOutlierDetection(backendFailed, balance.MaxEjectedShare(float64(cfg.Outlier.MaxShare))))
 	}
-	u.retry = newRetrier(cfg)
+	u.retry = newRetrier(cfg, u.obs)
 	u.trans = towerhttp.NewBalancedTransport(d, u.clientStack(), opts...)
 	u.rp = &httputil.ReverseProxy{
 		Rewrite:      u.rewrite,
@@ -95,9 +99,9 @@ func newUpstream(name string, cfg *Upstream, queue time.Duration, resolver disco
 	if u.retry != nil {
 		u.handler = u.retry.replayable(u.rp, u.failed)
 	}
-	svc := towerhttp.ServerStack()
+	svc := obs.serverStack()
 	if alg := algorithm(cfg.Limit); alg != nil {
-		svc = svc.LoadShed(loadshed.WithPatience(queue)).AdaptiveLimit(alg)
+		svc = svc.LoadShed(loadshed.WithPatience(queue), u.obs.loadShed()).AdaptiveLimit(alg, u.obs.adaptive())
 	}
 	u.leaf = new(switchable)
 	u.leaf.u.Store(u)
@@ -112,7 +116,7 @@ func newUpstream(name string, cfg *Upstream, queue time.Duration, resolver disco
 func (u *upstream) clientStack() tower.Layer[*http.Request, *http.Response] {
 	s := towerhttp.ClientStack().Timeout(time.Duration(u.cfg.Timeout.Overall))
 	if u.cfg.Retry.Attempts > 1 {
-		s = s.RetryPolicy(u.retry)
+		s = s.RetryPolicy(u.obs.policy(u.retry), u.obs.retry())
 	}
 	if h := u.cfg.Hedge; h != nil {
 		s = s.Hedge(hedgePolicy{}, h.MinRequests, h.Percentile/100, time.Duration(h.Period), u.retry.hedgeBudget(u.cfg))
@@ -167,25 +171,27 @@ func backendList(cfg *Upstream) []string {
 }
 
 // endpoint makes the endpoint of the backend at addr (a URL, or host:port
-// from DNS): its health gate, its breaker, the try's timeout, the load
-// that the balancer compares, in that order, the first outermost.
+// from DNS): its observer (see observe_backend.go), its health gate, its
+// breaker, the try's timeout, the load that the balancer compares, in
+// that order, the first outermost.
 func (u *upstream) endpoint(addr string) (endpoint, error) {
+	b := u.obs.backend(addr, true)
 	scheme := "http"
 	if rest, ok := strings.CutPrefix(addr, "https://"); ok {
 		scheme, addr = "https", rest
 	}
 	target := &url.URL{Scheme: scheme, Host: strings.TrimPrefix(addr, "http://")}
-	s := towerhttp.ClientStack()
+	s := towerhttp.ClientStack().Layer(b.layer(u.obs.o))
 	var c *checker
 	if u.health != nil {
-		c = u.health.checker(u.base, target.String(), u.name)
+		c = u.health.checker(u.base, target.String(), u.name, &b.down)
 		s = s.Layer(tower.LayerFunc[*http.Request, *http.Response](func(inner tower.Service[*http.Request, *http.Response]) tower.Service[*http.Request, *http.Response] {
 			return &gated{inner: inner, c: c}
 		}))
 	}
-	if b := u.cfg.Breaker; b != nil {
-		s = s.CircuitBreaker(backendFailed, breaker.WithConsecutiveFailures(b.Failures),
-			breaker.WithOpenDelay(time.Duration(b.Delay), time.Duration(b.MaxDelay)))
+	if bc := u.cfg.Breaker; bc != nil {
+		s = s.CircuitBreaker(backendFailed, breaker.WithConsecutiveFailures(bc.Failures),
+			breaker.WithOpenDelay(time.Duration(bc.Delay), time.Duration(bc.MaxDelay)), breaker.WithMetrics(&b.breaker))
 	}
 	s = s.Timeout(time.Duration(u.cfg.Timeout.Try))
 	var opts []towerhttp.EndpointOption
@@ -202,6 +208,7 @@ func (u *upstream) endpoint(addr string) (endpoint, error) {
 // report logs what the balancer drops: ejections, and errors of the
 // discovery.
 func (u *upstream) report(err error) {
+	u.obs.balanceEvent(err)
 	if ej, ok := errors.AsType[*balance.Ejection[string]](err); ok {
 		u.log.Warn("proxy: backend ejected", "upstream", u.name, "backend", ej.Key, "err", err)
 		return
@@ -266,6 +273,7 @@ func (u *upstream) rewrite(pr *httputil.ProxyRequest) {
 // http.ErrAbortHandler: the client sees a broken response, never a
 // second status line.)
 func (u *upstream) failed(w http.ResponseWriter, r *http.Request, err error) {
+	u.obs.failed(r, err)
 	switch {
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil && !slowBody(r):
 		return // the client is gone
