@@ -4,13 +4,19 @@
 // cap, retries of idempotent requests within a budget, and the whole
 // proxy behind a limit of its own.
 //
-// Two ways to start:
+// Three ways to start:
 //
+//	towerproxy -demo
 //	towerproxy -listen :8080 -to http://127.0.0.1:9001,http://127.0.0.1:9002
 //	towerproxy -config proxy.yaml
 //
-// The first sends every request to the backends listed, with every
-// protection at its defaults; the second reads a YAML file, strictly: an
+// The first is a demonstration that needs nothing else: it starts four
+// backends of its own (two healthy, one slow, one failing half its
+// requests), offers them twice what they can answer for 30 seconds through
+// towerproxy and through a bare httputil.ReverseProxy, serves the live
+// page meanwhile, prints what each proxy's clients got, and stops.
+// The second sends every request to the backends listed, with every
+// protection at its defaults; the third reads a YAML file, strictly: an
 // unknown field or a bad value is an error that names the file and the
 // line, and the proxy does not start. SIGHUP, or a change of the file,
 // reloads it without dropping a request; SIGTERM or SIGINT drains the
@@ -36,6 +42,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/towergo/tower/towerproxy/internal/demo"
 	"github.com/towergo/tower/towerproxy/proxy"
 )
 
@@ -53,11 +60,18 @@ func run(args []string) error {
 	config := fs.String("config", "", "a YAML configuration file")
 	admin := fs.String("admin", "", "the admin listener's address (default 127.0.0.1:9901; off to turn it off)")
 	accessLog := fs.String("access-log", "", "where each request's JSON line goes: stdout (default), stderr, off, or a file")
+	demoMode := fs.Bool("demo", false, "run the built-in demonstration, and stop")
+	demoFor := fs.Duration("demo-duration", 30*time.Second, "how long the demonstration's load lasts")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *demoMode {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+		defer stop()
+		return demo.Run(ctx, os.Stdout, demo.Options{Duration: *demoFor, Admin: *admin, AdminHandler: (*proxy.Proxy).AdminHandler})
 	}
 	cfg, err := configure(*config, *listen, *to)
 	if err != nil {
