@@ -51,7 +51,9 @@ func nginxConf(s setup) string {
 	p("worker_processes %d;", s.cpus)
 	p("worker_rlimit_nofile %d;", s.nofile)
 	p("pid %s;", filepath.Join(s.dir, "nginx.pid"))
-	p("error_log %s warn;", filepath.Join(s.dir, "nginx-error.log"))
+	// crit: a request nginx cannot place (every backend full or down)
+	// is an error line each, a cost no other proxy here pays.
+	p("error_log %s crit;", filepath.Join(s.dir, "nginx-error.log"))
 	p("daemon off;")
 	p("events { worker_connections %d; multi_accept on; }", s.nofile/2)
 	p("http {")
@@ -144,7 +146,7 @@ func haproxyConf(s setup) string {
 // (unhealthy_latency, and the check's timeout); each backend takes at most
 // capacity requests at once (unhealthy_request_count), and a request that
 // finds them all full tries again every 5 ms for up to 25 ms (the
-// patience towerproxy's admission has by default), then is answered 502.
+// patience towerproxy's admission has by default), then is answered 503.
 func caddyfile(s setup) string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
@@ -152,6 +154,11 @@ func caddyfile(s setup) string {
 	p("{")
 	p("\tadmin off")
 	p("\tauto_https off")
+	// Caddy logs each request it cannot place ("no upstreams available")
+	// as an error, a cost no other proxy here pays.
+	p("\tlog {")
+	p("\t\tlevel PANIC")
+	p("\t}")
 	p("}")
 	p("http://:%s {", port)
 	p("\tbind %s", host)
