@@ -13,8 +13,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -174,6 +176,7 @@ func (c *conn) try() (s sample, closed bool) {
 	if c.c == nil {
 		nc, err := net.DialTimeout("tcp", c.addr, c.timeout)
 		if err != nil {
+			s.why = noAnswer(err)
 			return s, false
 		}
 		c.c, c.br = nc, bufio.NewReaderSize(nc, 4096)
@@ -185,25 +188,69 @@ func (c *conn) try() (s sample, closed bool) {
 	}
 	if err != nil {
 		c.close()
+		s.why = noAnswer(err)
 		return s, errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 	}
 	res, err := http.ReadResponse(c.br, nil)
+	var first []byte
 	if err == nil {
-		_, err = io.Copy(io.Discard, res.Body)
+		if res.StatusCode/100 != 2 {
+			first, err = io.ReadAll(io.LimitReader(res.Body, 80))
+		}
+		if err == nil {
+			_, err = io.Copy(io.Discard, res.Body)
+		}
 		res.Body.Close()
 	}
 	if err != nil {
 		c.close()
+		s.why = noAnswer(err)
 		return s, false
 	}
 	s.status = res.StatusCode
 	if b, err := strconv.Atoi(res.Header.Get("X-Backend")); err == nil {
 		s.backend = b
 	}
+	if res.StatusCode/100 != 2 {
+		code, line := strconv.Itoa(res.StatusCode), firstLine(first)
+		if !strings.HasPrefix(line, code) {
+			line = strings.TrimSpace(code + " " + line)
+		}
+		s.why = line
+	}
 	if res.Close {
 		c.close()
 	}
 	return s, false
+}
+
+// firstLine returns the first line of text of an error page, its HTML
+// tags left out: "502 Bad Gateway" of nginx's.
+func firstLine(body []byte) string {
+	for l := range strings.Lines(tags.ReplaceAllString(string(body), "\n")) {
+		if l = strings.TrimSpace(l); l != "" {
+			return l
+		}
+	}
+	return ""
+}
+
+var tags = regexp.MustCompile(`<[^>]*>`)
+
+// noAnswer says why a request got no answer, in a few words.
+func noAnswer(err error) string {
+	var ne net.Error
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		return "no answer: timeout"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "no answer: connection refused"
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return "no answer: connection reset"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "no answer: connection closed"
+	}
+	return "no answer: " + err.Error()
 }
 
 func (c *conn) close() {

@@ -51,7 +51,11 @@ func TestConn(t *testing.T) {
 
 	f := newConn(srv.URL+"/fail", time.Second)
 	defer f.close()
-	check("503", f.get(time.Now()), 503, 2, 3)
+	s := f.get(time.Now())
+	check("503", s, 503, 2, 3)
+	if s.why != "503 failing" {
+		t.Errorf("why: got %q, want %q", s.why, "503 failing")
+	}
 
 	cl := newConn(srv.URL+"/close", time.Second)
 	defer cl.close()
@@ -76,7 +80,20 @@ func TestConnTimeout(t *testing.T) {
 	defer c.close()
 	c.get(time.Now()) // times out too, on a connection of its own
 	s := c.get(time.Now())
-	if s.status != 0 || requests.Load() != 2 {
-		t.Errorf("got status %d after %d requests, want 0 after 2", s.status, requests.Load())
+	if s.status != 0 || s.why != "no answer: timeout" || requests.Load() != 2 {
+		t.Errorf("got status %d (%s) after %d requests, want 0 (no answer: timeout) after 2", s.status, s.why, requests.Load())
+	}
+}
+
+func TestFirstLine(t *testing.T) {
+	for _, tt := range []struct{ body, want string }{
+		{"<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>", "502 Bad Gateway"},
+		{"<html><body><h1>503 Service Unavailable</h1>\nNo server is available", "503 Service Unavailable"},
+		{"service overloaded\n", "service overloaded"},
+		{"", ""},
+	} {
+		if got := firstLine([]byte(tt.body)); got != tt.want {
+			t.Errorf("firstLine(%q): got %q, want %q", tt.body, got, tt.want)
+		}
 	}
 }

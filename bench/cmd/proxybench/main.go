@@ -302,7 +302,10 @@ func cell(c config, px proxy, sc *scenario) (result, error) {
 			fmt.Fprintf(os.Stderr, "# %s %s: the load generator sent its requests up to %.1f ms late (p99): the machine is busy\n", px.name, sc.name, ms(lag))
 		}
 	}
-	step(fmt.Sprintf("measured: statuses %v (0: no answer)", res.statuses))
+	step("measured")
+	if verbose && len(res.failures) > 0 {
+		fmt.Fprintf(os.Stderr, "#   not 2xx: %s\n", res.failureList())
+	}
 	if p != nil {
 		cpu1, err := p.cpuTime(c.hz)
 		if err == nil && cpuErr == nil && !p.exited() {

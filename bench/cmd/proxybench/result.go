@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -15,29 +17,35 @@ type sample struct {
 	latency time.Duration // from when it was due to be sent, for an open loop
 	status  int           // 0: no answer (an error or the client's timeout)
 	backend int           // X-Backend of the answer, -1 if none
+	// why is, for a request not answered 2xx, what it got: the status
+	// and the first line of the body ("503 service overloaded"), or the
+	// error ("no answer: timeout").
+	why string
 }
 
 // A result is one line of the table.
 type result struct {
 	proxy, scenario string
-	window          time.Duration // the measured window's length
-	n               int           // requests sent in the window
-	answered        int           // with an HTTP answer, whatever its status
-	ok              int           // with a 2xx answer
-	p50, p90, p99   time.Duration // over every request, answered or not
-	b0              float64       // backend 0's share of the answers that name a backend; NaN if unknown
-	cpu             time.Duration // the proxy's CPU time in the window; -1 if none
-	statuses        map[int]int   // answers by status, 0 for none; nil from wrk
+	window          time.Duration  // the measured window's length
+	n               int            // requests sent in the window
+	answered        int            // with an HTTP answer, whatever its status
+	ok              int            // with a 2xx answer
+	p50, p90, p99   time.Duration  // over every request, answered or not
+	b0              float64        // backend 0's share of the answers that name a backend; NaN if unknown
+	cpu             time.Duration  // the proxy's CPU time in the window; -1 if none
+	failures        map[string]int // the requests not answered 2xx, by why; nil from wrk
 }
 
 // summarize makes the result of the samples of a window of length w.
 func summarize(proxyName, scenarioName string, w time.Duration, samples []sample) result {
-	r := result{proxy: proxyName, scenario: scenarioName, window: w, n: len(samples), cpu: -1, b0: math.NaN(), statuses: map[int]int{}}
+	r := result{proxy: proxyName, scenario: scenarioName, window: w, n: len(samples), cpu: -1, b0: math.NaN(), failures: map[string]int{}}
 	lat := make([]time.Duration, 0, len(samples))
 	named, first := 0, 0
 	for _, s := range samples {
 		lat = append(lat, s.latency)
-		r.statuses[s.status]++
+		if s.why != "" {
+			r.failures[s.why]++
+		}
 		if s.status != 0 {
 			r.answered++
 		}
@@ -57,6 +65,20 @@ func summarize(proxyName, scenarioName string, w time.Duration, samples []sample
 		r.b0 = float64(first) / float64(named)
 	}
 	return r
+}
+
+// failureList lists r.failures, the most frequent first.
+func (r result) failureList() string {
+	whys := slices.Collect(maps.Keys(r.failures))
+	slices.SortFunc(whys, func(a, b string) int { return cmp.Or(r.failures[b]-r.failures[a], strings.Compare(a, b)) })
+	var b strings.Builder
+	for i, w := range whys {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%d x %q", r.failures[w], w)
+	}
+	return b.String()
 }
 
 // percentile returns the q-th percentile of sorted (nearest rank), 0 if

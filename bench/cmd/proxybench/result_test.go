@@ -47,9 +47,9 @@ func TestSummarize(t *testing.T) {
 	samples := []sample{
 		{latency: 4 * time.Millisecond, status: 200, backend: 0},
 		{latency: 1 * time.Millisecond, status: 200, backend: 1},
-		{latency: 2 * time.Millisecond, status: 503, backend: 0},
-		{latency: 2 * time.Second, status: 0, backend: -1}, // timed out
-		{latency: 3 * time.Millisecond, status: 502, backend: -1},
+		{latency: 2 * time.Millisecond, status: 503, backend: 0, why: "503 failing"},
+		{latency: 2 * time.Second, status: 0, backend: -1, why: "no answer: timeout"},
+		{latency: 3 * time.Millisecond, status: 503, backend: -1, why: "503 failing"},
 	}
 	r := summarize("p", "s", 2*time.Second, samples)
 	if r.n != 5 || r.answered != 4 || r.ok != 2 {
@@ -63,6 +63,9 @@ func TestSummarize(t *testing.T) {
 	}
 	if r.rps() != 2 || r.okRPS() != 1 || r.okShare() != 0.4 {
 		t.Errorf("rps, okRPS, okShare: got %v, %v, %v, want 2, 1, 0.4", r.rps(), r.okRPS(), r.okShare())
+	}
+	if got, want := r.failureList(), `2 x "503 failing"; 1 x "no answer: timeout"`; got != want {
+		t.Errorf("failureList: got %s, want %s", got, want)
 	}
 	if !math.IsNaN(r.cpuPerRequest()) {
 		t.Errorf("cpuPerRequest with no CPU time: got %v, want NaN", r.cpuPerRequest())
