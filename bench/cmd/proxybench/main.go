@@ -135,8 +135,8 @@ func measure(c config) (int, error) {
 	defer stopAll()
 
 	rs := results{}
-	fmt.Printf("# %d CPUs, each proxy on %d; %v warmup + %v window per cell; client timeout %v\n",
-		runtime.NumCPU(), c.cpus, c.warmup, c.window, c.timeout)
+	fmt.Printf("# %d CPUs, each proxy on %d; %v warmup + %v window per cell; client timeout %v; load average %s\n",
+		runtime.NumCPU(), c.cpus, c.warmup, c.window, c.timeout, loadavg())
 	fmt.Println(header)
 	failed := 0
 	for _, sc := range scenarios {
@@ -167,7 +167,7 @@ func measure(c config) (int, error) {
 			fmt.Println(r.line())
 		}
 	}
-	fmt.Println()
+	fmt.Printf("# load average at the end: %s\n\n", loadavg())
 	code := 0
 	for _, v := range judge(rs, c.subject) {
 		fmt.Printf("target %-9s %-7s %s\n", v.scenario, v.state, v.text)
@@ -179,6 +179,17 @@ func measure(c config) (int, error) {
 		return code, fmt.Errorf("%d cells failed", failed)
 	}
 	return code, nil
+}
+
+// loadavg returns the machine's load averages over 1, 5 and 15 minutes,
+// as /proc/loadavg has them: a table taken at more than the cores is the
+// machine's as much as the proxies'.
+func loadavg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(data)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "unknown"
 }
 
 // backends are a cell's backend processes; backend 0 may be killed and
