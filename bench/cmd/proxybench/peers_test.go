@@ -28,7 +28,7 @@ func TestPeerOracles(t *testing.T) {
 		{haproxyConf, "slow1", []string{"timeout server 100ms", "timeout check 100ms"}, []string{"maxconn 4"}},
 		{haproxyConf, "overload", []string{"on-error mark-down maxconn 4", "timeout queue 25ms"}, nil},
 		{caddyfile, "overhead", []string{"lb_policy least_conn", "unhealthy_status 5xx", "bind 127.0.0.1", "http://:8080 {"}, []string{"unhealthy_latency", "unhealthy_request_count"}},
-		{caddyfile, "slow1", []string{"unhealthy_latency 100ms", "health_timeout 100ms"}, []string{"unhealthy_request_count"}},
+		{caddyfile, "slow1", []string{"unhealthy_latency 100ms", "health_timeout 1s"}, []string{"unhealthy_request_count"}},
 		{caddyfile, "drop", []string{"unhealthy_request_count 4", "lb_try_duration 25ms"}, []string{"unhealthy_latency"}},
 	}
 	for _, tt := range tests {
