@@ -45,9 +45,10 @@ type event struct {
 	kind string  // "kill", "restart" or "workers=N"
 }
 
-// scenarios are the issue's, in its order. The rates of slow1, err1 and
-// kill1 are those of the earlier measurements (proxy-anchors.md), so that
-// the rows compare with them.
+// scenarios are the issue's, in its order. slow1, err1 and kill1 are
+// light loads: a proxy that leaves the slow, failing or dead backend out
+// has three others with room to spare, so what they measure is whether it
+// does.
 var scenarios = []scenario{
 	{
 		name:   "overhead",
