@@ -152,3 +152,46 @@ func TestMetricsShedByUpstreamLimit(t *testing.T) {
 		t.Errorf("got %d answers 503, %v shed, %v errors by the upstream's limit; want the same number", n503, shed, errs)
 	}
 }
+
+// A backend that fails its active health checks is shown down, and one
+// whose breaker opened is shown breaker_open: the endpoints' health
+// checker and breaker report to the backend's observer.
+func TestMetricsBackendDownAndBreakerOpen(t *testing.T) {
+	good := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	t.Cleanup(good.Close)
+	sick := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "sick", http.StatusInternalServerError)
+	}))
+	t.Cleanup(sick.Close)
+	s := startObserved(t, `
+access_log: off
+admission: {limit: "off"}
+routes: [{path: /b, upstream: broken}, {path: /, upstream: checked}]
+upstreams:
+  checked:
+    backends: [{b0}, {b1}]
+    health: {path: /health, interval: 20ms, rise: 2, fall: 2}
+  broken:
+    backends: [{b1}]
+    limit: "off"
+    retry: {attempts: 1}
+    outlier: {off: true}
+    breaker: {failures: 3, delay: 1m}
+`, []*httptest.Server{good, sick})
+	reg := s.p.Registry()
+	state := func(upstream, backend, state string) float64 {
+		return value(t, reg, "towerproxy_backend_state", "upstream", upstream, "backend", backend, "state", state)
+	}
+	if !within(5*time.Second, func() bool { return state("checked", sick.URL, "down") == 1 }) {
+		t.Errorf("the backend failing its health checks: down = %v, want 1", state("checked", sick.URL, "down"))
+	}
+	if got := state("checked", good.URL, "healthy"); got != 1 {
+		t.Errorf("the backend passing its health checks: healthy = %v, want 1", got)
+	}
+	for range 3 {
+		doStatus(t, "GET", s.front.URL+"/b")
+	}
+	if got := state("broken", sick.URL, "breaker_open"); got != 1 {
+		t.Errorf("the backend that failed 3 times in a row: breaker_open = %v, want 1", got)
+	}
+}
