@@ -21,7 +21,7 @@ func newHealthy(t *testing.T, name string) *healthy {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) {
 		if !h.ok.Load() {
-			http.Error(w, "sick", 503)
+			http.Error(w, "sick", http.StatusServiceUnavailable)
 		}
 	})
 	h.counted = newCounted(t, named(name))

@@ -13,7 +13,6 @@ import (
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/adaptive"
 	"github.com/towergo/tower/balance"
-	"github.com/towergo/tower/load"
 	"github.com/towergo/tower/loadshed"
 	"github.com/towergo/tower/metrics"
 	"github.com/towergo/tower/retry"
@@ -92,15 +91,6 @@ func (o *observer) upstream(name string, cfg *Upstream) *upstreamObs {
 func (u *upstreamObs) loadShed() loadshed.Option { return loadshed.WithMetrics(u.shed) }
 func (u *upstreamObs) adaptive() adaptive.Option { return adaptive.WithMetrics(u.limit) }
 func (u *upstreamObs) retry() retry.Option       { return retry.WithMetrics(u.retried) }
-
-// balanceOptions make the balancer report its ejections here, and the
-// backends that leave it.
-func (u *upstreamObs) balanceOptions() []balance.Option {
-	return []balance.Option{
-		balance.WithMetrics(u.balance),
-		balance.WithRemovalHandler(func(key string, _ load.Service[*http.Request, *http.Response]) { u.removeBackend(key) }),
-	}
-}
 
 // balanceEvent notes what the balancer's error handler got: an ejection
 // marks its backend ejected for the time it is out.

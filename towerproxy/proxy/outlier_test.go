@@ -28,7 +28,7 @@ func newFlaky(t *testing.T, name string) *flaky {
 		}
 		f.mu.Unlock()
 		if fail {
-			http.Error(w, "unlucky", 503)
+			http.Error(w, "unlucky", http.StatusServiceUnavailable)
 			return
 		}
 		named(name)(w, r)

@@ -108,7 +108,7 @@ func TestRetryAfterRead(t *testing.T) {
 		mu.Unlock()
 		if first {
 			w.Header().Set("Retry-After", "1")
-			http.Error(w, "busy", 503)
+			http.Error(w, "busy", http.StatusServiceUnavailable)
 			return
 		}
 		io.WriteString(w, "ok")
