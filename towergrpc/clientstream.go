@@ -116,6 +116,10 @@ func openStream(ctx context.Context, c StreamClientCall) (struct{}, error) {
 		// grpc ends the stream with the status of ctx's error, which the
 		// caller gets from its next call on the stream.
 		cs.finish(callError(ctx.Err()))
+		// The caller's call may have ended the stream at the same instant
+		// and be between its finish and the close of ended: the report
+		// after this return reads the end only once ended is closed.
+		<-cs.ended
 	}
 	return struct{}{}, nil
 }

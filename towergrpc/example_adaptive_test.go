@@ -20,9 +20,11 @@ import (
 // each RPC's priority from metadata its own callers send. Near the limit,
 // low priority is shed first, and critical still gets in.
 //
-// Here 18 held calls fill the limit's room for normal ones (it starts at
-// 20 and keeps 2 for critical calls and 2 more from low ones): a low call
-// is shed, and a critical one is served.
+// The limiter's first window is a probe: a quarter of the limit, until ten
+// calls have timed the handler's no-load latency. Here ten calls end it;
+// then 18 held calls fill the limit's room for normal ones (it is 20 and
+// keeps 2 for critical calls and 2 more from low ones): a low call is
+// shed, and a critical one is served.
 func Example_adaptiveServer() {
 	h := &heldHealth{held: make(chan struct{}, 18), release: make(chan struct{})}
 	protect := towergrpc.UnaryServerStack().LoadShed().AdaptiveLimit(adaptive.Gradient2())
@@ -31,12 +33,26 @@ func Example_adaptiveServer() {
 	client, stop := serveHealth(srv, h)
 	defer stop()
 
+	for range 10 {
+		if _, err := client.Check(context.Background(), &healthpb.HealthCheckRequest{}); err != nil {
+			fmt.Println("probe:", status.Code(err))
+		}
+	}
 	var held sync.WaitGroup
+	shed := make(chan error, 18)
 	for range 18 {
-		held.Go(func() { client.Check(context.Background(), &healthpb.HealthCheckRequest{Service: "hold"}) })
+		held.Go(func() {
+			if _, err := client.Check(context.Background(), &healthpb.HealthCheckRequest{Service: "hold"}); err != nil {
+				shed <- err
+			}
+		})
 	}
 	for range 18 {
-		<-h.held
+		select {
+		case <-h.held:
+		case err := <-shed: // not held: the example's premise is wrong
+			fmt.Println("held:", status.Code(err))
+		}
 	}
 	for _, priority := range []string{"low", "critical"} {
 		ctx := metadata.AppendToOutgoingContext(context.Background(), "x-priority", priority)
