@@ -10,6 +10,7 @@ import (
 	"github.com/towergo/tower/balance"
 	"github.com/towergo/tower/discover"
 	"github.com/towergo/tower/internal/isnil"
+	"github.com/towergo/tower/internal/option"
 	"github.com/towergo/tower/load"
 )
 
@@ -92,15 +93,16 @@ const (
 // backend at target: a request sent to it goes through stack, whose
 // layers, the first one outermost, wrap a leaf that sends the request with
 // base to target's scheme and host, keeping the request's path and query,
-// and its Host header (the request's Host, or its URL's host). Its load
-// is load.PeakEwma's, starting at [EndpointRTT] and decaying over
-// [EndpointDecay], and a request counts as pending until its response
-// body is closed or read to the end ([BodyCompletion]), so that a
-// backend slow to send its bodies is seen as loaded.
+// and its Host header (the request's Host, or its URL's host), unless
+// [WithTargetHost] says otherwise. Its load is load.PeakEwma's, starting
+// at [EndpointRTT] and decaying over [EndpointDecay], and a request counts
+// as pending until its response body is closed or read to the end
+// ([BodyCompletion]), so that a backend slow to send its bodies is seen as
+// loaded.
 //
-// It panics if base or stack is nil, or if target is nil or lacks a
-// scheme or a host.
-func NewEndpoint(base http.RoundTripper, target *url.URL, stack tower.Layer[*http.Request, *http.Response]) load.Service[*http.Request, *http.Response] {
+// It panics if base or stack is nil, if target is nil or lacks a scheme
+// or a host, or if an option is nil.
+func NewEndpoint(base http.RoundTripper, target *url.URL, stack tower.Layer[*http.Request, *http.Response], opts ...EndpointOption) load.Service[*http.Request, *http.Response] {
 	if isnil.Is(base) {
 		panic("towerhttp.NewEndpoint: nil base RoundTripper")
 	}
@@ -113,12 +115,34 @@ func NewEndpoint(base http.RoundTripper, target *url.URL, stack tower.Layer[*htt
 	if isnil.Is(stack) {
 		panic("towerhttp.NewEndpoint: nil stack")
 	}
+	o := option.Apply[endpointOptions]("towerhttp.NewEndpoint", opts)
 	u := *target
-	svc := stack.Wrap(newLeaf(base, &u))
+	host := ""
+	if o.targetHost {
+		host = u.Host
+	}
+	svc := stack.Wrap(newLeaf(base, &u, host))
 	if isnil.Is(svc) {
 		panic("towerhttp.NewEndpoint: stack.Wrap returned nil")
 	}
 	return load.NewPeakEwma(svc, EndpointRTT, EndpointDecay, load.WithCompletion[*http.Response](BodyCompletion{}))
+}
+
+// An EndpointOption configures an endpoint of [NewEndpoint].
+type EndpointOption func(*endpointOptions)
+
+type endpointOptions struct {
+	targetHost bool
+}
+
+// WithTargetHost makes an endpoint send each request with its target's
+// host, host:port as the target's URL has it, as the Host header, rather
+// than the request's own: for a backend that serves by its own name, as
+// nginx's proxy_pass sends the upstream's name by default. Without it the
+// Host header is the request's, so that one name (the service's, in the
+// request's URL) reaches every backend.
+func WithTargetHost() EndpointOption {
+	return func(o *endpointOptions) { o.targetHost = true }
 }
 
 // BodyCompletion is a load.Completion for HTTP responses: a request counts
@@ -129,9 +153,15 @@ func NewEndpoint(base http.RoundTripper, target *url.URL, stack tower.Layer[*htt
 type BodyCompletion struct{}
 
 // Track wraps res's body so that h.Done is called when it is closed or
-// read to the end, and returns res.
+// read to the end, and returns res. A 101 Switching Protocols response
+// (a WebSocket's handshake) is done at once: its body is the connection,
+// now speaking another protocol for as long as its two ends like, which
+// says nothing of the backend's latency; counted until closed, a tunnel
+// of minutes would be taken for a response of minutes, and the backend
+// shunned long after. Its body is returned as it is, writable, as
+// httputil.ReverseProxy needs it.
 func (BodyCompletion) Track(h *load.Handle, res *http.Response) *http.Response {
-	if res == nil || res.Body == nil {
+	if res == nil || res.Body == nil || res.StatusCode == http.StatusSwitchingProtocols {
 		h.Done()
 		return res
 	}

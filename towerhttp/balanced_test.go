@@ -306,6 +306,7 @@ func TestTransportConstructorsPanic(t *testing.T) {
 		{"towerhttp.NewEndpoint: nil target", func() { towerhttp.NewEndpoint(base, nil, none) }},
 		{"towerhttp.NewEndpoint: target /path lacks a scheme or a host", func() { towerhttp.NewEndpoint(base, &url.URL{Path: "/path"}, none) }},
 		{"towerhttp.NewEndpoint: nil stack", func() { towerhttp.NewEndpoint(base, &url.URL{Scheme: "http", Host: "x"}, nil) }},
+		{"towerhttp.NewEndpoint: option 0 is nil", func() { towerhttp.NewEndpoint(base, &url.URL{Scheme: "http", Host: "x"}, none, nil) }},
 		{"towerhttp.NewBalancedTransport: nil stack", func() { towerhttp.NewBalancedTransport(discover.NewList[endpoint](), nil) }},
 		{"towerhttp.NewBalancedTransport: nil Discover", func() {
 			towerhttp.NewBalancedTransport[int](nil, none)

@@ -45,3 +45,30 @@ func ExampleNewRetryPolicy() {
 	fmt.Println(resp.StatusCode, string(b))
 	// Output: 200 got "payload" on attempt 2
 }
+
+// A client that retries a GET after a 500, which the default rules do not
+// retry, and no 429: RetryRules lists the statuses.
+func ExampleNewRetryPolicyFor() {
+	var attempts atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if attempts.Add(1) == 1 {
+			http.Error(w, "oops", http.StatusInternalServerError)
+			return
+		}
+		fmt.Fprintf(w, "ok on attempt %d", attempts.Load())
+	}))
+	defer srv.Close()
+
+	policy := towerhttp.NewRetryPolicyFor(towerhttp.RetryRules{Statuses: []int{500, 502, 503}},
+		retry.WithMaxAttempts(2))
+	client := &http.Client{Transport: towerhttp.NewTransport(http.DefaultTransport, towerhttp.ClientStack().RetryPolicy(policy))}
+	resp, err := client.Get(srv.URL)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	fmt.Println(resp.StatusCode, string(b))
+	// Output: 200 ok on attempt 2
+}

@@ -80,13 +80,61 @@ const DefaultMaxRetryAfter = 10 * time.Second
 // no longer than 4 KiB is read, any other closed unread, which closes its
 // connection (see the package doc's Responses).
 //
+// Which statuses are retried, and which requests count as idempotent, are
+// the defaults above; [NewRetryPolicyFor] takes [RetryRules] that change
+// them.
+//
 // A RetryPolicy keeps no state per request, and allocates nothing for a
 // request without a body; one with a body costs the copy CloneRequest
 // makes. It is safe for concurrent use. The zero RetryPolicy is not
-// usable: build one with [NewRetryPolicy].
+// usable: build one with [NewRetryPolicy] or [NewRetryPolicyFor].
 type RetryPolicy struct {
-	idempotent *retry.StandardPolicy[*http.Request, *http.Response] // for requests Idempotent reports true for
-	unsent     *retry.StandardPolicy[*http.Request, *http.Response] // for the others
+	idempotent   *retry.StandardPolicy[*http.Request, *http.Response] // for requests isIdempotent reports true for
+	unsent       *retry.StandardPolicy[*http.Request, *http.Response] // for the others
+	isIdempotent func(*http.Request) bool
+}
+
+// RetryRules say what a [RetryPolicy] retries where the defaults do not
+// suit: a proxy that retries 502 and 503 only, or one told that its
+// backends take every request once whatever the copies. The zero
+// RetryRules are the defaults of [NewRetryPolicy].
+type RetryRules struct {
+	// Statuses are the statuses after which an idempotent request is
+	// retried; nil means 429, 502, 503 and 504. A request that is not
+	// idempotent is retried after a 429 only, and only if Statuses holds
+	// it: a 429 says the server refused the request without acting on it.
+	// An empty list that is not nil retries no status, errors only. Each
+	// status must be between 100 and 599.
+	Statuses []int
+	// Idempotent reports whether a request is retried as an idempotent
+	// one; nil means [Idempotent]. A function that reports true for every
+	// request retries a POST after any error or status the rules retry,
+	// though the server may have acted on it: only for servers that do
+	// not mind getting a request twice.
+	Idempotent func(*http.Request) bool
+}
+
+// defaultRetryStatuses are the statuses retried unless RetryRules says
+// otherwise.
+var defaultRetryStatuses = []int{http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout}
+
+// statusSet is a set of statuses, a bit each, so that a classifier looks
+// one up without a loop or an allocation.
+type statusSet [10]uint64 // 0 to 639
+
+func newStatusSet(fn string, codes []int) *statusSet {
+	s := new(statusSet)
+	for _, c := range codes {
+		if c < 100 || c > 599 {
+			panic(fmt.Sprintf("%s: status %d is not between 100 and 599", fn, c))
+		}
+		s[c>>6] |= 1 << (c & 63)
+	}
+	return s
+}
+
+func (s *statusSet) has(c int) bool {
+	return c >= 0 && c < 640 && s[c>>6]&(1<<(c&63)) != 0
 }
 
 // NewRetryPolicy returns a RetryPolicy with opts, the options of a
@@ -96,15 +144,40 @@ type RetryPolicy struct {
 // [WithMaxRetryAfter] or retry.WithPushback to change how Retry-After is
 // honoured. It panics if an option is nil.
 func NewRetryPolicy(opts ...retry.PolicyOption) *RetryPolicy {
+	return newRetryPolicy("towerhttp.NewRetryPolicy", RetryRules{}, opts)
+}
+
+// NewRetryPolicyFor returns a RetryPolicy as [NewRetryPolicy] does, that
+// retries what rules say rather than the defaults:
+//
+//	towerhttp.NewRetryPolicyFor(towerhttp.RetryRules{Statuses: []int{502, 503}},
+//		retry.WithMaxAttempts(2))
+//
+// It panics if a status is not between 100 and 599, or an option is nil.
+func NewRetryPolicyFor(rules RetryRules, opts ...retry.PolicyOption) *RetryPolicy {
+	return newRetryPolicy("towerhttp.NewRetryPolicyFor", rules, opts)
+}
+
+func newRetryPolicy(fn string, rules RetryRules, opts []retry.PolicyOption) *RetryPolicy {
 	for i, o := range opts {
 		if o == nil {
-			panic(fmt.Sprintf("towerhttp.NewRetryPolicy: option %d is nil", i))
+			panic(fmt.Sprintf("%s: option %d is nil", fn, i))
 		}
+	}
+	codes := rules.Statuses
+	if codes == nil {
+		codes = defaultRetryStatuses
+	}
+	set := newStatusSet(fn, codes)
+	isIdempotent := rules.Idempotent
+	if isIdempotent == nil {
+		isIdempotent = Idempotent
 	}
 	all := append([]retry.PolicyOption{retry.WithPushback(RetryAfter, DefaultMaxRetryAfter)}, opts...)
 	return &RetryPolicy{
-		idempotent: retry.NewPolicy[*http.Request](retryIdempotent, all...),
-		unsent:     retry.NewPolicy[*http.Request](retryUnsent, all...),
+		idempotent:   retry.NewPolicy[*http.Request](set.retryIdempotent, all...),
+		unsent:       retry.NewPolicy[*http.Request](set.retryUnsent, all...),
+		isIdempotent: isIdempotent,
 	}
 }
 
@@ -136,7 +209,7 @@ func (p *RetryPolicy) Clone(req *http.Request) (*http.Request, bool) {
 // returns true, it drains and closes the response of the attempt.
 func (p *RetryPolicy) Retry(ctx context.Context, a *retry.Attempt[*http.Request, *http.Response]) (time.Duration, bool) {
 	std := p.unsent
-	if Idempotent(a.Req) {
+	if p.isIdempotent(a.Req) {
 		std = p.idempotent
 	}
 	wait, again := std.Retry(ctx, a)
@@ -192,23 +265,23 @@ func Idempotent(req *http.Request) bool {
 	return key || xkey
 }
 
-// retryIdempotent is the classifier of idempotent requests.
-func retryIdempotent(res *http.Response, err error) bool {
+// retryIdempotent is the classifier of idempotent requests: the statuses
+// of s.
+func (s *statusSet) retryIdempotent(res *http.Response, err error) bool {
 	if err != nil {
 		_, untrusted := errors.AsType[*tls.CertificateVerificationError](err)
 		return !untrusted && !errors.Is(err, context.Canceled)
 	}
-	c := res.StatusCode
-	return c == http.StatusTooManyRequests || c == http.StatusBadGateway ||
-		c == http.StatusServiceUnavailable || c == http.StatusGatewayTimeout
+	return s.has(res.StatusCode)
 }
 
-// retryUnsent is the classifier of the other requests.
-func retryUnsent(res *http.Response, err error) bool {
+// retryUnsent is the classifier of the other requests: a 429, if s holds
+// it.
+func (s *statusSet) retryUnsent(res *http.Response, err error) bool {
 	if err != nil {
 		return refused(err) || dialFailed(err)
 	}
-	return res.StatusCode == http.StatusTooManyRequests
+	return res.StatusCode == http.StatusTooManyRequests && s.has(http.StatusTooManyRequests)
 }
 
 // refused reports whether err is a refusal for overload, throttling or

@@ -93,7 +93,7 @@ func NewTransport(base http.RoundTripper, stack tower.Layer[*http.Request, *http
 	return &Transport{
 		base:  base,
 		stack: stack,
-		leaf:  newLeaf(base, nil),
+		leaf:  newLeaf(base, nil, ""),
 		max:   o.maxHosts,
 		hosts: make(map[hostKey]*host),
 	}

@@ -163,14 +163,16 @@ func closeBody(req *http.Request) {
 }
 
 // leaf is the innermost service of a client stack: it sends the request
-// with the base RoundTripper, to target if it has one.
+// with the base RoundTripper, to target if it has one, with host as its
+// Host header if that is not "".
 type leaf struct {
 	base   http.RoundTripper
 	target *url.URL // nil: the request's own URL
+	host   string   // "": the request's own Host
 }
 
-func newLeaf(base http.RoundTripper, target *url.URL) tower.Service[*http.Request, *http.Response] {
-	return tower.ServiceFunc[*http.Request, *http.Response]((&leaf{base: base, target: target}).call)
+func newLeaf(base http.RoundTripper, target *url.URL, host string) tower.Service[*http.Request, *http.Response] {
+	return tower.ServiceFunc[*http.Request, *http.Response]((&leaf{base: base, target: target, host: host}).call)
 }
 
 func (l *leaf) call(ctx context.Context, req *http.Request) (*http.Response, error) {
@@ -183,7 +185,7 @@ func (l *leaf) call(ctx context.Context, req *http.Request) (*http.Response, err
 	}
 	out := req
 	if l.target != nil {
-		out = retarget(req, l.target)
+		out = retarget(req, l.target, l.host)
 	}
 	if ctx == context.Context(t) && req.Context() == t.Context {
 		// No layer derived a context: the request's own governs the call
@@ -221,14 +223,18 @@ func (l *leaf) detached(ctx context.Context, t *trip, req *http.Request) (*http.
 }
 
 // retarget returns a copy of req sent to target's scheme and host. The Host
-// header stays the request's: req.Host, or its URL's host.
-func retarget(req *http.Request, target *url.URL) *http.Request {
+// header is host, or if that is "" stays the request's: req.Host, or its
+// URL's host.
+func retarget(req *http.Request, target *url.URL, host string) *http.Request {
 	out := new(http.Request)
 	*out = *req
 	u := *req.URL
 	u.Scheme, u.Host = target.Scheme, target.Host
 	out.URL = &u
-	if out.Host == "" {
+	switch {
+	case host != "":
+		out.Host = host
+	case out.Host == "":
 		out.Host = req.URL.Host
 	}
 	return out

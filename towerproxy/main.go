@@ -4,18 +4,30 @@
 // cap, retries of idempotent requests within a budget, and the whole
 // proxy behind a limit of its own.
 //
-// Two ways to start:
+// Three ways to start:
 //
+//	towerproxy -demo
 //	towerproxy -listen :8080 -to http://127.0.0.1:9001,http://127.0.0.1:9002
 //	towerproxy -config proxy.yaml
 //
-// The first sends every request to the backends listed, with every
-// protection at its defaults; the second reads a YAML file, strictly: an
+// The first is a demonstration that needs nothing else: it starts four
+// backends of its own (two healthy, one slow, one failing half its
+// requests), offers them twice what they can answer for 30 seconds through
+// towerproxy and through a bare httputil.ReverseProxy, serves the live
+// page meanwhile, prints what each proxy's clients got, and stops.
+// The second sends every request to the backends listed, with every
+// protection at its defaults; the third reads a YAML file, strictly: an
 // unknown field or a bad value is an error that names the file and the
 // line, and the proxy does not start. SIGHUP, or a change of the file,
 // reloads it without dropping a request; SIGTERM or SIGINT drains the
 // proxy (it stops accepting, lets the requests in flight finish) and ends
 // it.
+//
+// The admin listener, on 127.0.0.1:9901 unless -admin says otherwise,
+// serves the metrics for Prometheus at /metrics, the state as JSON at
+// /status, /healthz, and the live page at /live/. Each request has a JSON
+// line in the access log, on standard output unless -access-log or the
+// file's access_log says otherwise.
 package main
 
 import (
@@ -30,6 +42,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/towergo/tower/towerproxy/internal/demo"
 	"github.com/towergo/tower/towerproxy/proxy"
 )
 
@@ -46,11 +59,19 @@ func run(args []string) error {
 	to := fs.String("to", "", "the backends, comma-separated URLs: http://host:port,...")
 	config := fs.String("config", "", "a YAML configuration file")
 	admin := fs.String("admin", "", "the admin listener's address (default 127.0.0.1:9901; off to turn it off)")
+	accessLog := fs.String("access-log", "", "where each request's JSON line goes: stdout (default), stderr, off, or a file")
+	demoMode := fs.Bool("demo", false, "run the built-in demonstration, and stop")
+	demoFor := fs.Duration("demo-duration", 30*time.Second, "how long the demonstration's load lasts")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *demoMode {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+		defer stop()
+		return demo.Run(ctx, os.Stdout, demo.Options{Duration: *demoFor, Admin: *admin, AdminHandler: (*proxy.Proxy).AdminHandler})
 	}
 	cfg, err := configure(*config, *listen, *to)
 	if err != nil {
@@ -59,21 +80,28 @@ func run(args []string) error {
 	if *admin != "" {
 		cfg.Admin = *admin
 	}
+	if *accessLog != "" {
+		cfg.AccessLog = *accessLog
+	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	p, err := proxy.New(cfg, proxy.WithLogger(log))
 	if err != nil {
 		return err
 	}
-	srv, err := proxy.NewServer(p, nil)
+	srv, err := proxy.NewServer(p, p.AdminHandler())
 	if err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	if *config != "" {
-		go reloads(ctx, p, *config, log)
+		// Before the listeners open: a SIGHUP that came first would end
+		// the process, SIGHUP's default.
+		hup := make(chan os.Signal, 1)
+		signal.Notify(hup, syscall.SIGHUP)
+		defer signal.Stop(hup)
+		go reloads(ctx, p, *config, hup, log)
 	}
-	log.Info("towerproxy: listening", "addr", cfg.Listen, "admin", cfg.Admin)
 	return srv.Serve(ctx)
 }
 
@@ -91,13 +119,10 @@ func configure(file, listen, to string) (*proxy.Config, error) {
 	return nil, errors.New("nothing to proxy: give -to http://host:port,... or -config proxy.yaml")
 }
 
-// reloads reloads p from file on SIGHUP and whenever the file changes,
-// until ctx ends. A file that does not load is reported, and the
-// configuration in force stays.
-func reloads(ctx context.Context, p *proxy.Proxy, file string, log *slog.Logger) {
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
+// reloads reloads p from file on each signal of hup (SIGHUP) and
+// whenever the file changes, until ctx ends. A file that does not load is
+// reported, and the configuration in force stays.
+func reloads(ctx context.Context, p *proxy.Proxy, file string, hup <-chan os.Signal, log *slog.Logger) {
 	mod := modTime(file)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()

@@ -23,7 +23,8 @@ type Config struct {
 	// TLS, if set, makes Listen serve HTTPS (and HTTP/2) with these files.
 	TLS *TLS `yaml:"tls"`
 	// H2C makes Listen accept HTTP/2 without TLS (prior knowledge), as
-	// gRPC clients without TLS send it.
+	// gRPC clients without TLS send it, besides HTTP/1.1. It cannot go
+	// with TLS, under which HTTP/2 is offered by ALPN.
 	H2C bool `yaml:"h2c"`
 	// Server bounds what a client may send, and for how long.
 	Server Bounds `yaml:"server"`
@@ -39,6 +40,9 @@ type Config struct {
 	// AccessLog is where each request's line goes: "stdout" (the
 	// default), "stderr", "off", or a file's path.
 	AccessLog string `yaml:"access_log"`
+	// Tracing, if set, traces each request with OpenTelemetry, and
+	// sends the traces where it says.
+	Tracing *Tracing `yaml:"tracing"`
 	// Routes are tried in order; the first that matches a request takes
 	// it. A request no route matches is answered 404.
 	Routes []Route `yaml:"routes"`
@@ -63,6 +67,12 @@ type Bounds struct {
 	// ReadHeaderTimeout bounds the reading of a request's header, 10s by
 	// default: a client that sends it slowly (slowloris) is cut off.
 	ReadHeaderTimeout Duration `yaml:"read_header_timeout"`
+	// BodyTimeout bounds the wait for the next bytes of a request's body,
+	// 60s by default: a client that sends nothing for that long is
+	// answered 408 and its connection closed. It bounds each wait, not
+	// the whole body, as nginx's client_body_timeout does, so that a
+	// large upload on a slow link that keeps sending is not cut.
+	BodyTimeout Duration `yaml:"body_timeout"`
 	// IdleTimeout bounds how long a kept-alive connection waits for its
 	// next request, 2m by default.
 	IdleTimeout Duration `yaml:"idle_timeout"`
@@ -158,6 +168,9 @@ type Upstream struct {
 	// Outlier is the passive check: backends that fail are left out a
 	// while.
 	Outlier Outlier `yaml:"outlier"`
+	// Breaker, if set, puts a circuit breaker in front of each backend.
+	// There is none by default: see [Breaker].
+	Breaker *Breaker `yaml:"breaker"`
 	// Hedge, if set, sends a second copy of a request that is slower
 	// than most.
 	Hedge *Hedge `yaml:"hedge"`
@@ -206,13 +219,35 @@ type Retry struct {
 
 // Health is an upstream's active health check: each backend's Path is
 // asked every Interval, and a backend that fails Fall checks in a row is
-// left out until it passes Rise in a row, as HAProxy's check does.
+// left out until it passes Rise in a row, as HAProxy's check does. A
+// check passes when the backend answers 2xx or 3xx within Timeout. A
+// backend starts healthy, and is checked at once.
 type Health struct {
+	// Path is what a check asks each backend for, with a GET; no check
+	// runs unless it is set.
 	Path     string   `yaml:"path"`
 	Interval Duration `yaml:"interval"` // 5s by default
 	Timeout  Duration `yaml:"timeout"`  // 1s by default
 	Rise     int      `yaml:"rise"`     // 2 by default
 	Fall     int      `yaml:"fall"`     // 3 by default
+}
+
+// Breaker is a circuit breaker per backend (package breaker): after
+// Failures failed requests in a row (errors, timeouts, 5xx but 501 and
+// 505), the backend gets no request for Delay, then one probe; a probe
+// that fails opens it again for twice as long, up to MaxDelay.
+//
+// There is none unless the section is there (`breaker: {}` takes the
+// defaults): the passive check (Outlier) already leaves failing backends
+// out, and never more than its share of them, so that an upstream whose
+// backends all fail still gets their answers. Breakers have no such cap:
+// when every backend fails, every breaker opens and the proxy answers 503
+// itself. Add them for backends that fail slowly (each failure costing a
+// try's timeout), which are better not asked at all for a while.
+type Breaker struct {
+	Failures int      `yaml:"failures"`  // 5 by default
+	Delay    Duration `yaml:"delay"`     // 5s by default
+	MaxDelay Duration `yaml:"max_delay"` // 5m by default
 }
 
 // Outlier is an upstream's passive check: a backend whose requests fail
@@ -226,11 +261,16 @@ type Outlier struct {
 	MaxShare Percent `yaml:"max_share"`
 }
 
-// Hedge sends a second copy of an idempotent request that is still
-// unanswered after the Percentile of the upstream's recent latency, and
-// takes whichever answers first.
+// Hedge sends a second copy of an idempotent request (see Retry.Methods:
+// hedges are for idempotent requests whatever it says) that is still
+// unanswered after the Percentile of the upstream's latency over the last
+// Period, and takes whichever answers first. Nothing is hedged while the
+// last Period saw fewer than MinRequests answers. Hedges draw on the
+// retries' budget.
 type Hedge struct {
-	Percentile float64 `yaml:"percentile"` // 95 by default
+	Percentile  float64  `yaml:"percentile"`   // 95 by default
+	MinRequests int      `yaml:"min_requests"` // 100 by default
+	Period      Duration `yaml:"period"`       // 10s by default
 }
 
 // Duration is a time.Duration written as Go writes one ("1.5s", "300ms").

@@ -31,6 +31,16 @@ func TestParseErrors(t *testing.T) {
 		{"bad YAML", "routes: [\n", "proxy.yaml:1: did not find expected node content"},
 		{"bad rate", "routes:\n  - upstream: a\n    rate_limit: {rate: fast}\nupstreams:\n  a: {backends: [http://127.0.0.1:1]}\n",
 			`proxy.yaml:3: "fast" is not a rate (write it as 100/s, 6000/m or 1/h)`},
+		{"breaker delay past its max", "routes: [{upstream: a}]\nupstreams:\n  a:\n    backends: [http://127.0.0.1:1]\n    breaker: {delay: 10m}\n",
+			`proxy.yaml:5: upstream "a": breaker.delay 10m0s is longer than breaker.max_delay 5m0s`},
+		{"breaker without failures", "routes: [{upstream: a}]\nupstreams:\n  a:\n    backends: [http://127.0.0.1:1]\n    breaker: {failures: -1}\n",
+			`proxy.yaml:5: upstream "a": breaker.failures -1 is not at least 1`},
+		{"hedge percentile", "routes: [{upstream: a}]\nupstreams:\n  a:\n    backends: [http://127.0.0.1:1]\n    hedge: {percentile: 100}\n",
+			`proxy.yaml:5: upstream "a": hedge.percentile 100 is not between 50 and 100`},
+		{"retry status", "routes: [{upstream: a}]\nupstreams:\n  a:\n    backends: [http://127.0.0.1:1]\n    retry: {statuses: [503, 200]}\n",
+			`proxy.yaml:5: upstream "a": retry.statuses has 200, not an error status`},
+		{"retry methods", "routes: [{upstream: a}]\nupstreams:\n  a:\n    backends: [http://127.0.0.1:1]\n    retry: {methods: some}\n",
+			`proxy.yaml:5: upstream "a": retry.methods "some" is neither idempotent nor all`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := proxy.Parse("proxy.yaml", []byte(c.yaml))
@@ -54,5 +64,28 @@ func TestParseDefaults(t *testing.T) {
 	}
 	if !strings.Contains(u.Backends[0].String(), "127.0.0.1:1") {
 		t.Errorf("backend %v", u.Backends[0])
+	}
+}
+
+// The sections that turn a protection on take its defaults: a breaker
+// of 5 failures, 5s to 5m; a hedge at the 95th percentile of 10s and at
+// least 100 answers; a health check every 5s, 1s each, rise 2, fall 3.
+func TestParseSectionDefaults(t *testing.T) {
+	cfg, err := proxy.Parse("proxy.yaml", []byte("routes: [{upstream: a}]\nupstreams:\n  a:\n    backends: [http://127.0.0.1:1]\n    breaker: {}\n    hedge: {}\n    health: {path: /health}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := cfg.Upstreams["a"]
+	if b := *u.Breaker; b != (proxy.Breaker{Failures: 5, Delay: proxy.Duration(5 * time.Second), MaxDelay: proxy.Duration(5 * time.Minute)}) {
+		t.Errorf("breaker: got %+v", b)
+	}
+	if h := *u.Hedge; h != (proxy.Hedge{Percentile: 95, MinRequests: 100, Period: proxy.Duration(10 * time.Second)}) {
+		t.Errorf("hedge: got %+v", h)
+	}
+	if h := u.Health; h != (proxy.Health{Path: "/health", Interval: proxy.Duration(5 * time.Second), Timeout: proxy.Duration(time.Second), Rise: 2, Fall: 3}) {
+		t.Errorf("health: got %+v", h)
+	}
+	if u.Retry.Methods != "idempotent" || len(u.Retry.Statuses) != 3 || u.Breaker == nil {
+		t.Errorf("retry: got %+v", u.Retry)
 	}
 }

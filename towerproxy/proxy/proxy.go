@@ -5,47 +5,57 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
-	"reflect"
-	"strings"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/adaptive"
+	"github.com/towergo/tower/discover"
 	"github.com/towergo/tower/loadshed"
 	"github.com/towergo/tower/towerhttp"
 )
 
 // A Proxy serves the proxied traffic of a [Config]: it is the
-// http.Handler of the listener, and [Run] puts it on one. Reload puts a
-// new Config in force without dropping a request: a request in flight
+// http.Handler of the listener, and [Server] puts it on one. Reload puts
+// a new Config in force without dropping a request: a request in flight
 // finishes with the upstream it started with, and an upstream whose
 // configuration did not change keeps its backends, its limits and its
 // learning. A Proxy is safe for concurrent use; build one with [New].
 type Proxy struct {
-	log     *slog.Logger
-	state   atomic.Pointer[state]
-	mu      sync.Mutex // serializes Reload and Close
-	closed  bool
-	closing sync.WaitGroup // upstreams retired and not yet closed
+	log      *slog.Logger
+	resolver discover.Resolver
+	state    atomic.Pointer[state]
+	mu       sync.Mutex // serializes Reload and Close
+	closed   bool
+	closing  sync.WaitGroup // upstreams retired and not yet closed
+	obs      *observer      // metrics, access log, traces and the live page: see observe.go
+	serve    http.Handler   // serveHTTP, made once: the handler a record wraps
 }
 
-// state is one Config in force: its routes, its upstreams and the
-// admission of the whole proxy.
+// state is one Config in force: its routes, its upstreams, the admission
+// of the whole proxy, and the routes' rate limits.
 type state struct {
 	cfg       *Config
 	routes    []*route
 	upstreams map[string]*upstream
 	admission *admission
+	limits    map[limitKey]tower.Service[*http.Request, towerhttp.Response]
+	fleet     *fleet // nil without a Redis section
 }
 
 // An Option configures a [Proxy].
 type Option func(*options)
 
 type options struct {
-	log *slog.Logger
+	log            *slog.Logger
+	resolver       discover.Resolver
+	tracerProvider trace.TracerProvider // WithTracerProvider's; nil: the Config's tracing
 }
 
 // WithLogger sets the logger of the proxy's own events (reloads, backends
@@ -58,44 +68,101 @@ func WithLogger(l *slog.Logger) Option {
 	return func(o *options) { o.log = l }
 }
 
+// WithResolver sets what the upstreams that find their backends in the
+// DNS (Upstream.DNS) look names up with; the default is
+// net.DefaultResolver.
+func WithResolver(r discover.Resolver) Option {
+	if r == nil {
+		panic("proxy.WithResolver: nil resolver")
+	}
+	return func(o *options) { o.resolver = r }
+}
+
 // New returns a Proxy of cfg, which [Load], [Parse] or [Quick] made. It
 // starts the upstreams' discovery and health checks; it listens on
-// nothing ([Run] does). It returns an error if an upstream cannot be
-// built (a TLS file that does not load, say).
+// nothing ([Server] does). It returns an error if an upstream cannot be
+// built (a backends file that does not load, say).
 func New(cfg *Config, opts ...Option) (*Proxy, error) {
 	if cfg == nil {
 		return nil, errors.New("proxy.New: nil Config")
 	}
-	o := options{log: slog.Default()}
+	o := options{log: slog.Default(), resolver: net.DefaultResolver}
 	for i, opt := range opts {
 		if opt == nil {
 			return nil, fmt.Errorf("proxy.New: option %d is nil", i)
 		}
 		opt(&o)
 	}
-	p := &Proxy{log: o.log}
+	p := &Proxy{log: o.log, resolver: o.resolver}
+	p.serve = http.HandlerFunc(p.serveHTTP)
+	var err error
+	if p.obs, err = newObserver(p, cfg, &o); err != nil {
+		return nil, err
+	}
 	s, err := p.build(cfg, nil)
 	if err != nil {
+		p.obs.close(context.Background())
 		return nil, err
 	}
 	p.state.Store(s)
+	p.obs.start()
 	return p, nil
 }
 
 // Config returns the Config in force.
 func (p *Proxy) Config() *Config { return p.state.Load().cfg }
 
-// ServeHTTP serves a proxied request: through the admission of the whole
-// proxy, to the first route that matches it, through that route's limits
-// and its upstream's.
+// ServeHTTP serves a proxied request: the first route that matches it
+// takes it, through its rate limit, then the admission of the whole
+// proxy, then its upstream's. A request no route matches is answered 404.
+// A request that asks to switch protocols (a WebSocket handshake) goes to
+// its route's upstream outside the limits, and becomes a tunnel (see
+// tunnel.go). A request body is read under the body timeout, its errors
+// the client's (see limits.go).
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	p.state.Load().admission.handler.ServeHTTP(w, r)
+	if p.obs.recording() {
+		p.obs.serve(w, r, p.serve)
+		return
+	}
+	p.serveHTTP(w, r)
+}
+
+// serveHTTP is ServeHTTP's, under the request's record if it has one.
+func (p *Proxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if (r.Method == http.MethodTrace || r.Method == http.MethodOptions) && answersItself(w, r) {
+		return // see hops.go
+	}
+	s := p.state.Load()
+	if r.Body != nil && r.Body != http.NoBody {
+		b := newClientBody(w, r, time.Duration(s.cfg.Server.BodyTimeout))
+		r.Body = b
+		defer b.end()
+	}
+	if upgrading(r) {
+		p.tunnel(w, r)
+		return
+	}
+	rt := s.match(r)
+	if rt == nil {
+		notFound(w, r)
+		return
+	}
+	rt.serve(w, r)
+}
+
+// trusted reports whether a is among the TrustedProxies of the Config in
+// force, whose forwarding headers are believed (see forward.go).
+func (p *Proxy) trusted(a netip.Addr) bool {
+	return trusts(p.state.Load().cfg.TrustedProxies, a)
 }
 
 // Reload puts cfg in force. Routes change at once. An upstream whose
-// configuration is the same as before is kept as it is; a new or changed
-// one is built, and the one it replaces is closed once its requests in
-// flight are done. If cfg cannot be built, Reload returns the error and
+// configuration is the same as before is kept as it is, and one that
+// differs only in its list of backends is kept with the new list (new
+// backends inserted, then vanished ones removed); a new or changed one is
+// built, and the one it replaces is closed once its requests in flight
+// are done. A route's rate limit that is the same as before keeps the
+// state of its keys. If cfg cannot be built, Reload returns the error and
 // the configuration in force stays.
 func (p *Proxy) Reload(cfg *Config) error {
 	p.mu.Lock()
@@ -104,15 +171,30 @@ func (p *Proxy) Reload(cfg *Config) error {
 		return errors.New("proxy: Reload after Close")
 	}
 	old := p.state.Load()
+	commit, err := p.obs.reload(cfg)
+	if err != nil {
+		return err
+	}
 	s, err := p.build(cfg, old)
 	if err != nil {
 		return err
 	}
+	for name, u := range s.upstreams {
+		if old.upstreams[name] == u {
+			if err := u.update(cfg.Upstreams[name]); err != nil {
+				p.log.Error("proxy: upstream's backends", "upstream", name, "err", err)
+			}
+		}
+	}
 	p.state.Store(s)
+	commit()
 	for name, u := range old.upstreams {
 		if s.upstreams[name] != u {
 			p.retire(u)
 		}
+	}
+	if old.fleet != nil && old.fleet != s.fleet {
+		old.fleet.close()
 	}
 	p.log.Info("proxy: configuration reloaded", "routes", len(cfg.Routes), "upstreams", len(cfg.Upstreams))
 	return nil
@@ -121,13 +203,17 @@ func (p *Proxy) Reload(cfg *Config) error {
 // Close closes the upstreams once their requests in flight are done, and
 // waits for that until ctx ends. Requests that come after Close are
 // answered 503. The listener's graceful shutdown (http.Server.Shutdown)
-// is the caller's, before Close: [Run] does both.
+// is the caller's, before Close: [Server] does both.
 func (p *Proxy) Close(ctx context.Context) error {
 	p.mu.Lock()
 	if !p.closed {
 		p.closed = true
-		for _, u := range p.state.Load().upstreams {
+		s := p.state.Load()
+		for _, u := range s.upstreams {
 			p.retire(u)
+		}
+		if s.fleet != nil {
+			s.fleet.close()
 		}
 	}
 	p.mu.Unlock()
@@ -138,8 +224,9 @@ func (p *Proxy) Close(ctx context.Context) error {
 	}()
 	select {
 	case <-done:
-		return nil
+		return p.obs.close(ctx)
 	case <-ctx.Done():
+		p.obs.close(ctx)
 		return ctx.Err()
 	}
 }
@@ -154,114 +241,146 @@ func (p *Proxy) retire(u *upstream) {
 	})
 }
 
-// build makes the state of cfg, keeping the upstreams of old whose
-// configuration is the same.
+// build makes the state of cfg, keeping what it can of old's: the
+// upstreams that are the same but for their backends (which Reload then
+// sets), the admission, the rate limits, the Redis client.
 func (p *Proxy) build(cfg *Config, old *state) (*state, error) {
-	s := &state{cfg: cfg, upstreams: map[string]*upstream{}}
-	var made []*upstream
-	fail := func(err error) (*state, error) {
-		for _, u := range made {
-			u.close()
-		}
-		return nil, err
+	s := &state{cfg: cfg, upstreams: map[string]*upstream{}, limits: map[limitKey]tower.Service[*http.Request, towerhttp.Response]{}}
+	if old == nil {
+		old = &state{}
 	}
+	queue := time.Duration(*cfg.Admission.Queue)
+	var made []*upstream
 	for name, uc := range cfg.Upstreams {
-		if old != nil {
-			if u := old.upstreams[name]; u != nil && reflect.DeepEqual(u.cfg, uc) {
-				s.upstreams[name] = u
-				continue
-			}
+		if u := old.upstreams[name]; u != nil && u.same(uc, queue) {
+			s.upstreams[name] = u
+			continue
 		}
-		u, err := newUpstream(name, uc, time.Duration(*cfg.Admission.Queue), p.log)
+		u, err := newUpstream(name, uc, queue, p.resolver, p.log, p.obs)
 		if err != nil {
-			return fail(fmt.Errorf("upstream %q: %w", name, err))
+			for _, u := range made {
+				u.close()
+			}
+			return nil, fmt.Errorf("upstream %q: %w", name, err)
 		}
+		u.trusted = p.trusted
+		u.inherit(old.upstreams[name])
 		made = append(made, u)
 		s.upstreams[name] = u
 	}
-	for i := range cfg.Routes {
-		s.routes = append(s.routes, newRoute(&cfg.Routes[i], s.upstreams[cfg.Routes[i].Upstream]))
+	for _, u := range made {
+		u.takeOver() // nothing fails from here on (see reload.go)
 	}
-	if old != nil && old.admission.same(cfg) {
+	// A kept admission is read by the requests in flight: newAdmission
+	// sets its state pointer once, and it is not written again.
+	if old.admission != nil && old.admission.same(cfg) {
 		s.admission = old.admission
 	} else {
-		s.admission = newAdmission(cfg)
+		s.admission = newAdmission(cfg, &p.state, p.obs)
 	}
-	s.admission.current = &p.state
+	if cfg.Redis != nil {
+		if s.fleet = old.fleet; s.fleet == nil || s.fleet.cfg != *cfg.Redis {
+			s.fleet = newFleet(cfg.Redis)
+		}
+	}
+	for i := range cfg.Routes {
+		rc := &cfg.Routes[i]
+		s.routes = append(s.routes, newRoute(rc, cfg, s.upstreams[rc.Upstream], s.admission, s.limit(rc, old), p.obs))
+	}
 	return s, nil
 }
 
-// admission is the protection of the whole proxy: a towerhttp.Handler
-// whose stack (LoadShed > the adaptive limit) wraps the dispatch to the
-// routes of the state in force.
+// limit returns rc's rate limit, nil for none: old's, if it has the same
+// one (and the same Redis for a fleet's), or a new one.
+func (s *state) limit(rc *Route, old *state) tower.Service[*http.Request, towerhttp.Response] {
+	if rc.RateLimit == nil {
+		return nil
+	}
+	k := limitKey{host: rc.Host, path: rc.Path, limit: *rc.RateLimit}
+	l := s.limits[k]
+	if l == nil && (!k.limit.Fleet || old.fleet == s.fleet) {
+		l = old.limits[k]
+	}
+	if l == nil {
+		if k.limit.Fleet {
+			l = s.fleet.fleetLimit(rc.Host+rc.Path, rc.RateLimit)
+		} else {
+			l = localLimit(rc.RateLimit)
+		}
+	}
+	s.limits[k] = l
+	return l
+}
+
+// admission is the protection of the whole proxy: LoadShed > the
+// adaptive limit, around the dispatch of each request to its route's
+// upstream. Every route's handler serves through it.
 type admission struct {
-	limit          string
-	queue          Duration
-	priorityHeader string
-	maxBody        Size
-	handler        *towerhttp.Handler
-	current        *atomic.Pointer[state]
+	limit   string
+	queue   Duration
+	svc     tower.Service[*http.Request, towerhttp.Response]
+	current *atomic.Pointer[state]
+	obs     *admissionObs
 }
 
 // same reports whether cfg's admission is a's.
 func (a *admission) same(cfg *Config) bool {
-	return a.limit == cfg.Admission.Limit && a.queue == *cfg.Admission.Queue && a.priorityHeader == cfg.Admission.PriorityHeader && a.maxBody == cfg.Server.MaxBodyBytes
+	return a.limit == cfg.Admission.Limit && a.queue == *cfg.Admission.Queue
 }
 
-func newAdmission(cfg *Config) *admission {
-	a := &admission{limit: cfg.Admission.Limit, queue: *cfg.Admission.Queue, priorityHeader: cfg.Admission.PriorityHeader, maxBody: cfg.Server.MaxBodyBytes}
-	stack := towerhttp.ServerStack()
-	if alg := algorithm(cfg.Admission.Limit); alg != nil {
+func newAdmission(cfg *Config, current *atomic.Pointer[state], obs *observer) *admission {
+	a := &admission{limit: cfg.Admission.Limit, queue: *cfg.Admission.Queue, current: current}
+	alg := algorithm(cfg.Admission.Limit)
+	a.obs = obs.admission(alg != nil)
+	stack := obs.serverStack()
+	if alg != nil {
 		// The whole proxy's limit: the process itself is what it
 		// protects, so its own scheduling delay is not the backends'.
-		stack = stack.LoadShed(loadshed.WithPatience(time.Duration(*cfg.Admission.Queue))).
-			AdaptiveLimit(alg, adaptive.WithOwnDelay(adaptive.SchedDelay()), adaptive.WithBounds(1, 100_000), adaptive.WithInitial(1000))
+		stack = stack.LoadShed(loadshed.WithPatience(time.Duration(*cfg.Admission.Queue)), a.obs.loadShed()).
+			AdaptiveLimit(alg, adaptive.WithOwnDelay(adaptive.SchedDelay()), adaptive.WithBounds(1, 100_000), adaptive.WithInitial(1000), a.obs.adaptive())
 	}
-	opts := []towerhttp.HandlerOption{towerhttp.WithPriority(a.priority)}
-	if cfg.Server.MaxBodyBytes > 0 {
-		opts = append(opts, towerhttp.WithMaxBodyBytes(int64(cfg.Server.MaxBodyBytes)))
-	}
-	a.handler = towerhttp.NewServiceHandler(stack.Wrap(tower.ServiceFunc[*http.Request, towerhttp.Response](a.dispatch)), opts...)
+	a.svc = stack.Wrap(tower.ServiceFunc[*http.Request, towerhttp.Response](a.dispatch))
 	return a
 }
 
-// priority is a request's priority: its header's, if the proxy reads one
-// and the request has it, or else its route's.
-func (a *admission) priority(r *http.Request) tower.Priority {
-	if a.priorityHeader != "" {
-		if v := r.Header.Get(a.priorityHeader); v != "" {
-			if p, err := tower.ParsePriority(v); err == nil {
-				return p
-			}
-		}
-	}
-	if rt := a.current.Load().match(r); rt != nil {
-		return rt.priority
-	}
-	return tower.PriorityNormal
-}
+// errClosed is the error of a request that came after Close.
+var errClosed error = unavailable{"towerproxy: the proxy is closed"}
 
-// dispatch sends r to the first route of the state in force that matches
-// it, and answers 404 if none does. A request that finds the upstream it
-// matched retired by a reload looks again in the new state.
+// dispatch sends r to its upstream: that of the first route of the state
+// in force that matches it (the route that took it, unless a reload
+// changed the routes meanwhile). A request that finds the upstream
+// retired by a reload looks again in the new state; one that finds it
+// retired by Close is refused.
 func (a *admission) dispatch(ctx context.Context, r *http.Request) (towerhttp.Response, error) {
 	for {
-		rt := a.current.Load().match(r)
+		s := a.current.Load()
+		rt := s.match(r)
 		if rt == nil {
-			return tower.Call(ctx, notFound, r)
+			return tower.Call(ctx, notFoundService, r)
 		}
-		if !rt.upstream.drain.enter() {
-			continue // retired meanwhile: the state in force is newer
+		if rt.upstream.drain.enter() {
+			return rt.call(ctx, r)
 		}
-		res, err := tower.Call(ctx, rt.svc, r)
-		rt.upstream.drain.leave()
-		return res, err
+		if a.current.Load() == s {
+			return towerhttp.Response{}, errClosed
+		}
 	}
 }
 
-var notFound = towerhttp.HandlerService(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-	http.Error(w, "no route for "+r.Host+r.URL.Path, http.StatusNotFound)
-}))
+// call serves r on rt's upstream, counted in its drain and observed. The
+// count is given back by a defer: a response that breaks midway (its
+// backend failed after the status went out) panics with
+// http.ErrAbortHandler through here, and an upstream whose count stayed
+// up would never close.
+func (rt *route) call(ctx context.Context, r *http.Request) (towerhttp.Response, error) {
+	defer rt.upstream.drain.leave()
+	start := rt.obs.start(ctx)
+	res, err := tower.Call(ctx, rt.upstream.svc, r)
+	rt.obs.done(start, res, err)
+	return res, err
+}
+
+var notFoundService = towerhttp.HandlerService(http.HandlerFunc(notFound))
 
 // algorithm returns the adaptive algorithm named, or nil for "off".
 func algorithm(name string) func() adaptive.Algorithm {
@@ -272,38 +391,6 @@ func algorithm(name string) func() adaptive.Algorithm {
 		return adaptive.Vegas()
 	case "aimd":
 		return adaptive.AIMD()
-	}
-	return nil
-}
-
-// A route is a Route in force: what it matches, and the service that
-// serves it: its limits, then its upstream's.
-type route struct {
-	host, path string
-	priority   tower.Priority
-	upstream   *upstream
-	svc        tower.Service[*http.Request, towerhttp.Response]
-}
-
-func newRoute(rc *Route, u *upstream) *route {
-	p, _ := tower.ParsePriority(rc.Priority)
-	rt := &route{host: strings.ToLower(rc.Host), path: rc.Path, priority: p, upstream: u, svc: u.svc}
-	if rc.RateLimit != nil {
-		rt.svc = rateLimited(rc.RateLimit, rt.svc)
-	}
-	return rt
-}
-
-// match returns the first route that matches r, or nil.
-func (s *state) match(r *http.Request) *route {
-	host := r.Host
-	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.Contains(host[i:], "]") {
-		host = host[:i]
-	}
-	for _, rt := range s.routes {
-		if (rt.host == "" || strings.EqualFold(rt.host, host)) && strings.HasPrefix(r.URL.Path, rt.path) {
-			return rt
-		}
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"sync/atomic"
@@ -32,6 +33,8 @@ func NewServer(p *Proxy, admin http.Handler) (*Server, error) {
 		IdleTimeout:       time.Duration(cfg.Server.IdleTimeout),
 		MaxHeaderBytes:    int(cfg.Server.MaxHeaderBytes),
 		Protocols:         new(http.Protocols),
+		ErrorLog:          slog.NewLogLogger(p.log.Handler(), slog.LevelWarn),
+		ConnContext:       withConnState,
 	}
 	s.main.Protocols.SetHTTP1(true)
 	if cfg.TLS != nil {
@@ -85,6 +88,7 @@ func (s *Server) Serve(ctx context.Context) error {
 			return err
 		}
 		lns = append(lns, ln)
+		s.proxy.log.Info("proxy: listening", "addr", ln.Addr().String(), "admin", srv == s.admin)
 	}
 	return s.ServeListeners(ctx, lns[0], adminListener(lns))
 }

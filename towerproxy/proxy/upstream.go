@@ -9,64 +9,119 @@ import (
 	"net/http/httputil"
 	"net/netip"
 	"net/url"
+	"reflect"
 	"strings"
 	"time"
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/balance"
+	"github.com/towergo/tower/breaker"
 	"github.com/towergo/tower/discover"
 	"github.com/towergo/tower/load"
 	"github.com/towergo/tower/loadshed"
-	"github.com/towergo/tower/retry"
 	"github.com/towergo/tower/towerhttp"
 )
+
+// endpoint is what an upstream's balancer balances over: one backend.
+type endpoint = load.Service[*http.Request, *http.Response]
 
 // An upstream is an Upstream in force: the service a route calls (its
 // admission, then the reverse proxy), the balanced transport under the
 // reverse proxy, and the count of its requests in flight, so that a
 // reload closes it only once they are done.
 type upstream struct {
-	name  string
-	cfg   *Upstream
-	svc   tower.Service[*http.Request, towerhttp.Response]
-	trans *towerhttp.BalancedTransport
-	base  *http.Transport
-	drain drain
+	name     string
+	cfg      *Upstream     // what u was built of; a reload that keeps u changes only its backends
+	queue    time.Duration // the admission's queue, which the limit here waits as long as
+	resolver discover.Resolver
+	log      *slog.Logger
+
+	svc    tower.Service[*http.Request, towerhttp.Response]
+	trans  *towerhttp.BalancedTransport
+	base   *http.Transport
+	static *listDiscover // the Discover of a list of backends; nil for DNS or a file
+	health *healthChecks // nil: no active check
+	retry  *retrier      // nil: a request is tried once
+	drain  drain
+	obs    *upstreamObs
+
+	rp      *httputil.ReverseProxy // the tunnels' proxy
+	handler http.Handler           // rp, behind the retries' replay: svc's leaf once in force
+	leaf    *switchable            // svc's leaf, which a reload may switch (see reload.go)
+
+	backendHost bool // send the backend's host:port as Host
+
+	// trusted reports whether a peer's forwarding headers are believed:
+	// the Proxy's TrustedProxies in force (see forward.go).
+	trusted func(netip.Addr) bool
 }
 
 // placeholder is the URL host of a request on its way to an upstream's
 // balancer, which sends it to a backend of its choice.
 const placeholder = "upstream.invalid"
 
-func newUpstream(name string, cfg *Upstream, queue time.Duration, log *slog.Logger) (*upstream, error) {
-	u := &upstream{name: name, cfg: cfg, base: baseTransport(cfg)}
+func newUpstream(name string, cfg *Upstream, queue time.Duration, resolver discover.Resolver, log *slog.Logger, obs *observer) (*upstream, error) {
+	u := &upstream{
+		name: name, cfg: cfg, queue: queue, resolver: resolver, log: log,
+		base: baseTransport(cfg), backendHost: cfg.HostHeader == "backend",
+		obs: obs.upstream(name, cfg),
+	}
+	if cfg.Health.Path != "" {
+		u.health = &healthChecks{cfg: cfg.Health, log: log}
+	}
 	d, err := u.discovery()
 	if err != nil {
 		return nil, err
 	}
-	client := towerhttp.ClientStack().
-		Timeout(time.Duration(cfg.Timeout.Overall)).
-		RetryPolicy(retryPolicy(cfg))
-	var opts []balance.Option
-	if !cfg.Outlier.Off {
-		opts = append(opts, balance.WithOutlierDetection(towerhttp.Failure, balance.MaxEjectedShare(float64(cfg.Outlier.MaxShare))))
+	opts := []balance.Option{
+		balance.WithFailFast(),
+		balance.WithErrorHandler(u.report),
+		balance.WithRemovalHandler(func(key string, e endpoint) {
+			if u.health != nil {
+				u.health.remove(e)
+			}
+			u.obs.removeBackend(key)
+		}),
+		balance.WithMetrics(u.obs.balance),
 	}
-	opts = append(opts, balance.WithErrorHandler(func(err error) {
-		log.Warn("proxy: upstream discovery", "upstream", name, "err", err)
-	}))
-	u.trans = towerhttp.NewBalancedTransport(d, client, opts...)
-	rp := &httputil.ReverseProxy{
+	if !cfg.Outlier.Off {
+		opts = append(opts, balance.WithOutlierDetection(backendFailed, balance.MaxEjectedShare(float64(cfg.Outlier.MaxShare))))
+	}
+	u.retry = newRetrier(cfg, u.obs)
+	u.trans = towerhttp.NewBalancedTransport(d, u.clientStack(), opts...)
+	u.rp = &httputil.ReverseProxy{
 		Rewrite:      u.rewrite,
 		Transport:    u.trans,
 		ErrorHandler: u.failed,
 		ErrorLog:     slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	svc := towerhttp.ServerStack()
-	if alg := algorithm(cfg.Limit); alg != nil {
-		svc = svc.LoadShed(loadshed.WithPatience(queue)).AdaptiveLimit(alg)
+	u.handler = u.rp
+	if u.retry != nil {
+		u.handler = u.retry.replayable(u.rp, u.failed)
 	}
-	u.svc = svc.Wrap(towerhttp.HandlerService(rp))
+	svc := obs.serverStack()
+	if alg := algorithm(cfg.Limit); alg != nil {
+		svc = svc.LoadShed(loadshed.WithPatience(queue), u.obs.loadShed()).AdaptiveLimit(alg, u.obs.adaptive())
+	}
+	u.leaf = new(switchable)
+	u.leaf.u.Store(u)
+	u.svc = svc.Wrap(towerhttp.HandlerService(u.leaf))
 	return u, nil
+}
+
+// clientStack is the stack over the balancer, the first layer outermost:
+// the overall timeout, the retries, the hedge, and a LoadShed that fails a
+// try at once (with the admission's patience) when no backend is ready:
+// all down, ejected or behind an open breaker.
+func (u *upstream) clientStack() tower.Layer[*http.Request, *http.Response] {
+	s := towerhttp.ClientStack().Timeout(time.Duration(u.cfg.Timeout.Overall))
+	if u.cfg.Retry.Attempts > 1 {
+		s = s.RetryPolicy(u.obs.policy(u.retry), u.obs.retry())
+	}
+	if h := u.cfg.Hedge; h != nil {
+		s = s.Hedge(hedgePolicy{}, h.MinRequests, h.Percentile/100, time.Duration(h.Period), u.retry.hedgeBudget(u.cfg))
+	}
+	return s.LoadShed(loadshed.WithPatience(u.queue))
 }
 
 // baseTransport is the connection pool to an upstream's backends.
@@ -88,87 +143,151 @@ func baseTransport(cfg *Upstream) *http.Transport {
 }
 
 // discovery returns the Discover of the upstream's backends.
-func (u *upstream) discovery() (discover.Discover[string, load.Service[*http.Request, *http.Response]], error) {
-	endpoint := func(addr string) (load.Service[*http.Request, *http.Response], error) {
-		scheme := "http"
-		if strings.HasPrefix(addr, "https://") {
-			scheme, addr = "https", strings.TrimPrefix(addr, "https://")
-		}
-		addr = strings.TrimPrefix(addr, "http://")
-		target := &url.URL{Scheme: scheme, Host: addr}
-		return towerhttp.NewEndpoint(u.base, target, towerhttp.ClientStack().Timeout(time.Duration(u.cfg.Timeout.Try))), nil
-	}
+func (u *upstream) discovery() (discover.Discover[string, endpoint], error) {
 	switch {
 	case u.cfg.DNS != nil:
 		dc := u.cfg.DNS
 		if dc.SRV {
-			return discover.NewDNSSRV(net.DefaultResolver, "", "", dc.Name, time.Duration(dc.Every), endpoint), nil
+			return discover.NewDNSSRV(u.resolver, "", "", dc.Name, time.Duration(dc.Every), u.endpoint), nil
 		}
-		return discover.NewDNS(net.DefaultResolver, dc.Name, dc.Port, time.Duration(dc.Every), endpoint), nil
+		return discover.NewDNS(u.resolver, dc.Name, dc.Port, time.Duration(dc.Every), u.endpoint), nil
 	case u.cfg.File != "":
-		return newFileDiscover(u.cfg.File, endpoint)
+		return newFileDiscover(u.cfg.File, u.endpoint)
 	}
-	changes := make(chan discover.Change[string, load.Service[*http.Request, *http.Response]], len(u.cfg.Backends))
-	for _, b := range u.cfg.Backends {
-		key := b.String()
-		svc, _ := endpoint(key)
-		changes <- discover.Change[string, load.Service[*http.Request, *http.Response]]{Kind: discover.Insert, Key: key, Service: svc}
+	u.static = newListDiscover(u.endpoint)
+	if err := u.static.set(backendList(u.cfg)); err != nil {
+		return nil, err
 	}
-	return discover.Chan[string, load.Service[*http.Request, *http.Response]](changes), nil
+	return u.static, nil
 }
 
-// retryPolicy is the upstream's retry: its attempts, its budget, and the
-// idempotent requests only unless it says all.
-func retryPolicy(cfg *Upstream) *towerhttp.RetryPolicy {
-	opts := []retry.PolicyOption{retry.WithMaxAttempts(cfg.Retry.Attempts)}
-	if cfg.Retry.Attempts > 1 {
-		opts = append(opts, retry.WithBudget(retry.NewTPSBudget(10*time.Second, 10, float64(cfg.Retry.Budget))))
+// backendList is the upstream's list of backends, as keys.
+func backendList(cfg *Upstream) []string {
+	list := make([]string, len(cfg.Backends))
+	for i, b := range cfg.Backends {
+		list[i] = b.String()
 	}
-	return towerhttp.NewRetryPolicy(opts...)
+	return list
+}
+
+// endpoint makes the endpoint of the backend at addr (a URL, or host:port
+// from DNS): its observer (see observe_backend.go), its health gate, its
+// breaker, the try's timeout, the load that the balancer compares, in
+// that order, the first outermost.
+func (u *upstream) endpoint(addr string) (endpoint, error) {
+	b := u.obs.backend(addr, true)
+	scheme := "http"
+	if rest, ok := strings.CutPrefix(addr, "https://"); ok {
+		scheme, addr = "https", rest
+	}
+	target := &url.URL{Scheme: scheme, Host: strings.TrimPrefix(addr, "http://")}
+	s := towerhttp.ClientStack().Layer(b.layer(u.obs.o))
+	var c *checker
+	if u.health != nil {
+		c = u.health.checker(u.base, target.String(), u.name, &b.down)
+		s = s.Layer(tower.LayerFunc[*http.Request, *http.Response](func(inner tower.Service[*http.Request, *http.Response]) tower.Service[*http.Request, *http.Response] {
+			return &gated{inner: inner, c: c}
+		}))
+	}
+	if bc := u.cfg.Breaker; bc != nil {
+		s = s.CircuitBreaker(backendFailed, breaker.WithConsecutiveFailures(bc.Failures),
+			breaker.WithOpenDelay(time.Duration(bc.Delay), time.Duration(bc.MaxDelay)), breaker.WithMetrics(&b.breaker))
+	}
+	s = s.Timeout(time.Duration(u.cfg.Timeout.Try))
+	var opts []towerhttp.EndpointOption
+	if u.backendHost {
+		opts = append(opts, towerhttp.WithTargetHost())
+	}
+	e := towerhttp.NewEndpoint(u.base, target, s, opts...)
+	if c != nil {
+		u.health.add(e, c)
+	}
+	return e, nil
+}
+
+// report logs what the balancer drops: ejections, and errors of the
+// discovery.
+func (u *upstream) report(err error) {
+	u.obs.balanceEvent(err)
+	if ej, ok := errors.AsType[*balance.Ejection[string]](err); ok {
+		u.log.Warn("proxy: backend ejected", "upstream", u.name, "backend", ej.Key, "err", err)
+		return
+	}
+	u.log.Warn("proxy: upstream discovery", "upstream", u.name, "err", err)
+}
+
+// same reports whether cfg, with the admission's queue, would build u as
+// it is, but for its list of backends, which reload can set.
+func (u *upstream) same(cfg *Upstream, queue time.Duration) bool {
+	if u.queue != queue || (u.static == nil) != (len(cfg.Backends) == 0) {
+		return false
+	}
+	a, b := *u.cfg, *cfg
+	a.Backends, b.Backends = nil, nil
+	return reflect.DeepEqual(a, b)
+}
+
+// update sets the backends of cfg, which u is the same as but for them
+// (see same).
+func (u *upstream) update(cfg *Upstream) error {
+	if u.static == nil {
+		return nil
+	}
+	return u.static.set(backendList(cfg))
 }
 
 // rewrite makes the request to send upstream: to the balancer's
 // placeholder host, which the balancer replaces with a backend's, with
-// the forwarding headers.
+// the forwarding headers (see forward.go). The Host is the client's, or
+// the backend's, which the endpoint sets (towerhttp.WithTargetHost).
+// ReverseProxy has removed the hop-by-hop headers: Connection and those
+// it lists, Keep-Alive, TE (but for "trailers"), Trailer,
+// Transfer-Encoding, Upgrade (put back when the request upgrades),
+// Proxy-Connection, Proxy-Authenticate and Proxy-Authorization. Proxy
+// goes too: no standard header, it is what a CGI backend would take for
+// its own outgoing proxy (httpoxy), and so does an Upgrade to h2c (see
+// tunnel.go).
 func (u *upstream) rewrite(pr *httputil.ProxyRequest) {
 	pr.Out.URL.Scheme = "http"
 	pr.Out.URL.Host = placeholder
-	if u.cfg.HostHeader == "client" {
-		pr.Out.Host = pr.In.Host
+	pr.Out.Host = pr.In.Host
+	delete(pr.Out.Header, "Proxy")
+	if h2cUpgrade(pr.Out.Header) { // see tunnel.go
+		delete(pr.Out.Header, "Upgrade")
+		delete(pr.Out.Header, "Connection")
 	}
-	forwarded(pr)
+	setForwarded(pr, u.trusted)
+	setVia(pr) // and Max-Forwards: see hops.go
+	setMaxForwards(pr)
 }
 
-// forwarded sets X-Forwarded-For, -Host and -Proto, and Forwarded, for the
-// request's client.
-func forwarded(pr *httputil.ProxyRequest) {
-	client := ""
-	if ap, err := netip.ParseAddrPort(pr.In.RemoteAddr); err == nil {
-		client = ap.Addr().String()
-	}
-	prior := pr.In.Header["X-Forwarded-For"]
-	xff := strings.Join(prior, ", ")
-	if xff != "" {
-		xff += ", "
-	}
-	pr.Out.Header["X-Forwarded-For"] = []string{xff + client}
-	proto := "http"
-	if pr.In.TLS != nil {
-		proto = "https"
-	}
-	pr.Out.Header.Set("X-Forwarded-Host", pr.In.Host)
-	pr.Out.Header.Set("X-Forwarded-Proto", proto)
-}
-
-// failed answers a request the upstream could not: 503 when no backend
-// could take it, 504 when the time ran out, 502 otherwise.
+// failed answers a request the upstream could not, before anything of a
+// response went to the client: 413 for a body over max_body_bytes, 408
+// for a client that sent its body too slowly, 400 for one whose body is
+// malformed or broke off, 504 when the upstream's time ran out, 503 with
+// Retry-After when no backend could take it (all ejected, shed, a
+// breaker open), 502 for anything else (a connection refused or reset, a
+// malformed response). A client that has gone gets nothing, and is no
+// backend's failure: towerhttp.Failure does not count a cancellation.
+// (Once a response has started, ReverseProxy aborts it instead, with
+// http.ErrAbortHandler: the client sees a broken response, never a
+// second status line.)
 func (u *upstream) failed(w http.ResponseWriter, r *http.Request, err error) {
+	u.obs.failed(r, err)
 	switch {
-	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
+	case errors.Is(err, context.Canceled) && r.Context().Err() != nil && !slowBody(r):
 		return // the client is gone
+	case errors.As(err, new(*http.MaxBytesError)):
+		http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+	case errors.Is(err, errSlowBody) || slowBody(r):
+		w.Header().Set("Connection", "close")
+		http.Error(w, "request body too slow", http.StatusRequestTimeout)
+	case errors.Is(err, errClientBody):
+		w.Header().Set("Connection", "close")
+		http.Error(w, "bad request body", http.StatusBadRequest)
 	case errors.Is(err, context.DeadlineExceeded) || tower.IsTimeout(err):
 		http.Error(w, "upstream timed out", http.StatusGatewayTimeout)
-	case tower.IsOverloaded(err) || errors.Is(err, balance.ErrNoEndpoints):
+	case tower.IsOverloaded(err) || tower.IsUnavailable(err) || errors.Is(err, balance.ErrNoEndpoints):
 		w.Header().Set("Retry-After", "1")
 		http.Error(w, "upstream unavailable", http.StatusServiceUnavailable)
 	default:
@@ -176,8 +295,12 @@ func (u *upstream) failed(w http.ResponseWriter, r *http.Request, err error) {
 	}
 }
 
-// close stops the upstream's discovery and balancer and its connections.
+// close stops the upstream's discovery, balancer and health checks, and
+// its connections.
 func (u *upstream) close() {
 	u.trans.Close()
+	if u.health != nil {
+		u.health.close()
+	}
 	u.base.CloseIdleConnections()
 }

@@ -1,0 +1,48 @@
+package proxy
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/towergo/tower/metrics"
+	"github.com/towergo/tower/towerhttp"
+)
+
+// What the metrics cost a request allocates nothing: the route's counts
+// and latency, a backend's, the whole proxy's request, and the sinks the
+// middleware report to.
+func TestMetricsAllocateNothing(t *testing.T) {
+	cfg, err := Quick(":0", []string{"http://127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.AccessLog = "off"
+	p, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(context.Background())
+	rt := p.state.Load().routes[0]
+	uo := rt.upstream.obs
+	b := uo.backend("http://127.0.0.1:1", false)
+	if b == nil {
+		t.Fatal("the backend has no observer")
+	}
+	ctx := context.Background()
+	res := &http.Response{StatusCode: http.StatusOK}
+	allocs := testing.AllocsPerRun(100, func() {
+		start := rt.obs.start(ctx)
+		rt.obs.done(start, towerhttp.Response{StatusCode: http.StatusOK}, nil)
+		b.done(time.Millisecond, res, nil)
+		p.obs.http.ObserveRequest(metrics.Request{Status: http.StatusOK, Outcome: metrics.OutcomeServed, Latency: time.Millisecond})
+		uo.shed.Add(metrics.Shed, 1)
+		uo.retried.Add(metrics.Retried, 1)
+		uo.balance.Add(metrics.InFlight, 1)
+		uo.limit.Add(metrics.InFlight, 1)
+	})
+	if allocs != 0 {
+		t.Errorf("got %v allocations per request, want 0", allocs)
+	}
+}
