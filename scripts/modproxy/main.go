@@ -45,6 +45,7 @@ var libraries = []library{
 	{"towerredis", "github.com/towergo/tower/towerredis", "towerredis/"},
 	{"towergrpc", "github.com/towergo/tower/towergrpc", "towergrpc/"},
 	{"towerotel", "github.com/towergo/tower/towerotel", "towerotel/"},
+	{"towerproxy", "github.com/towergo/tower/towerproxy", "towerproxy/"},
 }
 
 func main() {
