@@ -188,11 +188,16 @@ func TestLeaseMaxAcrossReplicas(t *testing.T) {
 	if n := refusals.Load(); n > 0 {
 		t.Logf("%d requests refused for a round trip slower than the timeout, and sent again", n)
 	}
-	if got := peak.Load(); got != max {
+	// Never more than max at once. Exactly max at the peak, unless a
+	// release failed (a round trip slower than the timeout on a busy
+	// machine): its lease is held until its TTL, a second, longer than
+	// the whole run, which then had one place less.
+	failed := trips.failed("lease.release")
+	if got := peak.Load(); got > max || (got < max && failed == 0) {
 		t.Errorf("got at most %d calls at once across the replicas, want %d", got, max)
 	}
 	rdb := leaseClient(t, srv.Addr())
-	if failed := trips.failed("lease.release"); failed == 0 {
+	if failed == 0 {
 		if n := leaseCard(t, rdb, "fleet"); n != 0 {
 			t.Errorf("got %d leases held at the end, want 0", n)
 		}
