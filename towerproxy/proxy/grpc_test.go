@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -361,7 +362,7 @@ func checkEchoed(t *testing.T, call string, header, trailer metadata.MD) {
 
 // A gRPC error is an answer, not a failure of the proxy's to retry: the
 // server gets a call that fails UNAVAILABLE once, and the client the
-// status; and a backend that is down is UNAVAILABLE to the client.
+// status; and a backend that is down is the proxy's UNAVAILABLE.
 func TestGRPCErrorsNotRetried(t *testing.T) {
 	svc, conns := grpcThroughProxy(t)
 	tc := testgrpc.NewTestServiceClient(conns["h2c"])
@@ -389,7 +390,64 @@ func TestGRPCErrorsNotRetried(t *testing.T) {
 	}
 	defer cc.Close()
 	_, err = testgrpc.NewTestServiceClient(cc).EmptyCall(ctx, &testgrpc.Empty{})
-	if grpcstatus.Code(err) != codes.Unavailable || !strings.Contains(grpcstatus.Convert(err).Message(), "502") {
-		t.Errorf("a backend down: got %v, want Unavailable from the proxy's 502", err)
+	if s := grpcstatus.Convert(err); s.Code() != codes.Unavailable || s.Message() != "bad gateway" {
+		t.Errorf("a backend down: got %v, want the proxy's Unavailable, bad gateway", err)
+	}
+}
+
+// A gRPC call the proxy got no response for is answered with a gRPC
+// status, not an HTTP error that a gRPC client could only map to
+// UNAVAILABLE: DEADLINE_EXCEEDED once the call's grpc-timeout has passed
+// (a backend that ends the call at its deadline does so a moment before
+// the client does, and the proxy's answer may reach the client first),
+// UNAVAILABLE for a backend that broke the call off.
+func TestGRPCFailureIsAGRPCStatus(t *testing.T) {
+	backend := newBackend(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Grpc-Timeout") == "50m" {
+			select {
+			case <-time.After(100 * time.Millisecond):
+			case <-r.Context().Done():
+			}
+		}
+		panic(http.ErrAbortHandler) // a stream reset, before any response
+	}), func(s *http.Server) {
+		s.Protocols = new(http.Protocols)
+		s.Protocols.SetUnencryptedHTTP2(true)
+	})
+	p := startProxy(t, config([]string{backend.URL}, "h2c: true", "protocol: h2c"))
+	tr := &http.Transport{Protocols: new(http.Protocols)}
+	tr.Protocols.SetUnencryptedHTTP2(true)
+	t.Cleanup(tr.CloseIdleConnections)
+	c := &http.Client{Transport: tr, Timeout: waitFor}
+	for _, tc := range []struct {
+		timeout, status, message string
+	}{
+		{"50m", "4", "upstream timed out"},
+		{"", "14", "bad gateway"},
+	} {
+		req := mustRequest(t, "POST", p.URL("/grpc.testing.TestService/UnaryCall"), strings.NewReader("\x00\x00\x00\x00\x00"))
+		req.Header.Set("Content-Type", "application/grpc")
+		req.Header.Set("Te", "trailers")
+		if tc.timeout != "" {
+			req.Header.Set("Grpc-Timeout", tc.timeout)
+		}
+		res, body := do(t, c, req)
+		if res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "application/grpc" ||
+			res.Header.Get("Grpc-Status") != tc.status || res.Header.Get("Grpc-Message") != tc.message || body != "" {
+			t.Errorf("grpc-timeout %q: got %d %v %q, want a Trailers-Only 200 with grpc-status %s, %q", tc.timeout, res.StatusCode, res.Header, body, tc.status, tc.message)
+		}
+	}
+
+	// And a grpc-go client reads the second as UNAVAILABLE, with the message.
+	cc, err := grpc.NewClient("passthrough:///"+p.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), waitFor)
+	defer cancel()
+	_, err = testgrpc.NewTestServiceClient(cc).UnaryCall(ctx, &testgrpc.SimpleRequest{})
+	if s := grpcstatus.Convert(err); s.Code() != codes.Unavailable || s.Message() != "bad gateway" {
+		t.Errorf("grpc-go: got %v %q, want Unavailable %q", s.Code(), s.Message(), "bad gateway")
 	}
 }

@@ -147,6 +147,11 @@ func (p *Proxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		notFound(w, r)
 		return
 	}
+	if d, ok := grpcDeadline(r); ok {
+		ctx, cancel := context.WithTimeout(r.Context(), d)
+		defer cancel()
+		r = r.WithContext(ctx)
+	}
 	rt.serve(w, r)
 }
 

@@ -269,6 +269,7 @@ func (u *upstream) rewrite(pr *httputil.ProxyRequest) {
 // breaker open), 502 for anything else (a connection refused or reset, a
 // malformed response). A client that has gone gets nothing, and is no
 // backend's failure: towerhttp.Failure does not count a cancellation.
+// A gRPC call gets the same answers in gRPC's terms (see grpcFailed).
 // (Once a response has started, ReverseProxy aborts it instead, with
 // http.ErrAbortHandler: the client sees a broken response, never a
 // second status line.)
@@ -277,6 +278,8 @@ func (u *upstream) failed(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil && !slowBody(r):
 		return // the client is gone
+	case isGRPC(r):
+		grpcFailed(w, r, err)
 	case errors.As(err, new(*http.MaxBytesError)):
 		http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
 	case errors.Is(err, errSlowBody) || slowBody(r):
@@ -292,6 +295,29 @@ func (u *upstream) failed(w http.ResponseWriter, r *http.Request, err error) {
 		http.Error(w, "upstream unavailable", http.StatusServiceUnavailable)
 	default:
 		http.Error(w, "bad gateway", http.StatusBadGateway)
+	}
+}
+
+// grpcFailed answers a gRPC call as failed answers any other, in gRPC's
+// terms: DEADLINE_EXCEEDED for a timeout, the proxy's or the client's
+// (whose deadline a backend may end the call at a moment before the
+// client does), RESOURCE_EXHAUSTED for a body over the limit, INTERNAL
+// for a body the client did not send whole, and UNAVAILABLE for the rest,
+// which a client may retry elsewhere.
+func grpcFailed(w http.ResponseWriter, r *http.Request, err error) {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || tower.IsTimeout(err) || deadlinePassed(r):
+		grpcFail(w, grpcDeadlineExceeded, "upstream timed out")
+	case errors.As(err, new(*http.MaxBytesError)):
+		grpcFail(w, grpcResourceExhausted, "request body too large")
+	case errors.Is(err, errSlowBody) || slowBody(r):
+		grpcFail(w, grpcInternal, "request body too slow")
+	case errors.Is(err, errClientBody):
+		grpcFail(w, grpcInternal, "bad request body")
+	case tower.IsOverloaded(err) || tower.IsUnavailable(err) || errors.Is(err, balance.ErrNoEndpoints):
+		grpcFail(w, grpcUnavailable, "upstream unavailable")
+	default:
+		grpcFail(w, grpcUnavailable, "bad gateway")
 	}
 }
 
