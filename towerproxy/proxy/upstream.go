@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/adaptive"
 	"github.com/towergo/tower/balance"
 	"github.com/towergo/tower/breaker"
 	"github.com/towergo/tower/discover"
@@ -101,7 +102,12 @@ func newUpstream(name string, cfg *Upstream, queue time.Duration, resolver disco
 	}
 	svc := obs.serverStack()
 	if alg := algorithm(cfg.Limit); alg != nil {
-		svc = svc.LoadShed(loadshed.WithPatience(queue), u.obs.loadShed()).AdaptiveLimit(alg, u.obs.adaptive())
+		// The upstream's latency, as its limit measures it, includes the
+		// proxy's own: its goroutines' wait for a CPU, which says the
+		// proxy is busy, not the backends, and is its admission's to
+		// limit.
+		svc = svc.LoadShed(loadshed.WithPatience(queue), u.obs.loadShed()).
+			AdaptiveLimit(alg, adaptive.WithOwnDelay(adaptive.SchedDelay()), u.obs.adaptive())
 	}
 	u.leaf = new(switchable)
 	u.leaf.u.Store(u)
