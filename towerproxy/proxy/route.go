@@ -61,17 +61,28 @@ func (rt *route) priorityOf(r *http.Request) tower.Priority {
 // limit, and is refused 429 even when the proxy is overloaded. A refusal
 // is counted as the route's, and noted in the request's record.
 func (rt *route) serve(w http.ResponseWriter, r *http.Request) {
-	if rt.keys != nil {
-		if _, err := tower.Call(r.Context(), rt.keys, r); err != nil {
-			rt.obs.done(rt.obs.start(r.Context()), towerhttp.Response{}, err)
-			if rec := recordFrom(r.Context()); rec != nil {
-				rec.refused(err)
-			}
-			refuse(w, r, err)
-			return
-		}
+	if rt.admit(w, r) {
+		rt.handler.ServeHTTP(w, r)
 	}
-	rt.handler.ServeHTTP(w, r)
+}
+
+// admit reports whether r is within its key's rate, if the route has a
+// rate limit, and answers it if not. A request that asks to switch
+// protocols is admitted here too: the rate is of requests, handshakes
+// among them, though a tunnel stays outside the concurrency limits.
+func (rt *route) admit(w http.ResponseWriter, r *http.Request) bool {
+	if rt.keys == nil {
+		return true
+	}
+	if _, err := tower.Call(r.Context(), rt.keys, r); err != nil {
+		rt.obs.done(rt.obs.start(r.Context()), towerhttp.Response{}, err)
+		if rec := recordFrom(r.Context()); rec != nil {
+			rec.refused(err)
+		}
+		refuse(w, r, err)
+		return false
+	}
+	return true
 }
 
 // refuse answers a request its rate limit refused, as a towerhttp.Handler

@@ -15,7 +15,8 @@ import (
 // An upstream whose protocol is h2c cannot take one: HTTP/2 has no
 // Upgrade (RFC 9113, section 8.6), and the request is answered 501.
 //
-// A tunnel does not go through the adaptive limits, the proxy's nor its
+// A handshake counts in its route's rate limit, as any request does. A
+// tunnel does not go through the adaptive limits, the proxy's nor its
 // upstream's: it lasts as long as the conversation in it, minutes or
 // days, which is no latency of the backend's, and would hold a permit for
 // as long. Counted, a few hundred idle WebSockets would fill the limits,
@@ -60,7 +61,8 @@ func hasToken(vs []string, tok string) bool {
 }
 
 // tunnel serves r, which asks to switch protocols, with its route's
-// reverse proxy, outside the limits.
+// reverse proxy, within its route's rate limit and outside the
+// concurrency limits.
 func (p *Proxy) tunnel(w http.ResponseWriter, r *http.Request) {
 	for {
 		s := p.state.Load()
@@ -84,7 +86,9 @@ func (p *Proxy) tunnel(w http.ResponseWriter, r *http.Request) {
 			continue // retired by a reload: the state in force is newer
 		}
 		defer rt.upstream.drain.leave()
-		rt.upstream.rp.ServeHTTP(w, r)
+		if rt.admit(w, r) {
+			rt.upstream.rp.ServeHTTP(w, r)
+		}
 		return
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -91,7 +92,12 @@ func readFrame(r io.Reader) (op byte, payload []byte, masked bool, err error) {
 // wsBackend is a WebSocket server: it greets, answers each text frame
 // with "echo: " and the text, and answers a close with a close.
 func wsBackend(t *testing.T) string {
-	return newBackend(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return newBackend(t, http.HandlerFunc(wsServe)).URL
+}
+
+// wsServe is wsBackend's handler.
+func wsServe(w http.ResponseWriter, r *http.Request) {
+	{
 		if r.Header.Get("Upgrade") != "websocket" || r.Header.Get("Sec-WebSocket-Key") == "" {
 			http.Error(w, "not a WebSocket handshake", http.StatusBadRequest)
 			return
@@ -119,7 +125,7 @@ func wsBackend(t *testing.T) string {
 			writeFrame(brw, wsText, append([]byte("echo: "), msg...), false)
 			brw.Flush()
 		}
-	})).URL
+	}
 }
 
 // A WebSocket goes through the proxy: the handshake reaches the backend
@@ -235,5 +241,58 @@ func TestH2CUpgradeNotPassedOn(t *testing.T) {
 	body, _ := io.ReadAll(res.Body)
 	if res.StatusCode != 200 || string(body) != "plain" || upgrades.Load() != 0 {
 		t.Errorf("got %d %q, the backend saw %d upgrades; want 200 plain and none", res.StatusCode, body, upgrades.Load())
+	}
+}
+
+// A handshake counts in its route's rate limit as any request does: with
+// a burst of one a minute, a client's second WebSocket is refused 429,
+// with the Retry-After of its next token, and never reaches the backend;
+// its first, already a tunnel, goes on.
+func TestUpgradeRateLimited(t *testing.T) {
+	var handshakes atomic.Int64
+	counted := newBackend(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		handshakes.Add(1)
+		wsServe(w, r)
+	}))
+	p := start(t, `
+routes:
+  - upstream: u
+    rate_limit: {key: client_ip, rate: 1/m, burst: 1}
+upstreams:
+  u: {backends: [%s]}
+`, counted.URL)
+	handshake := func() (net.Conn, *bufio.Reader, *http.Response) {
+		conn, err := net.DialTimeout("tcp", strings.TrimPrefix(p.URL, "http://"), 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		conn.SetDeadline(time.Now().Add(10 * time.Second))
+		fmt.Fprint(conn, "GET /chat HTTP/1.1\r\nHost: chat.example\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: MDEyMzQ1Njc4OWFiY2RlZg==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+		br := bufio.NewReader(conn)
+		res, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return conn, br, res
+	}
+	conn, br, first := handshake()
+	if first.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("1st handshake: got %d, want 101", first.StatusCode)
+	}
+	if _, _, second := handshake(); second.StatusCode != http.StatusTooManyRequests || second.Header.Get("Retry-After") != "60" {
+		t.Errorf("2nd handshake: got %d, Retry-After %q; want 429, 60", second.StatusCode, second.Header.Get("Retry-After"))
+	}
+	if n := handshakes.Load(); n != 1 {
+		t.Errorf("the backend got %d handshakes, want 1", n)
+	}
+	if _, _, _, err := readFrame(br); err != nil {
+		t.Fatalf("the greeting: %v", err)
+	}
+	if err := writeFrame(conn, wsText, []byte("still here"), true); err != nil {
+		t.Fatal(err)
+	}
+	if _, msg, _, err := readFrame(br); err != nil || string(msg) != "echo: still here" {
+		t.Errorf("the first tunnel: got %q, %v; want the echo", msg, err)
 	}
 }
