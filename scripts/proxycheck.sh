@@ -27,6 +27,8 @@ libraries=$(cd "$root/scripts/modproxy" && GOWORK=off GOFLAGS=-mod=readonly go r
 export GOWORK=off GOFLAGS=-mod=mod
 export GOPROXY="file://$TOWER_PROXY,$(go env GOPROXY)"
 export GONOSUMDB="github.com/towergo/tower${GONOSUMDB:+,$GONOSUMDB}"
+# Not the module index of an earlier HEAD's contents (see standalone.sh).
+export GODEBUG="goindex=0${GODEBUG:+,$GODEBUG}"
 while read -r dir path prefix; do
 	name=$(basename "$path")
 	mod=$tmp/user-$name

@@ -37,6 +37,12 @@ if [ -f go.sum ]; then cp go.sum "$tmp/go.sum"; else : >"$tmp/go.sum"; fi
 export GOWORK=off
 export GOPROXY="file://$TOWER_PROXY,$(go env GOPROXY)"
 export GONOSUMDB="github.com/towergo/tower${GONOSUMDB:+,$GONOSUMDB}"
+# The go command indexes a module in its cache once and for all, in the
+# build cache, by path and version, since a version's contents never
+# change; HEAD's do, so the index of an earlier HEAD would hide files
+# added since. scripts/modproxy evicts the modules themselves from the
+# module cache; goindex=0 keeps the go command from reading a stale index.
+export GODEBUG="goindex=0${GODEBUG:+,$GODEBUG}"
 if [ "${1:-}" = tidy ]; then
 	GOFLAGS="${GOFLAGS:+$GOFLAGS }-modfile=$tmp/go.mod" go mod tidy
 	grep -Ev "$own" "$tmp/go.sum" >"$tmp/go.sum.mine" || true

@@ -132,7 +132,10 @@ func commitTime(root, rev string) (time.Time, error) {
 // version not tagged yet is built from HEAD, so its contents change from
 // commit to commit, and the go command, which takes a version it has in
 // its cache as it is, would build against an older HEAD's. The cache's
-// files are read-only, as the go command leaves them.
+// files are read-only, as the go command leaves them. (The go command
+// also keeps an index of each module's packages in the build cache, by
+// path and version, which no eviction here reaches: the scripts that use
+// the proxy run it with GODEBUG=goindex=0.)
 func evict() error {
 	out, err := exec.Command("go", "env", "GOMODCACHE").Output()
 	if err != nil {

@@ -12,7 +12,8 @@ import (
 // next token, without reaching the backend; another key has its own
 // bucket, and a request without the header is keyed by its client's
 // address. A reload that keeps the limit keeps the buckets; one that
-// changes it starts them full.
+// changes it starts them full. The refusals count with the proxy's
+// requests.
 func TestLocalRateLimit(t *testing.T) {
 	b := newCounted(t, named("b"))
 	const yaml = `
@@ -44,6 +45,11 @@ upstreams:
 	expect("B 1st", get("B"), 200, "")
 	if b.hits() != 5 {
 		t.Errorf("the backend got %d requests, want the 5 let through", b.hits())
+	}
+	for class, want := range map[string]float64{"2xx": 5, "4xx": 2} {
+		if got := value(t, p.Registry(), "towerproxy_http_requests_total", "class", class); got != want {
+			t.Errorf("towerproxy_http_requests_total{class=%q} = %v, want %v: the refusals are the proxy's answers too", class, got, want)
+		}
 	}
 
 	same, err := proxy.Parse("test.yaml", fmt.Appendf(nil, yaml, "1/m", b.URL))

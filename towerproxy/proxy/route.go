@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/metrics"
 	"github.com/towergo/tower/towerhttp"
 )
 
@@ -75,11 +76,15 @@ func (rt *route) admit(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	if _, err := tower.Call(r.Context(), rt.keys, r); err != nil {
-		rt.obs.done(rt.obs.start(r.Context()), towerhttp.Response{}, err)
+		start := rt.obs.start(r.Context())
+		rt.obs.done(start, towerhttp.Response{}, err)
 		if rec := recordFrom(r.Context()); rec != nil {
 			rec.refused(err)
 		}
 		refuse(w, r, err)
+		// Counted with the proxy's requests, as its handler counts those
+		// it answers: a refusal here never reaches that handler.
+		rt.obs.o.http.ObserveRequest(metrics.Request{Protocol: metrics.HTTPServer, Method: r.Method, Status: towerhttp.StatusCode(err), Outcome: metrics.OutcomeOf(err), Latency: time.Since(start)})
 		return false
 	}
 	return true
