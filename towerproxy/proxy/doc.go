@@ -63,9 +63,10 @@
 // # Reload and drain
 //
 // [Proxy.Reload] puts a new Config in force without dropping or refusing
-// a request: a request in flight finishes on the upstream it started on,
-// and an upstream whose configuration did not change keeps its backends,
-// its limits and what they learned. [Proxy.Close] lets the requests in
+// a request: a request already sent on finishes with the upstream that
+// sent it, one still waiting for a permit goes to the upstream in force
+// when it gets one, and an upstream whose configuration did not change
+// keeps its backends, its limits and what they learned. [Proxy.Close] lets the requests in
 // flight finish, up to its context's end.
 //
 // # Observing it
