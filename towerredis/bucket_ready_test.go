@@ -102,9 +102,9 @@ func TestBucketReadyWaitsForToken(t *testing.T) {
 		t.Errorf("the waiting Ready made %d round trips, want 1: it reserves the token", n)
 	}
 
+	short := time.Now() // before the deadline is set, which counts from a moment later
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Millisecond)
 	defer cancel()
-	short := time.Now()
 	if _, err := r.Ready(ctx); err != context.DeadlineExceeded {
 		t.Fatalf("Ready with a deadline before the next token: %v, want %v", err, context.DeadlineExceeded)
 	}
