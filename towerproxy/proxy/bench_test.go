@@ -16,7 +16,8 @@ import (
 // and a route on (a hedge armed by none: with too few answers), and on a
 // route of a priority other than normal: what each adds per request is the
 // difference. Most of each is net/http's (the reverse proxy, the
-// backend's transport).
+// backend's transport). The access log is off: BenchmarkObserved says
+// what it costs.
 func BenchmarkServeHTTP(b *testing.B) {
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
 	defer backend.Close()
@@ -28,6 +29,7 @@ func BenchmarkServeHTTP(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			cfg, err := proxy.Parse("bench.yaml", fmt.Appendf(nil, `
+access_log: off
 admission: {priority_header: X-Priority}
 routes: [{upstream: u%s}]
 upstreams:

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"reflect"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/towergo/tower"
@@ -93,6 +94,7 @@ func newUpstream(name string, cfg *Upstream, queue time.Duration, resolver disco
 	u.rp = &httputil.ReverseProxy{
 		Rewrite:      u.rewrite,
 		Transport:    u.trans,
+		BufferPool:   copyBuffers,
 		ErrorHandler: u.failed,
 		ErrorLog:     slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
@@ -114,6 +116,22 @@ func newUpstream(name string, cfg *Upstream, queue time.Duration, resolver disco
 	u.svc = svc.Wrap(towerhttp.HandlerService(u.leaf))
 	return u, nil
 }
+
+// copyBuffers lends the reverse proxies the buffers they copy response
+// bodies through, 32KiB each, which they would otherwise allocate for
+// every response: three quarters of the bytes a request allocated.
+var copyBuffers httputil.BufferPool = new(bufferPool)
+
+type bufferPool struct{ p sync.Pool }
+
+func (b *bufferPool) Get() []byte {
+	if buf, ok := b.p.Get().(*[]byte); ok {
+		return *buf
+	}
+	return make([]byte, 32<<10)
+}
+
+func (b *bufferPool) Put(buf []byte) { b.p.Put(&buf) }
 
 // clientStack is the stack over the balancer, the first layer outermost:
 // the overall timeout, the retries, the hedge, and a LoadShed that fails a

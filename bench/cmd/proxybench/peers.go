@@ -248,8 +248,9 @@ var proxies = []proxy{
 	}},
 	// towerproxy as its quick start runs it: every protection at its
 	// defaults, nothing told. The admin listener is moved to a free port
-	// only so that it cannot clash with anything else on the machine.
+	// only so that it cannot clash with anything else on the machine, and
+	// the access log is off, as every peer's is.
 	{name: "towerproxy", bin: "towerproxy", start: func(bin string, s setup) launch {
-		return launch{argv: []string{bin, "-listen", s.listen, "-admin", s.admin, "-to", urls(s.backends)}, env: goEnv(s)}
+		return launch{argv: []string{bin, "-listen", s.listen, "-admin", s.admin, "-access-log", "off", "-to", urls(s.backends)}, env: goEnv(s)}
 	}},
 }
