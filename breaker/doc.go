@@ -32,10 +32,9 @@
 //
 // A probe permit is a reservation like any: it is called or released, and
 // a probe released unused gives its place back. So probes cannot pile up,
-// nor can a breaker stay half-open for want of a probe's answer: the
-// classic bugs of breakers that count probes apart from their permits
-// (sony/gobreaker issue 53, sentinel-golang issue 411, where an outage was
-// amplified by unbounded probes).
+// nor can a breaker stay half-open for want of a probe's answer, as
+// breakers that count probes apart from their permits can, and an outage
+// is not made worse by probes without bound.
 //
 // # Readiness
 //

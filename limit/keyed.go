@@ -106,14 +106,10 @@ type Keyed[Req, Res any, K comparable] struct {
 
 // DefaultMaxKeys is the number of keys a [Keyed] holds at most unless
 // [WithMaxKeys] says otherwise: 100,000. A key held takes about 130 bytes
-// with a short string key (its entry, its slot in the index with the
-// index's spare room, and the string): measured between 110 and 135 bytes
-// with the table full after a flood of a million distinct keys
-// (BenchmarkKeyedFloodDefaultCap), so the default bounds the table near
-// 13 MB. That is room for the distinct clients a
-// busy service sees within a limit's refill time (seconds to minutes),
-// and small next to the 130 MB a million keys of a flood would take
-// unbounded.
+// with a short string key, so the default bounds the table near 13 MB:
+// room for the distinct clients a busy service sees within a limit's
+// refill time (seconds to minutes), where a flood of a million keys would
+// take ten times that unbounded.
 const DefaultMaxKeys = 100_000
 
 const (

@@ -63,11 +63,10 @@ import (
 // With [WithBatch], a replica takes up to n tokens in one round trip and
 // hands them out itself; see there for the accuracy it costs.
 //
-// A Bucket is safe for concurrent use. The request path makes one round
-// trip (without WithBatch), in which go-redis allocates about 12 times and
-// the limit about 9 more (the script's arguments, the round trip's
-// context and timer); with WithBatch(n), n-1 requests in n take a token of
-// the batch under a short mutex and allocate nothing. The zero Bucket is not
+// A Bucket is safe for concurrent use. Without WithBatch each request
+// makes one round trip to Redis; with WithBatch(n), n-1 requests in n
+// take a token of the batch under a short mutex, with no round trip and
+// no allocation. The zero Bucket is not
 // usable: build one with [NewBucket]. Req and Res are the request and
 // response types.
 type Bucket[Req, Res any] struct {
