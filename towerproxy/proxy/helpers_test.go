@@ -171,6 +171,7 @@ func start(t *testing.T, yaml string, args ...any) *started {
 
 func startConfig(t *testing.T, cfg *proxy.Config, opts ...proxy.Option) *started {
 	t.Helper()
+	quiet(cfg)
 	l := &logs{}
 	p, err := proxy.New(cfg, append([]proxy.Option{proxy.WithLogger(slog.New(l))}, opts...)...)
 	if err != nil {
@@ -186,6 +187,16 @@ func startConfig(t *testing.T, cfg *proxy.Config, opts ...proxy.Option) *started
 		}
 	})
 	return &started{Proxy: p, URL: srv.URL, logs: l}
+}
+
+// quiet turns off an access log to stdout, the default: the test helpers'
+// proxies would otherwise write tens of thousands of lines in a run,
+// burying the one that says which test failed. A test of the access log
+// names a file.
+func quiet(cfg *proxy.Config) {
+	if cfg.AccessLog == "stdout" {
+		cfg.AccessLog = "off"
+	}
 }
 
 // eventually polls cond until it holds, for up to waitFor, and fails the
@@ -221,6 +232,7 @@ func startProxy(t *testing.T, conf string) *running {
 	if err != nil {
 		t.Fatal(err)
 	}
+	quiet(cfg)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if testing.Verbose() {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))

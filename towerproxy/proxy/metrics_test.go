@@ -50,8 +50,10 @@ func TestMetricsRequestsAndBackends(t *testing.T) {
 			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
 		}
 	}
-	if na.Load() == 0 || nb.Load() == 0 {
-		t.Errorf("backends got %d and %d requests, want both some", na.Load(), nb.Load())
+	// One after another, the requests may all go to one backend (see
+	// TestQuickProxiesToBackends): only the sum is promised.
+	if na.Load()+nb.Load() != 30 {
+		t.Errorf("backends got %d and %d requests, want 30 between them", na.Load(), nb.Load())
 	}
 
 	res, err := http.Get(s.admin.URL + "/metrics")

@@ -33,6 +33,7 @@ func startObserved(t testing.TB, yaml string, backends []*httptest.Server, opts 
 	if err != nil {
 		t.Fatal(err)
 	}
+	quiet(cfg)
 	p, err := proxy.New(cfg, opts...)
 	if err != nil {
 		t.Fatal(err)

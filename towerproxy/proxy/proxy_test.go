@@ -61,6 +61,7 @@ func TestQuickProxiesToBackends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.AccessLog = "off"
 	p, err := proxy.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -72,8 +73,13 @@ func TestQuickProxiesToBackends(t *testing.T) {
 			t.Fatalf("got %d %q", code, body)
 		}
 	}
-	if na.Load() == 0 || nb.Load() == 0 || na.Load()+nb.Load() != 40 {
-		t.Errorf("backends got %d and %d requests, want 40 spread over both", na.Load(), nb.Load())
+	// One request at a time, the balancer sends each to the backend whose
+	// latency estimate is lower; both estimates start at the same value
+	// and decay from the moment their endpoint was made, so on a busy
+	// machine the first one made can stay the lower for all 40 requests.
+	// Only the sum is promised.
+	if na.Load()+nb.Load() != 40 {
+		t.Errorf("backends got %d and %d requests, want 40 between them", na.Load(), nb.Load())
 	}
 }
 
@@ -116,6 +122,7 @@ upstreams:
 		if err != nil {
 			t.Fatal(err)
 		}
+		quiet(cfg) // as startConfig does, for the reloads too
 		return cfg
 	}
 	p := startConfig(t, config(0))

@@ -56,6 +56,7 @@ upstreams:
 	if err != nil {
 		t.Fatal(err)
 	}
+	quiet(same)
 	if err := p.Reload(same); err != nil {
 		t.Fatal(err)
 	}
@@ -64,6 +65,7 @@ upstreams:
 	if err != nil {
 		t.Fatal(err)
 	}
+	quiet(changed)
 	if err := p.Reload(changed); err != nil {
 		t.Fatal(err)
 	}

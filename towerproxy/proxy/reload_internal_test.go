@@ -84,6 +84,9 @@ func TestReloadKeepsLimit(t *testing.T) {
 	cfgB.Upstreams["default"].Timeout.Try /= 2
 	cfgAIMD, _ := Quick(":0", []string{b})
 	cfgAIMD.Upstreams["default"].Limit = "aimd"
+	for _, c := range []*Config{cfgA, cfgB, cfgAIMD} {
+		c.AccessLog = "off"
+	}
 	p, err := New(cfgA)
 	if err != nil {
 		t.Fatal(err)
