@@ -65,6 +65,7 @@ type gradient2 struct {
 	probe                bool // the next window is to be a probe
 	fell                 bool // the last window brought the limit down
 	loaded               loadedWindow
+	random               func() float64 // the probes' jitter, in [0, 1): rand.Float64 but in tests
 }
 
 // Gradient2 is a delay-based algorithm after Netflix's Gradient2Limit:
@@ -116,14 +117,14 @@ func Gradient2(opts ...Gradient2Option) func() Algorithm {
 	return func() Algorithm {
 		alg := *template
 		alg.probe = true // the first window
-		alg.nextProbe = jittered(alg.every)
+		alg.nextProbe = alg.jittered()
 		return &alg
 	}
 }
 
 // newGradient2 returns the algorithm with opts, for Gradient2.
 func newGradient2(opts []Gradient2Option) *gradient2 {
-	g := &gradient2{smoothing: 1, tolerance: 1.5, every: time.Minute}
+	g := &gradient2{smoothing: 1, tolerance: 1.5, every: time.Minute, random: rand.Float64}
 	for i, o := range opts {
 		if o == nil {
 			panic(fmt.Sprintf("adaptive.Gradient2: option %d is nil", i))
@@ -136,7 +137,7 @@ func newGradient2(opts []Gradient2Option) *gradient2 {
 func (g *gradient2) Update(limit float64, s Sample) float64 {
 	g.sinceProbe += s.Elapsed
 	if s.Probe {
-		g.sinceProbe, g.nextProbe = 0, jittered(g.every)
+		g.sinceProbe, g.nextProbe = 0, g.jittered()
 		g.trigger.probed()
 	}
 	g.probe = g.sinceProbe >= g.nextProbe
@@ -248,8 +249,8 @@ func (g *gradient2) headroom(limit float64) float64 {
 	return math.Max(1, math.Sqrt(limit))
 }
 
-// jittered returns d times a random factor between 0.75 and 1.25, so that
-// instances started together do not probe together.
-func jittered(d time.Duration) time.Duration {
-	return time.Duration(float64(d) * (0.75 + rand.Float64()/2))
+// jittered returns the probes' interval times a random factor between 0.75
+// and 1.25, so that instances started together do not probe together.
+func (g *gradient2) jittered() time.Duration {
+	return time.Duration(float64(g.every) * (0.75 + g.random()/2))
 }
