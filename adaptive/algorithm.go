@@ -45,6 +45,12 @@ type Sample struct {
 	// ended: how close the window came to the limit. Algorithms do not
 	// raise a limit that the load never approached.
 	MaxInFlight int
+	// Blocked is the number of callers that found no permit free under the
+	// limit: that waited for one, or were turned away (by a LoadShed
+	// above, or [WithMaxWaiting]). Callers blocked while the latency
+	// shows no queueing say the limit, not the dependency, held the load
+	// back.
+	Blocked int
 	// AtMin reports that the limit was at its lower bound for the whole
 	// window: the least concurrency the limiter allows, so that latency
 	// seen then cannot be blamed on the limiter's own queueing.

@@ -170,7 +170,7 @@ func (g *gradient2) Update(limit float64, s Sample) float64 {
 		// The process's own delay is most of the latency: the process, not
 		// the dependency, is the bottleneck, and a lower limit would only
 		// shed requests the dependency has room for.
-		return g.grow(limit, s.MaxInFlight)
+		return g.grow(limit, s)
 	}
 	r := latency / g.baseline
 	if g.trigger.window(r > g.tolerance*(1+epsilon), r > jumpRatio) {
@@ -193,7 +193,7 @@ func (g *gradient2) Update(limit float64, s Sample) float64 {
 		g.probe = true // the service became faster: measure it anew
 		return limit
 	}
-	return g.move(limit, latency/g.baseline, s.MaxInFlight)
+	return g.move(limit, latency/g.baseline, s)
 }
 
 // loadedWindow is what a window that called for a probe saw, and the
@@ -205,10 +205,10 @@ type loadedWindow struct {
 	limit       float64
 }
 
-// move returns the limit after a window whose latency was r times the
-// baseline with at most maxInFlight in flight.
-func (g *gradient2) move(limit, r float64, maxInFlight int) float64 {
-	if 2*float64(maxInFlight) < limit {
+// move returns the limit after a window s whose latency was r times the
+// baseline.
+func (g *gradient2) move(limit, r float64, s Sample) float64 {
+	if 2*float64(s.MaxInFlight) < limit {
 		return limit // app-limited: the load never came near the limit
 	}
 	if g.fell {
@@ -221,8 +221,8 @@ func (g *gradient2) move(limit, r float64, maxInFlight int) float64 {
 		g.fell = true
 		return math.Max(limit*g.tolerance/r, limit/2)
 	}
-	if r <= 1+epsilon {
-		return g.grow(limit, maxInFlight)
+	if r <= 1+epsilon || (r <= unqueued && s.Blocked > 0) {
+		return g.grow(limit, s)
 	}
 	if r <= unqueued {
 		return limit + 1 // within the noise of no queueing: a step
@@ -230,14 +230,20 @@ func (g *gradient2) move(limit, r float64, maxInFlight int) float64 {
 	return limit
 }
 
-// grow returns the limit after a window without queueing in which at
-// most maxInFlight were in flight: up by the headroom times the
-// smoothing, unless the load never came near the limit.
-func (g *gradient2) grow(limit float64, maxInFlight int) float64 {
-	if 2*float64(maxInFlight) < limit {
+// grow returns the limit after a window s without queueing: up by the
+// headroom times the smoothing, unless the load never came near the
+// limit; doubled, if that is more, when callers were blocked at the limit
+// (a slow start: the limit, not the dependency, held the load back, and
+// the next window's latency says where the dependency starts to queue).
+func (g *gradient2) grow(limit float64, s Sample) float64 {
+	if 2*float64(s.MaxInFlight) < limit {
 		return limit
 	}
-	return limit + g.headroom(limit)*g.smoothing
+	step := g.headroom(limit)
+	if s.Blocked > 0 {
+		step = max(step, limit)
+	}
+	return limit + step*g.smoothing
 }
 
 func (g *gradient2) ProbeNext() bool { return g.probe }

@@ -115,7 +115,7 @@ func (v *vegas) Update(limit float64, s Sample) float64 {
 		}
 		if lg := log10Floor(loaded.limit); math.Ceil(loaded.limit*(1-v.noLoad/loaded.latency)-epsilon) > 6*lg {
 			// Still queued beyond β against the probe: it falls now.
-			return v.move(loaded.limit, loaded.latency, loaded.maxInFlight)
+			return v.move(loaded.limit, loaded.latency, loaded.maxInFlight, 0)
 		}
 		return loaded.limit
 	}
@@ -124,7 +124,7 @@ func (v *vegas) Update(limit float64, s Sample) float64 {
 		if 2*float64(s.MaxInFlight) < limit {
 			return limit
 		}
-		return v.smooth(limit, limit+6*lg)
+		return v.smooth(limit, limit+v.step(limit, lg, s.Blocked))
 	}
 	queue := math.Ceil(limit*(1-v.noLoad/latency) - epsilon)
 	if v.trigger.window(queue > 6*lg, latency > jumpRatio*v.noLoad) {
@@ -141,12 +141,12 @@ func (v *vegas) Update(limit float64, s Sample) float64 {
 		v.probe = true
 		return limit
 	}
-	return v.move(limit, latency, s.MaxInFlight)
+	return v.move(limit, latency, s.MaxInFlight, s.Blocked)
 }
 
 // move returns the limit after a window of latency with at most
-// maxInFlight in flight.
-func (v *vegas) move(limit, latency float64, maxInFlight int) float64 {
+// maxInFlight in flight and blocked callers blocked at the limit.
+func (v *vegas) move(limit, latency float64, maxInFlight, blocked int) float64 {
 	if 2*float64(maxInFlight) < limit {
 		return limit
 	}
@@ -154,13 +154,23 @@ func (v *vegas) move(limit, latency float64, maxInFlight int) float64 {
 	queue := math.Ceil(limit*(1-v.noLoad/latency) - epsilon)
 	switch {
 	case queue <= lg:
-		return v.smooth(limit, limit+6*lg)
+		return v.smooth(limit, limit+v.step(limit, lg, blocked))
 	case queue < 3*lg:
 		return v.smooth(limit, limit+lg)
 	case queue > 6*lg:
 		return v.smooth(limit, limit-(queue-6*lg))
 	}
 	return limit
+}
+
+// step is how much a window without a queue adds to the limit: β, or,
+// when callers were blocked at the limit and that is more, the limit
+// itself (a slow start, as Gradient2's).
+func (v *vegas) step(limit, lg float64, blocked int) float64 {
+	if blocked > 0 {
+		return max(6*lg, limit)
+	}
+	return 6 * lg
 }
 
 func (v *vegas) ProbeNext() bool { return v.probe }

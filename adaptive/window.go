@@ -29,7 +29,9 @@ type window struct {
 	dropped       int
 	sum, least    time.Duration
 	maxInFlight   int
-	reportedLimit int // the limit in force last told to the sink
+	blocked       int  // callers that found no permit free
+	short         bool // the window is a short one: the limit is settling
+	reportedLimit int  // the limit in force last told to the sink
 	sinceStride   int // calls observed since the stride last changed
 
 	// A probe: the window's timed calls are those that started, after it
@@ -37,6 +39,19 @@ type window struct {
 	probing    bool
 	probeLimit int
 }
+
+// A short window lasts shortDivisor times less than the limiter's windows,
+// and needs shortDivisor/5 times fewer timed calls (at least 1). It
+// follows a probe, which measured the no-load latency afresh, and a
+// window that moved the limit in force by a quarter or more: while the
+// limit settles it moves every tenth of a window, not every window.
+const shortDivisor = 10
+
+// A window ends early, once it has timed a short window's minimum of
+// calls, when their mean latency is above earlyRatio times the
+// dependency's typical latency: a jump is acted on at once, not at the
+// window's end.
+const earlyRatio = 2
 
 // probeFloor is the least limit a probe has, bounds allowing, as Envoy's
 // min_concurrency: with fewer in flight a probe of a slow service takes
@@ -136,10 +151,20 @@ func (g *gate) observe(end, latency time.Duration, o outcome, inflight int) (del
 		w.sinceStride = 0
 		g.stride.Store(min(2*g.stride.Load(), maxStride))
 	}
-	if end-w.start < w.length || (w.timed < w.minSamples && w.dropped == 0) {
+	length, minSamples, few := w.length, w.minSamples, max(1, w.minSamples*5/shortDivisor)
+	if w.short {
+		length, minSamples = length/shortDivisor, few
+	}
+	if (end-w.start < length || (w.timed < minSamples && w.dropped == 0)) && !w.jumped(few, time.Duration(g.typical.Load())) {
 		return 0
 	}
 	return g.closeLocked(end)
+}
+
+// jumped reports whether the window has timed at least minSamples calls
+// whose mean latency is above earlyRatio times typical.
+func (w *window) jumped(minSamples int, typical time.Duration) bool {
+	return typical > 0 && w.timed >= minSamples && w.sum > earlyRatio*typical*time.Duration(w.timed)
 }
 
 // closeLocked ends the window at end: the algorithm moves the limit, and a
@@ -151,6 +176,7 @@ func (g *gate) closeLocked(end time.Duration) int {
 		Timed:       w.timed,
 		MinLatency:  w.least,
 		MaxInFlight: w.maxInFlight,
+		Blocked:     w.blocked,
 		AtMin:       !w.probing && int(w.limit) <= w.min, // the limit moves only when a window ends
 		Probe:       w.probing,
 		Elapsed:     end - w.start,
@@ -163,7 +189,7 @@ func (g *gate) closeLocked(end time.Duration) int {
 		g.typical.Store(int64(s.MeanLatency - s.OwnDelay))
 	}
 	w.start = end
-	w.timed, w.dropped, w.sum, w.least, w.maxInFlight = 0, 0, 0, 0, 0
+	w.timed, w.dropped, w.sum, w.least, w.maxInFlight, w.blocked = 0, 0, 0, 0, 0, 0
 	if !w.probing {
 		g.stride.Store(strideFor(s.Timed*int(g.stride.Load())+s.Dropped, w.minSamples))
 	}
@@ -173,7 +199,10 @@ func (g *gate) closeLocked(end time.Duration) int {
 	if math.IsNaN(next) || math.IsInf(next, 0) {
 		next = w.limit
 	}
+	was := int(w.limit)
 	w.limit = min(max(next, float64(w.min)), float64(w.max))
+	moved := int(w.limit) - was
+	w.short = s.Probe || 4*max(moved, -moved) >= was
 	w.probing = false
 	if w.prober != nil && w.prober.ProbeNext() {
 		g.startProbeLocked()
