@@ -62,7 +62,7 @@ type gate struct {
 	// caller's deadline before then says nothing of the service.
 	typical atomic.Int64
 
-	mu         sync.Mutex // guards what follows
+	mu         sync.Mutex           // guards what follows
 	q          [numClasses]waitList // each class's waiters
 	bounded    [numClasses]waitList // those of them with a deadline, whom the wait bound applies to
 	skips      [numClasses]int      // permits handed to higher classes while this one waited; 0 while it has none waiting

@@ -32,7 +32,7 @@ type window struct {
 	blocked       int  // callers that found no permit free
 	short         bool // the window is a short one: the limit is settling
 	reportedLimit int  // the limit in force last told to the sink
-	sinceStride   int // calls observed since the stride last changed
+	sinceStride   int  // calls observed since the stride last changed
 
 	// A probe: the window's timed calls are those that started, after it
 	// began, with at most probeLimit in flight.
