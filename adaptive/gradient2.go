@@ -62,8 +62,9 @@ type gradient2 struct {
 	sinceProbe           time.Duration
 	nextProbe            time.Duration // sinceProbe at which the next periodic probe is due
 	trigger              trigger
-	probe                bool // the next window is to be a probe
-	fell                 bool // the last window brought the limit down
+	probe                bool    // the next window is to be a probe
+	fell                 bool    // the last window brought the limit down
+	queued               float64 // the limit in force when latency was last above the tolerance; 0: not since it grew past it
 	loaded               loadedWindow
 	random               func() float64 // the probes' jitter, in [0, 1): rand.Float64 but in tests
 }
@@ -161,7 +162,7 @@ func (g *gradient2) Update(limit float64, s Sample) float64 {
 		}
 		if r := loaded.latency / g.baseline; r > g.tolerance*(1+epsilon) {
 			// Confirmed by the probe: all the way down at once.
-			g.fell = true
+			g.fell, g.queued = true, math.Floor(loaded.limit)
 			return loaded.limit * g.tolerance / r
 		}
 		return loaded.limit
@@ -218,10 +219,10 @@ func (g *gradient2) move(limit, r float64, s Sample) float64 {
 		return limit
 	}
 	if r > g.tolerance*(1+epsilon) {
-		g.fell = true
+		g.fell, g.queued = true, math.Floor(limit)
 		return math.Max(limit*g.tolerance/r, limit/2)
 	}
-	if r <= 1+epsilon || (r <= unqueued && s.Blocked > 0) {
+	if r <= 1+epsilon {
 		return g.grow(limit, s)
 	}
 	if r <= unqueued {
@@ -232,15 +233,19 @@ func (g *gradient2) move(limit, r float64, s Sample) float64 {
 
 // grow returns the limit after a window s without queueing: up by the
 // headroom times the smoothing, unless the load never came near the
-// limit; doubled, if that is more, when callers were blocked at the limit
-// (a slow start: the limit, not the dependency, held the load back, and
-// the next window's latency says where the dependency starts to queue).
+// limit. When callers were blocked at the limit, and the limit is at
+// least the one that last queued (or nothing has queued since), it
+// doubles if that is more: a slow start, as TCP's. The limit, not the
+// dependency, held the load back, the dependency has more room than when
+// it last queued, and the next window's latency says where it starts to
+// queue now. Below the limit that last queued, it grows by the headroom.
 func (g *gradient2) grow(limit float64, s Sample) float64 {
 	if 2*float64(s.MaxInFlight) < limit {
 		return limit
 	}
 	step := g.headroom(limit)
-	if s.Blocked > 0 {
+	if s.Blocked > 0 && math.Floor(limit) >= g.queued {
+		g.queued = 0
 		step = max(step, limit)
 	}
 	return limit + step*g.smoothing

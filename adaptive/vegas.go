@@ -153,8 +153,12 @@ func (v *vegas) move(limit, latency float64, maxInFlight, blocked int) float64 {
 	lg := log10Floor(limit)
 	queue := math.Ceil(limit*(1-v.noLoad/latency) - epsilon)
 	switch {
+	case queue <= 0 && blocked > 0:
+		// No queue at all, and callers held back by the limit: a slow
+		// start, as Gradient2's.
+		return v.smooth(limit, limit+max(6*lg, limit))
 	case queue <= lg:
-		return v.smooth(limit, limit+v.step(limit, lg, blocked))
+		return v.smooth(limit, limit+6*lg)
 	case queue < 3*lg:
 		return v.smooth(limit, limit+lg)
 	case queue > 6*lg:

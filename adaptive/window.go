@@ -29,10 +29,11 @@ type window struct {
 	dropped       int
 	sum, least    time.Duration
 	maxInFlight   int
-	blocked       int  // callers that found no permit free
-	short         bool // the window is a short one: the limit is settling
-	reportedLimit int  // the limit in force last told to the sink
-	sinceStride   int  // calls observed since the stride last changed
+	blocked       int           // callers that found no permit free
+	short         bool          // the window is a short one: the limit is settling
+	lastMean      time.Duration // the mean latency of the last window that timed a call
+	reportedLimit int           // the limit in force last told to the sink
+	sinceStride   int           // calls observed since the stride last changed
 
 	// A probe: the window's timed calls are those that started, after it
 	// began, with at most probeLimit in flight.
@@ -48,9 +49,8 @@ type window struct {
 const shortDivisor = 10
 
 // A window ends early, once it has timed a short window's minimum of
-// calls, when their mean latency is above earlyRatio times the
-// dependency's typical latency: a jump is acted on at once, not at the
-// window's end.
+// calls, when their mean latency is above earlyRatio times the last
+// window's: a jump is acted on at once, not at the window's end.
 const earlyRatio = 2
 
 // probeFloor is the least limit a probe has, bounds allowing, as Envoy's
@@ -155,16 +155,16 @@ func (g *gate) observe(end, latency time.Duration, o outcome, inflight int) (del
 	if w.short {
 		length, minSamples = length/shortDivisor, few
 	}
-	if (end-w.start < length || (w.timed < minSamples && w.dropped == 0)) && !w.jumped(few, time.Duration(g.typical.Load())) {
+	if (end-w.start < length || (w.timed < minSamples && w.dropped == 0)) && !w.jumped(few) {
 		return 0
 	}
 	return g.closeLocked(end)
 }
 
 // jumped reports whether the window has timed at least minSamples calls
-// whose mean latency is above earlyRatio times typical.
-func (w *window) jumped(minSamples int, typical time.Duration) bool {
-	return typical > 0 && w.timed >= minSamples && w.sum > earlyRatio*typical*time.Duration(w.timed)
+// whose mean latency is above earlyRatio times the last window's.
+func (w *window) jumped(minSamples int) bool {
+	return w.lastMean > 0 && w.timed >= minSamples && w.sum > earlyRatio*w.lastMean*time.Duration(w.timed)
 }
 
 // closeLocked ends the window at end: the algorithm moves the limit, and a
@@ -188,6 +188,10 @@ func (g *gate) closeLocked(end time.Duration) int {
 		}
 		g.typical.Store(int64(s.MeanLatency - s.OwnDelay))
 	}
+	last := w.lastMean
+	if s.Timed > 0 {
+		w.lastMean = s.MeanLatency
+	}
 	w.start = end
 	w.timed, w.dropped, w.sum, w.least, w.maxInFlight, w.blocked = 0, 0, 0, 0, 0, 0
 	if !w.probing {
@@ -202,7 +206,7 @@ func (g *gate) closeLocked(end time.Duration) int {
 	was := int(w.limit)
 	w.limit = min(max(next, float64(w.min)), float64(w.max))
 	moved := int(w.limit) - was
-	w.short = s.Probe || 4*max(moved, -moved) >= was
+	w.short = s.Probe || 4*max(moved, -moved) >= was || 4*absDiff(s.MeanLatency, last) >= last && s.Timed > 0
 	w.probing = false
 	if w.prober != nil && w.prober.ProbeNext() {
 		g.startProbeLocked()
@@ -242,6 +246,9 @@ func strideFor(calls, minSamples int) uint32 {
 	}
 	return min(uint32(1)<<(bits.Len(uint(n))-1), maxStride)
 }
+
+// absDiff returns |a-b|.
+func absDiff(a, b time.Duration) time.Duration { return max(a-b, b-a) }
 
 // now reads the clock.
 func now() time.Duration { return mono.Now() }
