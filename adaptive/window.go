@@ -50,8 +50,13 @@ const shortDivisor = 10
 
 // A window ends early, once it has timed a short window's minimum of
 // calls, when their mean latency is above earlyRatio times the last
-// window's: a jump is acted on at once, not at the window's end.
-const earlyRatio = 2
+// window's, or below earlyFall times it: a dependency that became slower
+// or faster, or lost or gained capacity, is acted on at once, not at the
+// window's end.
+const (
+	earlyRatio = 2
+	earlyFall  = 0.75
+)
 
 // probeFloor is the least limit a probe has, bounds allowing, as Envoy's
 // min_concurrency: with fewer in flight a probe of a slow service takes
@@ -162,9 +167,14 @@ func (g *gate) observe(end, latency time.Duration, o outcome, inflight int) (del
 }
 
 // jumped reports whether the window has timed at least minSamples calls
-// whose mean latency is above earlyRatio times the last window's.
+// whose mean latency is above earlyRatio times the last window's, or
+// below earlyFall times it.
 func (w *window) jumped(minSamples int) bool {
-	return w.lastMean > 0 && w.timed >= minSamples && w.sum > earlyRatio*w.lastMean*time.Duration(w.timed)
+	if w.lastMean <= 0 || w.timed < minSamples {
+		return false
+	}
+	last := w.lastMean * time.Duration(w.timed)
+	return w.sum > earlyRatio*last || float64(w.sum) < earlyFall*float64(last)
 }
 
 // closeLocked ends the window at end: the algorithm moves the limit, and a
