@@ -24,16 +24,22 @@ type window struct {
 	length     time.Duration
 	minSamples int
 
-	start         time.Duration // mono reading
-	timed         int
-	dropped       int
-	sum, least    time.Duration
-	maxInFlight   int
-	blocked       int           // callers that found no permit free
-	short         bool          // the window is a short one: the limit is settling
-	lastMean      time.Duration // the mean latency of the last window that timed a call
-	reportedLimit int           // the limit in force last told to the sink
-	sinceStride   int           // calls observed since the stride last changed
+	start       time.Duration // mono reading
+	timed       int
+	dropped     int
+	sum, least  time.Duration
+	maxInFlight int
+	blocked     int           // callers that found no permit free
+	short       bool          // the window is a short one: the limit is settling
+	lastMean    time.Duration // the mean latency of the last window that timed a call
+
+	// The window's latest timed calls, few of them at most: their
+	// latencies' sum, least and most. A run of them far slower or faster
+	// than the last window ends the window early (see earlyRatio).
+	run                      int
+	runSum, runLeast, runMax time.Duration
+	reportedLimit            int // the limit in force last told to the sink
+	sinceStride              int // calls observed since the stride last changed
 
 	// A probe: the window's timed calls are those that started, after it
 	// began, with at most probeLimit in flight.
@@ -42,17 +48,18 @@ type window struct {
 }
 
 // A short window lasts shortDivisor times less than the limiter's windows,
-// and needs shortDivisor/5 times fewer timed calls (at least 1). It
+// and needs half the timed calls (at least 1). It
 // follows a probe, which measured the no-load latency afresh, and a
 // window that moved the limit in force by a quarter or more: while the
 // limit settles it moves every tenth of a window, not every window.
 const shortDivisor = 10
 
-// A window ends early, once it has timed a short window's minimum of
-// calls, when their mean latency is above earlyRatio times the last
-// window's, or below earlyFall times it: a dependency that became slower
-// or faster, or lost or gained capacity, is acted on at once, not at the
-// window's end.
+// A window ends early after a run of a short window's minimum of timed
+// calls whose mean latency is above earlyRatio times the last window's,
+// or each of whose latencies is below earlyFall times it: a dependency
+// that became slower or faster, or lost or gained capacity, is acted on
+// at once, not at the window's end, and the algorithm sees that run
+// alone.
 const (
 	earlyRatio = 2
 	earlyFall  = 0.75
@@ -140,6 +147,12 @@ func (g *gate) observe(end, latency time.Duration, o outcome, inflight int) (del
 		}
 		w.timed++
 		w.sum += latency
+		if w.run == 0 || latency < w.runLeast {
+			w.runLeast = latency
+		}
+		w.run++
+		w.runSum += latency
+		w.runMax = max(w.runMax, latency)
 	}
 	w.maxInFlight = max(w.maxInFlight, inflight)
 	if w.probing {
@@ -151,30 +164,40 @@ func (g *gate) observe(end, latency time.Duration, o outcome, inflight int) (del
 		}
 		return g.closeLocked(end)
 	}
-	if w.sinceStride++; w.sinceStride >= 8*w.minSamples {
+	few := w.few()
+	if w.sinceStride++; w.sinceStride >= 8*few*shortDivisor {
 		// Far more timed calls than the window needs: time fewer.
 		w.sinceStride = 0
 		g.stride.Store(min(2*g.stride.Load(), maxStride))
 	}
-	length, minSamples, few := w.length, w.minSamples, max(1, w.minSamples*5/shortDivisor)
+	length, minSamples := w.length, w.minSamples
 	if w.short {
 		length, minSamples = length/shortDivisor, few
 	}
-	if (end-w.start < length || (w.timed < minSamples && w.dropped == 0)) && !w.jumped(few) {
+	if w.run >= few {
+		if w.jumped() {
+			// The window is the run: what came before it is of the
+			// dependency as it was.
+			w.timed, w.sum, w.least = w.run, w.runSum, w.runLeast
+			return g.closeLocked(end)
+		}
+		w.run, w.runSum, w.runMax = 0, 0, 0
+	}
+	if end-w.start < length || (w.timed < minSamples && w.dropped == 0) {
 		return 0
 	}
 	return g.closeLocked(end)
 }
 
-// jumped reports whether the window has timed at least minSamples calls
-// whose mean latency is above earlyRatio times the last window's, or
-// below earlyFall times it.
-func (w *window) jumped(minSamples int) bool {
-	if w.lastMean <= 0 || w.timed < minSamples {
-		return false
-	}
-	last := w.lastMean * time.Duration(w.timed)
-	return w.sum > earlyRatio*last || float64(w.sum) < earlyFall*float64(last)
+// few is the least number of timed calls a short window needs.
+func (w *window) few() int { return max(1, w.minSamples/2) }
+
+// jumped reports whether the run's mean latency is above earlyRatio times
+// the last window's mean, or each of its latencies below earlyFall times
+// it.
+func (w *window) jumped() bool {
+	return w.lastMean > 0 && (w.runSum > earlyRatio*w.lastMean*time.Duration(w.run) ||
+		float64(w.runMax) < earlyFall*float64(w.lastMean))
 }
 
 // closeLocked ends the window at end: the algorithm moves the limit, and a
@@ -204,8 +227,11 @@ func (g *gate) closeLocked(end time.Duration) int {
 	}
 	w.start = end
 	w.timed, w.dropped, w.sum, w.least, w.maxInFlight, w.blocked = 0, 0, 0, 0, 0, 0
-	if !w.probing {
-		g.stride.Store(strideFor(s.Timed*int(g.stride.Load())+s.Dropped, w.minSamples))
+	w.run, w.runSum, w.runMax = 0, 0, 0
+	if !w.probing && s.Elapsed > 0 {
+		// The calls of a short window at the rate of this one.
+		calls := (s.Timed*int(g.stride.Load()) + s.Dropped) * int(w.length/shortDivisor) / int(s.Elapsed)
+		g.stride.Store(strideFor(calls, w.few()))
 	}
 	w.sinceStride = 0
 
@@ -244,11 +270,12 @@ func (g *gate) enforceLocked() int {
 	return n - old
 }
 
-// strideFor returns the stride for a window after one that saw about
-// calls calls (timed ones times the stride, and the drops): a
-// power of two that leaves about 4·minSamples calls timed in a window like
-// it, between 1 and maxStride. At low rates every call is timed; at high
-// ones the clock is read for few.
+// strideFor returns the stride for a short window that sees about calls
+// calls (timed ones times the stride, and the drops): a power of two
+// that leaves about 4·minSamples of them timed, between 1 and maxStride.
+// At low rates every call is timed; at high ones the clock is read for
+// few. (A window of the full length times ten times as many: enough that
+// a change of latency is seen within a short window of it.)
 func strideFor(calls, minSamples int) uint32 {
 	n := calls / (4 * minSamples)
 	if n <= 1 {
