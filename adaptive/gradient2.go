@@ -62,9 +62,10 @@ type gradient2 struct {
 	sinceProbe           time.Duration
 	nextProbe            time.Duration // sinceProbe at which the next periodic probe is due
 	trigger              trigger
-	probe                bool    // the next window is to be a probe
-	fell                 bool    // the last window brought the limit down
-	queued               float64 // the limit in force when latency was last above the tolerance; 0: not since it grew past it
+	probe                bool                             // the next window is to be a probe
+	fell                 bool                             // the last window brought the limit down
+	queued               float64                          // the limit in force when latency was last above the tolerance; 0: not since it grew past it
+	prev                 struct{ latency, limit float64 } // the last loaded window's latency and limit in force
 	loaded               loadedWindow
 	random               func() float64 // the probes' jitter, in [0, 1): rand.Float64 but in tests
 }
@@ -155,6 +156,7 @@ func (g *gradient2) Update(limit float64, s Sample) float64 {
 		// no-load latency. The loaded window that called for a probe is
 		// judged against it now.
 		g.baseline = max(latency, 1)
+		g.prev.limit = 0
 		loaded := g.loaded
 		g.loaded = loadedWindow{}
 		if loaded.limit == 0 {
@@ -173,6 +175,12 @@ func (g *gradient2) Update(limit float64, s Sample) float64 {
 		// shed requests the dependency has room for.
 		return g.grow(limit, s)
 	}
+	if prev := g.prev; prev.limit == math.Floor(limit) && latency <= earlyFall*prev.latency {
+		// Latency fell by a quarter at the same limit: the dependency has
+		// room it did not have when it last queued.
+		g.queued = 0
+	}
+	g.prev.latency, g.prev.limit = latency, math.Floor(limit)
 	r := latency / g.baseline
 	if g.trigger.window(r > g.tolerance*(1+epsilon), r > jumpRatio) {
 		// Probe before moving: latency that jumps, or stays high while the
