@@ -159,7 +159,7 @@ func (g *gate) observe(end, latency time.Duration, o outcome, inflight int) (del
 		// Drops end a probe only once it has lasted a window: those of
 		// calls that started before it are to be expected while the
 		// service's queue drains.
-		if w.timed < w.minSamples && (end-w.start < w.length || w.timed+w.dropped == 0) {
+		if w.timed < w.few() && (end-w.start < w.length || w.timed+w.dropped == 0) {
 			return 0
 		}
 		return g.closeLocked(end)
