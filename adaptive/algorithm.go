@@ -124,6 +124,11 @@ const (
 	dropBackoff = 0.9
 )
 
+// ownBoundGrowth is how many times the limit it adds to itself after a
+// window in which the process's own delay was most of the latency and
+// callers were blocked at the limit (see [WithOwnDelay]).
+const ownBoundGrowth = 3
+
 // ownBound reports whether the process's own delay is most of a window's
 // latency: then the process, not the dependency, is the bottleneck.
 func ownBound(s Sample) bool { return 2*s.OwnDelay > s.MeanLatency }

@@ -247,12 +247,18 @@ func (g *gradient2) move(limit, r float64, s Sample) float64 {
 // dependency, held the load back, the dependency has more room than when
 // it last queued, and the next window's latency says where it starts to
 // queue now. Below the limit that last queued, it grows by the headroom.
+// When the process itself is the bottleneck, blocked callers quadruple
+// it: the dependency's latency says nothing of where it queues, and
+// every caller shed costs the process as much as one served.
 func (g *gradient2) grow(limit float64, s Sample) float64 {
 	if 2*float64(s.MaxInFlight) < limit {
 		return limit
 	}
 	step := g.headroom(limit)
-	if s.Blocked > 0 && math.Floor(limit) >= g.queued {
+	switch {
+	case s.Blocked > 0 && ownBound(s):
+		step = max(step, ownBoundGrowth*limit)
+	case s.Blocked > 0 && math.Floor(limit) >= g.queued:
 		g.queued = 0
 		step = max(step, limit)
 	}

@@ -124,7 +124,11 @@ func (v *vegas) Update(limit float64, s Sample) float64 {
 		if 2*float64(s.MaxInFlight) < limit {
 			return limit
 		}
-		return v.smooth(limit, limit+v.step(limit, lg, s.Blocked))
+		step := 6 * lg
+		if s.Blocked > 0 {
+			step = max(step, ownBoundGrowth*limit)
+		}
+		return v.smooth(limit, limit+step)
 	}
 	queue := math.Ceil(limit*(1-v.noLoad/latency) - epsilon)
 	if v.trigger.window(queue > 6*lg, latency > jumpRatio*v.noLoad) {
@@ -165,16 +169,6 @@ func (v *vegas) move(limit, latency float64, maxInFlight, blocked int) float64 {
 		return v.smooth(limit, limit-(queue-6*lg))
 	}
 	return limit
-}
-
-// step is how much a window without a queue adds to the limit: β, or,
-// when callers were blocked at the limit and that is more, the limit
-// itself (a slow start, as Gradient2's).
-func (v *vegas) step(limit, lg float64, blocked int) float64 {
-	if blocked > 0 {
-		return max(6*lg, limit)
-	}
-	return 6 * lg
 }
 
 func (v *vegas) ProbeNext() bool { return v.probe }
