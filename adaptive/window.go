@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"time"
 
+	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/mono"
 )
 
@@ -43,8 +44,9 @@ type window struct {
 
 	// A probe: the window's timed calls are those that started, after it
 	// began, with at most probeLimit in flight.
-	probing    bool
-	probeLimit int
+	probing      bool
+	probeLimit   int
+	probeSamples int // the timed calls that end it: a short window's minimum, at most as many as normal priority may have in flight in it
 }
 
 // A short window lasts shortDivisor times less than the limiter's windows,
@@ -159,7 +161,7 @@ func (g *gate) observe(end, latency time.Duration, o outcome, inflight int) (del
 		// Drops end a probe only once it has lasted a window: those of
 		// calls that started before it are to be expected while the
 		// service's queue drains.
-		if w.timed < w.few() && (end-w.start < w.length || w.timed+w.dropped == 0) {
+		if w.timed < w.probeSamples && (end-w.start < w.length || w.timed+w.dropped == 0) {
 			return 0
 		}
 		return g.closeLocked(end)
@@ -256,6 +258,7 @@ func (g *gate) startProbeLocked() {
 	w := &g.w
 	w.probing = true
 	w.probeLimit = w.probeLimitFor(w.limit)
+	w.probeSamples = min(w.few(), int(g.room(class(tower.PriorityNormal), uint64(w.probeLimit))))
 	g.stride.Store(1)
 }
 
