@@ -290,8 +290,8 @@ func (g *gate) overtook(c int) bool {
 // dispatchLocked refuses the waiters past the wait bound, then hands
 // permits to waiters while the limit has room: first to a class whose turn
 // has come, then to the highest class waiting if its share has room;
-// within a class, the oldest waiter, or under a standing queue the newest.
-// It clears the wait bit once nobody waits.
+// within a class, the oldest waiter, or under a standing queue the newest
+// with a deadline unless the oldest has none. It clears the wait bit once nobody waits.
 func (g *gate) dispatchLocked() {
 	standing := g.waiting > 0 && !g.toDeadline && g.expireLocked()
 	for {
@@ -300,8 +300,10 @@ func (g *gate) dispatchLocked() {
 			break
 		}
 		w := g.q[c].head
-		if standing {
-			w = g.q[c].tail
+		if standing && w.links[boundedLink].queued {
+			// Newest first among the waiters with a deadline; one
+			// without, who is never refused, goes when it is the oldest.
+			w = g.bounded[c].tail
 		}
 		g.wakeLocked(c, w, seq, false)
 		g.skips[c] = 0

@@ -66,7 +66,7 @@ func newLimiter[Req, Res any](inner tower.Service[Req, Res], alg Algorithm, o op
 	l := &Limiter[Req, Res]{inner: inner}
 	l.shed.sink = o.sink
 	g := &l.g
-	g.reserve, g.sink, g.dropped, g.maxWaiting = o.reserve, o.sink, o.dropped, o.maxWaiting
+	g.reserve, g.sink, g.dropped, g.maxWaiting, g.toDeadline = o.reserve, o.sink, o.dropped, o.maxWaiting, o.toDeadline
 	g.stride.Store(1)
 	g.w = window{
 		alg: alg, own: o.own, limit: float64(o.initial), min: o.min, max: o.max,
