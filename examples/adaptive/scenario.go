@@ -96,7 +96,6 @@ const ourMin, ourMax, ourInitial = 1, 200, 20
 
 func (t *tracked) Update(limit float64, s adaptive.Sample) float64 {
 	n := t.Prober.Update(limit, s)
-	zzTrace(t, limit, n, s)
 	if !t.ProbeNext() && !math.IsNaN(n) && !math.IsInf(n, 0) {
 		t.limit.Store(int64(min(max(n, ourMin), ourMax)))
 	}

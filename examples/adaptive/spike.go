@@ -59,7 +59,6 @@ func lowPrioritySpike() scenario {
 		table: func(w io.Writer, rs []result) {
 			fmt.Fprintln(w, "strategy\tlimit\tanswered/s\twithin 100ms/s\tnormal answered\tnormal p99\tlow answered\tlow p99")
 			for _, r := range rs {
-				zzSpike(r)
 				n, l := spike(r, tower.PriorityNormal), spike(r, tower.PriorityLow)
 				fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", r.name,
 					spreadString(limitSpread(r.samples, 2*time.Second, ps[0].length)),
