@@ -244,7 +244,7 @@ func (g *gate) closeLocked(end time.Duration) int {
 	was := int(w.limit)
 	w.limit = min(max(next, float64(w.min)), float64(w.max))
 	moved := int(w.limit) - was
-	w.short = s.Probe || 4*max(moved, -moved) >= was || 4*absDiff(s.MeanLatency, last) >= last && s.Timed > 0
+	w.short = s.Probe || 4*max(moved, -moved) >= was || s.Timed > 0 && last > 0 && 4*absDiff(s.MeanLatency, last) >= last
 	w.probing = false
 	if w.prober != nil && w.prober.ProbeNext() {
 		g.startProbeLocked()
