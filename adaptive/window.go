@@ -58,10 +58,11 @@ const shortDivisor = 10
 
 // A window ends early after a run of a short window's minimum of timed
 // calls whose mean latency is above earlyRatio times the last window's,
-// or each of whose latencies is below earlyFall times it: a dependency
-// that became slower or faster, or lost or gained capacity, is acted on
-// at once, not at the window's end, and the algorithm sees that run
-// alone.
+// or, while callers are blocked at the limit, each of whose latencies is
+// below earlyFall times it: a dependency that became slower, or faster
+// while the limit holds the load back, is acted on at once, not at the
+// window's end, and the algorithm sees that run alone. (A faster run
+// matters only when the limit may rise: unblocked, it may be noise.)
 const (
 	earlyRatio = 2
 	earlyFall  = 0.75
@@ -195,11 +196,11 @@ func (g *gate) observe(end, latency time.Duration, o outcome, inflight int) (del
 func (w *window) few() int { return max(1, w.minSamples/2) }
 
 // jumped reports whether the run's mean latency is above earlyRatio times
-// the last window's mean, or each of its latencies below earlyFall times
-// it.
+// the last window's mean, or, while callers have been blocked at the
+// limit in the window, each of its latencies below earlyFall times it.
 func (w *window) jumped() bool {
 	return w.lastMean > 0 && (w.runSum > earlyRatio*w.lastMean*time.Duration(w.run) ||
-		float64(w.runMax) < earlyFall*float64(w.lastMean))
+		w.blocked > 0 && float64(w.runMax) < earlyFall*float64(w.lastMean))
 }
 
 // closeLocked ends the window at end: the algorithm moves the limit, and a
