@@ -193,8 +193,8 @@ func TestLowPrioritySpikeWithoutLoadShed(t *testing.T) {
 		p99    time.Duration // of the low requests, answered or refused
 	}{
 		{"Gradient2", adaptive.Gradient2(), nil, 14, 2396, 18711313},
-		{"Vegas", adaptive.Vegas(), nil, 15, 2396, 20488810},
-		{"AIMD", adaptive.AIMD(adaptive.AIMDTimeout(50 * time.Millisecond)), nil, 20, 2396, 24415070},
+		{"Vegas", adaptive.Vegas(), nil, 15, 2396, 20415938},
+		{"AIMD", adaptive.AIMD(adaptive.AIMDTimeout(50 * time.Millisecond)), nil, 20, 2396, 24391010},
 		{"Gradient2WaitToDeadline", adaptive.Gradient2(), []adaptive.Option{adaptive.WithWaitToDeadline()}, 14, 2154, time.Second},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -70,6 +70,8 @@ type gate struct {
 	maxWaiting int
 	toDeadline bool          // WithWaitToDeadline: no wait bound, oldest first
 	busySince  time.Duration // mono reading when the queue last became non-empty
+	expiry     *time.Timer   // refuses the waiters that reach the wait bound; made on first use
+	armed      bool          // expiry is set to fire
 	w          window
 }
 
@@ -238,13 +240,14 @@ func (g *gate) wakeLocked(c int, w *waiter, seq uint64, refused bool) {
 }
 
 // expireLocked refuses the waiters with a deadline that have waited past
-// the wait bound, and reports whether the queue is a standing one. Before
-// the first window has measured the dependency's latency there is no
-// bound.
-func (g *gate) expireLocked() (standing bool) {
+// the wait bound, and reports whether the queue is a standing one, and
+// how long until the next waiter with a deadline passes the bound (0 if
+// none). Before the first window has measured the dependency's latency
+// there is no bound.
+func (g *gate) expireLocked() (standing bool, next time.Duration) {
 	typical := time.Duration(g.typical.Load())
 	if typical <= 0 {
-		return false
+		return false, 0
 	}
 	t := now()
 	bound := waitBound * typical
@@ -252,11 +255,41 @@ func (g *gate) expireLocked() (standing bool) {
 		bound = standingBound * typical
 	}
 	for c := range g.bounded {
-		for w := g.bounded[c].head; w != nil && t-w.since > bound; w = g.bounded[c].head {
+		w := g.bounded[c].head
+		for ; w != nil && t-w.since > bound; w = g.bounded[c].head {
 			g.wakeLocked(c, w, 0, true)
 		}
+		if w != nil {
+			if d := w.since + bound - t + 1; next == 0 || d < next {
+				next = d
+			}
+		}
 	}
-	return standing
+	return standing, next
+}
+
+// armLocked sets the expiry timer to fire in d, unless it is set already.
+// Refusals come on time even if no permit is given back and nobody comes
+// meanwhile.
+func (g *gate) armLocked(d time.Duration) {
+	if g.armed {
+		return
+	}
+	g.armed = true
+	if g.expiry == nil {
+		g.expiry = time.AfterFunc(d, g.expired)
+	} else {
+		g.expiry.Reset(d)
+	}
+}
+
+// expired is the expiry timer's function: it refuses the waiters past the
+// bound, and sets the timer again for the next.
+func (g *gate) expired() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.armed = false
+	g.dispatchLocked()
 }
 
 // admitLocked grants a permit to a newcomer of class c if no waiter goes
@@ -293,7 +326,11 @@ func (g *gate) overtook(c int) bool {
 // within a class, the oldest waiter, or under a standing queue the newest
 // with a deadline unless the oldest has none. It clears the wait bit once nobody waits.
 func (g *gate) dispatchLocked() {
-	standing := g.waiting > 0 && !g.toDeadline && g.expireLocked()
+	var standing bool
+	var next time.Duration
+	if g.waiting > 0 && !g.toDeadline {
+		standing, next = g.expireLocked()
+	}
 	for {
 		c, seq := g.pickLocked()
 		if c < 0 {
@@ -311,6 +348,8 @@ func (g *gate) dispatchLocked() {
 	}
 	if g.waiting == 0 {
 		g.state.And(^uint64(waitBit))
+	} else if next > 0 {
+		g.armLocked(next)
 	}
 }
 

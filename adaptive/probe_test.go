@@ -202,11 +202,13 @@ func TestCallerDeadlineIsNotADrop(t *testing.T) {
 // A waiter granted a permit with less time left before its deadline than
 // the service's typical latency is refused at once, with a permit whose
 // Call fails with loadshed.ErrOverloaded and counts as Shed, and the
-// permit goes to the next waiter.
+// permit goes to the next waiter. (WithWaitToDeadline, so that the waiter
+// waits for the permit: the wait bound would refuse it at 20ms.)
 func TestLateWaiterRefused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var counts metrics.Counts
-		l := adaptive.New[int, int](sleeper(10*time.Millisecond), hold, adaptive.WithInitial(1), adaptive.WithBounds(1, 1), adaptive.WithWindow(time.Nanosecond, 1), adaptive.WithMetrics(&counts))
+		l := adaptive.New[int, int](sleeper(10*time.Millisecond), hold, adaptive.WithInitial(1), adaptive.WithBounds(1, 1), adaptive.WithWindow(time.Nanosecond, 1),
+			adaptive.WithMetrics(&counts), adaptive.WithWaitToDeadline())
 		svc := tower.Service[int, int](l)
 		tower.Call(t.Context(), svc, 0) // typical: 10ms
 		held, _ := l.Ready(t.Context())
