@@ -76,11 +76,13 @@ type Sample struct {
 // one is. During a probe the limit in force is the probe's, a quarter of
 // the algorithm's limit, at least 3 (Envoy's min_concurrency) and within
 // the bounds, so that the service's own queue drains; the probe ends once
-// it has timed the window's minimum of calls that started with no more
-// than the probe's limit in flight, or once it has lasted a window and
-// timed one (or seen a drop). Update then gets a Sample with Probe set, and the limit in force
-// goes back to the one Update returns. While a probe lasts, callers
-// beyond its limit wait, or, under a LoadShed, are shed.
+// it has timed, of the calls that started with no more than the probe's
+// limit in flight, as many as normal priority may have in flight in it (a
+// round trip at its limit), at most half the window's minimum, or once it
+// has lasted a window and timed one (or seen a drop). Update then gets a
+// Sample with Probe set, and the limit in force goes back to the one
+// Update returns. While a probe lasts, callers beyond its limit wait, or,
+// under a LoadShed, are shed.
 type Prober interface {
 	Algorithm
 	// ProbeNext reports whether the window after the one Update was just

@@ -247,24 +247,24 @@ func TestLowPrioritySpikeWithoutLoadShed(t *testing.T) {
 // that answers in 1ms whatever the load. Latency rises with the queue for
 // the cores, not in the dependency. Told of that queue (WithOwnDelay),
 // the limit never falls and grows until nobody is shed (72: 64 in flight
-// for normal priority, the reserve aside), from the first loaded window
-// on; not told, it holds near 20 and sheds two requests in three, for
-// the first 3s at least (Gradient2's probe then measures the cores' queue
-// too, and its limit grows; Vegas's holds at 17 to the end). The callers
-// of a closed loop meet at one instant, where which goroutine runs first
-// decides who waits for a core, so this run's figures vary a little: it
-// asserts bounds.
+// for normal priority, the reserve aside), fourfold from the first loaded
+// window on. (Not told, it mostly holds near 20 and sheds two requests in
+// three; but its first probe, at a quarter of the limit while the shed
+// callers hold the cores, measures part of the cores' queue as the
+// dependency's no-load latency, and how much depends on which goroutine
+// runs first, so that some runs grow the limit all the same. The example
+// of package adaptive, whose closed loop is the same on every run, shows
+// one.) The callers of a closed loop meet at one instant, where which
+// goroutine runs first decides who waits for a core, so this run's
+// figures vary a little: it asserts bounds.
 func TestOwnDelayIsNotTheDependencys(t *testing.T) {
 	for _, c := range []struct {
-		name           string
-		alg            func() adaptive.Algorithm
-		own            bool
-		served, atMost int64 // in the first 3s
+		name   string
+		alg    func() adaptive.Algorithm
+		served int64 // in the first 3s, at least
 	}{
-		{"Gradient2", adaptive.Gradient2(), true, 40000, 1 << 62},
-		{"Gradient2Untold", adaptive.Gradient2(), false, 0, 15000},
-		{"Vegas", adaptive.Vegas(), true, 40000, 1 << 62},
-		{"VegasUntold", adaptive.Vegas(), false, 0, 15000},
+		{"Gradient2", adaptive.Gradient2(), 40000},
+		{"Vegas", adaptive.Vegas(), 40000},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -276,12 +276,8 @@ func TestOwnDelayIsNotTheDependencys(t *testing.T) {
 					cpu.run()
 					return req, nil
 				})
-				var opts []adaptive.Option
-				if c.own {
-					opts = append(opts, adaptive.WithOwnDelay(cpu.mean))
-				}
 				alg, tr := trace(c.alg, start)
-				l := adaptive.New(dep, alg, opts...)
+				l := adaptive.New(dep, alg, adaptive.WithOwnDelay(cpu.mean))
 				svc := loadshed.New[int, int](l)
 				var served atomic.Int64
 				var wg sync.WaitGroup
@@ -301,14 +297,14 @@ func TestOwnDelayIsNotTheDependencys(t *testing.T) {
 				wg.Wait()
 				lo, _ := tr.spread(0, 10*second)
 				last, _ := tr.spread(9*second, 10*second)
-				if c.own && lo < 20 {
+				if lo < 20 {
 					t.Errorf("the limit fell to %d, want it never below the 20 it started at", lo)
 				}
-				if c.own && last < 72 {
+				if last < 72 {
 					t.Errorf("limit %d in the last second, want at least 72", last)
 				}
-				if n := served.Load(); n < c.served || n > c.atMost {
-					t.Errorf("served %d in the first 3s, want between %d and %d", n, c.served, c.atMost)
+				if n := served.Load(); n < c.served {
+					t.Errorf("served %d in the first 3s, want at least %d", n, c.served)
 				}
 			})
 		})

@@ -324,7 +324,9 @@ func (g *gate) overtook(c int) bool {
 // permits to waiters while the limit has room: first to a class whose turn
 // has come, then to the highest class waiting if its share has room;
 // within a class, the oldest waiter, or under a standing queue the newest
-// with a deadline unless the oldest has none. It clears the wait bit once nobody waits.
+// with a deadline unless the oldest has none. It clears the wait bit once
+// nobody waits, and otherwise sets the expiry timer for the next waiter
+// to reach the bound.
 func (g *gate) dispatchLocked() {
 	var standing bool
 	var next time.Duration

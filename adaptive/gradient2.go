@@ -91,6 +91,18 @@ type gradient2 struct {
 // whose requests in flight never reached half the limit leaves it alone:
 // the load, not the service, held it back.
 //
+// A window without queueing whose callers were blocked at the limit
+// ([Sample].Blocked) doubles it instead, times the smoothing, if that is
+// more: a slow start, as TCP's, so that a limit far below the capacity
+// (at the start, or when capacity returns) reaches it in a few short
+// windows rather than a √limit a window. It doubles from at least the
+// limit at which latency last rose above the tolerance, or from any limit
+// once latency falls by a quarter at an unchanged limit (the dependency
+// has room it did not have); below that it grows by the headroom, so that
+// it does not double and fall in turn around a small capacity. When the
+// process's own delay is most of the latency, blocked callers make it
+// four times as large.
+//
 // The baseline comes from probes (see [Prober]): a short window at a
 // quarter of the limit, at the start, when latency stays above the
 // tolerance for 3 windows in a row or jumps past 3 times the baseline (at

@@ -13,9 +13,10 @@ import (
 
 // Limiter is middleware that limits the requests in flight in the inner
 // service to a limit that an [Algorithm] moves as it sees the calls'
-// latencies and drops. Ready waits for a permit under the limit, oldest
-// first within a priority and higher priorities first (see the package
-// doc), and only then asks the inner service, so a caller waiting for a
+// latencies and drops. Ready waits for a permit under the limit, higher
+// priorities first, for at most twice the service's typical latency if
+// ctx has a deadline (see the package doc, Waiting for a permit), and
+// only then asks the inner service, so a caller waiting for a
 // permit holds nothing of the inner service's. If the inner service fails
 // or ctx ends while Ready waits for it, the permit is given back. A request
 // is in flight from the moment Ready grants its permit until its call
@@ -117,9 +118,10 @@ func (l *Limiter[Req, Res]) Waiting() int { return l.g.queued() }
 // ctx is already done. If ctx ends first, Ready returns ctx.Err()
 // unchanged; if the inner service fails or ctx ends while waiting for it,
 // the permit is given back and its error returned. Beyond
-// [WithMaxWaiting], or for a waiter whose permit comes with less time left
-// before ctx's deadline than the service's typical latency, Ready returns
-// a permit that sheds the request: its Call fails with
+// [WithMaxWaiting], for a waiter past the wait bound (see
+// [WithWaitToDeadline]), or for a waiter whose permit comes with less
+// time left before ctx's deadline than the service's typical latency,
+// Ready returns a permit that sheds the request: its Call fails with
 // loadshed.ErrOverloaded.
 func (l *Limiter[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	c := class(tower.PriorityFrom(ctx))
@@ -245,7 +247,7 @@ func (l *Limiter[Req, Res]) done(ctx context.Context, start time.Duration, infli
 }
 
 // shedder serves the permits of callers beyond WithMaxWaiting, and of
-// waiters too late for their deadline. They
+// waiters past the wait bound or too late for their deadline. They
 // reserve nothing, so copies cannot be told apart.
 type shedder[Req, Res any] struct{ sink metrics.Sink }
 

@@ -113,7 +113,8 @@ func Dropped(err error) bool {
 // is the limit in force; InFlight, +1 when Ready grants a permit and -1
 // when its call returns or it is released; Waiting, +1 when a caller
 // starts waiting in Ready and -1 when it stops; and Shed +1 when a permit
-// refused for [WithMaxWaiting] is called. A caller that finds a permit
+// refused for [WithMaxWaiting], or to a waiter past the wait bound or too
+// late for its deadline, is called. A caller that finds a permit
 // free never counts as Waiting. The calls are made on the caller's
 // goroutine, never under the limiter's lock (a change of the limit is
 // reported by the call whose end moved it, after the lock is let go, so
@@ -127,8 +128,11 @@ func WithMetrics(sink metrics.Sink) Option {
 // must time at least, before it ends and the algorithm moves the limit. A
 // window that has lasted d ends with the first call after that which is
 // timed or dropped, if it has timed minSamples calls or seen a drop;
-// otherwise it goes on. It panics unless d > 0 and minSamples >= 1. The
-// default is 1s and 10, Netflix's WindowedLimit.
+// otherwise it goes on. While the limit settles, windows are short: d/10
+// and minSamples/2 (at least 1); and a run of minSamples/2 timed calls far
+// slower or faster than the last window ends one early (see the package
+// doc). It panics unless d > 0 and minSamples >= 1. The default is 1s and
+// 10, Netflix's WindowedLimit.
 func WithWindow(d time.Duration, minSamples int) Option {
 	if d <= 0 || minSamples < 1 {
 		panic(fmt.Sprintf("adaptive.WithWindow: want d > 0 and minSamples >= 1, got %v and %d", d, minSamples))

@@ -50,7 +50,10 @@ type vegas struct {
 // lands where the queue is β. (Netflix's takes away lg a window, seconds
 // behind a service that slowed.) A window with a drop takes lg away. A
 // window whose requests in flight never reached half the limit leaves it
-// alone.
+// alone. A window with no queue at all whose callers were blocked at the
+// limit ([Sample].Blocked) doubles it, if that adds more than β: a slow
+// start, as Gradient2's. When the process's own delay is most of the
+// latency, the limit grows by β, or, with callers blocked, fourfold.
 //
 // The no-load latency comes from probes (see [Prober]): a short window at
 // a quarter of the limit, at the start, when the queue stays above β for
