@@ -46,13 +46,13 @@ type window struct {
 	// began, with at most probeLimit in flight.
 	probing      bool
 	probeLimit   int
-	probeSamples int // the timed calls that end it: a short window's minimum, at most as many as normal priority may have in flight in it
+	probeSamples int // the timed calls that end it: as many as normal priority may have in flight in it, at most a short window's minimum
 }
 
 // A short window lasts shortDivisor times less than the limiter's windows,
-// and needs half the timed calls (at least 1). It
-// follows a probe, which measured the no-load latency afresh, and a
-// window that moved the limit in force by a quarter or more: while the
+// and needs half the timed calls (at least 1). It follows a probe, which
+// measured the no-load latency afresh, and a window that moved the limit
+// in force, or whose mean latency moved, by a quarter or more: while the
 // limit settles it moves every tenth of a window, not every window.
 const shortDivisor = 10
 
@@ -61,8 +61,9 @@ const shortDivisor = 10
 // or, while callers are blocked at the limit, each of whose latencies is
 // below earlyFall times it: a dependency that became slower, or faster
 // while the limit holds the load back, is acted on at once, not at the
-// window's end, and the algorithm sees that run alone. (A faster run
-// matters only when the limit may rise: unblocked, it may be noise.)
+// window's end, and the latency the algorithm sees is that run's. (A
+// faster run matters only when the limit may rise: unblocked, it may be
+// noise.)
 const (
 	earlyRatio = 2
 	earlyFall  = 0.75
@@ -233,8 +234,8 @@ func (g *gate) closeLocked(end time.Duration) int {
 	w.run, w.runSum, w.runMax = 0, 0, 0
 	if !w.probing && s.Elapsed > 0 {
 		// The calls of a short window at the rate of this one.
-		calls := (s.Timed*int(g.stride.Load()) + s.Dropped) * int(w.length/shortDivisor) / int(s.Elapsed)
-		g.stride.Store(strideFor(calls, w.few()))
+		calls := float64(s.Timed*int(g.stride.Load())+s.Dropped) * float64(w.length/shortDivisor) / float64(s.Elapsed)
+		g.stride.Store(strideFor(int(min(calls, math.MaxInt32)), w.few()))
 	}
 	w.sinceStride = 0
 
