@@ -183,6 +183,14 @@ func TestServiceSlowsAndRecovers(t *testing.T) {
 // permit with less time left than the dependency's typical latency is
 // refused then, and those sent are answered near their deadline, some
 // after it, so that fewer are answered in time.
+//
+// AIMD's p99 is a bound, not an exact figure: AIMD raises its limit at the
+// end of a window while low waiters queue, which lets two of them out at
+// one instant (the one the ending call's permit goes to, and the one the
+// new limit admits), and which of the two reaches the dependency's pool
+// first, and so takes the worker free sooner, depends on which goroutine
+// runs first, so that the p99 moves by up to tens of microseconds from
+// one run to the next.
 func TestLowPrioritySpikeWithoutLoadShed(t *testing.T) {
 	for _, c := range []struct {
 		name   string
@@ -194,7 +202,7 @@ func TestLowPrioritySpikeWithoutLoadShed(t *testing.T) {
 	}{
 		{"Gradient2", adaptive.Gradient2(), nil, 14, 2396, 18711313},
 		{"Vegas", adaptive.Vegas(), nil, 15, 2396, 20415938},
-		{"AIMD", adaptive.AIMD(adaptive.AIMDTimeout(50 * time.Millisecond)), nil, 20, 2396, 24391010},
+		{"AIMD", adaptive.AIMD(adaptive.AIMDTimeout(50 * time.Millisecond)), nil, 20, 2396, 25 * time.Millisecond},
 		{"Gradient2WaitToDeadline", adaptive.Gradient2(), []adaptive.Option{adaptive.WithWaitToDeadline()}, 14, 2154, time.Second},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -233,8 +241,11 @@ func TestLowPrioritySpikeWithoutLoadShed(t *testing.T) {
 				if served != c.served {
 					t.Errorf("served %d in the spike's 3s, want %d (of 2400)", served, c.served)
 				}
-				if p := p99(slices.Concat(spike.served, spike.shed, spike.failed)); p != c.p99 {
-					t.Errorf("the low requests' p99 %v, want %v", p, c.p99)
+				low := p99(slices.Concat(spike.served, spike.shed, spike.failed))
+				if tr == nil && low > c.p99 { // AIMD's: see above
+					t.Errorf("the low requests' p99 %v, want at most %v", low, c.p99)
+				} else if tr != nil && low != c.p99 {
+					t.Errorf("the low requests' p99 %v, want %v", low, c.p99)
 				}
 			})
 		})
