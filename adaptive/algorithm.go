@@ -38,7 +38,8 @@ type Sample struct {
 	// were picked for timing. A call its caller cancelled is not timed.
 	Timed int
 	// MeanLatency and MinLatency are the mean and the least latency of
-	// the timed calls, zero if none was timed.
+	// the timed calls, zero if none was timed; of the run of calls that
+	// ended the window early, if one did (see the package doc).
 	MeanLatency, MinLatency time.Duration
 	// MaxInFlight is the most requests that were in flight, the call
 	// itself among them, when a timed call started or a dropped call

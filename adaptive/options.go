@@ -76,13 +76,13 @@ func WithMaxWaiting(n int) Option {
 // WithWaitToDeadline makes a caller that waits in Ready for a permit wait
 // until its ctx ends, oldest first within a priority, as a semaphore's
 // waiters do. By default a caller whose ctx has a deadline waits at most
-// twice the dependency's typical latency (the mean of the last window),
-// and once the queue has not emptied for that long (a standing queue,
-// whose waiters come as fast as permits free up), at most once that
-// latency and newest first, so that fresh callers are answered in time
-// and stale ones refused: a refused caller's Call fails with
-// loadshed.ErrOverloaded, as for [WithMaxWaiting]. A caller without a
-// deadline is never refused: it waits until its ctx ends, and under a
+// twice the dependency's typical latency (the last window's mean, less
+// the process's own delay), and once the queue has not emptied for that
+// long (a standing queue, whose waiters come as fast as permits free up),
+// at most once that latency and newest first, so that fresh callers are
+// answered in time and stale ones refused: a refused caller's Call fails
+// with loadshed.ErrOverloaded, as for [WithMaxWaiting]. A caller without
+// a deadline is never refused: it waits until its ctx ends, and under a
 // standing queue it goes when it is the oldest of its priority.
 func WithWaitToDeadline() Option {
 	return func(o *options) { o.toDeadline = true }
