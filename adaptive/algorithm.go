@@ -39,7 +39,10 @@ type Sample struct {
 	Timed int
 	// MeanLatency and MinLatency are the mean and the least latency of
 	// the timed calls, zero if none was timed; of the run of calls that
-	// ended the window early, if one did (see the package doc).
+	// ended the window early, if one did (see the package doc). The mean
+	// counts each call at most twice the last window's mean (a run's,
+	// twice the run's median), so that a rare slow call is not taken for
+	// queueing.
 	MeanLatency, MinLatency time.Duration
 	// MaxInFlight is the most requests that were in flight, the call
 	// itself among them, when a timed call started or a dropped call

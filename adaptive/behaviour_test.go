@@ -72,6 +72,49 @@ func TestStartedUnderOverload(t *testing.T) {
 	}
 }
 
+// A dependency with a heavy tail: one request in 50 takes 200ms rather
+// than 10ms (a backend's rare expensive request), so its 8 workers serve
+// 580 a second (a mean of 13.8ms), offered 1,600. A window of few calls
+// that holds one slow call has a mean several times the no-load latency,
+// which is not queueing: the limit counts each call's latency at most
+// twice the last window's mean, and ends a window early only on a run
+// whose median is that much slower. It settles within 100ms and holds,
+// with one probe, the first window. Counting the tail in full, a limit
+// of short windows fell to 1 and served an eighth of the capacity.
+// Bounds: goodput from 2s on at least 95% of the capacity; steady.
+func TestHeavyTail(t *testing.T) {
+	for _, a := range []struct {
+		name   string
+		alg    func() adaptive.Algorithm
+		settle time.Duration
+		limit  int
+	}{{"Gradient2", adaptive.Gradient2(), 50415215, 12}, {"Vegas", adaptive.Vegas(), 50415215, 14}} {
+		t.Run(a.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				alg, tr := trace(a.alg, start)
+				p := newPool(start, stage{time.Hour, 8, ms10})
+				p.slowEvery, p.slow = 50, 200*time.Millisecond
+				res := &result{}
+				openLoop(loadshed.New[int, int](adaptive.New(p.service(), alg)), start, rate, 10*second, second,
+					func(int) tower.Priority { return tower.PriorityNormal }, res)
+				if at := tr.settle(0, 10*second, 9, 16); at != a.settle {
+					t.Errorf("settled into 9..16 at %v, want %v (within 2s)", at, a.settle)
+				}
+				if lo, hi := tr.spread(2*second, 10*second); lo != a.limit || hi != a.limit {
+					t.Errorf("limit from 2s on between %d and %d, want %d throughout", lo, hi, a.limit)
+				}
+				if n := res.servedIn(2*second, 10*second); n != 4637 {
+					t.Errorf("served %d in [2s, 10s), want 4637 (of the capacity's 4640; at least 4408)", n)
+				}
+				if n := tr.probes(0, 10*second); n != 1 {
+					t.Errorf("%d probes, want 1: the first window", n)
+				}
+			})
+		})
+	}
+}
+
 // The dependency loses 6 of its 8 workers at 10s and gets them back at
 // 20s. A run of calls twice as slow as the last window ends the window
 // early, the jump calls for a probe, and the limit falls within 250ms

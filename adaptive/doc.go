@@ -30,11 +30,15 @@
 // and half the timed calls: after a probe, and after a window that moved
 // the limit in force, or whose mean latency moved, by a quarter or more.
 // And a window ends at once after a run of 5 timed calls (half the
-// minimum) whose mean is above twice the last window's, or, while callers
-// are blocked at the limit, each of which is below three quarters of it:
-// the algorithm then sees that run alone. So a dependency that loses or
-// regains capacity, or becomes slower or faster, is acted on within a few
-// of its calls, not at the end of a second's window. The algorithms:
+// minimum) whose median is above twice the last window's mean, or, while
+// callers are blocked at the limit, each of which is below three quarters
+// of it: the algorithm then sees that run alone. So a dependency that
+// loses or regains capacity, or becomes slower or faster, is acted on
+// within a few of its calls, not at the end of a second's window. A
+// window's mean counts each call at most twice the last window's mean
+// (a run's, twice the run's median): a rare slow call, such as one
+// request in 50 that takes twenty times as long, is not queueing, and
+// would otherwise bring a limit of short windows down. The algorithms:
 //
 //   - [Gradient2], delay-based, for a server: the limit comes down at once
 //     to what keeps latency within a tolerance of the no-load latency (by

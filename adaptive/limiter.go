@@ -73,6 +73,7 @@ func newLimiter[Req, Res any](inner tower.Service[Req, Res], alg Algorithm, o op
 		alg: alg, own: o.own, limit: float64(o.initial), min: o.min, max: o.max,
 		length: o.window, minSamples: o.minSamples, start: now(),
 	}
+	g.w.run = make([]time.Duration, 0, g.w.few())
 	if p, ok := alg.(Prober); ok {
 		g.w.prober = p
 		g.startProbeLocked() // nobody else holds g yet

@@ -152,10 +152,12 @@ func TestShortWindows(t *testing.T) {
 	}
 }
 
-// A run of 5 timed calls (half the minimum) whose mean is above twice the
-// last window's mean ends the window at once, and the algorithm sees that
-// run alone; a run each of whose calls is below 3/4 of it does too, but
-// only while callers have been blocked at the limit in the window.
+// A run of 5 timed calls (half the minimum) whose median is above twice
+// the last window's mean ends the window at once, and the algorithm sees
+// that run alone, each call counted at most twice the run's median; one
+// call far slower does not. A run each of whose calls is below 3/4 of
+// the last mean ends it too, but only while callers have been blocked at
+// the limit in the window.
 func TestRunEndsWindowEarly(t *testing.T) {
 	for _, c := range []struct {
 		name    string
@@ -164,8 +166,10 @@ func TestRunEndsWindowEarly(t *testing.T) {
 		ends    bool
 		mean    time.Duration
 	}{
-		{"twice as slow and a ns", [5]time.Duration{20e6, 20e6, 20e6, 20e6, 20e6 + 5}, 0, true, 20e6 + 1},
+		{"three of five twice as slow and a ns", [5]time.Duration{20e6 + 5, 10e6, 20e6 + 5, 10e6, 20e6 + 5}, 0, true, 16e6 + 3},
 		{"twice as slow", [5]time.Duration{20e6, 20e6, 20e6, 20e6, 20e6}, 0, false, 0},
+		{"one call fifty times as slow", [5]time.Duration{10e6, 10e6, 500e6, 10e6, 10e6}, 0, false, 0},
+		{"three times as slow, one fifty", [5]time.Duration{30e6, 500e6, 30e6, 30e6, 30e6}, 0, true, 36e6},
 		{"a quarter faster, blocked", [5]time.Duration{7e6, 7e6, 7e6, 7e6, 7.4e6}, 1, true, 7.08e6},
 		{"a quarter faster, one call not, blocked", [5]time.Duration{7e6, 7e6, 7e6, 7e6, 7.5e6}, 1, false, 0},
 		{"a quarter faster, nobody blocked", [5]time.Duration{7e6, 7e6, 7e6, 7e6, 7e6}, 0, false, 0},
@@ -177,7 +181,7 @@ func TestRunEndsWindowEarly(t *testing.T) {
 		for i := range 3 {
 			g.observe(time.Duration(i+1)*time.Millisecond, 10*time.Millisecond, answered, 1)
 		}
-		g.w.run, g.w.runSum, g.w.runMax = 0, 0, 0 // a run starts here
+		g.w.run = g.w.run[:0] // a run starts here
 		for i, l := range c.run {
 			g.observe(time.Duration(i+4)*time.Millisecond, l, answered, 1)
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/bits"
+	"slices"
 	"time"
 
 	"github.com/towergo/tower"
@@ -34,13 +35,13 @@ type window struct {
 	short       bool          // the window is a short one: the limit is settling
 	lastMean    time.Duration // the mean latency of the last window that timed a call
 
-	// The window's latest timed calls, few of them at most: their
-	// latencies' sum, least and most. A run of them far slower or faster
-	// than the last window ends the window early (see earlyRatio).
-	run                      int
-	runSum, runLeast, runMax time.Duration
-	reportedLimit            int // the limit in force last told to the sink
-	sinceStride              int // calls observed since the stride last changed
+	// The latencies of the window's latest timed calls, few of them at
+	// most (its capacity, made with the window). A run of them far slower
+	// or faster than the last window ends the window early (see
+	// earlyRatio).
+	run           []time.Duration
+	reportedLimit int // the limit in force last told to the sink
+	sinceStride   int // calls observed since the stride last changed
 
 	// A probe: the window's timed calls are those that started, after it
 	// began, with at most probeLimit in flight.
@@ -57,7 +58,7 @@ type window struct {
 const shortDivisor = 10
 
 // A window ends early after a run of a short window's minimum of timed
-// calls whose mean latency is above earlyRatio times the last window's,
+// calls whose median latency is above earlyRatio times the last window's,
 // or, while callers are blocked at the limit, each of whose latencies is
 // below earlyFall times it: a dependency that became slower, or faster
 // while the limit holds the load back, is acted on at once, not at the
@@ -68,6 +69,10 @@ const (
 	earlyRatio = 2
 	earlyFall  = 0.75
 )
+
+// clipRatio bounds a timed call's latency, as a window's mean counts it,
+// to that many times the last window's mean (see clipped).
+const clipRatio = 2
 
 // probeFloor is the least limit a probe has, bounds allowing, as Envoy's
 // min_concurrency: with fewer in flight a probe of a slow service takes
@@ -150,13 +155,10 @@ func (g *gate) observe(end, latency time.Duration, o outcome, inflight int) (del
 			w.least = latency
 		}
 		w.timed++
-		w.sum += latency
-		if w.run == 0 || latency < w.runLeast {
-			w.runLeast = latency
+		w.sum += w.clipped(latency)
+		if len(w.run) < cap(w.run) {
+			w.run = append(w.run, latency)
 		}
-		w.run++
-		w.runSum += latency
-		w.runMax = max(w.runMax, latency)
 	}
 	w.maxInFlight = max(w.maxInFlight, inflight)
 	if w.probing {
@@ -178,14 +180,20 @@ func (g *gate) observe(end, latency time.Duration, o outcome, inflight int) (del
 	if w.short {
 		length, minSamples = length/shortDivisor, few
 	}
-	if w.run >= few {
+	if len(w.run) >= few {
+		slices.Sort(w.run)
 		if w.jumped() {
 			// The window is the run: what came before it is of the
-			// dependency as it was.
-			w.timed, w.sum, w.least = w.run, w.runSum, w.runLeast
+			// dependency as it was. Its mean counts each latency at most
+			// clipRatio times the run's median.
+			w.timed, w.sum, w.least = len(w.run), 0, w.run[0]
+			median := w.run[len(w.run)/2]
+			for _, l := range w.run {
+				w.sum += min(l, clipRatio*median)
+			}
 			return g.closeLocked(end)
 		}
-		w.run, w.runSum, w.runMax = 0, 0, 0
+		w.run = w.run[:0]
 	}
 	if end-w.start < length || (w.timed < minSamples && w.dropped == 0) {
 		return 0
@@ -193,15 +201,33 @@ func (g *gate) observe(end, latency time.Duration, o outcome, inflight int) (del
 	return g.closeLocked(end)
 }
 
+// clipped returns latency as the window's mean counts it: at most
+// clipRatio times the last window's mean. A window of few calls would
+// otherwise take one rare slow call (a backend's expensive request, a
+// retry) for queueing: at 2% of calls twenty times slower, a window of
+// ten calls that holds one is three times slower on average than the
+// dependency's calls are. A dependency that queues makes all its calls
+// slower, which moves the mean however it is clipped, and a run of calls
+// most of them far slower than the last window ends the window at once
+// with their own mean (see jumped).
+func (w *window) clipped(latency time.Duration) time.Duration {
+	if w.lastMean > 0 {
+		return min(latency, clipRatio*w.lastMean)
+	}
+	return latency
+}
+
 // few is the least number of timed calls a short window needs.
 func (w *window) few() int { return max(1, w.minSamples/2) }
 
-// jumped reports whether the run's mean latency is above earlyRatio times
-// the last window's mean, or, while callers have been blocked at the
-// limit in the window, each of its latencies below earlyFall times it.
+// jumped reports whether the median of the run's latencies, which are
+// sorted, is above earlyRatio times the last window's mean, or, while
+// callers have been blocked at the limit in the window, each of them is
+// below earlyFall times it. The median, not the mean: one rare slow call
+// is not a dependency that became slower.
 func (w *window) jumped() bool {
-	return w.lastMean > 0 && (w.runSum > earlyRatio*w.lastMean*time.Duration(w.run) ||
-		w.blocked > 0 && float64(w.runMax) < earlyFall*float64(w.lastMean))
+	return w.lastMean > 0 && (w.run[len(w.run)/2] > earlyRatio*w.lastMean ||
+		w.blocked > 0 && float64(w.run[len(w.run)-1]) < earlyFall*float64(w.lastMean))
 }
 
 // closeLocked ends the window at end: the algorithm moves the limit, and a
@@ -231,7 +257,7 @@ func (g *gate) closeLocked(end time.Duration) int {
 	}
 	w.start = end
 	w.timed, w.dropped, w.sum, w.least, w.maxInFlight, w.blocked = 0, 0, 0, 0, 0, 0
-	w.run, w.runSum, w.runMax = 0, 0, 0
+	w.run = w.run[:0]
 	if !w.probing && s.Elapsed > 0 {
 		// The calls of a short window at the rate of this one.
 		calls := float64(s.Timed*int(g.stride.Load())+s.Dropped) * float64(w.length/shortDivisor) / float64(s.Elapsed)

@@ -314,7 +314,7 @@
 //	strategy   limit  answered/s  within 100ms/s  normal answered  normal p99  low answered  low p99
 //	gradient2  14-20  798         803             100%             17ms        8%            20ms
 //	vegas      15-30  798         804             100%             18ms        8%            20ms
-//	aimd       20-26  798         807             100%             28ms        8%            26ms
+//	aimd       20-25  798         806             100%             27ms        8%            24ms
 //	failsafe   22-26  798         29              15%              127ms       16%           127ms
 //	failsafe0  22-26  798         806             12%              34ms        16%           35ms
 //	gradient2 against failsafe-go: behind on within 100ms/s 803 to failsafe0's 806
@@ -323,12 +323,12 @@
 //
 // Every limit keeps the eight workers busy through the spike. Ours never
 // fall below 14 (AIMD 20) and answer every normal request, at a p99 of
-// 17ms and 18ms (AIMD 28ms), where failsafe-go, which knows no priorities
+// 17ms and 18ms (AIMD 27ms), where failsafe-go, which knows no priorities
 // here, answers 12% to 16% of either. The low ones take what is left:
 // their queue stands from the spike's first instants, the newest low
 // waiter goes first, and one that has waited the typical latency, about
 // 13ms, is refused. So every low request has its answer or its refusal
-// within 20ms (AIMD 26ms), to failsafe0's 35ms and failsafe's 127ms, and
+// within 20ms (AIMD 24ms), to failsafe0's 35ms and failsafe's 127ms, and
 // 798 answers a second come in time, as for failsafe-go. (Vegas's limit
 // doubles to 30 as the spike ends: a run of calls at the no-load latency
 // ends a window in which callers were blocked. With the load below half

@@ -116,7 +116,7 @@ within 100ms/s: those of the requests sent in it; the rest: requests sent in it,
 strategy   limit  answered/s  within 100ms/s  normal answered  normal p99  low answered  low p99
 gradient2  14-20  798         803             100%             17ms        8%            20ms
 vegas      15-30  798         804             100%             18ms        8%            20ms
-aimd       20-26  798         807             100%             28ms        8%            26ms
+aimd       20-25  798         806             100%             27ms        8%            24ms
 failsafe   22-26  798         29              15%              127ms       16%           127ms
 failsafe0  22-26  798         806             12%              34ms        16%           35ms
 gradient2 against failsafe-go: behind on within 100ms/s 803 to failsafe0's 806
