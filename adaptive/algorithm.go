@@ -38,13 +38,23 @@ type Sample struct {
 	// were picked for timing. A call its caller cancelled is not timed.
 	Timed int
 	// MeanLatency and MinLatency are the mean and the least latency of
-	// the timed calls, zero if none was timed.
+	// the timed calls, zero if none was timed; of the run of calls that
+	// ended the window early, if one did (see the package doc). The mean
+	// counts each call at most twice the last window's mean (a run's,
+	// twice the run's median), so that a rare slow call is not taken for
+	// queueing.
 	MeanLatency, MinLatency time.Duration
 	// MaxInFlight is the most requests that were in flight, the call
 	// itself among them, when a timed call started or a dropped call
 	// ended: how close the window came to the limit. Algorithms do not
 	// raise a limit that the load never approached.
 	MaxInFlight int
+	// Blocked is the number of callers that found no permit free under the
+	// limit: that waited for one, or were turned away (by a LoadShed
+	// above, or [WithMaxWaiting]). Callers blocked while the latency
+	// shows no queueing say the limit, not the dependency, held the load
+	// back.
+	Blocked int
 	// AtMin reports that the limit was at its lower bound for the whole
 	// window: the least concurrency the limiter allows, so that latency
 	// seen then cannot be blamed on the limiter's own queueing.
@@ -70,11 +80,13 @@ type Sample struct {
 // one is. During a probe the limit in force is the probe's, a quarter of
 // the algorithm's limit, at least 3 (Envoy's min_concurrency) and within
 // the bounds, so that the service's own queue drains; the probe ends once
-// it has timed the window's minimum of calls that started with no more
-// than the probe's limit in flight, or once it has lasted a window and
-// timed one (or seen a drop). Update then gets a Sample with Probe set, and the limit in force
-// goes back to the one Update returns. While a probe lasts, callers
-// beyond its limit wait, or, under a LoadShed, are shed.
+// it has timed, of the calls that started with no more than the probe's
+// limit in flight, as many as normal priority may have in flight in it (a
+// round trip at its limit), at most half the window's minimum, or once it
+// has lasted a window and timed one (or seen a drop). Update then gets a
+// Sample with Probe set, and the limit in force goes back to the one
+// Update returns. While a probe lasts, callers beyond its limit wait, or,
+// under a LoadShed, are shed.
 type Prober interface {
 	Algorithm
 	// ProbeNext reports whether the window after the one Update was just
@@ -117,6 +129,11 @@ const (
 	// AIMD's default backoff.
 	dropBackoff = 0.9
 )
+
+// ownBoundGrowth is how many times the limit it adds to itself after a
+// window in which the process's own delay was most of the latency and
+// callers were blocked at the limit (see [WithOwnDelay]).
+const ownBoundGrowth = 3
 
 // ownBound reports whether the process's own delay is most of a window's
 // latency: then the process, not the dependency, is the bottleneck.

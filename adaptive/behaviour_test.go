@@ -2,6 +2,7 @@ package adaptive_test
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -26,11 +27,6 @@ const (
 	second = time.Second
 )
 
-var delayBased = []struct {
-	name string
-	alg  func() adaptive.Algorithm
-}{{"Gradient2", adaptive.Gradient2()}, {"Vegas", adaptive.Vegas()}}
-
 // run drives the open loop for length over a pool with stages, and
 // returns what happened and the algorithm's trace.
 func run(alg func() adaptive.Algorithm, length time.Duration, stages ...stage) (*result, *traced) {
@@ -41,18 +37,23 @@ func run(alg func() adaptive.Algorithm, length time.Duration, stages ...stage) (
 // Started under overload, the first window is a probe: the no-load
 // latency is 10ms, not the queue's, and the limit settles at 14 (12 in
 // flight for normal priority, the reserve aside: latency 1.5 times the
-// no-load latency) at the end of the first loaded window, and stays
-// there. Netflix's Gradient2 took its first, queued window as its
+// no-load latency) at the end of the first loaded window, a short one
+// (the probe measured the no-load latency afresh) that ends 50ms in, and
+// stays there. Netflix's Gradient2 took its first, queued window as its
 // baseline, and held 20 for good. Bounds: settled within 2s, into 9 to 16
 // (the capacity to the tolerance above it); goodput from 2s on all of the
 // capacity; steady.
 func TestStartedUnderOverload(t *testing.T) {
-	for _, a := range delayBased {
+	for _, a := range []struct {
+		name string
+		alg  func() adaptive.Algorithm
+		p99  time.Duration
+	}{{"Gradient2", adaptive.Gradient2(), 17232976}, {"Vegas", adaptive.Vegas(), 17320815}} {
 		t.Run(a.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				res, tr := run(a.alg, 10*second, stage{time.Hour, 8, ms10})
-				if at := tr.settle(0, 10*second, 9, 16); at != 1033154495 {
-					t.Errorf("settled into 9..16 at %v, want 1.033154495s (within 2s)", at)
+				if at := tr.settle(0, 10*second, 9, 16); at != 50415215 {
+					t.Errorf("settled into 9..16 at %v, want 50.415215ms (within 2s)", at)
 				}
 				if lo, hi := tr.spread(2*second, 10*second); lo != 14 || hi != 14 {
 					t.Errorf("limit from 2s on between %d and %d, want 14 throughout", lo, hi)
@@ -60,8 +61,51 @@ func TestStartedUnderOverload(t *testing.T) {
 				if n := res.servedIn(2*second, 10*second); n != 6400 {
 					t.Errorf("served %d in [2s, 10s), want 6400 (800 a second: the capacity)", n)
 				}
-				if p := p99(res.served); p != 25503010 {
-					t.Errorf("p99 %v, want 25.50301ms", p)
+				if p := p99(res.served); p != a.p99 {
+					t.Errorf("p99 %v, want %v", p, a.p99)
+				}
+				if n := tr.probes(0, 10*second); n != 1 {
+					t.Errorf("%d probes, want 1: the first window", n)
+				}
+			})
+		})
+	}
+}
+
+// A dependency with a heavy tail: one request in 50 takes 200ms rather
+// than 10ms (a backend's rare expensive request), so its 8 workers serve
+// 580 a second (a mean of 13.8ms), offered 1,600. A window of few calls
+// that holds one slow call has a mean several times the no-load latency,
+// which is not queueing: the limit counts each call's latency at most
+// twice the last window's mean, and ends a window early only on a run
+// whose median is that much slower. It settles within 100ms and holds,
+// with one probe, the first window. Counting the tail in full, a limit
+// of short windows fell to 1 and served an eighth of the capacity.
+// Bounds: goodput from 2s on at least 95% of the capacity; steady.
+func TestHeavyTail(t *testing.T) {
+	for _, a := range []struct {
+		name   string
+		alg    func() adaptive.Algorithm
+		settle time.Duration
+		limit  int
+	}{{"Gradient2", adaptive.Gradient2(), 50415215, 12}, {"Vegas", adaptive.Vegas(), 50415215, 14}} {
+		t.Run(a.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				alg, tr := trace(a.alg, start)
+				p := newPool(start, stage{time.Hour, 8, ms10})
+				p.slowEvery, p.slow = 50, 200*time.Millisecond
+				res := &result{}
+				openLoop(loadshed.New[int, int](adaptive.New(p.service(), alg)), start, rate, 10*second, second,
+					func(int) tower.Priority { return tower.PriorityNormal }, res)
+				if at := tr.settle(0, 10*second, 9, 16); at != a.settle {
+					t.Errorf("settled into 9..16 at %v, want %v (within 2s)", at, a.settle)
+				}
+				if lo, hi := tr.spread(2*second, 10*second); lo != a.limit || hi != a.limit {
+					t.Errorf("limit from 2s on between %d and %d, want %d throughout", lo, hi, a.limit)
+				}
+				if n := res.servedIn(2*second, 10*second); n != 4637 {
+					t.Errorf("served %d in [2s, 10s), want 4637 (of the capacity's 4640; at least 4408)", n)
 				}
 				if n := tr.probes(0, 10*second); n != 1 {
 					t.Errorf("%d probes, want 1: the first window", n)
@@ -72,11 +116,16 @@ func TestStartedUnderOverload(t *testing.T) {
 }
 
 // The dependency loses 6 of its 8 workers at 10s and gets them back at
-// 20s. The limit falls within 2s into 2 to 7 for Gradient2 (3 to 5: with 2
-// workers no limit keeps latency within the tolerance exactly, so it
-// moves by one around it) and to 8 for Vegas (its queue of β = 6 beyond
-// the 2 workers), and rises within 5s into 9 to 16, where it stays.
-// Goodput holds the capacity: 200 a second, then 800.
+// 20s. A run of calls twice as slow as the last window ends the window
+// early, the jump calls for a probe, and the limit falls within 250ms
+// into 2 to 8: to 4 for Gradient2 (3 in flight for normal priority, the
+// reserve aside, at its tolerance, 1.5 times the no-load latency) and to
+// 8 for Vegas (its queue of β = 6 beyond the 2 workers). A run of calls a
+// quarter faster ends the window early again, callers are blocked at a
+// limit whose latency shows no queue, and the limit doubles (a slow
+// start) into 9 to 16 within 250ms, where it stays. Bounds: falls within
+// 2s, rises within 5s; goodput holds the capacity, 200 a second, then
+// 800.
 func TestCapacityDropsAndReturns(t *testing.T) {
 	for _, c := range []struct {
 		name             string
@@ -85,8 +134,8 @@ func TestCapacityDropsAndReturns(t *testing.T) {
 		lo2, hi2, at8    int
 		served2, served8 int
 	}{
-		{"Gradient2", adaptive.Gradient2(), 11275850509, 22382771348, 3, 5, 13, 1576, 4000},
-		{"Vegas", adaptive.Vegas(), 11275850509, 21389242236, 8, 8, 14, 1600, 4000},
+		{"Gradient2", adaptive.Gradient2(), 10213947017, 20241821576, 4, 4, 14, 1600, 4000},
+		{"Vegas", adaptive.Vegas(), 10213947017, 20039353870, 8, 8, 15, 1600, 4000},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -122,8 +171,9 @@ func TestCapacityDropsAndReturns(t *testing.T) {
 // than falling to the floor (Netflix's Gradient2 took 10s to fall from 20
 // to 10, and would have fallen further). When the service is fast again,
 // a window 20% faster than the no-load latency calls for a probe, and
-// the no-load latency is 10ms again. Bounds: within 9 to 16 throughout,
-// probes apart; goodput the capacity.
+// the no-load latency is 10ms again. Each change is seen within a run of
+// a few calls, which ends the window early. Bounds: within 9 to 16
+// throughout, probes apart; goodput the capacity.
 func TestServiceSlowsAndRecovers(t *testing.T) {
 	for _, c := range []struct {
 		name             string
@@ -132,8 +182,8 @@ func TestServiceSlowsAndRecovers(t *testing.T) {
 		probes           int
 		served2, served3 int
 	}{
-		{"Gradient2", adaptive.Gradient2(), 14, 11, 13, 4, 1969, 6364},
-		{"Vegas", adaptive.Vegas(), 14, 14, 14, 3, 1969, 6400},
+		{"Gradient2", adaptive.Gradient2(), 14, 14, 14, 3, 1993, 6400},
+		{"Vegas", adaptive.Vegas(), 14, 14, 14, 3, 1993, 6400},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -162,24 +212,41 @@ func TestServiceSlowsAndRecovers(t *testing.T) {
 }
 
 // Without a LoadShed, a spike of low-priority requests, 12 times the
-// normal ones' 400 a second, for 3s: they wait in the limiter's own queue
-// for up to their second, and a waiter granted a permit with less time
-// left than the dependency's typical latency is refused at once instead
-// of being sent to miss its deadline there; one sent and cut short by its
-// deadline says nothing of the dependency and is not a drop. So the limit
-// never falls below the 8 workers (it fell to 6 when such timeouts counted
-// as drops, and goodput to 240 a second), and the dependency serves its
-// capacity through the spike. AIMD, which moves on drops, is held too.
+// normal ones' 400 a second, for 3s, each with a second to wait. They
+// queue in the limiter: the queue does not empty, a standing queue, so
+// the newest waiter goes first and one that has waited the dependency's
+// typical latency is refused, rather than all of them waiting up to their
+// second. One sent and cut short by its deadline would say nothing of the
+// dependency and is not a drop. So the limit never falls below the 8
+// workers (it fell to 6 when such timeouts counted as drops, and goodput
+// to 240 a second), the dependency serves its capacity through the spike,
+// and every low request, answered or refused, has its answer within about
+// 20ms. AIMD, which moves on drops, is held too. With WithWaitToDeadline,
+// waiters wait up to their second, oldest first: a waiter granted a
+// permit with less time left than the dependency's typical latency is
+// refused then, and those sent are answered near their deadline, some
+// after it, so that fewer are answered in time.
+//
+// AIMD's p99 is a bound, not an exact figure: AIMD raises its limit at the
+// end of a window while low waiters queue, which lets two of them out at
+// one instant (the one the ending call's permit goes to, and the one the
+// new limit admits), and which of the two reaches the dependency's pool
+// first, and so takes the worker free sooner, depends on which goroutine
+// runs first, so that the p99 moves by up to tens of microseconds from
+// one run to the next.
 func TestLowPrioritySpikeWithoutLoadShed(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		alg    func() adaptive.Algorithm
+		opts   []adaptive.Option
 		lo     int
 		served int
+		p99    time.Duration // of the low requests, answered or refused
 	}{
-		{"Gradient2", adaptive.Gradient2(), 14, 2213},
-		{"Vegas", adaptive.Vegas(), 15, 2395},
-		{"AIMD", adaptive.AIMD(adaptive.AIMDTimeout(50 * time.Millisecond)), 20, 2046},
+		{"Gradient2", adaptive.Gradient2(), nil, 14, 2396, 18711313},
+		{"Vegas", adaptive.Vegas(), nil, 15, 2396, 20415938},
+		{"AIMD", adaptive.AIMD(adaptive.AIMDTimeout(50 * time.Millisecond)), nil, 20, 2396, 25 * time.Millisecond},
+		{"Gradient2WaitToDeadline", adaptive.Gradient2(), []adaptive.Option{adaptive.WithWaitToDeadline()}, 14, 2154, time.Second},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -190,7 +257,7 @@ func TestLowPrioritySpikeWithoutLoadShed(t *testing.T) {
 					alg, tr = trace(c.alg, start)
 				}
 				p := newPool(start, stage{time.Hour, 8, ms10})
-				l := adaptive.New(p.service(), alg)
+				l := adaptive.New(p.service(), alg, c.opts...)
 				res := &result{}
 				sampled := sampleLimits(l, start, 12*second, res)
 				var wg sync.WaitGroup
@@ -217,6 +284,12 @@ func TestLowPrioritySpikeWithoutLoadShed(t *testing.T) {
 				if served != c.served {
 					t.Errorf("served %d in the spike's 3s, want %d (of 2400)", served, c.served)
 				}
+				low := p99(slices.Concat(spike.served, spike.shed, spike.failed))
+				if tr == nil && low > c.p99 { // AIMD's: see above
+					t.Errorf("the low requests' p99 %v, want at most %v", low, c.p99)
+				} else if tr != nil && low != c.p99 {
+					t.Errorf("the low requests' p99 %v, want %v", low, c.p99)
+				}
 			})
 		})
 	}
@@ -228,22 +301,24 @@ func TestLowPrioritySpikeWithoutLoadShed(t *testing.T) {
 // that answers in 1ms whatever the load. Latency rises with the queue for
 // the cores, not in the dependency. Told of that queue (WithOwnDelay),
 // the limit never falls and grows until nobody is shed (72: 64 in flight
-// for normal priority, the reserve aside); not told, it holds at 20,
-// shedding two requests in three. The callers of a closed loop meet at
-// one instant, where which goroutine runs first decides who waits for a
-// core, so this run's figures vary a little: it asserts bounds.
+// for normal priority, the reserve aside), fourfold from the first loaded
+// window on. (Not told, it mostly holds near 20 and sheds two requests in
+// three; but its first probe, at a quarter of the limit while the shed
+// callers hold the cores, measures part of the cores' queue as the
+// dependency's no-load latency, and how much depends on which goroutine
+// runs first, so that some runs grow the limit all the same. The example
+// of package adaptive, whose closed loop is the same on every run, shows
+// one.) The callers of a closed loop meet at one instant, where which
+// goroutine runs first decides who waits for a core, so this run's
+// figures vary a little: it asserts bounds.
 func TestOwnDelayIsNotTheDependencys(t *testing.T) {
 	for _, c := range []struct {
-		name           string
-		alg            func() adaptive.Algorithm
-		own            bool
-		last           int // the least limit in the last second
-		served, atMost int64
+		name   string
+		alg    func() adaptive.Algorithm
+		served int64 // in the first 3s, at least
 	}{
-		{"Gradient2", adaptive.Gradient2(), true, 72, 110000, 1 << 62},
-		{"Gradient2Untold", adaptive.Gradient2(), false, 20, 0, 46000},
-		{"Vegas", adaptive.Vegas(), true, 72, 110000, 1 << 62},
-		{"VegasUntold", adaptive.Vegas(), false, 20, 0, 46000},
+		{"Gradient2", adaptive.Gradient2(), 40000},
+		{"Vegas", adaptive.Vegas(), 40000},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -255,12 +330,8 @@ func TestOwnDelayIsNotTheDependencys(t *testing.T) {
 					cpu.run()
 					return req, nil
 				})
-				var opts []adaptive.Option
-				if c.own {
-					opts = append(opts, adaptive.WithOwnDelay(cpu.mean))
-				}
 				alg, tr := trace(c.alg, start)
-				l := adaptive.New(dep, alg, opts...)
+				l := adaptive.New(dep, alg, adaptive.WithOwnDelay(cpu.mean))
 				svc := loadshed.New[int, int](l)
 				var served atomic.Int64
 				var wg sync.WaitGroup
@@ -268,7 +339,9 @@ func TestOwnDelayIsNotTheDependencys(t *testing.T) {
 					wg.Go(func() {
 						for time.Since(start) < 10*second {
 							if _, err := tower.Call(context.Background(), svc, 1); err == nil {
-								served.Add(1)
+								if time.Since(start) < 3*second {
+									served.Add(1)
+								}
 							} else {
 								cpu.run() // the 503's own work
 							}
@@ -281,11 +354,11 @@ func TestOwnDelayIsNotTheDependencys(t *testing.T) {
 				if lo < 20 {
 					t.Errorf("the limit fell to %d, want it never below the 20 it started at", lo)
 				}
-				if c.own && last < c.last || !c.own && last != c.last {
-					t.Errorf("limit %d in the last second, want %d", last, c.last)
+				if last < 72 {
+					t.Errorf("limit %d in the last second, want at least 72", last)
 				}
-				if n := served.Load(); n < c.served || n > c.atMost {
-					t.Errorf("served %d, want between %d and %d", n, c.served, c.atMost)
+				if n := served.Load(); n < c.served {
+					t.Errorf("served %d in the first 3s, want at least %d", n, c.served)
 				}
 			})
 		})

@@ -22,16 +22,33 @@
 // The limiter groups the calls that end into windows of at least a second
 // and 10 timed calls ([WithWindow]; Netflix's WindowedLimit). At the end of
 // each window an [Algorithm] gets a [Sample] of it (mean and least latency
-// of the timed calls, drops, most in flight) and returns the new limit,
-// which the limiter clamps to its bounds ([WithBounds]: 1 to 200, starting
-// at 20 by default). The algorithms:
+// of the timed calls, drops, most in flight, callers blocked at the limit)
+// and returns the new limit, which the limiter clamps to its bounds
+// ([WithBounds]: 1 to 200, starting at 20 by default).
+//
+// While the limit settles the windows are short, a tenth of the length
+// and half the timed calls: after a probe, and after a window that moved
+// the limit in force, or whose mean latency moved, by a quarter or more.
+// And a window ends at once after a run of 5 timed calls (half the
+// minimum) whose median is above twice the last window's mean, or, while
+// callers are blocked at the limit, each of which is below three quarters
+// of it: the algorithm then sees that run alone. So a dependency that
+// loses or regains capacity, or becomes slower or faster, is acted on
+// within a few of its calls, not at the end of a second's window. A
+// window's mean counts each call at most twice the last window's mean
+// (a run's, twice the run's median): a rare slow call, such as one
+// request in 50 that takes twenty times as long, is not queueing, and
+// would otherwise bring a limit of short windows down. The algorithms:
 //
 //   - [Gradient2], delay-based, for a server: the limit comes down at once
 //     to what keeps latency within a tolerance of the no-load latency (by
-//     Little's law), holds within it, and grows when there is no queueing.
+//     Little's law), holds within it, and grows when there is no queueing:
+//     it doubles (a slow start, as TCP's) while callers are blocked at a
+//     limit that shows no queueing, from the last limit that queued.
 //   - [Vegas], delay-based: it estimates the queue from how far latency is
 //     above the no-load latency, and moves the limit to keep that queue
-//     between α and β.
+//     between α and β; with no queue at all and callers blocked, it
+//     doubles.
 //   - [AIMD], loss-based, for a client: a drop multiplies the limit by 0.9,
 //     a window without one adds 1. A server gives it the mean latency
 //     above which a window counts as a drop ([AIMDTimeout]).
@@ -48,10 +65,11 @@
 // latency or stays above their tolerance while the limit falls (a service
 // that became slower is measured anew rather than driven to the floor),
 // when a window is 20% faster (a service that became faster), and about
-// once a minute. A probe lasts until it has timed the window's minimum of
-// calls, or a window; under a LoadShed, callers beyond its limit are shed
-// meanwhile, as Envoy's minimum-RTT measurement does, which is what a
-// probe costs.
+// once a minute. A probe lasts until it has timed as many calls as normal
+// priority may have in flight in it (a round trip at its limit), at most
+// a short window's minimum, or a window; under a LoadShed, callers beyond
+// its limit are shed meanwhile, as Envoy's minimum-RTT measurement does,
+// which is what a probe costs.
 //
 // # What the dependency is blamed for
 //
@@ -78,15 +96,17 @@
 // latency, so a rise that comes with no rise in the dependency's own time
 // never lowers the limit; and when the process's own delay is most of the
 // latency, the process is the bottleneck: the limit grows while the load
-// reaches it and never falls on latency, so callers are not shed while
-// the dependency has headroom. Drops still lower it.
+// reaches it, fourfold a window while callers are blocked at it, and
+// never falls on latency, so callers are not shed while the dependency
+// has headroom. Drops still lower it.
 //
 // Reading the clock twice per call costs more than the rest of the
 // limiter, so only one call in a stride is timed: the stride is 1 while
-// calls are few (every call timed), and doubles, up to 64, while a window
-// times more than 8 times the calls it needs; during a probe every call
-// is timed. Every drop is counted, and every call is in flight, timed or
-// not.
+// calls are few (every call timed), and leaves about 4 times a short
+// window's minimum timed in a short window, up to 64; it doubles while a
+// window times more than twice what a window of the full length needs;
+// during a probe every call is timed. Every drop is counted, and every
+// call is in flight, timed or not.
 //
 // # Priorities
 //
@@ -97,11 +117,26 @@
 // flight and a low one while fewer than limit−2r are, r = ceil(limit·10%)
 // ([WithReserve]); a critical one may fill the limit. So a LoadShed above
 // sheds low priority first, and critical still gets in. Waiters queue per
-// priority, oldest first within one; a permit given back goes to the
-// highest priority waiting, except that no priority waits through more
-// than 8 permits given to higher ones: the next is its own, even above its
-// reserve. So under any stream of higher priorities a lower one still gets
-// one permit in nine.
+// priority; a permit given back goes to the highest priority waiting,
+// except that no priority waits through more than 8 permits given to
+// higher ones: the next is its own, even above its reserve. So under any
+// stream of higher priorities a lower one still gets one permit in nine.
+//
+// # Waiting for a permit
+//
+// Without a LoadShed, a caller waits in Ready for a permit. One whose ctx
+// has a deadline waits at most twice the dependency's typical latency (the
+// last window's mean, less the process's own delay), oldest first within
+// its priority; once the queue has not emptied for that long, a standing
+// queue whose waiters come as fast as permits free up, at most the typical
+// latency, newest first (CoDel's target, and Facebook's adaptive LIFO). A
+// refused caller's Call fails with loadshed.ErrOverloaded, as a LoadShed's
+// does. Waiting longer would only add the wait to every answer: under a
+// standing queue fresh callers are answered in time and stale ones
+// refused, rather than all of them waiting until their deadline, most to
+// no use. A caller without a deadline is never refused, and goes when it
+// is the oldest of its priority. [WithWaitToDeadline] restores waiting
+// until the deadline, oldest first.
 //
 // # Metrics
 //

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/towergo/tower"
-	"github.com/towergo/tower/internal/waitq"
 	"github.com/towergo/tower/metrics"
 )
 
@@ -63,13 +62,32 @@ type gate struct {
 	// caller's deadline before then says nothing of the service.
 	typical atomic.Int64
 
-	mu         sync.Mutex // guards what follows
-	q          [numClasses]waitq.Queue
-	skips      [numClasses]int // permits handed to higher classes while this one waited; 0 while it has none waiting
+	mu         sync.Mutex           // guards what follows
+	q          [numClasses]waitList // each class's waiters
+	bounded    [numClasses]waitList // those of them with a deadline, whom the wait bound applies to
+	skips      [numClasses]int      // permits handed to higher classes while this one waited; 0 while it has none waiting
 	waiting    int
 	maxWaiting int
+	toDeadline bool          // WithWaitToDeadline: no wait bound, oldest first
+	busySince  time.Duration // mono reading when the queue last became non-empty
+	expiry     *time.Timer   // refuses the waiters that reach the wait bound; made on first use
+	armed      bool          // expiry is set to fire
 	w          window
 }
+
+// The wait bound: a waiter with a deadline waits for a permit at most
+// waitBound times the dependency's typical latency, and standingBound
+// times it once the queue has not emptied for waitBound times it (a
+// standing queue, which only adds delay: the waiters come as fast as
+// permits free up), when the newest waiter of a class is served first.
+// So a waiter sent on spends at most about three typical latencies in
+// all, and under a standing queue the fresh ones are answered in time
+// while the stale ones are refused, rather than all of them waiting
+// until their deadline (CoDel's target and Facebook's adaptive LIFO).
+const (
+	waitBound     = 2
+	standingBound = 1
+)
 
 // room returns how many may be in flight for a caller of class c to be
 // admitted under lim: lim less c's reserve, and at least 1.
@@ -127,6 +145,7 @@ func (g *gate) acquire(ctx context.Context, c int) (verdict, uint64, error) {
 		g.mu.Unlock()
 		return granted, seq, nil
 	}
+	g.w.blocked++
 	if err := ctx.Err(); err != nil {
 		g.mu.Unlock()
 		return failed, 0, err
@@ -135,8 +154,15 @@ func (g *gate) acquire(ctx context.Context, c int) (verdict, uint64, error) {
 		g.mu.Unlock()
 		return shed, 0, nil
 	}
-	w := waitq.New()
-	g.q[c].Push(w)
+	t := now()
+	if g.waiting == 0 {
+		g.busySince = t
+	}
+	w := &waiter{ready: make(chan struct{}), since: t}
+	g.q[c].push(w, allLink)
+	if _, ok := ctx.Deadline(); ok && !g.toDeadline {
+		g.bounded[c].push(w, boundedLink)
+	}
 	g.waiting++
 	g.state.Or(waitBit)
 	g.dispatchLocked() // a release may have come before the bit
@@ -144,20 +170,23 @@ func (g *gate) acquire(ctx context.Context, c int) (verdict, uint64, error) {
 	return g.wait(ctx, c, w)
 }
 
-// wait waits for w to be granted a permit, or withdraws it when ctx ends.
-// A grant's number comes in w.Value.
-func (g *gate) wait(ctx context.Context, c int, w *waitq.Waiter) (verdict, uint64, error) {
+// wait waits for w to be granted a permit or refused one, or withdraws it
+// when ctx ends.
+func (g *gate) wait(ctx context.Context, c int, w *waiter) (verdict, uint64, error) {
 	if g.sink != nil {
 		g.sink.Add(metrics.Waiting, 1)
 		defer g.sink.Add(metrics.Waiting, -1)
 	}
 	select {
-	case <-w.Ready:
+	case <-w.ready:
+		if w.refused {
+			return shed, 0, nil
+		}
 		if g.late(ctx) {
 			g.release()
 			return shed, 0, nil
 		}
-		return granted, w.Value, nil
+		return granted, w.seq, nil
 	case <-ctx.Done():
 		return g.cancel(c, w, ctx.Err())
 	}
@@ -173,19 +202,94 @@ func (g *gate) late(ctx context.Context) bool {
 }
 
 // cancel withdraws w after its ctx ended. A waiter granted a permit as its
-// ctx ended keeps it, as if it had not noticed.
-func (g *gate) cancel(c int, w *waitq.Waiter, err error) (verdict, uint64, error) {
+// ctx ended keeps it, as if it had not noticed; one refused as it ended
+// gets ctx's error.
+func (g *gate) cancel(c int, w *waiter, err error) (verdict, uint64, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if !g.q[c].Remove(w) {
-		return granted, w.Value, nil
-	}
-	g.waiting--
-	if g.q[c].Len() == 0 {
-		g.skips[c] = 0 // a turn earned by waiters now gone is not the next one's
+	if !g.dequeueLocked(c, w) {
+		if w.refused {
+			return failed, 0, err
+		}
+		return granted, w.seq, nil
 	}
 	g.dispatchLocked() // the waiter gone may have held back the others
 	return failed, 0, err
+}
+
+// dequeueLocked takes w out of class c's queues, and reports whether it
+// was in them.
+func (g *gate) dequeueLocked(c int, w *waiter) bool {
+	if !g.q[c].remove(w, allLink) {
+		return false
+	}
+	g.bounded[c].remove(w, boundedLink)
+	g.waiting--
+	if g.q[c].len() == 0 {
+		g.skips[c] = 0 // a turn earned by waiters now gone is not the next one's
+	}
+	return true
+}
+
+// wakeLocked takes w out of class c's queues and wakes it, granted the
+// permit numbered seq, or refused.
+func (g *gate) wakeLocked(c int, w *waiter, seq uint64, refused bool) {
+	g.dequeueLocked(c, w)
+	w.seq, w.refused = seq, refused
+	close(w.ready)
+}
+
+// expireLocked refuses the waiters with a deadline that have waited past
+// the wait bound, and reports whether the queue is a standing one, and
+// how long until the next waiter with a deadline passes the bound (0 if
+// none). Before the first window has measured the dependency's latency
+// there is no bound.
+func (g *gate) expireLocked() (standing bool, next time.Duration) {
+	typical := time.Duration(g.typical.Load())
+	if typical <= 0 {
+		return false, 0
+	}
+	t := now()
+	bound := waitBound * typical
+	if standing = t-g.busySince > bound; standing {
+		bound = standingBound * typical
+	}
+	for c := range g.bounded {
+		w := g.bounded[c].head
+		for ; w != nil && t-w.since > bound; w = g.bounded[c].head {
+			g.wakeLocked(c, w, 0, true)
+		}
+		if w != nil {
+			if d := w.since + bound - t + 1; next == 0 || d < next {
+				next = d
+			}
+		}
+	}
+	return standing, next
+}
+
+// armLocked sets the expiry timer to fire in d, unless it is set already.
+// Refusals come on time even if no permit is given back and nobody comes
+// meanwhile.
+func (g *gate) armLocked(d time.Duration) {
+	if g.armed {
+		return
+	}
+	g.armed = true
+	if g.expiry == nil {
+		g.expiry = time.AfterFunc(d, g.expired)
+	} else {
+		g.expiry.Reset(d)
+	}
+}
+
+// expired is the expiry timer's function: it refuses the waiters past the
+// bound, and sets the timer again for the next.
+func (g *gate) expired() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.armed = false
+	g.dispatchLocked()
 }
 
 // admitLocked grants a permit to a newcomer of class c if no waiter goes
@@ -193,7 +297,7 @@ func (g *gate) cancel(c int, w *waitq.Waiter, err error) (verdict, uint64, error
 // come.
 func (g *gate) admitLocked(c int) (seq uint64, ok bool) {
 	for d := range numClasses {
-		if g.q[d].Len() > 0 && (d >= c || g.skips[d] >= overtakes) {
+		if g.q[d].len() > 0 && (d >= c || g.skips[d] >= overtakes) {
 			return 0, false
 		}
 	}
@@ -208,7 +312,7 @@ func (g *gate) admitLocked(c int) (seq uint64, ok bool) {
 func (g *gate) overtook(c int) bool {
 	due := false
 	for d := range c {
-		if g.q[d].Len() > 0 {
+		if g.q[d].len() > 0 {
 			g.skips[d]++
 			due = due || g.skips[d] >= overtakes
 		}
@@ -216,22 +320,38 @@ func (g *gate) overtook(c int) bool {
 	return due
 }
 
-// dispatchLocked hands permits to waiters while the limit has room: first
-// to a class whose turn has come, then to the highest class waiting if its
-// share has room. It clears the wait bit once nobody waits.
+// dispatchLocked refuses the waiters past the wait bound, then hands
+// permits to waiters while the limit has room: first to a class whose turn
+// has come, then to the highest class waiting if its share has room;
+// within a class, the oldest waiter, or under a standing queue the newest
+// with a deadline unless the oldest has none. It clears the wait bit once
+// nobody waits, and otherwise sets the expiry timer for the next waiter
+// to reach the bound.
 func (g *gate) dispatchLocked() {
+	var standing bool
+	var next time.Duration
+	if g.waiting > 0 && !g.toDeadline {
+		standing, next = g.expireLocked()
+	}
 	for {
 		c, seq := g.pickLocked()
 		if c < 0 {
 			break
 		}
-		g.q[c].Wake(seq, nil)
-		g.waiting--
+		w := g.q[c].head
+		if standing && w.links[boundedLink].queued {
+			// Newest first among the waiters with a deadline; one
+			// without, who is never refused, goes when it is the oldest.
+			w = g.bounded[c].tail
+		}
+		g.wakeLocked(c, w, seq, false)
 		g.skips[c] = 0
 		g.overtook(c)
 	}
 	if g.waiting == 0 {
 		g.state.And(^uint64(waitBit))
+	} else if next > 0 {
+		g.armLocked(next)
 	}
 }
 
@@ -246,7 +366,7 @@ func (g *gate) pickLocked() (int, uint64) {
 		}
 	}
 	for c := numClasses - 1; c >= 0; c-- {
-		if g.q[c].Len() > 0 {
+		if g.q[c].len() > 0 {
 			if seq, ok := g.take(c); ok {
 				return c, seq
 			}

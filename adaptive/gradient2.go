@@ -62,9 +62,12 @@ type gradient2 struct {
 	sinceProbe           time.Duration
 	nextProbe            time.Duration // sinceProbe at which the next periodic probe is due
 	trigger              trigger
-	probe                bool // the next window is to be a probe
-	fell                 bool // the last window brought the limit down
+	probe                bool                             // the next window is to be a probe
+	fell                 bool                             // the last window brought the limit down
+	queued               float64                          // the limit in force when latency was last above the tolerance; 0: not since it grew past it
+	prev                 struct{ latency, limit float64 } // the last loaded window's latency and limit in force
 	loaded               loadedWindow
+	random               func() float64 // the probes' jitter, in [0, 1): rand.Float64 but in tests
 }
 
 // Gradient2 is a delay-based algorithm after Netflix's Gradient2Limit:
@@ -87,6 +90,18 @@ type gradient2 struct {
 // latency's own noise of that (r <= 1.1), by 1. A window
 // whose requests in flight never reached half the limit leaves it alone:
 // the load, not the service, held it back.
+//
+// A window without queueing whose callers were blocked at the limit
+// ([Sample].Blocked) doubles it instead, times the smoothing, if that is
+// more: a slow start, as TCP's, so that a limit far below the capacity
+// (at the start, or when capacity returns) reaches it in a few short
+// windows rather than a √limit a window. It doubles from at least the
+// limit at which latency last rose above the tolerance, or from any limit
+// once latency falls by a quarter at an unchanged limit (the dependency
+// has room it did not have); below that it grows by the headroom, so that
+// it does not double and fall in turn around a small capacity. When the
+// process's own delay is most of the latency, blocked callers make it
+// four times as large.
 //
 // The baseline comes from probes (see [Prober]): a short window at a
 // quarter of the limit, at the start, when latency stays above the
@@ -116,14 +131,14 @@ func Gradient2(opts ...Gradient2Option) func() Algorithm {
 	return func() Algorithm {
 		alg := *template
 		alg.probe = true // the first window
-		alg.nextProbe = jittered(alg.every)
+		alg.nextProbe = alg.jittered()
 		return &alg
 	}
 }
 
 // newGradient2 returns the algorithm with opts, for Gradient2.
 func newGradient2(opts []Gradient2Option) *gradient2 {
-	g := &gradient2{smoothing: 1, tolerance: 1.5, every: time.Minute}
+	g := &gradient2{smoothing: 1, tolerance: 1.5, every: time.Minute, random: rand.Float64}
 	for i, o := range opts {
 		if o == nil {
 			panic(fmt.Sprintf("adaptive.Gradient2: option %d is nil", i))
@@ -136,7 +151,7 @@ func newGradient2(opts []Gradient2Option) *gradient2 {
 func (g *gradient2) Update(limit float64, s Sample) float64 {
 	g.sinceProbe += s.Elapsed
 	if s.Probe {
-		g.sinceProbe, g.nextProbe = 0, jittered(g.every)
+		g.sinceProbe, g.nextProbe = 0, g.jittered()
 		g.trigger.probed()
 	}
 	g.probe = g.sinceProbe >= g.nextProbe
@@ -153,6 +168,7 @@ func (g *gradient2) Update(limit float64, s Sample) float64 {
 		// no-load latency. The loaded window that called for a probe is
 		// judged against it now.
 		g.baseline = max(latency, 1)
+		g.prev.limit = 0
 		loaded := g.loaded
 		g.loaded = loadedWindow{}
 		if loaded.limit == 0 {
@@ -160,7 +176,7 @@ func (g *gradient2) Update(limit float64, s Sample) float64 {
 		}
 		if r := loaded.latency / g.baseline; r > g.tolerance*(1+epsilon) {
 			// Confirmed by the probe: all the way down at once.
-			g.fell = true
+			g.fell, g.queued = true, math.Floor(loaded.limit)
 			return loaded.limit * g.tolerance / r
 		}
 		return loaded.limit
@@ -169,8 +185,14 @@ func (g *gradient2) Update(limit float64, s Sample) float64 {
 		// The process's own delay is most of the latency: the process, not
 		// the dependency, is the bottleneck, and a lower limit would only
 		// shed requests the dependency has room for.
-		return g.grow(limit, s.MaxInFlight)
+		return g.grow(limit, s)
 	}
+	if prev := g.prev; prev.limit == math.Floor(limit) && latency <= earlyFall*prev.latency {
+		// Latency fell by a quarter at the same limit: the dependency has
+		// room it did not have when it last queued.
+		g.queued = 0
+	}
+	g.prev.latency, g.prev.limit = latency, math.Floor(limit)
 	r := latency / g.baseline
 	if g.trigger.window(r > g.tolerance*(1+epsilon), r > jumpRatio) {
 		// Probe before moving: latency that jumps, or stays high while the
@@ -192,7 +214,7 @@ func (g *gradient2) Update(limit float64, s Sample) float64 {
 		g.probe = true // the service became faster: measure it anew
 		return limit
 	}
-	return g.move(limit, latency/g.baseline, s.MaxInFlight)
+	return g.move(limit, latency/g.baseline, s)
 }
 
 // loadedWindow is what a window that called for a probe saw, and the
@@ -204,10 +226,10 @@ type loadedWindow struct {
 	limit       float64
 }
 
-// move returns the limit after a window whose latency was r times the
-// baseline with at most maxInFlight in flight.
-func (g *gradient2) move(limit, r float64, maxInFlight int) float64 {
-	if 2*float64(maxInFlight) < limit {
+// move returns the limit after a window s whose latency was r times the
+// baseline.
+func (g *gradient2) move(limit, r float64, s Sample) float64 {
+	if 2*float64(s.MaxInFlight) < limit {
 		return limit // app-limited: the load never came near the limit
 	}
 	if g.fell {
@@ -217,11 +239,11 @@ func (g *gradient2) move(limit, r float64, maxInFlight int) float64 {
 		return limit
 	}
 	if r > g.tolerance*(1+epsilon) {
-		g.fell = true
+		g.fell, g.queued = true, math.Floor(limit)
 		return math.Max(limit*g.tolerance/r, limit/2)
 	}
 	if r <= 1+epsilon {
-		return g.grow(limit, maxInFlight)
+		return g.grow(limit, s)
 	}
 	if r <= unqueued {
 		return limit + 1 // within the noise of no queueing: a step
@@ -229,14 +251,30 @@ func (g *gradient2) move(limit, r float64, maxInFlight int) float64 {
 	return limit
 }
 
-// grow returns the limit after a window without queueing in which at
-// most maxInFlight were in flight: up by the headroom times the
-// smoothing, unless the load never came near the limit.
-func (g *gradient2) grow(limit float64, maxInFlight int) float64 {
-	if 2*float64(maxInFlight) < limit {
+// grow returns the limit after a window s without queueing: up by the
+// headroom times the smoothing, unless the load never came near the
+// limit. When callers were blocked at the limit, and the limit is at
+// least the one that last queued (or nothing has queued since), it
+// doubles if that is more: a slow start, as TCP's. The limit, not the
+// dependency, held the load back, the dependency has more room than when
+// it last queued, and the next window's latency says where it starts to
+// queue now. Below the limit that last queued, it grows by the headroom.
+// When the process itself is the bottleneck, blocked callers quadruple
+// it: the dependency's latency says nothing of where it queues, and
+// every caller shed costs the process as much as one served.
+func (g *gradient2) grow(limit float64, s Sample) float64 {
+	if 2*float64(s.MaxInFlight) < limit {
 		return limit
 	}
-	return limit + g.headroom(limit)*g.smoothing
+	step := g.headroom(limit)
+	switch {
+	case s.Blocked > 0 && ownBound(s):
+		step = max(step, ownBoundGrowth*limit)
+	case s.Blocked > 0 && math.Floor(limit) >= g.queued:
+		g.queued = 0
+		step = max(step, limit)
+	}
+	return limit + step*g.smoothing
 }
 
 func (g *gradient2) ProbeNext() bool { return g.probe }
@@ -248,8 +286,8 @@ func (g *gradient2) headroom(limit float64) float64 {
 	return math.Max(1, math.Sqrt(limit))
 }
 
-// jittered returns d times a random factor between 0.75 and 1.25, so that
-// instances started together do not probe together.
-func jittered(d time.Duration) time.Duration {
-	return time.Duration(float64(d) * (0.75 + rand.Float64()/2))
+// jittered returns the probes' interval times a random factor between 0.75
+// and 1.25, so that instances started together do not probe together.
+func (g *gradient2) jittered() time.Duration {
+	return time.Duration(float64(g.every) * (0.75 + g.random()/2))
 }

@@ -13,9 +13,10 @@ import (
 
 // Limiter is middleware that limits the requests in flight in the inner
 // service to a limit that an [Algorithm] moves as it sees the calls'
-// latencies and drops. Ready waits for a permit under the limit, oldest
-// first within a priority and higher priorities first (see the package
-// doc), and only then asks the inner service, so a caller waiting for a
+// latencies and drops. Ready waits for a permit under the limit, higher
+// priorities first, for at most twice the service's typical latency if
+// ctx has a deadline (see the package doc, Waiting for a permit), and
+// only then asks the inner service, so a caller waiting for a
 // permit holds nothing of the inner service's. If the inner service fails
 // or ctx ends while Ready waits for it, the permit is given back. A request
 // is in flight from the moment Ready grants its permit until its call
@@ -66,12 +67,13 @@ func newLimiter[Req, Res any](inner tower.Service[Req, Res], alg Algorithm, o op
 	l := &Limiter[Req, Res]{inner: inner}
 	l.shed.sink = o.sink
 	g := &l.g
-	g.reserve, g.sink, g.dropped, g.maxWaiting = o.reserve, o.sink, o.dropped, o.maxWaiting
+	g.reserve, g.sink, g.dropped, g.maxWaiting, g.toDeadline = o.reserve, o.sink, o.dropped, o.maxWaiting, o.toDeadline
 	g.stride.Store(1)
 	g.w = window{
 		alg: alg, own: o.own, limit: float64(o.initial), min: o.min, max: o.max,
 		length: o.window, minSamples: o.minSamples, start: now(),
 	}
+	g.w.run = make([]time.Duration, 0, g.w.few())
 	if p, ok := alg.(Prober); ok {
 		g.w.prober = p
 		g.startProbeLocked() // nobody else holds g yet
@@ -117,9 +119,10 @@ func (l *Limiter[Req, Res]) Waiting() int { return l.g.queued() }
 // ctx is already done. If ctx ends first, Ready returns ctx.Err()
 // unchanged; if the inner service fails or ctx ends while waiting for it,
 // the permit is given back and its error returned. Beyond
-// [WithMaxWaiting], or for a waiter whose permit comes with less time left
-// before ctx's deadline than the service's typical latency, Ready returns
-// a permit that sheds the request: its Call fails with
+// [WithMaxWaiting], for a waiter past the wait bound (see
+// [WithWaitToDeadline]), or for a waiter whose permit comes with less
+// time left before ctx's deadline than the service's typical latency,
+// Ready returns a permit that sheds the request: its Call fails with
 // loadshed.ErrOverloaded.
 func (l *Limiter[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	c := class(tower.PriorityFrom(ctx))
@@ -245,7 +248,7 @@ func (l *Limiter[Req, Res]) done(ctx context.Context, start time.Duration, infli
 }
 
 // shedder serves the permits of callers beyond WithMaxWaiting, and of
-// waiters too late for their deadline. They
+// waiters past the wait bound or too late for their deadline. They
 // reserve nothing, so copies cannot be told apart.
 type shedder[Req, Res any] struct{ sink metrics.Sink }
 

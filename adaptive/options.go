@@ -26,6 +26,7 @@ type options struct {
 	minSamples        int
 	reserve           int64 // per mille
 	own               func() time.Duration
+	toDeadline        bool
 }
 
 func defaults() options {
@@ -72,6 +73,21 @@ func WithMaxWaiting(n int) Option {
 	return func(o *options) { o.maxWaiting = n }
 }
 
+// WithWaitToDeadline makes a caller that waits in Ready for a permit wait
+// until its ctx ends, oldest first within a priority, as a semaphore's
+// waiters do. By default a caller whose ctx has a deadline waits at most
+// twice the dependency's typical latency (the last window's mean, less
+// the process's own delay), and once the queue has not emptied for that
+// long (a standing queue, whose waiters come as fast as permits free up),
+// at most once that latency and newest first, so that fresh callers are
+// answered in time and stale ones refused: a refused caller's Call fails
+// with loadshed.ErrOverloaded, as for [WithMaxWaiting]. A caller without
+// a deadline is never refused: it waits until its ctx ends, and under a
+// standing queue it goes when it is the oldest of its priority.
+func WithWaitToDeadline() Option {
+	return func(o *options) { o.toDeadline = true }
+}
+
 // WithDropped sets the function that tells whether a call's error is a
 // drop: a sign of overload that an algorithm backs off on. It is called
 // only with errors that are not nil, on the caller's goroutine. The
@@ -97,7 +113,8 @@ func Dropped(err error) bool {
 // is the limit in force; InFlight, +1 when Ready grants a permit and -1
 // when its call returns or it is released; Waiting, +1 when a caller
 // starts waiting in Ready and -1 when it stops; and Shed +1 when a permit
-// refused for [WithMaxWaiting] is called. A caller that finds a permit
+// refused for [WithMaxWaiting], or to a waiter past the wait bound or too
+// late for its deadline, is called. A caller that finds a permit
 // free never counts as Waiting. The calls are made on the caller's
 // goroutine, never under the limiter's lock (a change of the limit is
 // reported by the call whose end moved it, after the lock is let go, so
@@ -111,8 +128,11 @@ func WithMetrics(sink metrics.Sink) Option {
 // must time at least, before it ends and the algorithm moves the limit. A
 // window that has lasted d ends with the first call after that which is
 // timed or dropped, if it has timed minSamples calls or seen a drop;
-// otherwise it goes on. It panics unless d > 0 and minSamples >= 1. The
-// default is 1s and 10, Netflix's WindowedLimit.
+// otherwise it goes on. While the limit settles, windows are short: d/10
+// and minSamples/2 (at least 1); and a run of minSamples/2 timed calls far
+// slower or faster than the last window ends one early (see the package
+// doc). It panics unless d > 0 and minSamples >= 1. The default is 1s and
+// 10, Netflix's WindowedLimit.
 func WithWindow(d time.Duration, minSamples int) Option {
 	if d <= 0 || minSamples < 1 {
 		panic(fmt.Sprintf("adaptive.WithWindow: want d > 0 and minSamples >= 1, got %v and %d", d, minSamples))

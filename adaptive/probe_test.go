@@ -35,14 +35,16 @@ func proberFirst(after ...int) *prober {
 // A limiter whose algorithm probes starts with a probe: the limit in force
 // is a quarter of the initial 20, 5 (4 for normal priority, its reserve
 // aside); calls beyond it wait. The probe ends once it has timed 3 calls
-// (the window's minimum) that started with at most 5 in flight, however
-// short: its Sample has Probe set and the mean of those calls. The
+// (a short window's minimum, half the window's 6, and at most the 4 that
+// normal priority may have in flight in it) that started with at most 5
+// in flight, however short: its Sample has Probe set, the mean of those
+// calls and the 3 callers that waited. The
 // algorithm's limit is then in force again. Calls come 1ms apart, so that
 // each ends at an instant of its own.
 func TestFirstWindowIsAProbe(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		alg := proberFirst()
-		l := adaptive.New[int, int](sleeper(10*time.Millisecond), just(alg), adaptive.WithWindow(time.Second, 3))
+		l := adaptive.New[int, int](sleeper(10*time.Millisecond), just(alg), adaptive.WithWindow(time.Second, 6))
 		if n := l.Limit(); n != 5 {
 			t.Fatalf("limit at the start %d, want 5 (the probe's)", n)
 		}
@@ -63,7 +65,7 @@ func TestFirstWindowIsAProbe(t *testing.T) {
 			t.Fatalf("%d windows, want 1", len(alg.samples))
 		}
 		want := adaptive.Sample{Timed: 3, MeanLatency: 10 * time.Millisecond, MinLatency: 10 * time.Millisecond,
-			MaxInFlight: 3, Probe: true, Elapsed: 12 * time.Millisecond}
+			MaxInFlight: 3, Blocked: 3, Probe: true, Elapsed: 12 * time.Millisecond}
 		if got := alg.samples[0]; got != want {
 			t.Errorf("probe sample %+v, want %+v", got, want)
 		}
@@ -116,7 +118,7 @@ func TestProbeAfterAWindow(t *testing.T) {
 			t.Fatalf("%d windows, want 3", len(alg.samples))
 		}
 		want := adaptive.Sample{Timed: 1, MeanLatency: 20 * time.Millisecond, MinLatency: 20 * time.Millisecond,
-			MaxInFlight: 2, Probe: true, Elapsed: 20 * time.Millisecond}
+			MaxInFlight: 2, Blocked: 1, Probe: true, Elapsed: 20 * time.Millisecond}
 		if got := alg.samples[2]; got != want {
 			t.Errorf("probe sample %+v, want %+v", got, want)
 		}
@@ -200,11 +202,13 @@ func TestCallerDeadlineIsNotADrop(t *testing.T) {
 // A waiter granted a permit with less time left before its deadline than
 // the service's typical latency is refused at once, with a permit whose
 // Call fails with loadshed.ErrOverloaded and counts as Shed, and the
-// permit goes to the next waiter.
+// permit goes to the next waiter. (WithWaitToDeadline, so that the waiter
+// waits for the permit: the wait bound would refuse it at 20ms.)
 func TestLateWaiterRefused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var counts metrics.Counts
-		l := adaptive.New[int, int](sleeper(10*time.Millisecond), hold, adaptive.WithInitial(1), adaptive.WithBounds(1, 1), adaptive.WithWindow(time.Nanosecond, 1), adaptive.WithMetrics(&counts))
+		l := adaptive.New[int, int](sleeper(10*time.Millisecond), hold, adaptive.WithInitial(1), adaptive.WithBounds(1, 1), adaptive.WithWindow(time.Nanosecond, 1),
+			adaptive.WithMetrics(&counts), adaptive.WithWaitToDeadline())
 		svc := tower.Service[int, int](l)
 		tower.Call(t.Context(), svc, 0) // typical: 10ms
 		held, _ := l.Ready(t.Context())

@@ -36,8 +36,14 @@ type pool struct {
 	start  time.Time
 	stages []stage
 
-	mu   sync.Mutex
-	free []time.Time // when each worker is next free
+	// Every slowEvery-th request a worker takes, if slowEvery is not 0,
+	// takes slow rather than the stage's service time: a heavy tail.
+	slowEvery int
+	slow      time.Duration
+
+	mu    sync.Mutex
+	free  []time.Time // when each worker is next free
+	taken int         // requests taken by a worker
 }
 
 func newPool(start time.Time, stages ...stage) *pool {
@@ -83,7 +89,12 @@ func (p *pool) serve(ctx context.Context) error {
 		<-ctx.Done()
 		return ctx.Err()
 	}
-	end := begin.Add(p.at(begin).service)
+	p.taken++
+	service := p.at(begin).service
+	if p.slowEvery > 0 && p.taken%p.slowEvery == 0 {
+		service = p.slow
+	}
+	end := begin.Add(service)
 	p.free[w] = end
 	p.mu.Unlock()
 	t := time.NewTimer(time.Until(end))

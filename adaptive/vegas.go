@@ -50,7 +50,10 @@ type vegas struct {
 // lands where the queue is β. (Netflix's takes away lg a window, seconds
 // behind a service that slowed.) A window with a drop takes lg away. A
 // window whose requests in flight never reached half the limit leaves it
-// alone.
+// alone. A window with no queue at all whose callers were blocked at the
+// limit ([Sample].Blocked) doubles it, if that adds more than β: a slow
+// start, as Gradient2's. When the process's own delay is most of the
+// latency, the limit grows by β, or, with callers blocked, fourfold.
 //
 // The no-load latency comes from probes (see [Prober]): a short window at
 // a quarter of the limit, at the start, when the queue stays above β for
@@ -115,7 +118,7 @@ func (v *vegas) Update(limit float64, s Sample) float64 {
 		}
 		if lg := log10Floor(loaded.limit); math.Ceil(loaded.limit*(1-v.noLoad/loaded.latency)-epsilon) > 6*lg {
 			// Still queued beyond β against the probe: it falls now.
-			return v.move(loaded.limit, loaded.latency, loaded.maxInFlight)
+			return v.move(loaded.limit, loaded.latency, loaded.maxInFlight, 0)
 		}
 		return loaded.limit
 	}
@@ -124,7 +127,11 @@ func (v *vegas) Update(limit float64, s Sample) float64 {
 		if 2*float64(s.MaxInFlight) < limit {
 			return limit
 		}
-		return v.smooth(limit, limit+6*lg)
+		step := 6 * lg
+		if s.Blocked > 0 {
+			step = max(step, ownBoundGrowth*limit)
+		}
+		return v.smooth(limit, limit+step)
 	}
 	queue := math.Ceil(limit*(1-v.noLoad/latency) - epsilon)
 	if v.trigger.window(queue > 6*lg, latency > jumpRatio*v.noLoad) {
@@ -141,18 +148,22 @@ func (v *vegas) Update(limit float64, s Sample) float64 {
 		v.probe = true
 		return limit
 	}
-	return v.move(limit, latency, s.MaxInFlight)
+	return v.move(limit, latency, s.MaxInFlight, s.Blocked)
 }
 
 // move returns the limit after a window of latency with at most
-// maxInFlight in flight.
-func (v *vegas) move(limit, latency float64, maxInFlight int) float64 {
+// maxInFlight in flight and blocked callers blocked at the limit.
+func (v *vegas) move(limit, latency float64, maxInFlight, blocked int) float64 {
 	if 2*float64(maxInFlight) < limit {
 		return limit
 	}
 	lg := log10Floor(limit)
 	queue := math.Ceil(limit*(1-v.noLoad/latency) - epsilon)
 	switch {
+	case queue <= 0 && blocked > 0:
+		// No queue at all, and callers held back by the limit: a slow
+		// start, as Gradient2's.
+		return v.smooth(limit, limit+max(6*lg, limit))
 	case queue <= lg:
 		return v.smooth(limit, limit+6*lg)
 	case queue < 3*lg:

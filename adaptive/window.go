@@ -5,8 +5,10 @@ import (
 	"errors"
 	"math"
 	"math/bits"
+	"slices"
 	"time"
 
+	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/mono"
 )
 
@@ -24,19 +26,53 @@ type window struct {
 	length     time.Duration
 	minSamples int
 
-	start         time.Duration // mono reading
-	timed         int
-	dropped       int
-	sum, least    time.Duration
-	maxInFlight   int
+	start       time.Duration // mono reading
+	timed       int
+	dropped     int
+	sum, least  time.Duration
+	maxInFlight int
+	blocked     int           // callers that found no permit free
+	short       bool          // the window is a short one: the limit is settling
+	lastMean    time.Duration // the mean latency of the last window that timed a call
+
+	// The latencies of the window's latest timed calls, few of them at
+	// most (its capacity, made with the window). A run of them far slower
+	// or faster than the last window ends the window early (see
+	// earlyRatio).
+	run           []time.Duration
 	reportedLimit int // the limit in force last told to the sink
 	sinceStride   int // calls observed since the stride last changed
 
 	// A probe: the window's timed calls are those that started, after it
 	// began, with at most probeLimit in flight.
-	probing    bool
-	probeLimit int
+	probing      bool
+	probeLimit   int
+	probeSamples int // the timed calls that end it: as many as normal priority may have in flight in it, at most a short window's minimum
 }
+
+// A short window lasts shortDivisor times less than the limiter's windows,
+// and needs half the timed calls (at least 1). It follows a probe, which
+// measured the no-load latency afresh, and a window that moved the limit
+// in force, or whose mean latency moved, by a quarter or more: while the
+// limit settles it moves every tenth of a window, not every window.
+const shortDivisor = 10
+
+// A window ends early after a run of a short window's minimum of timed
+// calls whose median latency is above earlyRatio times the last window's,
+// or, while callers are blocked at the limit, each of whose latencies is
+// below earlyFall times it: a dependency that became slower, or faster
+// while the limit holds the load back, is acted on at once, not at the
+// window's end, and the latency the algorithm sees is that run's. (A
+// faster run matters only when the limit may rise: unblocked, it may be
+// noise.)
+const (
+	earlyRatio = 2
+	earlyFall  = 0.75
+)
+
+// clipRatio bounds a timed call's latency, as a window's mean counts it,
+// to that many times the last window's mean (see clipped).
+const clipRatio = 2
 
 // probeFloor is the least limit a probe has, bounds allowing, as Envoy's
 // min_concurrency: with fewer in flight a probe of a slow service takes
@@ -119,27 +155,79 @@ func (g *gate) observe(end, latency time.Duration, o outcome, inflight int) (del
 			w.least = latency
 		}
 		w.timed++
-		w.sum += latency
+		w.sum += w.clipped(latency)
+		if len(w.run) < cap(w.run) {
+			w.run = append(w.run, latency)
+		}
 	}
 	w.maxInFlight = max(w.maxInFlight, inflight)
 	if w.probing {
 		// Drops end a probe only once it has lasted a window: those of
 		// calls that started before it are to be expected while the
 		// service's queue drains.
-		if w.timed < w.minSamples && (end-w.start < w.length || w.timed+w.dropped == 0) {
+		if w.timed < w.probeSamples && (end-w.start < w.length || w.timed+w.dropped == 0) {
 			return 0
 		}
 		return g.closeLocked(end)
 	}
-	if w.sinceStride++; w.sinceStride >= 8*w.minSamples {
+	few := w.few()
+	if w.sinceStride++; w.sinceStride >= 8*few*shortDivisor {
 		// Far more timed calls than the window needs: time fewer.
 		w.sinceStride = 0
 		g.stride.Store(min(2*g.stride.Load(), maxStride))
 	}
-	if end-w.start < w.length || (w.timed < w.minSamples && w.dropped == 0) {
+	length, minSamples := w.length, w.minSamples
+	if w.short {
+		length, minSamples = length/shortDivisor, few
+	}
+	if len(w.run) >= few {
+		slices.Sort(w.run)
+		if w.jumped() {
+			// The window is the run: what came before it is of the
+			// dependency as it was. Its mean counts each latency at most
+			// clipRatio times the run's median.
+			w.timed, w.sum, w.least = len(w.run), 0, w.run[0]
+			median := w.run[len(w.run)/2]
+			for _, l := range w.run {
+				w.sum += min(l, clipRatio*median)
+			}
+			return g.closeLocked(end)
+		}
+		w.run = w.run[:0]
+	}
+	if end-w.start < length || (w.timed < minSamples && w.dropped == 0) {
 		return 0
 	}
 	return g.closeLocked(end)
+}
+
+// clipped returns latency as the window's mean counts it: at most
+// clipRatio times the last window's mean. A window of few calls would
+// otherwise take one rare slow call (a backend's expensive request, a
+// retry) for queueing: at 2% of calls twenty times slower, a window of
+// ten calls that holds one is three times slower on average than the
+// dependency's calls are. A dependency that queues makes all its calls
+// slower, which moves the mean however it is clipped, and a run of calls
+// most of them far slower than the last window ends the window at once
+// with their own mean (see jumped).
+func (w *window) clipped(latency time.Duration) time.Duration {
+	if w.lastMean > 0 {
+		return min(latency, clipRatio*w.lastMean)
+	}
+	return latency
+}
+
+// few is the least number of timed calls a short window needs.
+func (w *window) few() int { return max(1, w.minSamples/2) }
+
+// jumped reports whether the median of the run's latencies, which are
+// sorted, is above earlyRatio times the last window's mean, or, while
+// callers have been blocked at the limit in the window, each of them is
+// below earlyFall times it. The median, not the mean: one rare slow call
+// is not a dependency that became slower.
+func (w *window) jumped() bool {
+	return w.lastMean > 0 && (w.run[len(w.run)/2] > earlyRatio*w.lastMean ||
+		w.blocked > 0 && float64(w.run[len(w.run)-1]) < earlyFall*float64(w.lastMean))
 }
 
 // closeLocked ends the window at end: the algorithm moves the limit, and a
@@ -151,6 +239,7 @@ func (g *gate) closeLocked(end time.Duration) int {
 		Timed:       w.timed,
 		MinLatency:  w.least,
 		MaxInFlight: w.maxInFlight,
+		Blocked:     w.blocked,
 		AtMin:       !w.probing && int(w.limit) <= w.min, // the limit moves only when a window ends
 		Probe:       w.probing,
 		Elapsed:     end - w.start,
@@ -162,10 +251,17 @@ func (g *gate) closeLocked(end time.Duration) int {
 		}
 		g.typical.Store(int64(s.MeanLatency - s.OwnDelay))
 	}
+	last := w.lastMean
+	if s.Timed > 0 {
+		w.lastMean = s.MeanLatency
+	}
 	w.start = end
-	w.timed, w.dropped, w.sum, w.least, w.maxInFlight = 0, 0, 0, 0, 0
-	if !w.probing {
-		g.stride.Store(strideFor(s.Timed*int(g.stride.Load())+s.Dropped, w.minSamples))
+	w.timed, w.dropped, w.sum, w.least, w.maxInFlight, w.blocked = 0, 0, 0, 0, 0, 0
+	w.run = w.run[:0]
+	if !w.probing && s.Elapsed > 0 {
+		// The calls of a short window at the rate of this one.
+		calls := float64(s.Timed*int(g.stride.Load())+s.Dropped) * float64(w.length/shortDivisor) / float64(s.Elapsed)
+		g.stride.Store(strideFor(int(min(calls, math.MaxInt32)), w.few()))
 	}
 	w.sinceStride = 0
 
@@ -173,7 +269,10 @@ func (g *gate) closeLocked(end time.Duration) int {
 	if math.IsNaN(next) || math.IsInf(next, 0) {
 		next = w.limit
 	}
+	was := int(w.limit)
 	w.limit = min(max(next, float64(w.min)), float64(w.max))
+	moved := int(w.limit) - was
+	w.short = s.Probe || 4*max(moved, -moved) >= was || s.Timed > 0 && last > 0 && 4*absDiff(s.MeanLatency, last) >= last
 	w.probing = false
 	if w.prober != nil && w.prober.ProbeNext() {
 		g.startProbeLocked()
@@ -187,6 +286,7 @@ func (g *gate) startProbeLocked() {
 	w := &g.w
 	w.probing = true
 	w.probeLimit = w.probeLimitFor(w.limit)
+	w.probeSamples = min(w.few(), int(g.room(class(tower.PriorityNormal), uint64(w.probeLimit))))
 	g.stride.Store(1)
 }
 
@@ -201,11 +301,12 @@ func (g *gate) enforceLocked() int {
 	return n - old
 }
 
-// strideFor returns the stride for a window after one that saw about
-// calls calls (timed ones times the stride, and the drops): a
-// power of two that leaves about 4·minSamples calls timed in a window like
-// it, between 1 and maxStride. At low rates every call is timed; at high
-// ones the clock is read for few.
+// strideFor returns the stride for a short window that sees about calls
+// calls (timed ones times the stride, and the drops): a power of two
+// that leaves about 4·minSamples of them timed, between 1 and maxStride.
+// At low rates every call is timed; at high ones the clock is read for
+// few. (A window of the full length times ten times as many: enough that
+// a change of latency is seen within a short window of it.)
 func strideFor(calls, minSamples int) uint32 {
 	n := calls / (4 * minSamples)
 	if n <= 1 {
@@ -213,6 +314,9 @@ func strideFor(calls, minSamples int) uint32 {
 	}
 	return min(uint32(1)<<(bits.Len(uint(n))-1), maxStride)
 }
+
+// absDiff returns |a-b|.
+func absDiff(a, b time.Duration) time.Duration { return max(a-b, b-a) }
 
 // now reads the clock.
 func now() time.Duration { return mono.Now() }

@@ -28,6 +28,7 @@ func windowGate(stride uint32, minSamples int, alg Algorithm) *gate {
 		alg: alg, limit: 10, min: 1, max: 100,
 		length: time.Second, minSamples: minSamples, reportedLimit: 10,
 	}
+	g.w.run = make([]time.Duration, 0, g.w.few()) // as the limiter makes it
 	g.state.Store(10 << limitShift)
 	return g
 }
@@ -60,21 +61,25 @@ func TestStrideFor(t *testing.T) {
 	}
 }
 
-// Within a window, the stride doubles each time 8·minSamples calls have
-// been observed (timed or dropped) since it last changed, up to maxStride.
+// Within a window, the stride doubles each time 8·few·shortDivisor calls
+// have been observed (timed or dropped) since it last changed, up to
+// maxStride: twice what strideFor leaves timed in a window of the full
+// length, few being a short window's minimum, max(1, minSamples/2).
 func TestStrideDoublesWithinWindow(t *testing.T) {
 	for _, tc := range []struct {
 		minSamples int
 		from       uint32
-		want       [3]uint32 // after 8m-1, 8m and 16m calls
+		want       [3]uint32 // after n-1, n and 2n calls
 	}{
 		{1, 1, [3]uint32{1, 2, 4}},
 		{2, 1, [3]uint32{1, 2, 4}},
 		{3, 1, [3]uint32{1, 2, 4}},
+		{4, 1, [3]uint32{1, 2, 4}},
+		{10, 1, [3]uint32{1, 2, 4}},
 		{2, 32, [3]uint32{32, 64, 64}},
 	} {
 		g := windowGate(tc.from, tc.minSamples, &sampleLog{})
-		n := 8 * tc.minSamples
+		n := 8 * max(1, tc.minSamples/2) * shortDivisor
 		observed := 0
 		for i, upTo := range [3]int{n - 1, n, 2 * n} {
 			for ; observed < upTo; observed++ {
@@ -145,19 +150,21 @@ func TestWindowAtMin(t *testing.T) {
 }
 
 // The stride of the next window comes from the calls of the one that
-// ended: its timed calls times the stride, plus its drops.
+// ended (its timed calls times the stride, plus its drops) at its rate
+// over a short window, a tenth of the length: strideFor leaves four times
+// a short window's minimum of them timed.
 func TestNextWindowStride(t *testing.T) {
 	for _, tc := range []struct {
 		stride             uint32
 		timed, dropped, ms int
 		want               uint32
 	}{
-		{4, 10, 3, 1, 8}, // 43 calls
-		{4, 8, 3, 1, 8},  // 35 calls
-		{4, 10, 3, 2, 4}, // 43 calls
-		{2, 40, 0, 10, 2},
-		{1, 40, 0, 10, 1},
-		{1, 0, 8, 1, 2},
+		{4, 100, 30, 1, 8}, // 430 calls, 43 in a short window
+		{4, 80, 30, 1, 8},  // 350 calls
+		{4, 100, 30, 4, 4}, // a short window's minimum is 2
+		{2, 200, 0, 10, 2}, // 40 calls in a short window, whose minimum is 5
+		{1, 390, 0, 10, 1},
+		{1, 0, 80, 1, 2},
 		{64, 100, 0, 1, maxStride},
 		{64, 0, 0, 1, 1},
 	} {

@@ -20,11 +20,12 @@ import (
 // each RPC's priority from metadata its own callers send. Near the limit,
 // low priority is shed first, and critical still gets in.
 //
-// The limiter's first window is a probe: a quarter of the limit, until ten
-// calls have timed the handler's no-load latency. Here ten calls end it;
-// then 18 held calls fill the limit's room for normal ones (it is 20 and
-// keeps 2 for critical calls and 2 more from low ones): a low call is
-// shed, and a critical one is served.
+// The limiter's first window is a probe: a quarter of the limit, 5, until
+// as many calls as normal priority may have in flight in it (4: it keeps
+// 1 for critical calls) have timed the handler's no-load latency. Here
+// four calls end it; then 18 held calls fill the limit's room for normal
+// ones (it is 20 and keeps 2 for critical calls and 2 more from low
+// ones): a low call is shed, and a critical one is served.
 func Example_adaptiveServer() {
 	h := &heldHealth{held: make(chan struct{}, 18), release: make(chan struct{})}
 	protect := towergrpc.UnaryServerStack().LoadShed().AdaptiveLimit(adaptive.Gradient2())
@@ -33,7 +34,7 @@ func Example_adaptiveServer() {
 	client, stop := serveHealth(srv, h)
 	defer stop()
 
-	for range 10 {
+	for range 4 {
 		if _, err := client.Check(context.Background(), &healthpb.HealthCheckRequest{}); err != nil {
 			fmt.Println("probe:", status.Code(err))
 		}

@@ -5,23 +5,23 @@
 //
 //	unprotected: goodput=39/s p99=2000ms errors=80%
 //	protected: goodput=200/s p99=39ms shed=50%
-//	adaptive: goodput=200/s p99=89ms shed=50%
+//	adaptive: goodput=200/s p99=40ms shed=50%
 //
 // Those are the figures of its test, which runs the same program on
 // synctest's virtual clock. In real time, over loopback, the program
 // takes about 33 seconds, and three runs on a 2-core VM printed:
 //
-//	unprotected: goodput=39/s p99=2002ms errors=80%
-//	protected: goodput=200/s p99=42ms shed=50%
-//	adaptive: goodput=200/s p99=89ms shed=50%
-//
-//	unprotected: goodput=39/s p99=2002ms errors=80%
-//	protected: goodput=200/s p99=41ms shed=50%
-//	adaptive: goodput=200/s p99=90ms shed=50%
-//
 //	unprotected: goodput=39/s p99=2001ms errors=80%
 //	protected: goodput=200/s p99=41ms shed=50%
-//	adaptive: goodput=200/s p99=90ms shed=50%
+//	adaptive: goodput=200/s p99=41ms shed=50%
+//
+//	unprotected: goodput=39/s p99=2001ms errors=80%
+//	protected: goodput=200/s p99=43ms shed=50%
+//	adaptive: goodput=198/s p99=41ms shed=50%
+//
+//	unprotected: goodput=39/s p99=2001ms errors=80%
+//	protected: goodput=200/s p99=44ms shed=50%
+//	adaptive: goodput=199/s p99=41ms shed=50%
 //
 // The milliseconds the virtual clock does not have are the network's and
 // the scheduler's.
@@ -93,14 +93,16 @@
 //
 // The third server has, in place of ConcurrencyLimit(8), package
 // adaptive's limit with its defaults and its algorithm for a server,
-// Gradient2: nobody sized it. It starts at 20 in flight, two served and 18
-// waiting, so the very first answers take about 100ms, and that latency,
-// seen from the start, is the baseline Gradient2 compares against: it
-// sees little rise, and the limit comes down little over the ten seconds:
-// a p99 of 89ms is the wait of about 18 queued on two workers. Goodput is
-// the capacity all the same, and p99 is within a tenth of the bare
-// server's, but twice the statically sized limit's: the wait Little's law
-// gives for 20 in flight rather than 8.
+// Gradient2: nobody sized it. Its first window is a probe, which measures
+// the no-load latency, 10ms; then it lets 20 in flight, two served and
+// the rest waiting, and its windows, short while the limit settles, end
+// as soon as a run of calls is twice as slow as the last window: by
+// Little's law the limit falls to 10, then 5, and after a second probe
+// to 4 (3 in flight for normal priority, the reserve aside), 0.4s after
+// the first request, where it stays, latency about 1.4 times the no-load
+// latency. Goodput is the capacity, and the p99, 40ms, set in those first
+// 0.4s, is the statically sized limit's: what Little's law gave for 8 in
+// flight, found with no number chosen.
 //
 // # The test
 //

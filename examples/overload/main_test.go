@@ -48,7 +48,7 @@ func TestOverload(t *testing.T) {
 		run(&out, memory)
 		const want = `unprotected: goodput=39/s p99=2000ms errors=80%
 protected: goodput=200/s p99=39ms shed=50%
-adaptive: goodput=200/s p99=89ms shed=50%
+adaptive: goodput=200/s p99=40ms shed=50%
 `
 		if got := out.String(); got != want {
 			t.Errorf("got:\n%s\nwant:\n%s", got, want)
