@@ -341,8 +341,11 @@ func newAdmission(cfg *Config, current *atomic.Pointer[state], obs *observer) *a
 	if alg != nil {
 		// The whole proxy's limit: the process itself is what it
 		// protects, so its own scheduling delay is not the backends'.
+		// A request waits for a permit as long as the queue says, as an
+		// upstream's does.
 		stack = stack.LoadShed(loadshed.WithPatience(time.Duration(*cfg.Admission.Queue)), a.obs.loadShed()).
-			AdaptiveLimit(alg, adaptive.WithOwnDelay(adaptive.SchedDelay()), adaptive.WithBounds(1, 100_000), adaptive.WithInitial(1000), a.obs.adaptive())
+			AdaptiveLimit(alg, adaptive.WithOwnDelay(adaptive.SchedDelay()), adaptive.WithWaitToDeadline(),
+				adaptive.WithBounds(1, 100_000), adaptive.WithInitial(1000), a.obs.adaptive())
 	}
 	a.svc = stack.Wrap(tower.ServiceFunc[*http.Request, towerhttp.Response](a.dispatch))
 	return a

@@ -107,9 +107,11 @@ func newUpstream(name string, cfg *Upstream, queue time.Duration, resolver disco
 		// The upstream's latency, as its limit measures it, includes the
 		// proxy's own: its goroutines' wait for a CPU, which says the
 		// proxy is busy, not the backends, and is its admission's to
-		// limit.
+		// limit. A request waits for a permit as long as the admission's
+		// queue says (the LoadShed's patience), not the limit's own
+		// bound of twice the typical latency.
 		svc = svc.LoadShed(loadshed.WithPatience(queue), u.obs.loadShed()).
-			AdaptiveLimit(alg, adaptive.WithOwnDelay(adaptive.SchedDelay()), u.obs.adaptive())
+			AdaptiveLimit(alg, adaptive.WithOwnDelay(adaptive.SchedDelay()), adaptive.WithWaitToDeadline(), u.obs.adaptive())
 	}
 	u.leaf = new(switchable)
 	u.leaf.u.Store(u)
