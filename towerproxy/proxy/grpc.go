@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -32,8 +33,21 @@ func grpcTimeout(v string) (time.Duration, bool) {
 	if err != nil {
 		return 0, false
 	}
-	unit := map[byte]time.Duration{'H': time.Hour, 'M': time.Minute, 'S': time.Second, 'm': time.Millisecond, 'u': time.Microsecond, 'n': time.Nanosecond}[v[len(v)-1]]
-	if unit == 0 {
+	var unit time.Duration
+	switch v[len(v)-1] {
+	case 'H':
+		unit = time.Hour
+	case 'M':
+		unit = time.Minute
+	case 'S':
+		unit = time.Second
+	case 'm':
+		unit = time.Millisecond
+	case 'u':
+		unit = time.Microsecond
+	case 'n':
+		unit = time.Nanosecond
+	default:
 		return 0, false
 	}
 	return time.Duration(n) * unit, true
@@ -77,7 +91,7 @@ func grpcMessage(msg string) string {
 	var b strings.Builder
 	for i := 0; i < len(msg); i++ {
 		if c := msg[i]; c < ' ' || c > '~' || c == '%' {
-			b.WriteString("%" + strings.ToUpper(strconv.FormatUint(uint64(c)|0x100, 16)[1:]))
+			fmt.Fprintf(&b, "%%%02X", c)
 		} else {
 			b.WriteByte(c)
 		}

@@ -288,62 +288,66 @@ func (u *upstream) rewrite(pr *httputil.ProxyRequest) {
 }
 
 // failed answers a request the upstream could not, before anything of a
-// response went to the client: 413 for a body over max_body_bytes, 408
-// for a client that sent its body too slowly, 400 for one whose body is
-// malformed or broke off, 504 when the upstream's time ran out, 503 with
-// Retry-After when no backend could take it (all ejected, shed, a
-// breaker open), 502 for anything else (a connection refused or reset, a
-// malformed response). A client that has gone gets nothing, and is no
-// backend's failure: towerhttp.Failure does not count a cancellation.
-// A gRPC call gets the same answers in gRPC's terms (see grpcFailed).
-// (Once a response has started, ReverseProxy aborts it instead, with
-// http.ErrAbortHandler: the client sees a broken response, never a
-// second status line.)
+// response went to the client, with the answer failureOf gives it: as an
+// HTTP error, or a gRPC call as a gRPC status. A client that has gone gets
+// nothing, and is no backend's failure: towerhttp.Failure does not count
+// a cancellation. (Once a response has started, ReverseProxy aborts it
+// instead, with http.ErrAbortHandler: the client sees a broken response,
+// never a second status line.)
 func (u *upstream) failed(w http.ResponseWriter, r *http.Request, err error) {
 	u.obs.failed(r, err)
-	switch {
-	case errors.Is(err, context.Canceled) && r.Context().Err() != nil && !slowBody(r):
+	if errors.Is(err, context.Canceled) && r.Context().Err() != nil && !slowBody(r) {
 		return // the client is gone
-	case isGRPC(r):
-		grpcFailed(w, r, err)
-	case errors.As(err, new(*http.MaxBytesError)):
-		http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
-	case errors.Is(err, errSlowBody) || slowBody(r):
-		w.Header().Set("Connection", "close")
-		http.Error(w, "request body too slow", http.StatusRequestTimeout)
-	case errors.Is(err, errClientBody):
-		w.Header().Set("Connection", "close")
-		http.Error(w, "bad request body", http.StatusBadRequest)
-	case errors.Is(err, context.DeadlineExceeded) || tower.IsTimeout(err):
-		http.Error(w, "upstream timed out", http.StatusGatewayTimeout)
-	case tower.IsOverloaded(err) || tower.IsUnavailable(err) || errors.Is(err, balance.ErrNoEndpoints):
-		w.Header().Set("Retry-After", "1")
-		http.Error(w, "upstream unavailable", http.StatusServiceUnavailable)
-	default:
-		http.Error(w, "bad gateway", http.StatusBadGateway)
 	}
+	f := failureOf(r, err)
+	if isGRPC(r) {
+		grpcFail(w, f.code, f.msg)
+		return
+	}
+	if f.close {
+		w.Header().Set("Connection", "close")
+	}
+	if f.status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
+	http.Error(w, f.msg, f.status)
 }
 
-// grpcFailed answers a gRPC call as failed answers any other, in gRPC's
-// terms: DEADLINE_EXCEEDED for a timeout, the proxy's or the client's
-// (whose deadline a backend may end the call at a moment before the
-// client does), RESOURCE_EXHAUSTED for a body over the limit, INTERNAL
-// for a body the client did not send whole, and UNAVAILABLE for the rest,
-// which a client may retry elsewhere.
-func grpcFailed(w http.ResponseWriter, r *http.Request, err error) {
+// A failure is the proxy's answer to a request the upstream could not
+// answer: its HTTP status, and its gRPC status for a gRPC call.
+type failure struct {
+	status, code int
+	msg          string
+	close        bool // the request's body was not read whole: the connection goes
+}
+
+// failureOf returns the answer to r, which failed with err: 413
+// (RESOURCE_EXHAUSTED) for a body over max_body_bytes, 408 (INTERNAL) for a
+// client that sent its body too slowly, 400 (INTERNAL) for one whose body
+// is malformed or broke off, 504 (DEADLINE_EXCEEDED) when the upstream's
+// time ran out, 503 (UNAVAILABLE) when no backend could take it (all
+// ejected, shed, a breaker open), 502 (UNAVAILABLE, which a client may
+// retry elsewhere) for anything else: a connection refused or reset, a
+// malformed response. A gRPC call whose client's deadline has passed is
+// DEADLINE_EXCEEDED whatever the error: a backend may end the call at that
+// deadline a moment before the client does.
+func failureOf(r *http.Request, err error) failure {
+	timedOut := errors.Is(err, context.DeadlineExceeded) || tower.IsTimeout(err)
 	switch {
-	case errors.Is(err, context.DeadlineExceeded) || tower.IsTimeout(err) || deadlinePassed(r):
-		grpcFail(w, grpcDeadlineExceeded, "upstream timed out")
+	case isGRPC(r) && (timedOut || deadlinePassed(r)):
+		return failure{http.StatusGatewayTimeout, grpcDeadlineExceeded, "upstream timed out", false}
 	case errors.As(err, new(*http.MaxBytesError)):
-		grpcFail(w, grpcResourceExhausted, "request body too large")
+		return failure{http.StatusRequestEntityTooLarge, grpcResourceExhausted, "request body too large", false}
 	case errors.Is(err, errSlowBody) || slowBody(r):
-		grpcFail(w, grpcInternal, "request body too slow")
+		return failure{http.StatusRequestTimeout, grpcInternal, "request body too slow", true}
 	case errors.Is(err, errClientBody):
-		grpcFail(w, grpcInternal, "bad request body")
+		return failure{http.StatusBadRequest, grpcInternal, "bad request body", true}
+	case timedOut:
+		return failure{http.StatusGatewayTimeout, grpcDeadlineExceeded, "upstream timed out", false}
 	case tower.IsOverloaded(err) || tower.IsUnavailable(err) || errors.Is(err, balance.ErrNoEndpoints):
-		grpcFail(w, grpcUnavailable, "upstream unavailable")
+		return failure{http.StatusServiceUnavailable, grpcUnavailable, "upstream unavailable", false}
 	default:
-		grpcFail(w, grpcUnavailable, "bad gateway")
+		return failure{http.StatusBadGateway, grpcUnavailable, "bad gateway", false}
 	}
 }
 
