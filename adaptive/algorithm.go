@@ -139,6 +139,45 @@ const ownBoundGrowth = 3
 // latency: then the process, not the dependency, is the bottleneck.
 func ownBound(s Sample) bool { return 2*s.OwnDelay > s.MeanLatency }
 
+// appLimited reports whether the load, not the limit, held a window back:
+// its requests in flight never came to half the limit in force (the limit
+// rounded down). Algorithms neither raise nor lower such a limit. The
+// limit in force, not the algorithm's fraction: at a limit of 2.4, normal
+// priority may have 1 in flight (see [WithReserve]), which is half of 2,
+// and the limit must still be free to move.
+func appLimited(limit float64, maxInFlight int) bool {
+	return 2*maxInFlight < int(limit)
+}
+
+// dependencyLatency is the dependency's part of a window's mean latency:
+// the mean less the process's own delay, but at least half the mean. An
+// own delay beyond half says the process is the bottleneck (ownBound),
+// not how little the dependency took: the own delay is an estimate, and a
+// baseline taken from what is left of it could be a nanosecond, next to
+// which every later window would look queued.
+func dependencyLatency(s Sample) time.Duration {
+	return max(s.MeanLatency-s.OwnDelay, s.MeanLatency/2)
+}
+
+// latencyFloor is the least latency Gradient2 and Vegas tell apart: a
+// dependency that answers faster is taken to answer in it, and so is
+// each window. Below a millisecond a call's latency is mostly the
+// caller's own path (system calls, wake-ups, the kernel's and the
+// runtime's batching, which more calls in flight make cheaper per call),
+// not the dependency's queue, and the own-delay estimate sees little of
+// it. Judged by its own no-load latency, a 100µs dependency would be held
+// to a concurrency of 2 or 3 while it had room for many more: a reverse
+// proxy in front of fast backends on loopback served half of what it
+// could. Above the floor, a millisecond of queueing is no harm worth a
+// shed request.
+const latencyFloor = float64(time.Millisecond)
+
+// algorithmLatency is the latency Gradient2 and Vegas judge a window by:
+// the dependency's part, at least latencyFloor.
+func algorithmLatency(s Sample) float64 {
+	return max(float64(dependencyLatency(s)), latencyFloor)
+}
+
 // trigger is the part of the probe schedule that reacts to latency.
 type trigger struct {
 	high     int // windows in a row with latency above the tolerance

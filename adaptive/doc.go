@@ -98,7 +98,21 @@
 // latency, the process is the bottleneck: the limit grows while the load
 // reaches it, fourfold a window while callers are blocked at it, and
 // never falls on latency, so callers are not shed while the dependency
-// has headroom. Drops still lower it.
+// has headroom. Drops still lower it. An own delay beyond half the
+// latency says that the process is the bottleneck, not how little the
+// dependency took: a probe then keeps the no-load latency it had, and
+// the dependency's part is taken as half the latency, never less.
+//
+// Below a millisecond, latency is mostly the caller's own path (system
+// calls, wake-ups, batching that more calls in flight make cheaper per
+// call), which the own delay sees little of: the delay-based algorithms
+// take any latency below a millisecond, the no-load latency's too, as a
+// millisecond. A 100µs dependency may so run at a millisecond before its
+// limit falls, rather than be held to the two or three calls in flight
+// that keep it within 1.5 times 100µs, at a fraction of what it can
+// serve. A limit at its lower bound takes that window's latency for the
+// no-load latency, and grows from there as from any window without
+// queueing: a floor is not a trap.
 //
 // Reading the clock twice per call costs more than the rest of the
 // limiter, so only one call in a stride is timed: the stride is 1 while

@@ -112,7 +112,11 @@ type gradient2 struct {
 // dependency that became slower for good is measured anew instead of
 // having its limit driven to the floor. Between probes, any faster window
 // lowers the baseline at once: the no-load latency is at most that. A
-// window at the limiter's lower bound re-anchors it, as a probe does.
+// window at the limiter's lower bound re-anchors it, as a probe does, and
+// the limit grows from there as after any window without queueing. A probe
+// whose latency was mostly the process's own delay keeps the baseline.
+// Latencies below a millisecond count as a millisecond (see the package
+// doc).
 //
 // Netflix's Gradient2 differs in four ways that its users reported as
 // traps: it takes its baseline from a long average of loaded windows
@@ -162,16 +166,25 @@ func (g *gradient2) Update(limit float64, s Sample) float64 {
 		g.probe = g.probe || g.baseline == 0
 		return limit
 	}
-	latency := float64(s.MeanLatency - s.OwnDelay)
+	latency := algorithmLatency(s)
 	if s.Probe || s.AtMin || g.baseline == 0 {
 		// A probe, or the least concurrency the limiter allows, is the
-		// no-load latency. The loaded window that called for a probe is
+		// no-load latency, unless the process itself held it: then the
+		// baseline stays. The loaded window that called for a probe is
 		// judged against it now.
-		g.baseline = max(latency, 1)
+		if g.baseline == 0 || !ownBound(s) {
+			g.baseline = max(latency, 1)
+		}
 		g.prev.limit = 0
 		loaded := g.loaded
 		g.loaded = loadedWindow{}
 		if loaded.limit == 0 {
+			if s.AtMin && !s.Probe {
+				// At the floor latency is the baseline, no queueing: the
+				// limit may grow as from any such window, or it would
+				// stay at the floor for good.
+				return g.grow(limit, s)
+			}
 			return limit
 		}
 		if r := loaded.latency / g.baseline; r > g.tolerance*(1+epsilon) {
@@ -229,7 +242,7 @@ type loadedWindow struct {
 // move returns the limit after a window s whose latency was r times the
 // baseline.
 func (g *gradient2) move(limit, r float64, s Sample) float64 {
-	if 2*float64(s.MaxInFlight) < limit {
+	if appLimited(limit, s.MaxInFlight) {
 		return limit // app-limited: the load never came near the limit
 	}
 	if g.fell {
@@ -263,7 +276,7 @@ func (g *gradient2) move(limit, r float64, s Sample) float64 {
 // it: the dependency's latency says nothing of where it queues, and
 // every caller shed costs the process as much as one served.
 func (g *gradient2) grow(limit float64, s Sample) float64 {
-	if 2*float64(s.MaxInFlight) < limit {
+	if appLimited(limit, s.MaxInFlight) {
 		return limit
 	}
 	step := g.headroom(limit)

@@ -106,14 +106,21 @@ func (v *vegas) Update(limit float64, s Sample) float64 {
 		v.probe = v.probe || v.noLoad == 0
 		return limit
 	}
-	latency := float64(s.MeanLatency - s.OwnDelay)
+	latency := algorithmLatency(s)
 	if s.Probe || s.AtMin || v.noLoad == 0 {
-		// The no-load latency; the loaded window that called for a probe
-		// is judged against it now.
-		v.noLoad = max(latency, 1)
+		// The no-load latency, unless the process itself held it (as
+		// Gradient2); the loaded window that called for a probe is judged
+		// against it now.
+		if v.noLoad == 0 || !ownBound(s) {
+			v.noLoad = max(latency, 1)
+		}
 		loaded := v.loaded
 		v.loaded = loadedWindow{}
 		if loaded.limit == 0 {
+			if s.AtMin && !s.Probe {
+				// At the floor, as Gradient2: no queue, so it may grow.
+				return v.move(limit, v.noLoad, s.MaxInFlight, s.Blocked)
+			}
 			return limit
 		}
 		if lg := log10Floor(loaded.limit); math.Ceil(loaded.limit*(1-v.noLoad/loaded.latency)-epsilon) > 6*lg {
@@ -124,7 +131,7 @@ func (v *vegas) Update(limit float64, s Sample) float64 {
 	}
 	if ownBound(s) {
 		// As Gradient2: the process is the bottleneck, not the dependency.
-		if 2*float64(s.MaxInFlight) < limit {
+		if appLimited(limit, s.MaxInFlight) {
 			return limit
 		}
 		step := 6 * lg
@@ -154,7 +161,7 @@ func (v *vegas) Update(limit float64, s Sample) float64 {
 // move returns the limit after a window of latency with at most
 // maxInFlight in flight and blocked callers blocked at the limit.
 func (v *vegas) move(limit, latency float64, maxInFlight, blocked int) float64 {
-	if 2*float64(maxInFlight) < limit {
+	if appLimited(limit, maxInFlight) {
 		return limit
 	}
 	lg := log10Floor(limit)

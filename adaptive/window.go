@@ -249,7 +249,7 @@ func (g *gate) closeLocked(end time.Duration) int {
 		if w.own != nil {
 			s.OwnDelay = min(max(w.own(), 0), s.MeanLatency)
 		}
-		g.typical.Store(int64(s.MeanLatency - s.OwnDelay))
+		g.typical.Store(int64(dependencyLatency(s)))
 	}
 	last := w.lastMean
 	if s.Timed > 0 {
