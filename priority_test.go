@@ -98,3 +98,35 @@ type readyFunc[Req, Res any] func(ctx context.Context) (tower.Permit[Req, Res], 
 func (f readyFunc[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	return f(ctx)
 }
+
+// With a value set by WithReadyValue, ReadyNowFor's done context carries
+// every value of the request's context, its priority among them.
+func TestReadyNowForCarriesReadyValues(t *testing.T) {
+	type key struct{}
+	type otherKey struct{}
+	var seen tower.Priority
+	var v, other any
+	var done bool
+	svc := tower.ServiceFunc[int, int](nil)
+	probe := readyFunc[int, int](func(ctx context.Context) (tower.Permit[int, int], error) {
+		seen, v, other, done = tower.PriorityFrom(ctx), ctx.Value(key{}), ctx.Value(otherKey{}), ctx.Err() != nil
+		return svc.Ready(ctx)
+	})
+	ctx := context.WithValue(tower.WithPriority(t.Context(), tower.PriorityCritical), otherKey{}, "x")
+	ctx = tower.WithReadyValue(ctx, key{}, 7)
+	if _, ok, err := tower.ReadyNowFor(ctx, probe); !ok || err != nil {
+		t.Fatalf("ReadyNowFor: %v, %v", ok, err)
+	}
+	if seen != tower.PriorityCritical || v != 7 || other != "x" || !done {
+		t.Errorf("Ready saw priority %v, values %v and %v, done %v; want critical, 7, x, true", seen, v, other, done)
+	}
+	if got := ctx.Value(key{}); got != 7 {
+		t.Errorf("the context's own value: %v, want 7", got)
+	}
+	defer func() {
+		if r := recover(); r != "tower.WithReadyValue: nil key" {
+			t.Errorf("nil key: recovered %v", r)
+		}
+	}()
+	tower.WithReadyValue(ctx, nil, 1)
+}

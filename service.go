@@ -64,10 +64,52 @@ func ReadyNow[Req, Res any](svc Service[Req, Res]) (Permit[Req, Res], bool, erro
 // context passed to Ready is done, and carries ctx's [Priority] and no
 // other value, so that middleware that admits by priority (package
 // adaptive's limit) answers as it would for that request. A LoadShed asks
-// this way. It allocates nothing.
+// this way. It allocates nothing, unless ctx has a value set with
+// [WithReadyValue]: then the done context carries all of ctx's values.
 func ReadyNowFor[Req, Res any](ctx context.Context, svc Service[Req, Res]) (Permit[Req, Res], bool, error) {
+	if ctx.Value(readyValuesKey{}) != nil {
+		return readyNow(svc, doneWith{ctx})
+	}
 	return readyNow(svc, doneCtxs[PriorityFrom(ctx)-PriorityLow])
 }
+
+// WithReadyValue returns a copy of ctx in which key's value is val, as
+// context.WithValue does, and which [ReadyNowFor] passes on whole: the
+// done context it hands Ready then carries all of ctx's values, at the
+// cost of an allocation. It is for a value that middleware below a
+// LoadShed reads in Ready: package balance's Tried, which keeps a retry
+// off the backends its request has tried. key must be comparable.
+func WithReadyValue(ctx context.Context, key, val any) context.Context {
+	if key == nil {
+		panic("tower.WithReadyValue: nil key")
+	}
+	return &readyValueCtx{ctx, key, val}
+}
+
+type readyValuesKey struct{}
+
+type readyValueCtx struct {
+	context.Context
+	key, val any
+}
+
+func (c *readyValueCtx) Value(key any) any {
+	switch key {
+	case c.key:
+		return c.val
+	case readyValuesKey{}:
+		return true
+	}
+	return c.Context.Value(key)
+}
+
+// doneWith is a context that is done and carries its Context's values.
+type doneWith struct{ context.Context }
+
+func (doneWith) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (doneWith) Done() <-chan struct{}       { return closedChan }
+func (doneWith) Err() error                  { return context.Canceled }
+func (doneWith) String() string              { return "tower.doneContext" }
 
 func readyNow[Req, Res any](svc Service[Req, Res], done context.Context) (Permit[Req, Res], bool, error) {
 	p, err := svc.Ready(done)

@@ -152,12 +152,13 @@ func (b *balancer[K, Req, Res, S]) report(err error) {
 
 // ready takes a ready endpoint's permit, waiting for one if need be.
 func (b *balancer[K, Req, Res, S]) ready(ctx context.Context) (tower.Permit[Req, Res], error) {
-	if _, p, ok := b.cache.TryTake(b.pick); ok {
+	tried := triedFrom[K](ctx)
+	if p, ok := b.tryTake(tried); ok {
 		return p, nil
 	}
 	for {
 		changed := b.cache.Changed()
-		if _, p, ok := b.cache.TryTake(b.pick); ok {
+		if p, ok := b.tryTake(tried); ok {
 			return p, nil
 		}
 		if b.closed.Load() {
@@ -178,6 +179,20 @@ func (b *balancer[K, Req, Res, S]) ready(ctx context.Context) (tower.Permit[Req,
 			return tower.Permit[Req, Res]{}, ctx.Err()
 		}
 	}
+}
+
+// tryTake takes the permit of the endpoint the picker chooses, if one is
+// ready: one not in tried, if tried has one, and records it there.
+func (b *balancer[K, Req, Res, S]) tryTake(tried *Tried[K]) (tower.Permit[Req, Res], bool) {
+	if tried == nil {
+		_, p, ok := b.cache.TryTake(b.pick)
+		return p, ok
+	}
+	key, p, ok := b.cache.TryTakeExcept(b.pick, tried.has)
+	if ok {
+		tried.add(key)
+	}
+	return p, ok
 }
 
 // noEndpoints serves the permits of requests failed fast. It holds nothing.

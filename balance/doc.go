@@ -33,8 +33,9 @@
 // it. Middleware for the whole client (a timeout on the caller's wait,
 // retries, a buffer) goes outside the balancer. A limit inside makes its
 // endpoint not ready when full, and the balancer skips it; a retry outside
-// sends its next attempt through the balancer, which may pick another
-// endpoint.
+// sends its next attempt through the balancer, which picks an endpoint
+// the request has not tried when its context has a [Tried]
+// (towerhttp.BalancedTransport gives each request one).
 //
 // # No endpoints, failures, and bad input
 //

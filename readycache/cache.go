@@ -224,28 +224,62 @@ func (c *Cache[K, Req, Res, S]) Evict(key K) bool {
 // caller's. A panic in pick, or in a handler called for that removal, goes
 // up to the caller with no permit taken.
 func (c *Cache[K, Req, Res, S]) TryTake(pick Picker[S]) (key K, p tower.Permit[Req, Res], ok bool) {
+	return c.TryTakeExcept(pick, nil)
+}
+
+// TryTakeExcept is TryTake, but an endpoint whose key except reports is
+// taken only if no other is ready: pick then chooses among the others
+// (given to it in the cache's order). A retry so goes to an endpoint its
+// request has not tried. except is called with the cache's lock held: it
+// must be quick, and must not call the cache. A nil except excepts none.
+func (c *Cache[K, Req, Res, S]) TryTakeExcept(pick Picker[S], except func(K) bool) (key K, p tower.Permit[Req, Res], ok bool) {
 	var failed *removal[K, Req, Res, S]
-	key, p, ok, failed = c.tryTake(pick)
+	key, p, ok, failed = c.tryTake(pick, except)
 	if failed != nil {
 		c.finishTaken(failed, p)
 	}
 	return key, p, ok
 }
 
-func (c *Cache[K, Req, Res, S]) tryTake(pick Picker[S]) (key K, p tower.Permit[Req, Res], ok bool, failed *removal[K, Req, Res, S]) {
+func (c *Cache[K, Req, Res, S]) tryTake(pick Picker[S], except func(K) bool) (key K, p tower.Permit[Req, Res], ok bool, failed *removal[K, Req, Res, S]) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := len(c.ready)
 	if n == 0 {
 		return key, p, false, nil
 	}
-	i := pick.Pick(c.readySvc)
-	if i < 0 || i >= n {
-		panic(fmt.Sprintf("readycache: Picker returned index %d for %d ready endpoints", i, n))
+	i := checkPick(pick.Pick(c.readySvc), n)
+	if except != nil && except(c.ready[i].key) {
+		i = c.pickExceptLocked(pick, except, i)
 	}
 	e := c.ready[i]
 	p, failed = c.takeLocked(e)
 	return e.key, p, true, failed
+}
+
+// pickExceptLocked returns the index of the ready endpoint pick chooses
+// among those except does not report, or first if there is none. It
+// allocates, on the path of a retry only.
+func (c *Cache[K, Req, Res, S]) pickExceptLocked(pick Picker[S], except func(K) bool, first int) int {
+	var idx []int
+	var svcs []S
+	for j, e := range c.ready {
+		if !except(e.key) {
+			idx, svcs = append(idx, j), append(svcs, c.readySvc[j])
+		}
+	}
+	if len(idx) == 0 {
+		return first
+	}
+	return idx[checkPick(pick.Pick(svcs), len(idx))]
+}
+
+// checkPick panics unless i is an index of n ready endpoints.
+func checkPick(i, n int) int {
+	if i < 0 || i >= n {
+		panic(fmt.Sprintf("readycache: Picker returned index %d for %d ready endpoints", i, n))
+	}
+	return i
 }
 
 // TakeKey takes the permit of the endpoint under key, if it is ready now,

@@ -31,8 +31,9 @@ import (
 // [NewBalancedTransport] and Close it when done; the zero value is not
 // usable.
 type BalancedTransport struct {
-	svc tower.Service[*http.Request, *http.Response]
-	bal interface {
+	svc   tower.Service[*http.Request, *http.Response]
+	tried func(context.Context) context.Context // a fresh balance.Tried in the context
+	bal   interface {
 		Close() error
 		Shutdown(context.Context) error
 	}
@@ -58,17 +59,20 @@ func NewBalancedTransport[K comparable](d discover.Discover[K, load.Service[*htt
 		p2c.Close()
 		panic("towerhttp.NewBalancedTransport: stack.Wrap returned nil")
 	}
-	return &BalancedTransport{svc: svc, bal: p2c}
+	tried := func(ctx context.Context) context.Context { return balance.WithTried(ctx, new(balance.Tried[K])) }
+	return &BalancedTransport{svc: svc, tried: tried, bal: p2c}
 }
 
 // RoundTrip sends req through the stack and the balancer to one of the
 // backends. An error from the stack or the backend is returned as it is.
+// The attempts of a retry or a hedge in the stack go to backends the
+// request has not tried, while one is ready (balance.Tried).
 func (b *BalancedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL == nil {
 		closeBody(req)
 		return nil, errNoURL
 	}
-	return roundTrip(b.svc, req)
+	return roundTripIn(b.tried(req.Context()), b.svc, req)
 }
 
 // Close stops the balancer and gives back the reservations its ready

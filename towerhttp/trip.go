@@ -61,7 +61,13 @@ var errLate = errors.New("towerhttp: response after the round trip ended")
 
 // roundTrip sends req through svc.
 func roundTrip(svc tower.Service[*http.Request, *http.Response], req *http.Request) (resp *http.Response, err error) {
-	t := &trip{Context: req.Context(), req: req}
+	return roundTripIn(req.Context(), svc, req)
+}
+
+// roundTripIn sends req through svc, its layers and the balancer asked
+// under ctx, which is req's context or one made from it.
+func roundTripIn(ctx context.Context, svc tower.Service[*http.Request, *http.Response], req *http.Request) (resp *http.Response, err error) {
+	t := &trip{Context: ctx, req: req}
 	// Deferred, so that a panic in the stack still closes every body.
 	defer func() { resp, err = t.end(resp, err) }()
 	p, err := svc.Ready(t)

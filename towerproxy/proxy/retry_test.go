@@ -3,6 +3,7 @@ package proxy_test
 import (
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -207,4 +208,28 @@ func TestTimeouts(t *testing.T) {
 		}
 		eventually(t, "the backend got 2 requests", func() bool { return b.hits() == 2 })
 	})
+}
+
+// A retry goes to a backend the request has not tried: with one backend
+// refusing connections (a killed process) and one answering, every GET is
+// answered 200, each first sent to the dead one or straight to the live
+// one, until the dead one is ejected.
+func TestRetryGoesToAnotherBackend(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + l.Addr().String()
+	l.Close()
+	live := newCounted(t, status(200))
+	p := start(t, retryYAML, dead+", "+live.URL, "{attempts: 2}")
+	c := newClient(t)
+	for i := range 50 {
+		if a := send(t, c, "GET", p.URL+"/", ""); a.code != 200 {
+			t.Fatalf("request %d: got %d, %v; want 200", i, a.code, a.err)
+		}
+	}
+	if live.hits() != 50 {
+		t.Errorf("the live backend got %d requests, want 50", live.hits())
+	}
 }
