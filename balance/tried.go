@@ -18,9 +18,8 @@ import (
 // drawn against it may well land on it again.
 //
 // The zero Tried is empty and ready to use; it must not be copied. A
-// Tried is for one request:
-// its keys are the balancer's, of type K. It is safe for concurrent use
-// (a hedge's attempts pick at once).
+// Tried is for one request, and its keys are the balancer's, of type K.
+// It is safe for concurrent use: a hedge's attempts pick at once.
 type Tried[K comparable] struct {
 	mu   sync.Mutex
 	keys []K
