@@ -139,6 +139,13 @@ const ownBoundGrowth = 3
 // latency: then the process, not the dependency, is the bottleneck.
 func ownBound(s Sample) bool { return 2*s.OwnDelay > s.MeanLatency }
 
+// startsOwnBound reports whether s, the first probe of a limiter, found
+// the process itself the bottleneck with callers held back: the initial
+// limit is a guess, and the probe says that the process, not the
+// dependency, held even a quarter of it back, so the limit grows at once
+// as after any such window, not a window later.
+func startsOwnBound(s Sample) bool { return s.Probe && s.Blocked > 0 && ownBound(s) }
+
 // appLimited reports whether the load, not the limit, held a window back:
 // its requests in flight never came to half the limit in force (the limit
 // rounded down). Algorithms neither raise nor lower such a limit. The

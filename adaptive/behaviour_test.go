@@ -301,8 +301,8 @@ func TestLowPrioritySpikeWithoutLoadShed(t *testing.T) {
 // that answers in 1ms whatever the load. Latency rises with the queue for
 // the cores, not in the dependency. Told of that queue (WithOwnDelay),
 // the limit never falls and grows until nobody is shed (72: 64 in flight
-// for normal priority, the reserve aside), fourfold from the first loaded
-// window on. (Not told, it mostly holds near 20 and sheds two requests in
+// for normal priority, the reserve aside), fourfold from the first probe
+// on. (Not told, it mostly holds near 20 and sheds two requests in
 // three; but its first probe, at a quarter of the limit while the shed
 // callers hold the cores, measures part of the cores' queue as the
 // dependency's no-load latency, and how much depends on which goroutine

@@ -96,7 +96,8 @@
 // latency, so a rise that comes with no rise in the dependency's own time
 // never lowers the limit; and when the process's own delay is most of the
 // latency, the process is the bottleneck: the limit grows while the load
-// reaches it, fourfold a window while callers are blocked at it, and
+// reaches it, fourfold a window while callers are blocked at it (from
+// the first probe on, when the process held even the probe back), and
 // never falls on latency, so callers are not shed while the dependency
 // has headroom. Drops still lower it. An own delay beyond half the
 // latency says that the process is the bottleneck, not how little the

@@ -139,3 +139,31 @@ func TestFastDependencyNotHeldBack(t *testing.T) {
 		}
 	}
 }
+
+// A first probe that the process's own delay held, with callers blocked,
+// says the process is the bottleneck from the start: the limit grows
+// fourfold at once, as after any such window, not a window later. A later
+// probe like it leaves the limit, which then came from windows of its
+// own, and a first probe with nobody blocked does too.
+func TestFirstProbeOwnBoundGrows(t *testing.T) {
+	own := probe(4 * time.Millisecond)
+	own.OwnDelay, own.Blocked = 3*time.Millisecond, 158
+	for _, c := range []struct {
+		name string
+		alg  Algorithm
+	}{{"Gradient2", newGradient2(nil)}, {"Vegas", Vegas()()}} {
+		if got := c.alg.Update(20, own); !near(got, 80) {
+			t.Errorf("%s's first probe, own-bound and blocked: limit %v, want 80", c.name, got)
+		}
+		if got := c.alg.Update(80, own); !near(got, 80) {
+			t.Errorf("%s's next probe, the same: limit %v, want 80 kept", c.name, got)
+		}
+	}
+	own.Blocked = 0
+	if got := newGradient2(nil).Update(20, own); !near(got, 20) {
+		t.Errorf("Gradient2's first probe, own-bound, nobody blocked: limit %v, want 20", got)
+	}
+	if got := Vegas()().Update(20, own); !near(got, 20) {
+		t.Errorf("Vegas's first probe, own-bound, nobody blocked: limit %v, want 20", got)
+	}
+}

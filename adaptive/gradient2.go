@@ -172,7 +172,8 @@ func (g *gradient2) Update(limit float64, s Sample) float64 {
 		// no-load latency, unless the process itself held it: then the
 		// baseline stays. The loaded window that called for a probe is
 		// judged against it now.
-		if g.baseline == 0 || !ownBound(s) {
+		first := g.baseline == 0
+		if first || !ownBound(s) {
 			g.baseline = max(latency, 1)
 		}
 		g.prev.limit = 0
@@ -184,6 +185,9 @@ func (g *gradient2) Update(limit float64, s Sample) float64 {
 				// limit may grow as from any such window, or it would
 				// stay at the floor for good.
 				return g.grow(limit, s)
+			}
+			if first && startsOwnBound(s) {
+				return limit + ownBoundGrowth*limit*g.smoothing
 			}
 			return limit
 		}

@@ -111,7 +111,8 @@ func (v *vegas) Update(limit float64, s Sample) float64 {
 		// The no-load latency, unless the process itself held it (as
 		// Gradient2); the loaded window that called for a probe is judged
 		// against it now.
-		if v.noLoad == 0 || !ownBound(s) {
+		first := v.noLoad == 0
+		if first || !ownBound(s) {
 			v.noLoad = max(latency, 1)
 		}
 		loaded := v.loaded
@@ -120,6 +121,9 @@ func (v *vegas) Update(limit float64, s Sample) float64 {
 			if s.AtMin && !s.Probe {
 				// At the floor, as Gradient2: no queue, so it may grow.
 				return v.move(limit, v.noLoad, s.MaxInFlight, s.Blocked)
+			}
+			if first && startsOwnBound(s) {
+				return v.smooth(limit, limit+ownBoundGrowth*limit)
 			}
 			return limit
 		}
