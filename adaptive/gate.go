@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/safe"
 	"github.com/towergo/tower/metrics"
 )
 
@@ -171,11 +172,17 @@ func (g *gate) acquire(ctx context.Context, c int) (verdict, uint64, error) {
 }
 
 // wait waits for w to be granted a permit or refused one, or withdraws it
-// when ctx ends.
-func (g *gate) wait(ctx context.Context, c int, w *waiter) (verdict, uint64, error) {
+// when ctx ends. If the sink panics, the panic goes on up to the caller,
+// whose wait is over: w leaves the queue first, and a permit it was
+// granted goes back.
+func (g *gate) wait(ctx context.Context, c int, w *waiter) (v verdict, seq uint64, err error) {
 	if g.sink != nil {
-		g.sink.Add(metrics.Waiting, 1)
-		defer g.sink.Add(metrics.Waiting, -1)
+		safe.Undo(func() { g.sink.Add(metrics.Waiting, 1) }, func() { g.withdraw(c, w) })
+		defer safe.Undo(func() { g.sink.Add(metrics.Waiting, -1) }, func() {
+			if v == granted {
+				g.release()
+			}
+		})
 	}
 	select {
 	case <-w.ready:
@@ -215,6 +222,20 @@ func (g *gate) cancel(c int, w *waiter, err error) (verdict, uint64, error) {
 	}
 	g.dispatchLocked() // the waiter gone may have held back the others
 	return failed, 0, err
+}
+
+// withdraw takes w out of class c's queues, or gives back the permit it
+// was granted.
+func (g *gate) withdraw(c int, w *waiter) {
+	g.mu.Lock()
+	removed := g.dequeueLocked(c, w)
+	if removed {
+		g.dispatchLocked() // the waiter gone may have held back the others
+	}
+	g.mu.Unlock()
+	if !removed && !w.refused {
+		g.release()
+	}
 }
 
 // dequeueLocked takes w out of class c's queues, and reports whether it

@@ -9,6 +9,7 @@ import (
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/internal/mono"
+	"github.com/towergo/tower/internal/safe"
 	"github.com/towergo/tower/internal/waitq"
 	"github.com/towergo/tower/metrics"
 )
@@ -211,14 +212,7 @@ func (b *Bucket[Req, Res]) wait(ctx context.Context, w *waitq.Waiter) (time.Dura
 // on up to the caller, whose wait is over: w leaves the queue first, and a
 // token it was granted meanwhile goes back.
 func (b *Bucket[Req, Res]) watched(w *waitq.Waiter) {
-	told := false
-	defer func() {
-		if !told {
-			b.withdraw(w)
-		}
-	}()
-	b.sink.Add(metrics.Waiting, 1)
-	told = true
+	safe.Undo(func() { b.sink.Add(metrics.Waiting, 1) }, func() { b.withdraw(w) })
 }
 
 // withdraw takes w out of the queue, or gives back the token it was
@@ -239,14 +233,11 @@ func (b *Bucket[Req, Res]) withdraw(w *waitq.Waiter) {
 // if err is nil. If the sink panics, the panic goes on up to the caller,
 // and a token the wait was granted goes back first.
 func (b *Bucket[Req, Res]) unwatched(mark time.Duration, err error) {
-	told := false
-	defer func() {
-		if !told && err == nil {
+	safe.Undo(func() { b.sink.Add(metrics.Waiting, -1) }, func() {
+		if err == nil {
 			b.giveBack(mark)
 		}
-	}()
-	b.sink.Add(metrics.Waiting, -1)
-	told = true
+	})
 }
 
 // grant hands the tokens there at now to the waiters, oldest first, each

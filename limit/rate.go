@@ -10,6 +10,7 @@ import (
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/internal/mono"
+	"github.com/towergo/tower/internal/safe"
 	"github.com/towergo/tower/internal/waitq"
 	"github.com/towergo/tower/metrics"
 )
@@ -209,14 +210,7 @@ func (r *Rate[Req, Res]) wait(ctx context.Context, w *waitq.Waiter) (uint64, err
 // on up to the caller, whose wait is over: w leaves the queue first, and a
 // place it was granted meanwhile goes back.
 func (r *Rate[Req, Res]) watched(w *waitq.Waiter) {
-	told := false
-	defer func() {
-		if !told {
-			r.withdraw(w)
-		}
-	}()
-	r.sink.Add(metrics.Waiting, 1)
-	told = true
+	safe.Undo(func() { r.sink.Add(metrics.Waiting, 1) }, func() { r.withdraw(w) })
 }
 
 // withdraw takes w out of the queue, or gives back the place it was
@@ -237,14 +231,11 @@ func (r *Rate[Req, Res]) withdraw(w *waitq.Waiter) {
 // the sink panics, the panic goes on up to the caller, and a place the
 // wait was granted goes back first.
 func (r *Rate[Req, Res]) unwatched(n uint64, err error) {
-	told := false
-	defer func() {
-		if !told && err == nil {
+	safe.Undo(func() { r.sink.Add(metrics.Waiting, -1) }, func() {
+		if err == nil {
 			r.giveBack(n)
 		}
-	}()
-	r.sink.Add(metrics.Waiting, -1)
-	told = true
+	})
 }
 
 // roll opens a new window if the current one has ended, and returns the
