@@ -68,12 +68,20 @@ func WithPriority(ctx context.Context, p Priority) context.Context {
 	if !p.valid() {
 		panic(fmt.Sprintf("tower.WithPriority: p must be PriorityLow, PriorityNormal or PriorityCritical, got %d", int8(p)))
 	}
+	if _, ok := ctx.Value(priorityKey{}).(marked); ok {
+		return context.WithValue(ctx, priorityKey{}, marked(p)) // see readyValueCtx
+	}
 	return context.WithValue(ctx, priorityKey{}, p)
 }
 
 // PriorityFrom returns the priority ctx carries, or PriorityNormal if it
 // carries none.
 func PriorityFrom(ctx context.Context) Priority {
-	p, _ := ctx.Value(priorityKey{}).(Priority)
-	return p
+	switch p := ctx.Value(priorityKey{}).(type) {
+	case Priority:
+		return p
+	case marked:
+		return Priority(p)
+	}
+	return PriorityNormal
 }

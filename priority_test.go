@@ -123,6 +123,21 @@ func TestReadyNowForCarriesReadyValues(t *testing.T) {
 	if got := ctx.Value(key{}); got != 7 {
 		t.Errorf("the context's own value: %v, want 7", got)
 	}
+	// A priority set under the value: Ready sees both.
+	low := tower.WithPriority(ctx, tower.PriorityLow)
+	if _, ok, err := tower.ReadyNowFor(low, probe); !ok || err != nil {
+		t.Fatalf("ReadyNowFor: %v, %v", ok, err)
+	}
+	if seen != tower.PriorityLow || v != 7 || !done {
+		t.Errorf("under WithPriority(low): Ready saw priority %v, value %v, done %v; want low, 7, true", seen, v, done)
+	}
+	if got := tower.PriorityFrom(low); got != tower.PriorityLow {
+		t.Errorf("PriorityFrom under WithPriority(low): %v", got)
+	}
+	// A value set with no priority: normal.
+	if _, ok, err := tower.ReadyNowFor(tower.WithReadyValue(t.Context(), key{}, 8), probe); !ok || err != nil || seen != tower.PriorityNormal || v != 8 {
+		t.Errorf("a value and no priority: ready %v, %v; Ready saw %v and %v, want normal and 8", ok, err, seen, v)
+	}
 	defer func() {
 		if r := recover(); r != "tower.WithReadyValue: nil key" {
 			t.Errorf("nil key: recovered %v", r)

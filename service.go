@@ -67,10 +67,15 @@ func ReadyNow[Req, Res any](svc Service[Req, Res]) (Permit[Req, Res], bool, erro
 // this way. It allocates nothing, unless ctx has a value set with
 // [WithReadyValue]: then the done context carries all of ctx's values.
 func ReadyNowFor[Req, Res any](ctx context.Context, svc Service[Req, Res]) (Permit[Req, Res], bool, error) {
-	if ctx.Value(readyValuesKey{}) != nil {
+	// One lookup tells both: the priority, and whether a value is marked
+	// (see readyValueCtx).
+	switch v := ctx.Value(priorityKey{}).(type) {
+	case Priority:
+		return readyNow(svc, doneCtxs[v-PriorityLow])
+	case marked:
 		return readyNow(svc, doneWith{ctx})
 	}
-	return readyNow(svc, doneCtxs[PriorityFrom(ctx)-PriorityLow])
+	return readyNow(svc, doneCtxs[PriorityNormal-PriorityLow])
 }
 
 // WithReadyValue returns a copy of ctx in which key's value is val, as
@@ -86,19 +91,25 @@ func WithReadyValue(ctx context.Context, key, val any) context.Context {
 	return &readyValueCtx{ctx, key, val}
 }
 
-type readyValuesKey struct{}
-
+// A readyValueCtx holds a value set with WithReadyValue. It answers for
+// the priority with a marked one, so that ReadyNowFor learns from the one
+// lookup it makes for the priority that the context carries such a
+// value; WithPriority under it carries the mark on.
 type readyValueCtx struct {
 	context.Context
 	key, val any
 }
 
+// marked is the priority of a context that carries a value set with
+// WithReadyValue.
+type marked Priority
+
 func (c *readyValueCtx) Value(key any) any {
 	switch key {
 	case c.key:
 		return c.val
-	case readyValuesKey{}:
-		return true
+	case priorityKey{}:
+		return marked(PriorityFrom(c.Context))
 	}
 	return c.Context.Value(key)
 }
