@@ -60,7 +60,7 @@ type UnaryClientCall struct {
 	Opts []grpc.CallOption
 
 	invoker  grpc.UnaryInvoker
-	trailers *trailerSlot // nil until a RetryPolicy is made: see retry.go
+	trailers *trailerSlot // where the attempts leave their trailers for a RetryPolicy: see retry.go
 }
 
 // A StreamClientCall is the opening of one client stream on its way

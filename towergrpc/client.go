@@ -30,7 +30,7 @@ func UnaryClientInterceptor(stack tower.Layer[UnaryClientCall, struct{}], opts .
 	svc, o := build(fn, invokeUnary, stack, opts)
 	if o.requests == nil {
 		return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-			err, _ := invoke(ctx, svc, UnaryClientCall{Method: method, Req: req, Reply: reply, Conn: cc, Opts: opts, invoker: invoker, trailers: newTrailerSlot()})
+			err, _ := invoke(ctx, svc, UnaryClientCall{Method: method, Req: req, Reply: reply, Conn: cc, Opts: opts, invoker: invoker, trailers: new(trailerSlot)})
 			return err
 		}
 	}
@@ -38,7 +38,7 @@ func UnaryClientInterceptor(stack tower.Layer[UnaryClientCall, struct{}], opts .
 	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) (err error) {
 		ob := observation{start: mono.Now()}
 		defer ob.report(sink, metrics.GRPCClient, method)
-		err, ob.stackErr = invoke(ctx, svc, UnaryClientCall{Method: method, Req: req, Reply: reply, Conn: cc, Opts: opts, invoker: invoker, trailers: newTrailerSlot()})
+		err, ob.stackErr = invoke(ctx, svc, UnaryClientCall{Method: method, Req: req, Reply: reply, Conn: cc, Opts: opts, invoker: invoker, trailers: new(trailerSlot)})
 		ob.err, ob.ended = err, true
 		return err
 	}

@@ -76,11 +76,12 @@ const DefaultMaxPushback = 10 * time.Second
 // [UnaryClientInterceptor] to collect it (a grpc.Trailer call option),
 // which only a call through that interceptor can do. That costs each call
 // through the policy one allocation of its own and those of the call
-// option; and once a program has made a RetryPolicy, each unary RPC
-// through a client interceptor of this package carries a record of its
-// own for it (one small allocation): the first attempt is sent before the
-// policy sees anything but a copy of the call, so the record must come
-// with the call. A program that makes no RetryPolicy pays nothing.
+// option; and each unary RPC through a client interceptor of this
+// package carries a slot of its own for it (one allocation of 16 bytes),
+// whatever its stack: the first attempt is sent before the policy sees
+// anything but a copy of the call, so the slot must come with the call,
+// and the interceptor cannot see into its stack to tell whether a
+// RetryPolicy is in it.
 //
 // A RetryPolicy is safe for concurrent use. The zero RetryPolicy is not
 // usable: build one with [NewRetryPolicy].
@@ -88,10 +89,6 @@ type RetryPolicy struct {
 	std        *retry.StandardPolicy[UnaryClientCall, struct{}]
 	idempotent func(fullMethod string) bool // nil: no method is
 }
-
-// retryPolicies tells whether a RetryPolicy was ever made: only then do
-// calls carry a trailerSlot.
-var retryPolicies atomic.Bool
 
 // NewRetryPolicy returns a RetryPolicy with opts, the options of a
 // retry.StandardPolicy: retry.WithMaxAttempts (3 by default),
@@ -104,7 +101,6 @@ func NewRetryPolicy(opts ...retry.PolicyOption) *RetryPolicy {
 			panic(fmt.Sprintf("towergrpc.NewRetryPolicy: option %d is nil", i))
 		}
 	}
-	retryPolicies.Store(true)
 	all := append([]retry.PolicyOption{retry.WithPushback(pushbackOf, DefaultMaxPushback)}, opts...)
 	return &RetryPolicy{std: retry.NewPolicy[UnaryClientCall](isJudged, all...)}
 }
@@ -235,15 +231,6 @@ type trailerRecord struct {
 const unsentKey = "Towergrpc-Unsent"
 
 var unsent = metadata.MD{unsentKey: nil}
-
-// newTrailerSlot returns a slot for a new call, or nil if no RetryPolicy
-// was ever made.
-func newTrailerSlot() *trailerSlot {
-	if !retryPolicies.Load() {
-		return nil
-	}
-	return new(trailerSlot)
-}
 
 // invoke makes the call c, collecting its trailer into a new record.
 func (s *trailerSlot) invoke(ctx context.Context, c UnaryClientCall) error {
