@@ -239,42 +239,31 @@ func (h *holdContext) Err() error {
 // sink goes on up to the caller, whose request then does not queue: its
 // slot goes back.
 func (b *Buffer[Req, Res]) countIn() {
-	counted := false
-	defer func() {
-		if !counted {
-			b.slots.Release()
-		}
-	}()
-	b.sink.Add(metrics.Queued, 1)
-	counted = true
+	safe.Undo(func() { b.sink.Add(metrics.Queued, 1) }, func() { b.slots.Release() })
 }
 
 // countOut reports to the sink that a request has left the queue, with
 // inner or err. A panic in the sink goes on up to the caller, after the
 // inner permit, if the request got one, is released.
 func (b *Buffer[Req, Res]) countOut(inner tower.Permit[Req, Res], err error) {
-	counted := false
-	defer func() {
-		if !counted && err == nil {
+	safe.Undo(func() { b.sink.Add(metrics.Queued, -1) }, func() {
+		if err == nil {
 			inner.Release()
 		}
-	}()
-	b.sink.Add(metrics.Queued, -1)
-	counted = true
+	})
 }
 
 // traceOut tells t how long the request queued, from start, and how it
 // left the queue: with inner, or with err. A panic in t goes on up to the
 // caller, after inner, if the request got it, is released.
 func (b *Buffer[Req, Res]) traceOut(ctx context.Context, t metrics.Tracer, start time.Time, inner tower.Permit[Req, Res], err error) {
-	traced := false
-	defer func() {
-		if !traced && err == nil {
+	safe.Undo(func() {
+		t.Waited(ctx, metrics.Wait{Kind: metrics.QueueWait, Start: start, Duration: time.Since(start), Err: err})
+	}, func() {
+		if err == nil {
 			inner.Release()
 		}
-	}()
-	t.Waited(ctx, metrics.Wait{Kind: metrics.QueueWait, Start: start, Duration: time.Since(start), Err: err})
-	traced = true
+	})
 }
 
 // gone returns the error of a caller that has given up: ctx's error, or

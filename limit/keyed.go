@@ -281,9 +281,7 @@ func (k *Keyed[Req, Res, K]) admit(ctx context.Context, key K) error {
 		}
 	}
 	s := k.shard(key)
-	s.mu.Lock()
-	mark, wait, ok := s.take(k.g, key, mono.Now(), allowed)
-	s.mu.Unlock()
+	mark, wait, ok := s.takeLocking(k.g, key, mono.Now(), allowed)
 	if !ok {
 		return k.refuse(wait)
 	}
@@ -382,6 +380,16 @@ func (s *keyShard[K]) take(g gcra, key K, now, allowed time.Duration) (mark, wai
 	}
 	s.entries[i].tat = next
 	return next, wait, true
+}
+
+// takeLocking is take under s.mu, which it releases even if looking key up
+// panics: a key of an interface type may hold a value that cannot be
+// hashed, such as a slice. Left locked, the shard would make every later
+// request of its keys wait for good.
+func (s *keyShard[K]) takeLocking(g gcra, key K, now, allowed time.Duration) (mark, wait time.Duration, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.take(g, key, now, allowed)
 }
 
 // insert adds key with state tat, deleting an entry first if the shard is

@@ -231,3 +231,42 @@ func TestKeyedShardCount(t *testing.T) {
 		t.Errorf("shares add up to %d, want 10001", sum)
 	}
 }
+
+// A key of an interface type that holds a value that cannot be hashed (a
+// slice) panics as it is looked up: the panic goes on up to the caller,
+// with the shard's lock released, and the next request is served. With one
+// shard the key is first hashed under the lock; with several, before it.
+func TestKeyedUnhashableKeyReleasesLock(t *testing.T) {
+	echo := tower.ServiceFunc[any, any](func(_ context.Context, req any) (any, error) { return req, nil })
+	for _, tt := range []struct {
+		name string
+		opts []KeyedOption
+	}{
+		{"OneShard", []KeyedOption{WithMaxKeys(1)}},
+		{"Shards", nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			k := NewKeyed[any, any](echo, func(req any) any { return req }, 10, time.Second, 1, tt.opts...)
+			if one := len(k.shards) == 1; one != (tt.name == "OneShard") {
+				t.Fatalf("%d shards", len(k.shards))
+			}
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Error("a call with an unhashable key did not panic")
+					}
+				}()
+				tower.Call[any, any](t.Context(), k, []int{1})
+			}()
+			for i := range k.shards {
+				if !k.shards[i].mu.TryLock() {
+					t.Fatalf("shard %d is still locked after the panic", i)
+				}
+				k.shards[i].mu.Unlock()
+			}
+			if res, err := tower.Call[any, any](t.Context(), k, "a"); res != "a" || err != nil {
+				t.Errorf("next call: got %v, %v; want a", res, err)
+			}
+		})
+	}
+}

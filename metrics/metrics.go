@@ -7,6 +7,7 @@ import (
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/internal/mono"
+	"github.com/towergo/tower/internal/safe"
 )
 
 // New returns inner wrapped in a layer that reports to sink: InFlight, +1
@@ -54,7 +55,9 @@ func (s *service[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], 
 	if err != nil {
 		return p, err
 	}
-	s.sink.Add(InFlight, 1)
+	// A sink that panics here sends the panic on up to the caller, which
+	// never gets the permit: inner's goes back first.
+	safe.Undo(func() { s.sink.Add(InFlight, 1) }, func() { p.Release() })
 	return s.wraps.Wrap((*wrapper[Req, Res])(s), p), nil
 }
 
@@ -75,7 +78,9 @@ func (w *wrapper[Req, Res]) done(start time.Duration, outcome *Outcome) {
 	w.sink.Add(InFlight, -1)
 }
 
+// ReleaseWrapped releases inner and counts the permit out, even if inner's
+// Release panics: the permit is given up either way.
 func (w *wrapper[Req, Res]) ReleaseWrapped(inner tower.Permit[Req, Res]) {
+	defer w.sink.Add(InFlight, -1)
 	inner.Release()
-	w.sink.Add(InFlight, -1)
 }

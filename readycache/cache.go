@@ -205,15 +205,22 @@ func (c *Cache[K, Req, Res, S]) push(key K, svc S) (old, failed *removal[K, Req,
 // goroutine, unless a driver is still in the endpoint's Ready: then that
 // driver calls it once Ready has returned.
 func (c *Cache[K, Req, Res, S]) Evict(key K) bool {
-	c.mu.Lock()
-	e := c.entries[key]
-	var r *removal[K, Req, Res, S]
-	if e != nil {
-		r = c.removeLocked(e, nil)
-	}
-	c.mu.Unlock()
+	r := c.evict(key)
 	c.finish(r)
-	return e != nil
+	return r != nil
+}
+
+// evict removes the endpoint under key, if there is one, and returns what
+// is left to do. The lock is released even if looking key up panics: a key
+// of an interface type may hold a value that cannot be hashed, such as a
+// slice.
+func (c *Cache[K, Req, Res, S]) evict(key K) *removal[K, Req, Res, S] {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.entries[key]; e != nil {
+		return c.removeLocked(e, nil)
+	}
+	return nil
 }
 
 // TryTake takes a ready endpoint's permit, chosen by pick, if an endpoint is

@@ -81,20 +81,22 @@ type removal[K comparable, Req, Res any, S tower.Service[Req, Res]] struct {
 }
 
 // finish does what r, if not nil, left to do, without the lock, on the
-// goroutine of a caller of the cache: a panic in a handler goes on up to
-// that caller, once the reservation is released and the other handler
-// called.
+// goroutine of a caller of the cache: release the reservation, then call
+// the failure handler, then the removal handler. A panic in any of them
+// goes on up to that caller once the others have run: an endpoint whose
+// Release panics is still handed to the removal handler, which may be all
+// that closes it.
 func (c *Cache[K, Req, Res, S]) finish(r *removal[K, Req, Res, S]) {
 	if r == nil {
 		return
 	}
-	r.held.Release()
 	if r.tell && c.onRemove != nil {
-		defer c.onRemove(r.e.key, r.e.svc) // even if the failure handler panics
+		defer c.onRemove(r.e.key, r.e.svc)
 	}
 	if r.failed != nil && c.onFailure != nil {
-		c.onFailure(r.failed)
+		defer c.onFailure(r.failed)
 	}
+	r.held.Release()
 }
 
 // finishBoth finishes a and b, b even if a handler of a's panics.
