@@ -57,6 +57,42 @@ func TestOutlierHandlerPanics(t *testing.T) {
 	})
 }
 
+// ejectedPanics is a sink that panics on Ejected +1, and ignores the rest.
+type ejectedPanics struct{}
+
+func (ejectedPanics) Add(k towermetrics.Kind, delta int64) {
+	if k == towermetrics.Ejected && delta == 1 {
+		panic("sink's bug")
+	}
+}
+func (ejectedPanics) Observe(time.Duration, towermetrics.Outcome) {}
+
+// A panic in the sink told of an ejection goes up to the caller whose call
+// made it, once the ejection is done: the endpoint is out and no longer
+// offered, the error handler still hears of it, and the balancer serves on
+// with the others.
+func TestOutlierSinkPanics(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fs := fleet(5)
+		fs[0].set(true)
+		ej := newEjections()
+		bal := newBalancer("RoundRobin", fs, balance.WithOutlierDetection(isFailure, balance.ConsecutiveFailures(1)),
+			balance.WithMetrics(ejectedPanics{}), balance.WithErrorHandler(ej.add))
+		defer bal.Close()
+		p := readySettled(t, bal) // round robin: endpoint 0 first
+		towertest.Panics(t, "sink's bug", func() { p.Call(t.Context(), "x") })
+		synctest.Wait()
+		if got := bal.ReadyLen(); got != 4 {
+			t.Errorf("got ReadyLen() = %d, want 4", got)
+		}
+		ej.check(t, "0s: load balancer ejected endpoint 0 for 30s: consecutive failures: boom")
+		callN(t, bal, 4)
+		if n := fs[0].Calls(); n != 1 {
+			t.Errorf("the ejected endpoint got %d calls, want 1", n)
+		}
+	})
+}
+
 // An ejection is logged at level Warn, with the endpoint's key, the
 // reason and the duration.
 func TestOutlierLogged(t *testing.T) {

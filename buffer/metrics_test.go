@@ -262,3 +262,65 @@ func TestSinkPanicAsRequestLeaves(t *testing.T) {
 		call.ExpectValue(t, "ok")
 	})
 }
+
+// waitPanicSink panics when Waiting moves by delta.
+type waitPanicSink struct{ delta int64 }
+
+func (s waitPanicSink) Add(k metrics.Kind, delta int64) {
+	if k == metrics.Waiting && delta == s.delta {
+		panic("sink exploded")
+	}
+}
+func (waitPanicSink) Observe(time.Duration, metrics.Outcome) {}
+
+// A sink that panics as a caller starts or stops waiting for a slot: the
+// panic goes on up to the waiter, which holds nothing after it, neither a
+// place in line nor a slot, whether its wait ended with the slot (at
+// 100ms) or with its ctx (at 50ms). The Buffer serves on.
+func TestSinkPanicWhileWaitingForSlot(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		delta    int64         // the Add of Waiting that panics
+		deadline time.Duration // of the waiter's ctx
+		end      time.Duration // when its wait ends
+	}{
+		{"WaitBegins", +1, time.Hour, 0},
+		{"WaitEndsGranted", -1, time.Hour, 100 * time.Millisecond},
+		{"WaitEndsCancelled", -1, 50 * time.Millisecond, 50 * time.Millisecond},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				m, h := towertest.NewMock[string, string]()
+				b := buffer.New[string, string](m, 1, buffer.WithMetrics(waitPanicSink{tt.delta}))
+				defer b.Close()
+				start := time.Now()
+				first := towertest.MustReady(t, b)
+				go func() {
+					time.Sleep(100 * time.Millisecond)
+					first.Release()
+				}()
+				ctx, cancel := context.WithTimeout(t.Context(), tt.deadline)
+				defer cancel()
+				r := towertest.Go(func() (v any, err error) {
+					defer func() { v = recover() }()
+					b.Ready(ctx)
+					return nil, nil
+				})
+				if v, _ := r.Wait(); v != "sink exploded" {
+					t.Fatalf("the waiter got panic %v, want the sink's", v)
+				}
+				if got := r.Since(start); got != tt.end {
+					t.Errorf("the wait ended at %v, want %v", got, tt.end)
+				}
+				time.Sleep(time.Until(start.Add(100 * time.Millisecond)))
+				synctest.Wait()
+				if n := buffer.SlotsFree(b); n != 1 {
+					t.Fatalf("at 100ms: %d of 1 slots free, want 1", n)
+				}
+				call := towertest.GoCall(t.Context(), towertest.MustReady(t, b), "next")
+				h.ExpectSettled(t, "next").Respond("ok")
+				call.ExpectValue(t, "ok")
+			})
+		})
+	}
+}

@@ -211,3 +211,32 @@ func TestPanicAfterBreakIsLogged(t *testing.T) {
 		})
 	}
 }
+
+// A loop body that panics runs on the caller's goroutine: the panic goes
+// on up to the caller once the sequence has stopped, with the call still
+// in flight cancelled and the dispatcher and every worker gone (the bubble
+// would fail on a goroutine left blocked), and nothing reserved.
+func TestLoopBodyPanics(t *testing.T) {
+	forEach(t, func(t *testing.T, v variant) {
+		mock, h := towertest.NewMock[string, string]()
+		reqs := make(chan string, 2)
+		reqs <- "a"
+		reqs <- "b"
+		r := towertest.Go(func() (p any, err error) {
+			defer func() { p = recover() }()
+			for range v.all(t.Context(), mock, reqs, 2) {
+				panic("body exploded")
+			}
+			return nil, nil
+		})
+		got := received(t, h, 2)
+		got["a"].Respond("A")
+		if p, _ := r.Wait(); p != "body exploded" {
+			t.Fatalf("the caller got panic %v, want the loop body's", p)
+		}
+		if err := got["b"].Context().Err(); err == nil {
+			t.Error("the call in flight was not cancelled")
+		}
+		h.ExpectIdle(t, 2)
+	})
+}

@@ -207,3 +207,44 @@ func TestHedgeLegPanicThenOriginalPanics(t *testing.T) {
 		}
 	}
 }
+
+// clonePanics is an Idempotent policy whose Clone panics.
+type clonePanics struct{ hedge.Idempotent[string] }
+
+func (clonePanics) Clone(string) (string, bool) { panic(errBoom) }
+
+// depositPanics is a budget whose Deposit panics.
+type depositPanics struct{}
+
+func (depositPanics) Deposit()       { panic(errBoom) }
+func (depositPanics) Withdraw() bool { return true }
+
+// The budget's Deposit and the policy's Clone run on the caller's
+// goroutine, before the original is sent: a panic there goes on up to the
+// caller, with nothing sent and the inner permit given back.
+func TestHedgeCallerPanicReleasesPermit(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		policy hedge.Policy[string]
+		opts   []hedge.Option
+	}{
+		{"Clone", clonePanics{}, nil},
+		{"Deposit", hedge.Idempotent[string]{}, []hedge.Option{hedge.WithBudget(depositPanics{})}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				mock, h := towertest.NewMock[string, string]()
+				h.Allow(1)
+				svc := hedge.New[string, string](mock, tt.policy, 1, 0.5, time.Minute, tt.opts...)
+				p := towertest.MustReady(t, svc)
+				towertest.Panics(t, "boom", func() { p.Call(t.Context(), "req") })
+				h.ExpectIdle(t, 0)
+				p, ok := towertest.ReadyNow(t, svc)
+				if !ok {
+					t.Fatal("ReadyNow after the panic: not ready, want the inner permit back")
+				}
+				p.Release()
+			})
+		})
+	}
+}

@@ -343,3 +343,53 @@ func TestRatePanickingSinkWhileWaiting(t *testing.T) {
 		})
 	}
 }
+
+// A sink that panics as a caller starts or stops waiting for a
+// Concurrency's permit: the panic goes on up to the waiter, which holds
+// nothing after it, neither a place in the queue nor a permit, whether its
+// wait ended with the permit (at 100ms) or with its ctx (at 50ms).
+func TestConcurrencyPanickingSinkWhileWaiting(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		delta    int64         // the Add of Waiting that panics
+		deadline time.Duration // of the waiter's ctx
+		end      time.Duration // when its wait ends
+	}{
+		{"WaitBegins", +1, time.Hour, 0},
+		{"WaitEndsGranted", -1, time.Hour, 100 * time.Millisecond},
+		{"WaitEndsCancelled", -1, 50 * time.Millisecond, 50 * time.Millisecond},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cl := limit.NewConcurrency[string, string](echo, 1, limit.WithMetrics(waitingPanicSink{tt.delta}))
+				start := time.Now()
+				first := towertest.MustReady(t, cl)
+				go func() {
+					time.Sleep(100 * time.Millisecond)
+					first.Release()
+				}()
+				ctx, cancel := context.WithTimeout(t.Context(), tt.deadline)
+				defer cancel()
+				r := towertest.Go(func() (v any, err error) {
+					defer func() { v = recover() }()
+					cl.Ready(ctx)
+					return nil, nil
+				})
+				if v, _ := r.Wait(); v != "sink exploded" {
+					t.Fatalf("the waiter got panic %v, want the sink's", v)
+				}
+				if got := r.Since(start); got != tt.end {
+					t.Errorf("the wait ended at %v, want %v", got, tt.end)
+				}
+				time.Sleep(time.Until(start.Add(100 * time.Millisecond)))
+				synctest.Wait()
+				checkSem(t, cl.Semaphore(), 1, 0)
+				p, ok := towertest.ReadyNow(t, cl)
+				if !ok {
+					t.Fatal("ReadyNow at 100ms: not ready, want the permit back")
+				}
+				p.Release()
+			})
+		})
+	}
+}

@@ -134,3 +134,28 @@ func BenchmarkLoadShedSheddingMetrics(b *testing.B) {
 func BenchmarkLoadShedMetrics(b *testing.B) {
 	towertest.Bench(b, loadshed.New[int, int](echo, loadshed.WithMetrics(new(metrics.Counts))), 1)
 }
+
+// shedPanics is a sink whose Add of Shed panics.
+type shedPanics struct{}
+
+func (shedPanics) Add(k metrics.Kind, _ int64) {
+	if k == metrics.Shed {
+		panic("sink exploded")
+	}
+}
+func (shedPanics) Observe(time.Duration, metrics.Outcome) {}
+
+// A sink that panics as a request is shed: the panic goes on up to the
+// caller, which held nothing of the inner service's, and the LoadShed
+// serves as soon as the inner service is ready again.
+func TestMetricsPanickingSink(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mock, h := towertest.NewMock[string, string]()
+		h.Allow(0)
+		svc := loadshed.New[string, string](mock, loadshed.WithMetrics(shedPanics{}))
+		towertest.Panics(t, "sink exploded", func() { tower.Call[string, string](t.Context(), svc, "a") })
+		h.ExpectIdle(t, 0)
+		h.Allow(1)
+		towertest.CallThrough(t, towertest.MustReady(t, svc), h, "b", "B")
+	})
+}

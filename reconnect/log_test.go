@@ -133,6 +133,29 @@ func TestLogPanics(t *testing.T) {
 	}
 }
 
+// A panic in the logger as it logs a dropped service, on the caller's
+// goroutine, goes on up to that caller once the service is dropped and
+// closed, holding nothing of it; the next Ready connects again and is
+// served.
+func TestLoggerPanicsOnDrop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		maker, mh := towertest.NewMock[string, svc]()
+		old, oh := newClosable()
+		r := reconnect.NewConnected[string, string, string](maker, target, old, reconnect.WithLogger(towertest.PanickingLogger("logger's bug")))
+		t.Cleanup(func() { r.Close() })
+		oh.FailReady(errBroken)
+		towertest.Panics(t, "logger's bug", func() { r.Ready(t.Context()) })
+		if !old.isClosed() {
+			t.Error("the dropped service was not closed")
+		}
+		oh.ExpectIdle(t, 0)
+		m, h := towertest.NewMock[string, string]()
+		rd := towertest.GoReady(t.Context(), r)
+		connect(t, mh, m)
+		towertest.CallThrough(t, rd.Value(t), h, "hello", "world")
+	})
+}
+
 func TestLoggerOptions(t *testing.T) {
 	maker, _ := towertest.NewMock[string, svc]()
 	inner, _ := towertest.NewMock[string, string]()

@@ -63,6 +63,24 @@ func TestLogInnerFailure(t *testing.T) {
 	}
 }
 
+// A panic in the logger as it logs the inner service's failure on the
+// caller's goroutine goes on up to that caller, once the SpawnReady has
+// failed for good: every later Ready gets the failure, and no drive is
+// left running (the bubble checks it).
+func TestLoggerPanicsOnCaller(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mock, h := towertest.NewMock[string, string]()
+		s := spawnready.New[string, string](mock, spawnready.WithLogger(towertest.PanickingLogger("logger's bug")))
+		defer s.Close()
+		h.FailReady(errFoobar)
+		towertest.Panics(t, "logger's bug", func() { s.Ready(t.Context()) })
+		if _, err := s.Ready(t.Context()); err != errFoobar {
+			t.Errorf("Ready after the panic: got %v, want %v", err, errFoobar)
+		}
+		h.ExpectIdle(t, 0)
+	})
+}
+
 // Close is not a failure: a drive that Close stops, whose inner Ready
 // returns the error of its ended context, logs nothing.
 func TestLogNotOnClose(t *testing.T) {

@@ -153,6 +153,33 @@ func TestSteerBadPick(t *testing.T) {
 	}
 }
 
+// A picker that panics: the panic goes on up to the caller, before any
+// service was asked; nothing is reserved, no service is marked broken, and
+// the Steer serves on.
+func TestSteerPickerPanics(t *testing.T) {
+	a, ha := towertest.NewMock[string, string]()
+	b, hb := towertest.NewMock[string, string]()
+	s := steer.New([]svc{a, b}, func(ctx context.Context, req string, n int) int {
+		if req == "boom" {
+			panic("picker exploded")
+		}
+		return byName(ctx, req, n)
+	})
+	towertest.Panics(t, "picker exploded", func() { tower.Call(t.Context(), s, "boom") })
+	checkIdle(t, "a", ha, 0)
+	checkIdle(t, "b", hb, 0)
+	for i := range 2 {
+		if err := s.Broken(i); err != nil {
+			t.Errorf("service %d: got broken %v, want not broken", i, err)
+		}
+	}
+	p, ok := towertest.ReadyNow(t, s)
+	if !ok {
+		t.Fatal("ReadyNow after the panic: not ready, want ready")
+	}
+	p.Release()
+}
+
 // A service whose Ready fails is broken for good: the request that found
 // it so, and every later one picked for it, fail with an *Error naming its
 // index, without asking it again; the other service goes on serving, and

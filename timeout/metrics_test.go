@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/limit"
 	"github.com/towergo/tower/metrics"
 	"github.com/towergo/tower/timeout"
 	"github.com/towergo/tower/towertest"
@@ -111,4 +112,40 @@ func TestMetricsNestedTimeouts(t *testing.T) {
 // time does not touch.
 func BenchmarkTimeoutMetrics(b *testing.B) {
 	towertest.Bench(b, timeout.New(echo, time.Second, timeout.WithMetrics(new(metrics.Counts))), 1)
+}
+
+// timedOutPanics is a sink whose Add of TimedOut panics.
+type timedOutPanics struct{}
+
+func (timedOutPanics) Add(k metrics.Kind, _ int64) {
+	if k == metrics.TimedOut {
+		panic("sink exploded")
+	}
+}
+func (timedOutPanics) Observe(time.Duration, metrics.Outcome) {}
+
+// A sink that panics as a call times out, at 100ms: the panic goes on up
+// to the caller, and the inner call has ended, its ConcurrencyLimit(1)
+// permit back, so the next call is served.
+func TestMetricsPanickingSink(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				inner := limit.NewConcurrency[string, string](tower.ServiceFunc[string, string](takes), 1)
+				svc := timeout.New[string, string](inner, 100*ms, append(m.opts, timeout.WithMetrics(timedOutPanics{}))...)
+				start := time.Now()
+				towertest.Panics(t, "sink exploded", func() { tower.Call[string, string](t.Context(), svc, "1s") })
+				if d := time.Since(start); d != 100*ms {
+					t.Errorf("the panic came at %v, want 100ms", d)
+				}
+				synctest.Wait()
+				if n := inner.Semaphore().Available(); n != 1 {
+					t.Fatalf("%d of 1 permits free after the panic, want 1", n)
+				}
+				if res, err := tower.Call[string, string](t.Context(), svc, "10ms"); res != "10ms" || err != nil {
+					t.Errorf("next call: got %q, %v; want 10ms", res, err)
+				}
+			})
+		})
+	}
 }
