@@ -48,10 +48,9 @@ func newStock(b *gcra, keys []string, size int) *stock {
 // when this one is spent, and sleeps until the token is due. It returns
 // where the token came from and its mark. A done ctx gets a token due
 // now, from the batch or from Redis (the next batch's tokens there now,
-// or one token, in one round trip), or ctx.Err().
-func (s *stock) take(ctx context.Context) (outcome, uint64, error) {
-	var w watch
-	defer w.done(s.b.o.sink)
+// or one token, in one round trip), or ctx.Err(). w reports the caller's
+// waits to the sink.
+func (s *stock) take(ctx context.Context, w *watch) (outcome, uint64, error) {
 	for {
 		probe := ctx.Err() != nil
 		s.mu.Lock()
@@ -60,25 +59,27 @@ func (s *stock) take(ctx context.Context) (outcome, uint64, error) {
 		if ok {
 			m := stockMark(s.batch, s.next-1)
 			s.mu.Unlock()
-			if !sleepUntil(ctx, due, &w, s.b.o.sink) {
-				return 0, 0, ctx.Err() // the token is lost, on the side of the limit
+			// If ctx ends first, the token is lost, on the side of the
+			// limit; if the sink panics as the wait begins, it goes back.
+			if !sleepUntil(ctx, due, w, s.b.o.sink, func() { s.giveBack(m) }) {
+				return 0, 0, ctx.Err()
 			}
 			return fromStock, m, nil
 		}
 		if s.fetching == nil && s.next >= s.n {
-			return s.fetch(ctx, &w) // a probe's too: it asks with no wait
+			return s.fetch(ctx, w) // a probe's too: it asks with no wait
 		}
 		if probe {
 			s.mu.Unlock()
 			// The batch's next token is not due yet, or another caller is
 			// asking for the next batch: one token there now, if Redis
 			// has one, rather than wait. It goes back to Redis if unused.
-			g, from, err := s.b.take(ctx, s.keys, 1, &w)
+			g, from, err := s.b.take(ctx, s.keys, 1, w)
 			return from, uint64(g.tat), err
 		}
 		if f := s.fetching; f != nil {
 			s.mu.Unlock()
-			w.start(s.b.o.sink)
+			w.start(s.b.o.sink, nothing)
 			select {
 			case <-f.done:
 				// Redis did not answer that round trip: fail open, or
@@ -96,7 +97,7 @@ func (s *stock) take(ctx context.Context) (outcome, uint64, error) {
 		}
 		// The next token is due after ctx's deadline: wait for the end.
 		s.mu.Unlock()
-		w.start(s.b.o.sink)
+		w.start(s.b.o.sink, nothing)
 		<-ctx.Done()
 		return 0, 0, ctx.Err()
 	}
@@ -175,7 +176,12 @@ func (s *stock) fetch(ctx context.Context, w *watch) (outcome, uint64, error) {
 	if err != nil || from != fromRedis {
 		return from, 0, err
 	}
-	if !sleepUntil(ctx, g.due, w, s.b.o.sink) {
+	// If the sink panics as the wait for the first token begins, the whole
+	// batch goes back to Redis, and none of it is installed.
+	if !sleepUntil(ctx, g.due, w, s.b.o.sink, func() {
+		from = 0
+		s.b.giveBack(s.keys, g.n, g.tat)
+	}) {
 		return 0, 0, ctx.Err()
 	}
 	return fromStock, stockMark(batch, 0), nil

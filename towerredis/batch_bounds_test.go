@@ -124,7 +124,7 @@ func TestStockFetchWaitsForFirstToken(t *testing.T) {
 			at    time.Duration // after start
 			trips int64
 		}{{0, 1}, {0, 1}, {time.Second, 2}, {2 * time.Second, 2}} {
-			from, _, err := r.stock.take(t.Context())
+			from, _, err := r.stock.take(t.Context(), new(watch))
 			if at := mono.Now() - start; from != fromStock || err != nil || at != want.at || rt.n.Load() != want.trips {
 				t.Errorf("take %d = %d, %v at %v after %d round trips; want %d (a token of the batch), nil at %v after %d",
 					i, from, err, at, rt.n.Load(), fromStock, want.at, want.trips)
@@ -152,7 +152,7 @@ func TestStockFetchWithoutToken(t *testing.T) {
 		{FailClosed, done, 0, true},
 	} {
 		r, _, rt := newTestBucket(t, addr, "none", 1, time.Second, 2, WithBatch(2), WithFailMode(tt.mode))
-		from, _, err := r.stock.take(tt.ctx)
+		from, _, err := r.stock.take(tt.ctx, new(watch))
 		var ue *UnreachableError
 		if from != tt.from || errors.As(err, &ue) != tt.unreachable || (!tt.unreachable && err != nil) {
 			t.Errorf("%v: take = %d, %v; want %d, an UnreachableError %t", tt.mode, from, err, tt.from, tt.unreachable)

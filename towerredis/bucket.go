@@ -156,19 +156,23 @@ func (r *Bucket[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], e
 // returns where it came from and its mark, which says where it goes back
 // if unused: the tat its take answered, for a token of Redis; the
 // batch's and the token's numbers, for a token of the batch.
-func (r *Bucket[Req, Res]) acquire(ctx context.Context) (outcome, uint64, error) {
-	if r.stock != nil {
-		return r.stock.take(ctx)
-	}
+//
+// If the sink panics as the caller's wait ends, the token the wait got
+// goes back before the panic goes on up to the caller.
+func (r *Bucket[Req, Res]) acquire(ctx context.Context) (from outcome, mark uint64, err error) {
 	var w watch
-	defer w.done(r.b.o.sink)
-	g, from, err := r.b.take(ctx, r.keys, 1, &w)
-	if err != nil || from != fromRedis {
+	defer w.done(r.b.o.sink, func() { r.giveBack(from, mark) })
+	if r.stock != nil {
+		return r.stock.take(ctx, &w)
+	}
+	var g grant
+	if g, from, err = r.b.take(ctx, r.keys, 1, &w); err != nil || from != fromRedis {
 		return from, 0, err
 	}
 	// A reserved token, due later: if ctx ends first it is lost, which
-	// errs on the side of the limit.
-	if !sleepUntil(ctx, g.due, &w, r.b.o.sink) {
+	// errs on the side of the limit; if the sink panics as the wait
+	// begins, it goes back.
+	if !sleepUntil(ctx, g.due, &w, r.b.o.sink, func() { r.b.giveBack(r.keys, 1, g.tat) }) {
 		return 0, 0, ctx.Err()
 	}
 	return fromRedis, uint64(g.tat), nil

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/towergo/tower/metrics"
 	"github.com/towergo/tower/towerredis/internal/mono"
+	"github.com/towergo/tower/towerredis/internal/safe"
 )
 
 // rateSource is the GCRA script; rate.lua documents it.
@@ -110,17 +111,28 @@ func (b *gcra) ask(ctx context.Context, keys []string, want int, maxWait time.Du
 // run runs the script on key with n and its fourth argument: see
 // rate.lua.
 func (b *gcra) run(ctx context.Context, keys []string, want int, arg4 int64) (grant, error) {
+	return b.runWith(ctx, &b.o, keys, want, arg4)
+}
+
+// runWith is run under the options o. If the observer panics on a round
+// trip that granted tokens, they go back, without its being told, before
+// the panic goes on up to the caller.
+func (b *gcra) runWith(ctx context.Context, o *options, keys []string, want int, arg4 int64) (grant, error) {
 	args := []any{b.intervalArg, b.burstArg, int64(want), arg4}
 	if b.clock != nil {
 		args = append(args, b.clock())
 	}
-	v, err := roundTrip(ctx, &b.o, "rate", func(ctx context.Context) (any, error) {
+	v, err := roundTrip(ctx, o, "rate", func(ctx context.Context) (any, error) {
 		res, err := b.client.EvalSha(ctx, rateHash, keys, args...).Result()
 		if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
 			res, err = b.client.Eval(ctx, rateSource, keys, args...).Result()
 		}
 		return res, err
-	}, func(reply any) ([]int64, bool) { return rateReply(reply, want) })
+	}, func(reply any) ([]int64, bool) { return rateReply(reply, want) }, func(v []int64) {
+		if want > 0 && v[0] > 0 {
+			b.forget(keys, int(v[0]), v[2])
+		}
+	})
 	if err != nil {
 		return grant{}, err
 	}
@@ -192,7 +204,7 @@ func (b *gcra) take(ctx context.Context, keys []string, want int, w *watch) (gra
 		if probe {
 			return grant{}, 0, ctx.Err()
 		}
-		w.start(b.o.sink)
+		w.start(b.o.sink, nothing) // nothing granted yet
 		if !sleep(ctx, g.due-mono.Now()) {
 			return grant{}, 0, ctx.Err()
 		}
@@ -213,13 +225,14 @@ func (b *gcra) failed(err error) error {
 }
 
 // sleepUntil sleeps until the instant due, a mono reading, or until ctx
-// ends, and reports whether it got there.
-func sleepUntil(ctx context.Context, due time.Duration, w *watch, sink metrics.Sink) bool {
+// ends, and reports whether it got there. If the sink panics as the wait
+// begins, undo gives back the token the caller waits for.
+func sleepUntil(ctx context.Context, due time.Duration, w *watch, sink metrics.Sink, undo func()) bool {
 	d := due - mono.Now()
 	if d <= 0 {
 		return true
 	}
-	w.start(sink)
+	w.start(sink, undo)
 	return sleep(ctx, d)
 }
 
@@ -231,20 +244,37 @@ func (b *gcra) giveBack(keys []string, n int, mark int64) {
 	b.run(context.Background(), keys, -n, mark)
 }
 
+// forget gives back n tokens as giveBack does, but tells the observer
+// nothing: it is for tokens whose round trip's observer panicked, and may
+// panic again.
+func (b *gcra) forget(keys []string, n int, mark int64) {
+	quiet := b.o
+	quiet.observer = nil
+	b.runWith(context.Background(), &quiet, keys, -n, mark)
+}
+
 // watch reports a caller waiting to a sink, once, from its first wait to
-// its end.
+// its end. If the sink panics, the panic goes on up to the caller after
+// an undo function has given back what the caller holds.
 type watch struct{ on bool }
 
-func (w *watch) start(sink metrics.Sink) {
+// start tells sink, if not nil, that the caller waits, unless it was told
+// already. If the sink panics, undo runs first.
+func (w *watch) start(sink metrics.Sink, undo func()) {
 	if sink != nil && !w.on {
-		sink.Add(metrics.Waiting, 1)
+		safe.Undo(func() { sink.Add(metrics.Waiting, 1) }, undo)
 		w.on = true
 	}
 }
 
-func (w *watch) done(sink metrics.Sink) {
+// done tells sink that the wait start told it of is over. If the sink
+// panics, undo runs first.
+func (w *watch) done(sink metrics.Sink, undo func()) {
 	if w.on {
 		w.on = false
-		sink.Add(metrics.Waiting, -1)
+		safe.Undo(func() { sink.Add(metrics.Waiting, -1) }, undo)
 	}
 }
+
+// nothing is the undo function of a caller that holds nothing.
+func nothing() {}

@@ -83,13 +83,13 @@ func TestSleepUntil(t *testing.T) {
 				w      watch
 			)
 			start := mono.Now()
-			got := sleepUntil(ctx, start+tt.due, &w, &counts)
+			got := sleepUntil(ctx, start+tt.due, &w, &counts, nothing)
 			slept := mono.Now() - start
 			if got != tt.want || counts.Get(metrics.Waiting) != tt.waiting || slept != tt.slept {
 				t.Errorf("due in %v, ctx done %v: got %v, Waiting %d, slept %v; want %v, %d, %v",
 					tt.due, tt.done, got, counts.Get(metrics.Waiting), slept, tt.want, tt.waiting, tt.slept)
 			}
-			w.done(&counts)
+			w.done(&counts, nothing)
 			if n := counts.Get(metrics.Waiting); n != 0 {
 				t.Errorf("due in %v: Waiting = %d after done, want 0", tt.due, n)
 			}

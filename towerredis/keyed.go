@@ -140,8 +140,9 @@ func (p *keyedPermit[Req, Res]) CallWrapped(ctx context.Context, inner tower.Per
 func (p *keyedPermit[Req, Res]) ReleaseWrapped(inner tower.Permit[Req, Res]) { inner.Release() }
 
 // admit takes a token of key k's bucket, waiting up to the max wait and
-// within ctx.
-func (r *Keyed[Req, Res]) admit(ctx context.Context, k string) error {
+// within ctx. If the sink panics as the wait begins or ends, the token
+// goes back before the panic goes on up to the caller.
+func (r *Keyed[Req, Res]) admit(ctx context.Context, k string) (err error) {
 	keys := []string{r.Key(k)}
 	end := mono.Now() + r.b.o.maxWait
 	if d, ok := ctx.Deadline(); ok {
@@ -157,10 +158,15 @@ func (r *Keyed[Req, Res]) admit(ctx context.Context, k string) error {
 		}
 		return fmt.Errorf("towerredis: limit %q, key %q: %w", r.b.name, k, &limit.KeyLimitError{Wait: g.due - g.at})
 	}
+	giveBack := func() { r.b.giveBack(keys, 1, g.tat) }
 	var w watch
-	defer w.done(r.b.o.sink)
-	if !sleepUntil(ctx, g.due, &w, r.b.o.sink) {
-		r.b.giveBack(keys, 1, g.tat)
+	defer w.done(r.b.o.sink, func() {
+		if err == nil { // a Call whose ctx ended has given its token back
+			giveBack()
+		}
+	})
+	if !sleepUntil(ctx, g.due, &w, r.b.o.sink, giveBack) {
+		giveBack()
 		return ctx.Err()
 	}
 	return nil

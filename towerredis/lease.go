@@ -14,6 +14,7 @@ import (
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/metrics"
 	"github.com/towergo/tower/towerredis/internal/isnil"
+	"github.com/towergo/tower/towerredis/internal/safe"
 )
 
 // The scripts of the concurrency limit, one per round trip. KEYS[1] is the
@@ -279,7 +280,7 @@ func (c *Concurrency[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Re
 // without a lease (id 0), FailClosed refuses with an *UnreachableError. The
 // polls of one call ask for the same lease, and the script grants a lease
 // it holds already.
-func (c *Concurrency[Req, Res]) acquire(ctx context.Context) (uint64, error) {
+func (c *Concurrency[Req, Res]) acquire(ctx context.Context) (lease uint64, err error) {
 	id := c.next.Add(1)
 	member := c.member(id)
 	settled, waiting := false, false
@@ -290,13 +291,14 @@ func (c *Concurrency[Req, Res]) acquire(ctx context.Context) (uint64, error) {
 			c.forget(member)
 		}
 		if waiting {
-			c.o.sink.Add(metrics.Waiting, -1)
+			// If the sink panics, the lease the wait got goes back first.
+			safe.Undo(func() { c.o.sink.Add(metrics.Waiting, -1) }, func() { c.giveBack(lease) })
 		}
 	}()
 	for {
 		reply, err := roundTrip(ctx, &c.o, "lease.acquire", func(ctx context.Context) (any, error) {
 			return acquireScript.Run(ctx, c.client, c.keys, member, c.maxArg, c.ttlArg).Result()
-		}, acquired)
+		}, acquired, nil) // nil: the deferred function forgets a grant the observer's panic strands
 		if err != nil {
 			settled = true
 			return 0, c.failed(err)
@@ -427,7 +429,7 @@ func (c *Concurrency[Req, Res]) giveBack(id uint64) {
 			return nil, fmt.Errorf("%w: lease %s of limit %q", ErrLeaseLost, member, c.name)
 		}
 		return n, err
-	}, removed)
+	}, removed, nil)
 }
 
 // removed reads the release script's reply: 1, the lease was removed.

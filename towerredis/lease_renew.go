@@ -104,7 +104,7 @@ func (c *Concurrency[Req, Res]) renewOnce(leases []leaseID) {
 	}, func(reply any) (bool, bool) {
 		_, ok := lostPositions(reply, len(leases))
 		return ok, ok
-	})
+	}, nil)
 }
 
 // lostPositions reads renewScript's reply for n leases: the positions,

@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/towergo/tower/towerredis/internal/isnil"
 	"github.com/towergo/tower/towerredis/internal/mono"
+	"github.com/towergo/tower/towerredis/internal/safe"
 )
 
 // checkClient panics, naming fn, if client is nil, or is a go-redis client
@@ -44,8 +45,10 @@ func checkName(fn, name string) {
 // round trip, and a caller that gives up does not cut a script off after
 // Redis ran it, which would lose what it granted without our knowing; the
 // timeout bounds it either way. A reply that check refuses is an
-// ErrBadReply.
-func roundTrip[T any](ctx context.Context, o *options, op string, run func(context.Context) (any, error), check func(any) (T, bool)) (T, error) {
+// ErrBadReply. If the observer panics after a reply that check accepted,
+// undo, unless it is nil, gives back what that reply granted before the
+// panic goes on up to the caller, who will never see the reply.
+func roundTrip[T any](ctx context.Context, o *options, op string, run func(context.Context) (any, error), check func(any) (T, bool), undo func(T)) (T, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.timeout)
 	start := mono.Now()
 	reply, err := run(ctx)
@@ -58,7 +61,12 @@ func roundTrip[T any](ctx context.Context, o *options, op string, run func(conte
 		}
 	}
 	if o.observer != nil {
-		o.observer(RoundTrip{Op: op, Latency: mono.Now() - start, Err: err})
+		rt := RoundTrip{Op: op, Latency: mono.Now() - start, Err: err}
+		if undo == nil || err != nil {
+			o.observer(rt)
+		} else {
+			safe.Undo(func() { o.observer(rt) }, func() { undo(v) })
+		}
 	}
 	return v, err
 }

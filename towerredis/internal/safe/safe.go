@@ -5,9 +5,11 @@
 // of is logged, as net/http logs a handler's panic.
 //
 // A goroutine that must survive a panic in user code calls that code
-// through [Call]. runtime.Goexit cannot be stopped: the
-// goroutine's own deferred function must see that its code did not return
-// and turn [Recovered]'s error into its failure.
+// through [Call]. User code called on the caller's goroutine, whose panic
+// goes on up to the caller, goes through [Undo], which gives back what the
+// caller held first. runtime.Goexit cannot be stopped: the goroutine's own
+// deferred function must see that its code did not return and turn
+// [Recovered]'s error into its failure.
 //
 // It is a copy of the core module's internal/safe, kept in this module
 // because a module imports no other module's internal packages: those
@@ -50,6 +52,24 @@ func Call(where string, f func()) (perr *tower.PanicError) {
 	f()
 	returned = true
 	return nil
+}
+
+// Undo calls f, user code called for its effect on the caller's
+// goroutine (a metrics sink, an observer), and, if f panics or calls
+// runtime.Goexit, calls undo before the panic goes on up to the caller:
+// undo gives back what the caller holds for the request f was told of (a
+// permit, a place in a queue), so that a panic in user code reaches the
+// caller and leaks nothing. The panic is not recovered: its value and
+// stack stay f's.
+func Undo(f, undo func()) {
+	returned := false
+	defer func() {
+		if !returned {
+			undo()
+		}
+	}()
+	f()
+	returned = true
 }
 
 // Orphan reports a panic that no caller is left to hear of (the caller of

@@ -67,3 +67,31 @@ func TestOrphan(t *testing.T) {
 		}
 	}
 }
+
+// Undo calls undo only when f does not return, and lets f's panic go on
+// unchanged.
+func TestUndo(t *testing.T) {
+	undone := 0
+	safe.Undo(func() {}, func() { undone++ })
+	if undone != 0 {
+		t.Errorf("f returned: undo ran %d times, want 0", undone)
+	}
+	boom := errors.New("boom")
+	func() {
+		defer func() {
+			if r := recover(); r != boom {
+				t.Errorf("recovered %v, want f's panic", r)
+			}
+		}()
+		safe.Undo(func() { panic(boom) }, func() { undone++ })
+	}()
+	if undone != 1 {
+		t.Errorf("f panicked: undo ran %d times, want 1", undone)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { safe.Undo(runtime.Goexit, func() { undone++ }) })
+	wg.Wait()
+	if undone != 2 {
+		t.Errorf("f called runtime.Goexit: undo ran %d times in all, want 2", undone)
+	}
+}
