@@ -49,6 +49,11 @@ func startStream(ctx context.Context, svc tower.Service[StreamClientCall, struct
 // stack's call, which runs on a goroutine of the interceptor's.
 const streamCall = "the stream stack's Call, on a StreamClientInterceptor's goroutine"
 
+// streamSink is the Where of the PanicError of a panic in the request
+// sink as a client stream is reported, on a goroutine of the
+// interceptor's.
+const streamSink = "the request sink given with WithClientMetrics, on a StreamClientInterceptor's goroutine"
+
 // runStream is the goroutine that runs the stack's call for a client
 // stream: it opens the stream, hands it to the caller, and holds what the
 // stack reserved until the stream has ended. A panic in the stack (a
@@ -58,7 +63,8 @@ const streamCall = "the stream stack's Call, on a StreamClientInterceptor's goro
 // over yet, and otherwise is reported to safe.Orphan, as no caller is left
 // to hear of it. Either way the stack's layers have given back what they
 // held on the way up, and the stream's end is not kept waiting. A stream
-// handed over is reported to the sink before the end is.
+// handed over is reported to the sink before the end is; a panic in the
+// sink goes to safe.Orphan too.
 func runStream(ctx context.Context, p tower.Permit[StreamClientCall, struct{}], call StreamClientCall) {
 	cs := call.stream
 	defer close(cs.done)
@@ -73,7 +79,13 @@ func runStream(ctx context.Context, p tower.Permit[StreamClientCall, struct{}], 
 			}
 		}
 		if cs.sink != nil {
-			cs.report(call.Method, stackErr)
+			// The sink's panic, on this goroutine, must not end the
+			// program either: the stream is over, and no caller is left
+			// to hear of it.
+			report := func() { cs.report(call.Method, stackErr) }
+			if pe := safe.Call(streamSink, report); pe != nil {
+				safe.Orphan(pe)
+			}
 		}
 	}()
 	_, stackErr = p.Call(ctx, call)

@@ -94,7 +94,9 @@ func WithServerMetrics(sink metrics.RequestSink) ServerOption {
 // never handed to the caller, before the interceptor returns. A panic on
 // the stack's goroutine is an error, with the code the caller got:
 // codes.Internal before the stream is handed over, and after, the code
-// the stream ended with.
+// the stream ended with. A panic in the sink itself goes on up to the
+// caller, except as it is told of a stream handed to the caller, on the
+// interceptor's goroutine: that one is logged through log/slog.
 //
 // It costs what WithServerMetrics costs. The default is no metrics. It
 // panics if sink is nil, or holds a nil pointer.

@@ -17,8 +17,10 @@ import (
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/limit"
+	"github.com/towergo/tower/metrics"
 	"github.com/towergo/tower/timeout"
 	"github.com/towergo/tower/towergrpc"
+	"github.com/towergo/tower/towertest"
 )
 
 // panicsAfter is a layer whose call panics with v once the call below it
@@ -127,4 +129,71 @@ func TestUnaryServerAbandonedHandlerPanics(t *testing.T) {
 			t.Errorf("got %d permits free, want 1", n)
 		}
 	})
+}
+
+// panickySink is a metrics.RequestSink that panics with its value.
+type panickySink struct{ v any }
+
+func (s panickySink) ObserveRequest(metrics.Request) { panic(s.v) }
+
+// A request sink that panics as it is told of a stream handed to the
+// caller, which it is on the interceptor's goroutine, does not end the
+// program: its panic is logged, as no caller is left to hear of it, and
+// the stream ends as usual, its permit given back.
+func TestStreamClientSinkPanics(t *testing.T) {
+	var buf bytes.Buffer
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
+	defer slog.SetDefault(old)
+	synctest.Test(t, func(t *testing.T) {
+		sem := limit.NewSemaphore(1)
+		intercept := towergrpc.StreamClientInterceptor(limit.NewSharedConcurrencyLayer[streamClientCall, struct{}](sem),
+			towergrpc.WithClientMetrics(panickySink{"sink broke"}))
+		cs, err := intercept(t.Context(), &grpc.StreamDesc{}, nil, "/m", streamerOf(&fakeClientStream{}, nil))
+		if err != nil {
+			t.Fatalf("got %v, want a stream", err)
+		}
+		if err := cs.RecvMsg(nil); err != nil { // the one response: the stream ends
+			t.Errorf("RecvMsg: got %v, want nil", err)
+		}
+		if n := sem.Available(); n != 1 {
+			t.Errorf("got %d permits free once the stream ended, want 1", n)
+		}
+	})
+	for _, want := range []string{"level=ERROR", "request sink", "panic=\"sink broke\"", "stack="} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("the log lacks %s:\n%s", want, buf.String())
+		}
+	}
+}
+
+// A request sink that panics on the caller's goroutine, as a unary RPC
+// or a stream that was never handed over is reported, and a priority
+// function that panics, panic up to the caller, once the stack has given
+// back what it held.
+func TestUserCodePanicsOnCallersGoroutine(t *testing.T) {
+	sem := limit.NewSemaphore(1)
+	prioritized := towergrpc.UnaryServerInterceptor(limit.NewSharedConcurrencyLayer[unaryCall, any](sem),
+		towergrpc.WithPriority(func(context.Context, string) tower.Priority { panic("priority") }))
+	towertest.Panics(t, "priority", func() {
+		prioritized(t.Context(), "req", unaryInfo, func(context.Context, any) (any, error) { return "res", nil })
+	})
+	server := towergrpc.UnaryServerInterceptor(limit.NewSharedConcurrencyLayer[unaryCall, any](sem),
+		towergrpc.WithServerMetrics(panickySink{"server sink"}))
+	towertest.Panics(t, "server sink", func() {
+		server(t.Context(), "req", unaryInfo, func(context.Context, any) (any, error) { return "res", nil })
+	})
+	client := towergrpc.UnaryClientInterceptor(limit.NewSharedConcurrencyLayer[unaryClientCall, struct{}](sem),
+		towergrpc.WithClientMetrics(panickySink{"client sink"}))
+	towertest.Panics(t, "client sink", func() {
+		client(t.Context(), "/m", "req", nil, nil, func(context.Context, string, any, any, *grpc.ClientConn, ...grpc.CallOption) error { return nil })
+	})
+	stream := towergrpc.StreamClientInterceptor(limit.NewSharedConcurrencyLayer[streamClientCall, struct{}](sem),
+		towergrpc.WithClientMetrics(panickySink{"stream sink"}))
+	towertest.Panics(t, "stream sink", func() {
+		stream(t.Context(), &grpc.StreamDesc{}, nil, "/m", streamerOf(nil, errors.New("no stream")))
+	})
+	if n := sem.Available(); n != 1 {
+		t.Errorf("got %d permits free, want 1", n)
+	}
 }
