@@ -11,6 +11,7 @@ import (
 	"github.com/towergo/tower/discover"
 	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/internal/option"
+	"github.com/towergo/tower/internal/safe"
 	"github.com/towergo/tower/load"
 )
 
@@ -54,7 +55,10 @@ func NewBalancedTransport[K comparable](d discover.Discover[K, load.Service[*htt
 		panic("towerhttp.NewBalancedTransport: nil Discover")
 	}
 	p2c := balance.NewP2C(d, opts...)
-	svc := stack.Wrap(p2c)
+	var svc tower.Service[*http.Request, *http.Response]
+	// If Wrap panics, the balancer is closed before the panic goes on up
+	// to the caller: it runs goroutines, and holds its endpoints' permits.
+	safe.Undo(func() { svc = stack.Wrap(p2c) }, func() { p2c.Close() })
 	if isnil.Is(svc) {
 		p2c.Close()
 		panic("towerhttp.NewBalancedTransport: stack.Wrap returned nil")

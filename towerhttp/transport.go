@@ -10,6 +10,7 @@ import (
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/internal/option"
+	"github.com/towergo/tower/internal/safe"
 )
 
 // A Transport is an http.RoundTripper that sends each request through a
@@ -120,14 +121,24 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // acquire returns the stack of host k, building it if need be, and counts
-// a round trip on it.
-func (t *Transport) acquire(k hostKey) (*host, error) {
+// a round trip on it. A stack it drops to make room is closed outside the
+// lock; if its Close panics, the round trip is counted off h again before
+// the panic goes on up to the caller.
+func (t *Transport) acquire(k hostKey) (h *host, err error) {
 	var dropped tower.Service[*http.Request, *http.Response]
-	defer func() { closeService(dropped) }() // outside the lock
+	defer func() {
+		if dropped != nil {
+			safe.Undo(func() { closeService(dropped) }, func() {
+				if h != nil {
+					t.release(h)
+				}
+			})
+		}
+	}()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.clock++
-	h := t.hosts[k]
+	h = t.hosts[k]
 	if h == nil {
 		if len(t.hosts) >= t.max {
 			if dropped = t.dropLocked(); dropped == nil {

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/safe"
 )
 
 // trip is one request going through a client stack. It is the context the
@@ -127,20 +128,27 @@ func (t *trip) end(resp *http.Response, err error) (*http.Response, error) {
 	first, more := t.first, t.more
 	t.first, t.more = nil, nil
 	t.mu.Unlock()
+	if !t.sent.Load() {
+		defer closeBody(t.req) // even if the Close of a response's body panics
+	}
 	if resp == nil || resp == first || slices.Contains(more, resp) {
 		if first != nil && first != resp {
-			discard(first)
+			safe.Undo(func() { discard(first) }, func() { discardAll(more, resp) })
 		}
-		for _, r := range more {
-			if r != resp {
-				discard(r)
-			}
-		}
-	}
-	if !t.sent.Load() {
-		closeBody(t.req)
+		discardAll(more, resp)
 	}
 	return resp, err
+}
+
+// discardAll discards each response of rs but keep, every one of them even
+// if the Close of one panics: the panic goes on up once the rest are
+// discarded.
+func discardAll(rs []*http.Response, keep *http.Response) {
+	for i, r := range rs {
+		if r != keep {
+			safe.Undo(func() { discard(r) }, func() { discardAll(rs[i+1:], keep) })
+		}
+	}
 }
 
 // maxDrain is the most of a discarded response's body that is read, so
@@ -213,7 +221,16 @@ func (l *leaf) call(ctx context.Context, req *http.Request) (*http.Response, err
 func (l *leaf) detached(ctx context.Context, t *trip, req *http.Request) (*http.Response, error) {
 	actx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
-	resp, err := l.base.RoundTrip(req.WithContext(actx))
+	var (
+		resp *http.Response
+		err  error
+	)
+	// If the base panics, the attempt's context ends, and stops
+	// following ctx, before the panic goes on up to the caller.
+	safe.Undo(func() { resp, err = l.base.RoundTrip(req.WithContext(actx)) }, func() {
+		stop()
+		cancel(nil)
+	})
 	stop()
 	if err != nil {
 		cancel(nil)
@@ -278,10 +295,10 @@ func (b *body) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// Close closes the body, and calls done even if that panics.
 func (b *body) Close() error {
-	err := b.rc.Close()
-	b.finish()
-	return err
+	defer b.finish()
+	return b.rc.Close()
 }
 
 func (b *body) finish() {
