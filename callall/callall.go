@@ -10,38 +10,8 @@ import (
 )
 
 // Ordered sends each request of reqs through svc and yields the responses
-// in the order of the requests. At most limit requests are out at once: a
-// request counts from the moment it is taken from reqs until the loop body
-// is done with its response, so a loop that falls behind holds the
-// requests back.
-//
-// Ordered takes a request only when fewer than limit are out, and only then
-// waits for svc's readiness: while it waits for the next request it holds
-// no reservation of svc's. Each call runs on one of up to limit worker
-// goroutines, so calls overlap up to the limit. A response that is an
-// error is yielded like any other, and the sequence goes on. If svc's
-// Ready fails, or ctx ends, no more requests are taken: that error is
-// yielded once, as the next item, then the responses of the requests
-// already sent, and the sequence ends. A request that was taken and could
-// not be sent is dropped.
-//
-// A panic in svc's Ready, or in reqs, does not end the program: it is
-// recovered into a [*tower.PanicError], which ends the sequence as an
-// error of svc's Ready does. A panic in a call is recovered into a
-// *tower.PanicError that is that request's response error, and the
-// sequence goes on. runtime.Goexit in any of them does the same, with a
-// PanicError that says so. A panic in the loop body is the caller's own:
-// it goes on up, once the calls in flight have been cancelled and have
-// returned, as when the loop breaks. A recovered panic whose error the
-// loop body never saw, because it ended early, is logged (log/slog's
-// default logger).
-//
-// reqs runs on a goroutine of its own. Breaking out of the range loop
-// early cancels the calls in flight (their ctx is derived from ctx) and
-// waits for them, and for reqs to return, before the loop ends: an
-// iterator that can block waiting for its next element must return when
-// yield returns false, or be a channel given to [OrderedChan]. Each range
-// over the result starts a new run, over reqs again.
+// in the order of the requests, with at most limit requests out at once.
+// See the package doc for readiness, errors, panics and stopping early.
 //
 // A limit above [MaxLimit] counts as MaxLimit. Ordered panics if svc or
 // reqs is nil (svc may not be a nil pointer in an interface either) or
@@ -78,7 +48,7 @@ func UnorderedChan[Req, Res any](ctx context.Context, svc tower.Service[Req, Res
 // larger limit, up to math.MaxInt, counts as MaxLimit, so a caller that
 // means "no limit" can say so. A run makes a worker goroutine per request
 // out, up to the limit, and allocates its queues for limit requests when
-// it starts: 24 bytes per unit of limit, 1.5 MiB at MaxLimit.
+// it starts.
 const MaxLimit = 1 << 16
 
 func validate[Req, Res any](fn string, svc tower.Service[Req, Res], nilReqs bool, limit int) {

@@ -1,10 +1,7 @@
 // Package callall sends a stream of requests through a service and yields
-// the stream of its responses: tower's CallAll and CallAllUnordered.
-//
-// The requests come from an iterator ([Ordered], [Unordered]) or a channel
-// ([OrderedChan], [UnorderedChan]); the responses are an iter.Seq2 of
-// response and error, ranged over as they come, in request order or in
-// completion order:
+// the stream of its responses: tower's CallAll and CallAllUnordered. Use
+// [Ordered] for responses in request order or [Unordered] for completion
+// order; [OrderedChan] and [UnorderedChan] take the requests from a channel.
 //
 //	for rsp, err := range callall.Ordered(ctx, svc, slices.Values(reqs), 8) {
 //		if err != nil {
@@ -15,38 +12,30 @@
 //	}
 //
 // The last argument bounds the requests out at once, from being taken to
-// the loop body being done with the response: so many calls overlap, and a
-// loop that falls behind holds the requests back.
+// the loop body being done with the response, so a loop that falls behind
+// holds the requests back. Each request is taken before the service is
+// asked for readiness, so a call-all waiting for its next request holds
+// nothing of the service's (a Buffer slot, a concurrency permit). Each
+// call has the permit of its own Ready and runs on a worker goroutine.
 //
-// # Readiness
+// An error in a response is one item of the sequence, which goes on. An
+// error from the service's Ready means it is broken for good: no more
+// requests are taken, the error is yielded once, as the next item, then
+// the responses of the requests already sent, and the sequence ends; a
+// request taken but not sent is dropped. When ctx ends, the same happens
+// with ctx's error.
 //
-// Each request is taken first, and only then is the service asked for
-// readiness, so a call-all waiting for its next request holds nothing of
-// the service's: a Buffer slot or a concurrency permit stays free for other
-// callers (tower #656 and #709). Each call has the permit of its own
-// Ready, as the readiness contract has it, and runs on a worker goroutine,
-// so that calls overlap.
-//
-// # Errors
-//
-// An error in a response is one item of the sequence, and the sequence goes
-// on. An error from the service's Ready means the service is broken for
-// good, so the sequence stops taking requests: it yields that error once,
-// at once, then the responses of the requests already sent, and ends
-// (tower #706). The same happens when ctx ends, with ctx's error.
-//
-// # Panics
-//
-// The requests' iterator and the service's Ready run on a goroutine of
-// the call-all's, and the calls on worker goroutines: a panic there does
-// not end the program. It is recovered into a [*tower.PanicError]: in a
-// call, it is that request's error, and the sequence goes on; in Ready or
-// in the iterator, it stops the sequence as an error from Ready does. A
-// panic in the loop body goes on up to the caller, once the calls in
-// flight have returned.
-//
-// # Stopping early
+// A panic or runtime.Goexit in the request iterator or the service's Ready
+// is recovered into a [*tower.PanicError] that stops the sequence as a
+// failed Ready does; in a call, it is that request's error. A panic in the
+// loop body goes on up once the calls in flight have returned. A recovered
+// panic the loop body never saw, because it ended early, is logged to
+// log/slog's default logger.
 //
 // No goroutine outlives the range loop. Breaking out of it cancels the
-// calls in flight and waits for them before the loop ends.
+// calls in flight (their ctx is derived from ctx) and waits for them and
+// for the iterator, which runs on a goroutine of its own: an iterator that
+// can block waiting for its next element must return when yield returns
+// false, or be a channel given to [OrderedChan]. Each range over the
+// result starts a new run, over the requests again.
 package callall

@@ -9,19 +9,18 @@ import (
 	"github.com/towergo/tower/internal/safe"
 )
 
-// run is one range over a call-all sequence. Three parties share it: the
-// dispatcher goroutine, which takes requests, waits for readiness and
-// hands the permits to the workers; the workers, which make the calls; and
-// the consumer, the goroutine ranging over the sequence, which yields
-// responses.
+// run is one range over a call-all sequence, shared by the dispatcher
+// goroutine (takes requests, waits for readiness, hands permits to the
+// workers), the workers (make the calls) and the consumer (the goroutine
+// ranging over the sequence, which yields responses).
 //
 // A record carries one request from the dispatcher to a worker and its
 // response to the consumer, and goes back to free once the loop body is
-// done with it. There are at most limit records, and one worker per
-// record, both made as needed: taking a record is the in-flight limit, a
-// record handed to the workers always finds one, and no channel send on
-// records ever blocks. Reusing records and workers keeps the request path
-// free of allocations.
+// done with it. There are at most limit records and one worker per record,
+// both made as needed: taking a record is the in-flight limit, a record
+// handed to the workers always finds one, and no send on the record
+// channels ever blocks. Reusing them keeps the request path free of
+// allocations.
 type run[Req, Res any] struct {
 	ctx     context.Context // ended when the run ends, or by the caller's ctx
 	svc     tower.Service[Req, Res]
@@ -77,11 +76,9 @@ const (
 	inCall     = "the service's Call, on a callall worker"
 )
 
-// dispatch is the dispatcher goroutine. A panic in the user code it runs,
-// or runtime.Goexit, ends the run as a failed Ready does: the PanicError
-// is its error, yielded to the consumer, and the requests already sent are
-// still answered. A panic in the service's Ready is recovered where it
-// happens, in send; one in the iterator unwinds the loop, and is
+// dispatch is the dispatcher goroutine. A panic or runtime.Goexit in the
+// user code it runs ends the run as a failed Ready does. A panic in Ready
+// is recovered in send; one in the iterator unwinds the loop and is
 // recovered here.
 func (r *run[Req, Res]) dispatch(reqs iter.Seq[Req]) {
 	returned := false
@@ -97,9 +94,9 @@ func (r *run[Req, Res]) dispatch(reqs iter.Seq[Req]) {
 	returned = true
 }
 
-// fail records perr, recovered by the dispatcher, as the run's error,
-// unless the run had stopped for another reason before: the iterator
-// panicked on its way out, and nobody will hear of it.
+// fail records perr as the run's error, unless the run had already stopped
+// for another reason and the iterator panicked on its way out: then nobody
+// will hear of it, and it is logged as an orphan.
 func (r *run[Req, Res]) fail(perr *tower.PanicError) {
 	if r.err != nil {
 		safe.Orphan(perr)
@@ -108,11 +105,10 @@ func (r *run[Req, Res]) fail(perr *tower.PanicError) {
 	r.err, r.panicked = perr, true
 }
 
-// sendAll sends the requests of reqs, one at a time, until they end or
-// one cannot be sent. It takes a free record before it takes the next
-// request, so that a request is taken only when it can be sent at once
-// (once the service is ready): the requests that come later stay where
-// they are, in a channel, if the run ends.
+// sendAll sends the requests of reqs until they end or one cannot be sent.
+// It takes a free record before the next request, so that a request is
+// taken only when it can be sent as soon as the service is ready: if the
+// run ends, later requests stay where they are, in a channel.
 func (r *run[Req, Res]) sendAll(reqs iter.Seq[Req]) {
 	rec := r.record()
 	if rec == nil {
@@ -161,7 +157,7 @@ func (r *run[Req, Res]) send(rec *record[Req, Res], req Req) bool {
 }
 
 // ready asks svc for a permit, and returns a panic in its Ready as a
-// PanicError. Should Ready call runtime.Goexit, it does not return, and
+// PanicError. If Ready calls runtime.Goexit it does not return, and
 // dispatch, told by r.in, reports it.
 func (r *run[Req, Res]) ready() (p tower.Permit[Req, Res], err error) {
 	r.in = inReady
@@ -221,9 +217,9 @@ func (r *run[Req, Res]) call(rec *record[Req, Res]) {
 	r.answer(rec)
 }
 
-// failed answers rec with v, the panic of its call, which is nil for
-// runtime.Goexit. Goexit ends the worker's goroutine: another takes its
-// place, so that every record handed to the workers still finds one.
+// failed answers rec with v, the panic of its call (nil for
+// runtime.Goexit). Goexit ends the worker, so another takes its place:
+// every record handed to the workers must find one.
 func (r *run[Req, Res]) failed(rec *record[Req, Res], v any) {
 	var zero Res
 	rec.res, rec.err, rec.panicked = zero, safe.Recovered(inCall, v), true
@@ -245,10 +241,10 @@ func (r *run[Req, Res]) answer(rec *record[Req, Res]) {
 	}
 }
 
-// orphans reports, once the run is over, the panics recovered that no
-// caller heard of because the loop ended early: the dispatcher's, and
-// those in the responses left unread. An ordered consumer holds no record
-// when it leaves: it leaves only right after a yield.
+// orphans logs, once the run is over, the recovered panics no caller heard
+// of because the loop ended early: the dispatcher's, and those in unread
+// responses. An ordered consumer holds no record when it leaves: it leaves
+// only right after a yield.
 func (r *run[Req, Res]) orphans() {
 	if r.panicked && !r.reported {
 		safe.Orphan(r.err.(*tower.PanicError))

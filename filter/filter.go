@@ -7,23 +7,20 @@ import (
 	"github.com/towergo/tower/internal/isnil"
 )
 
-// A Predicate decides whether a request may go on to the inner service. It
-// returns the request to send, which may be the one it was given or a
-// changed one, or an error that rejects the request. It must be safe for
-// concurrent use.
+// A Predicate returns the request to send to the inner service (the one it
+// was given or a changed one), or an error that rejects it. It must be safe
+// for concurrent use.
 type Predicate[Req any] func(req Req) (Req, error)
 
-// An AsyncPredicate is a [Predicate] that gets the call's ctx: it may take
-// time and call other services, under the request's deadline. It must be
-// safe for concurrent use.
+// An AsyncPredicate is a [Predicate] that gets the call's ctx, so it may
+// call other services under the request's deadline. It must be safe for
+// concurrent use.
 type AsyncPredicate[Req any] func(ctx context.Context, req Req) (Req, error)
 
-// Filter is middleware that runs a predicate on each request before it
-// reaches the inner service: tower's Filter and AsyncFilter. Ready is the
-// inner service's Ready; the permit wraps the inner permit. Call runs the
-// predicate, while the inner reservation is held, and then either sends the
-// request it returned to the inner service or, if it returned an error,
-// gives the inner reservation back unused and returns that error as it is.
+// Filter is middleware that runs a predicate on each request. Ready is the
+// inner service's Ready. Call runs the predicate while the inner reservation
+// is held, then sends the request it returned to the inner service or, on
+// error, releases the reservation and returns the error unchanged.
 //
 // A Filter is safe for concurrent use. Its zero value is not usable; build
 // one with [New] or [NewAsync]. Req and Res are the request and response

@@ -1,21 +1,15 @@
 // Package loadshed turns "not ready now" into an immediate error: tower's
-// LoadShed.
+// LoadShed. Wrap a service with [New], or stack [NewLayer], outside the
+// layer whose waiting it should refuse, typically a concurrency limit.
 //
-// A [LoadShed]'s Ready never waits. It asks the inner service whether it can
-// take a request now (see [tower.ReadyNow]); if it can, the permit is the
-// inner service's own, and the request goes through. If it cannot, Ready
-// still succeeds, with a permit whose Call fails at once with
-// [ErrOverloaded] ("service overloaded") without reaching the inner
-// service, which reserved nothing for it. Only an inner service that is
-// broken fails Ready.
+// A [LoadShed]'s Ready does not wait: if the inner service can take a
+// request now, the permit is the inner service's own; if not, Ready still
+// succeeds, and the permit's Call fails at once with [ErrOverloaded]
+// ("service overloaded") without reaching the inner service. A caller that
+// finds the limit full is told so at once, and can retry elsewhere. Only
+// an inner service that is broken fails Ready.
 //
-// # Where it sits
-//
-// In every list of layers the first one is the outermost: it sees the
-// request first. LoadShed goes outside the layer whose waiting it should
-// refuse, typically a concurrency limit: instead of queueing for a permit,
-// a caller that finds the limit full is told so at once, and can retry
-// elsewhere or report the overload.
+// The first layer listed is the outermost:
 //
 //	svc := tower.NewBuilder[string, string]().
 //		Layer(loadshed.NewLayer[string, string]()). // LoadShed > ConcurrencyLimit(10)
@@ -28,16 +22,8 @@
 // (10 in flight, 1 in the Buffer worker's hand, 100 queued), then sheds.
 //
 // LoadShed sheds whenever the inner service is not ready at that instant,
-// for whatever reason: a full limit, a closed rate window, a connection
-// being made. Put it outside what says "not ready" only when it means
-// "overloaded".
-//
-// # Patience
-//
-// [WithPatience] makes a LoadShed wait a little before it sheds: a caller
-// that finds the limit full waits for a permit up to the patience, and is
-// shed only if none comes within it. A burst that lasts an instant (a
-// limit full for a millisecond, an adaptive limit measuring its service
-// at a low limit for a few) is then served instead of refused, while
-// nobody waits longer than the patience for a service that stays full.
+// for any reason: a full limit, a closed rate window, a connection being
+// made. Put it outside what says "not ready" only when that means
+// "overloaded". [WithPatience] makes it wait briefly first, so that a burst
+// lasting an instant is served rather than refused.
 package loadshed

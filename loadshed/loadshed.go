@@ -12,11 +12,10 @@ import (
 	"github.com/towergo/tower/metrics"
 )
 
-// ErrOverloaded is the error of a request shed because the inner service was
-// not ready. Its message is tower's, "service overloaded". Its method
-// Overloaded answers true: that is how [tower.IsOverloaded] knows it, and
-// the adapters that ask (towerhttp answers 503), so that an error of a
-// user's own with the method is answered alike.
+// ErrOverloaded is the error of a shed request: "service overloaded", as in
+// tower. Its Overloaded method returns true, which is how
+// [tower.IsOverloaded] and the adapters (towerhttp answers 503) recognise
+// it; a user's error with that method is treated alike.
 var ErrOverloaded error = overloaded{}
 
 type overloaded struct{}
@@ -24,19 +23,12 @@ type overloaded struct{}
 func (overloaded) Error() string    { return "service overloaded" }
 func (overloaded) Overloaded() bool { return true }
 
-// LoadShed is middleware that never makes a caller wait. Ready asks the
-// inner service whether it can take a request now, with a done context
-// that carries the request's priority (see [tower.ReadyNowFor]), so that a
-// limit that keeps room for higher priorities sheds the lower ones first.
-// If it can, the permit is the inner service's own. If it cannot, Ready
-// still succeeds, and the permit's Call fails at once with ErrOverloaded
-// without reaching the inner service, which has reserved nothing. An inner
-// service that is broken fails Ready with its error.
-//
-// LoadShed sheds whenever the inner service is not ready at that instant,
-// for whatever reason: it is meant to sit outside something that says "not
-// ready" only when it is full, such as a concurrency limit. With
-// [WithPatience], it waits a little first.
+// LoadShed is middleware that sheds the requests the inner service cannot
+// take now; see the package doc. Ready asks the inner service with a done
+// context that carries the request's priority (see [tower.ReadyNowFor]),
+// so that a limit that keeps room for higher priorities sheds the lower
+// ones first. A shedding permit holds nothing. An inner service that is
+// broken fails Ready with its error.
 //
 // A LoadShed is safe for concurrent use. Its zero value is not usable; call
 // [New]. Req and Res are the request and response types.
@@ -55,16 +47,12 @@ type options struct {
 }
 
 // WithPatience makes a LoadShed wait up to d for the inner service before
-// it sheds a request: a caller that finds it not ready waits in its Ready,
-// as without a LoadShed, and is shed only if it is still not ready after
-// d. A burst that a permit freed within d would serve is then not refused
-// (a limit that is full for an instant, one measuring its service at a low
-// limit for a few milliseconds), while a caller still never waits longer
-// than d for a service that stays full. A caller whose ctx ends first gets
-// ctx's error; one whose ctx is already done (a "ready now?" probe) is
-// shed at once, as without patience. The wait costs a timer, only when the
-// inner service is not ready at once. The default, 0, sheds at once:
-// tower's LoadShed. It panics if d is negative.
+// it sheds, so that a burst a permit freed within d would serve is not
+// refused, while nobody waits longer than d for a service that stays full.
+// A caller whose ctx ends first gets ctx's error; one whose ctx is already
+// done (a "ready now?" probe) is shed at once. The wait costs a timer only
+// when the inner service is not ready at once. The default, 0, sheds at
+// once, as tower does. It panics if d is negative.
 func WithPatience(d time.Duration) Option {
 	if d < 0 {
 		panic(fmt.Sprintf("loadshed.WithPatience: d must not be negative, got %v", d))
@@ -72,10 +60,9 @@ func WithPatience(d time.Duration) Option {
 	return func(o *options) { o.patience = d }
 }
 
-// WithMetrics makes the LoadShed report to sink: Shed +1 for each request
-// it turns away, when the permit that sheds it is called (a shedding permit
-// released unused turned nobody away). The default, and a nil sink, is no
-// metrics: then the only cost is a nil check on the shedding path.
+// WithMetrics makes the LoadShed report Shed +1 to sink for each request
+// it sheds, when the shedding permit is called (one released unused shed
+// nobody). The default, and a nil sink, is no metrics.
 func WithMetrics(sink metrics.Sink) Option {
 	return func(o *options) { o.sink = sink }
 }
@@ -105,10 +92,10 @@ func NewLayer[Req, Res any](opts ...Option) tower.Layer[Req, Res] {
 	})
 }
 
-// Ready returns at once, whether ctx is done or not: with the inner
-// service's permit if it was ready for a request of ctx's priority, or with
-// a permit that sheds the request if it was not. With patience, it waits
-// for the inner service up to the patience first, unless ctx is done.
+// Ready returns at once, even if ctx is done: with the inner service's
+// permit if it was ready for a request of ctx's priority, or else with a
+// permit that sheds. With patience, it first waits up to the patience,
+// unless ctx is done.
 func (l *LoadShed[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	p, ok, err := tower.ReadyNowFor(ctx, l.inner)
 	if err != nil || ok {

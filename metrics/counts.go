@@ -9,15 +9,12 @@ import (
 	"github.com/towergo/tower/internal/stripe"
 )
 
-// Counts is a Sink, and a RequestSink, that keeps in memory the running
+// Counts is a Sink and a RequestSink that keeps in memory the running
 // total of each Kind, the number of calls observed with each Outcome, and
-// the sum and maximum of the latencies of the served ones: for tests,
-// examples and a quick look. It allocates nothing. A program that exports
-// its metrics uses a Sink of its monitoring system's.
-//
-// Each count is spread over cache lines, so that CPUs adding at once do not
-// take turns on one line; a read while requests are under way may be off
-// by those in flight, and is exact once they end.
+// the sum and maximum of the served ones' latencies: for tests, examples
+// and a quick look. It allocates nothing. Each count is striped over cache
+// lines, so that CPUs adding at once do not contend; a read while requests
+// are under way may be off by those in flight, and is exact once they end.
 //
 // The zero Counts is ready to use. A Counts is safe for concurrent use and
 // must not be copied after first use. Add ignores a Kind it does not know,
@@ -36,9 +33,8 @@ func (c *Counts) Add(k Kind, delta int64) {
 	}
 }
 
-// Observe counts a call with its outcome, and the latency of a served
-// one. The latencies of the others are not kept: they measure how fast a
-// call is turned away, or fails, not how fast it is served.
+// Observe counts a call with its outcome, and the latency of a served one;
+// other latencies measure how fast a call is turned away, not served.
 func (c *Counts) Observe(latency time.Duration, outcome Outcome) {
 	if outcome == 0 || int(outcome) >= NumOutcomes {
 		return

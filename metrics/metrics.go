@@ -14,13 +14,9 @@ import (
 // when inner's Ready grants a permit and -1 when the call returns (with a
 // response, an error or a panic) or the permit is released unused; and,
 // through Observe, the latency of every call, from the start of Call to its
-// return, with its outcome: [OutcomeOf] the call's error, and OutcomeError
-// for a call that panicked. Ready is not timed: where the layer sits
-// decides what a latency includes, as it does for a Timeout.
-//
-// The layer adds nothing else: its permits wrap inner's and allocate
-// nothing once warm. New panics if inner or sink is nil, or holds a nil
-// pointer.
+// return, with its [OutcomeOf] the call's error (OutcomeError for a panic).
+// Ready is not timed. The layer's permits wrap inner's and allocate
+// nothing once warm. New panics if inner or sink is nil (a typed nil too).
 func New[Req, Res any](inner tower.Service[Req, Res], sink Sink) tower.Service[Req, Res] {
 	if isnil.Is(inner) {
 		panic("metrics.New: nil inner service")
@@ -32,8 +28,8 @@ func New[Req, Res any](inner tower.Service[Req, Res], sink Sink) tower.Service[R
 }
 
 // NewLayer returns a Layer that wraps each service in the metrics layer of
-// [New], all of them reporting to sink. It panics if sink is nil, or holds
-// a nil pointer.
+// [New], all of them reporting to sink. It panics if sink is nil (a typed
+// nil too).
 func NewLayer[Req, Res any](sink Sink) tower.Layer[Req, Res] {
 	if isnil.Is(sink) {
 		panic("metrics.NewLayer: nil sink")

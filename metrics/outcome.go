@@ -9,17 +9,15 @@ import (
 )
 
 // An Outcome says how a call ended: served, or turned away or failed, and
-// why. It goes with each latency a Sink observes and each request a
-// RequestSink observes, so that the latencies of served calls are kept
-// apart from those of calls that never reached the service: a shed call
-// is answered in microseconds, and a p99 over both would say the service
-// got faster as it shed more. [OutcomeOf] tells it from a call's error.
+// why. It goes with each latency a Sink or RequestSink observes, so that
+// served latencies are kept apart: a shed call is answered at once, and a
+// p99 over both would say the service got faster as it shed more.
+// [OutcomeOf] tells it from a call's error.
 type Outcome uint8
 
 const (
-	// OutcomeServed is a call that returned without an error. What the
-	// response says (an HTTP 500 a handler wrote) is the protocol's
-	// status, not the outcome.
+	// OutcomeServed is a call that returned without an error, whatever the
+	// response says: an HTTP 500 a handler wrote is served.
 	OutcomeServed Outcome = iota + 1
 	// OutcomeError is a call that failed with an error none of the others
 	// stands for: the service's own error, a panic, a service that is
@@ -62,10 +60,9 @@ func (o Outcome) String() string {
 	return fmt.Sprintf("Outcome(%d)", uint8(o))
 }
 
-// OutcomeOf returns the outcome of a call that returned err. It asks err
-// what it is through the functions of package tower, so that the errors of
-// a user's own middleware are classified as the library's are, in this
-// order:
+// OutcomeOf returns the outcome of a call that returned err, asking err
+// through the functions of package tower, so that a user's own errors are
+// classified as the library's are. The first match wins:
 //
 //	nil                                  OutcomeServed
 //	tower.IsUnavailable                  OutcomeError: the service is broken or

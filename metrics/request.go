@@ -5,22 +5,18 @@ import (
 	"time"
 )
 
-// A RequestSink receives one [Request] for each request that an adapter
-// of a protocol (an HTTP handler, a gRPC interceptor) served or refused,
-// given to the adapter with its request-metrics option. Where a Sink hears
-// of a layer's counts, a RequestSink hears of each request as the
-// protocol saw it: its method, its route and the status it was answered
-// with, which only the adapter knows. Implementing it means recording
-// those, grouped as the dashboards of an HTTP or gRPC service group them
-// (requests, errors and duration per route: RED); [Counts] is one that
-// keeps the outcomes and served latencies.
+// A RequestSink receives one [Request] for each request that a protocol
+// adapter (an HTTP handler, a gRPC interceptor) served or refused, given
+// with the adapter's request-metrics option. Unlike a Sink, it hears what
+// only the adapter knows (method, route, status), to group as RED
+// dashboards do. [Counts] keeps the outcomes and served latencies.
 //
-// A RequestSink runs on the request path, once per request, after the
-// response: it must be safe for concurrent use, and cheap. It should
-// ignore a Protocol it does not know, so that protocols can be added.
+// It runs on the request path, once per request, after the response: it
+// must be safe for concurrent use, and cheap. It should ignore a Protocol
+// it does not know, so that protocols can be added.
 type RequestSink interface {
-	// ObserveRequest records r. r is passed by value, so that the adapter
-	// allocates nothing to report it.
+	// ObserveRequest records r, passed by value so that reporting it
+	// allocates nothing.
 	ObserveRequest(r Request)
 }
 
@@ -45,9 +41,8 @@ type Request struct {
 	// Over gRPC it is the status code (the value of codes.Code, 0 for
 	// OK).
 	Status int
-	// Outcome is how the request ended, from the error the stack returned
-	// ([OutcomeOf]): a request the handler answered with a status of 500
-	// was served.
+	// Outcome is how the request ended: [OutcomeOf] the error the stack
+	// returned.
 	Outcome Outcome
 	// Latency is how long the adapter took over the request: from its
 	// arrival to its response, readiness included, for a server; from the

@@ -8,41 +8,32 @@ import (
 	"github.com/towergo/tower/internal/isnil"
 )
 
-// A Tracer hears of what a trace shows of a request and a count cannot:
-// how long this request waited, and each extra attempt made for it. It
-// travels with the request, in its context ([WithTracer]), rather than
-// with a layer's options, because a trace is the request's: every layer
-// below the one that put it there reports to it, and the layers that
-// report do not need to be told. Implementing it means turning those
-// reports into the request's trace: a span per wait and per attempt, say.
+// A Tracer hears what a trace shows of a request and a count cannot: how
+// long it waited, and each extra attempt made for it. It travels in the
+// request's context ([WithTracer]), not in a layer's options, so that every
+// layer below where it was put reports to it. A middleware that makes a
+// request wait reports the wait, once over, to Waited; one that sends
+// extra attempts (retries, hedges) brackets each with StartAttempt and
+// EndAttempt. Each middleware's doc says what it reports. A request that
+// goes straight through pays nothing for tracing.
 //
-// A middleware that makes a request wait (in a queue, or a layer that
-// times its inner service's Ready) reports the wait, once it is over, to
-// Waited, with its [WaitKind]; one that sends extra attempts (retries,
-// hedges) brackets each with StartAttempt and EndAttempt, with its
-// [AttemptKind]. Each middleware's doc says what it reports. A middleware
-// looks its Tracer up only on the path of a request that waits or is
-// attempted again: a request that goes straight through pays nothing for
-// tracing, whether a Tracer is set or not.
-//
-// A Tracer runs on the request path, on the caller's goroutine or on a
-// hedge's, so it must be safe for concurrent use. A panic in it goes where
-// a panic in the middleware's other user code goes (see each package),
-// once the middleware has given back what it held.
+// A Tracer runs on the caller's goroutine or a hedge's, so it must be safe
+// for concurrent use. A panic in it goes where a panic in the middleware's
+// other user code goes, once the middleware has given back what it held.
 type Tracer interface {
 	// Waited reports a wait that is over: what the request waited for,
 	// from when, for how long, and how it ended.
 	Waited(ctx context.Context, w Wait)
 	// StartAttempt reports that the attempt a starts now, and returns the
-	// context the attempt runs under: ctx, or one derived from it, such as
-	// one that carries a span for the attempt, so that what the inner
-	// service records nests under it. The middleware uses it for the
-	// attempt's wait, Ready and Call, and gives it back to EndAttempt.
+	// context it runs under: ctx, or one derived from it (carrying a span,
+	// say, so that what the inner service records nests under it). The
+	// middleware uses it for the attempt's wait, Ready and Call, and gives
+	// it back to EndAttempt.
 	StartAttempt(ctx context.Context, a Attempt) context.Context
-	// EndAttempt reports that the attempt StartAttempt returned ctx for
-	// has ended, with err: nil if it answered without an error; its
-	// error, or the context's if the caller gave up while it waited. An
-	// attempt a panic went through is ended with an error that says so.
+	// EndAttempt reports that the attempt StartAttempt returned ctx for has
+	// ended with err: nil if it answered without an error, else its error,
+	// or the context's if the caller gave up while it waited, or an error
+	// that says a panic went through it.
 	EndAttempt(ctx context.Context, err error)
 }
 
@@ -50,9 +41,9 @@ type Tracer interface {
 type WaitKind uint8
 
 const (
-	// ReadyWait is a wait in a service's Ready, as a layer that times its
-	// inner service's Ready measures it, for capacity: a concurrency
-	// permit, a rate window, a queue slot, a ready endpoint, a connect.
+	// ReadyWait is a wait for capacity in a service's Ready, measured by a
+	// layer that times its inner service's Ready: a concurrency permit, a
+	// rate window, a queue slot, a ready endpoint, a connect.
 	ReadyWait WaitKind = iota + 1
 	// QueueWait is a request's time in a Buffer's queue: from when it
 	// queued, in Call, to when it got the inner service's permit in its
@@ -91,8 +82,7 @@ const (
 	// previous attempt's result.
 	RetryAttempt AttemptKind = iota + 1
 	// HedgeAttempt is the second copy a Hedge sends of a request whose
-	// first has not answered in time. Both run at once; the first to
-	// answer wins.
+	// first has not answered in time; the first to answer wins.
 	HedgeAttempt
 )
 
@@ -128,9 +118,8 @@ type Attempt struct {
 type tracerKey struct{}
 
 // WithTracer returns a context that carries t, for the middleware below
-// that reports to a Tracer: give it to the Call, and to the Ready, of a
-// request whose trace should show them. It panics if t is nil, or holds a
-// nil pointer.
+// that report to a Tracer: give it to the request's Ready and Call. It
+// panics if t is nil (a typed nil too).
 func WithTracer(ctx context.Context, t Tracer) context.Context {
 	if isnil.Is(t) {
 		panic("metrics.WithTracer: nil tracer")

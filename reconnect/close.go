@@ -23,10 +23,9 @@ func (c *core[Target, Req, Res]) serviceReady(ctx context.Context, cn *conn[Req,
 }
 
 // replace drops cn, whose Ready panicked on the caller's goroutine, starts
-// a connect so that the next caller finds a new service (the caller that
-// would have waited for it gets the panic instead), and closes cn. It does
-// nothing if cn was already dropped. The connect starts before the Close,
-// which may panic too.
+// a connect for the next caller (this one gets the panic instead), and
+// closes cn; it does nothing if cn was already dropped. The connect starts
+// before the Close, which may panic too.
 func (c *core[Target, Req, Res]) replace(ctx context.Context, cn *conn[Req, Res]) {
 	if !c.conn.CompareAndSwap(cn, nil) {
 		return
@@ -86,12 +85,11 @@ func waitDone(ctx context.Context, done <-chan struct{}) error {
 	}
 }
 
-// collected is the cleanup of a Reconnect the garbage collector found
-// unreachable: it cancels a connect in progress, without waiting, as a
-// cleanup must not block, and reports whether there was one. It does not
-// close the current service, which calls made with its permits may still
-// be using. A Reconnect that was closed has nothing left to stop, and
-// nothing is touched.
+// collected is the cleanup of an unreachable Reconnect: it cancels a
+// connect in progress without waiting (a cleanup must not block), and
+// reports whether there was one. It does not close the current service,
+// which calls made with its permits may still be using. A Reconnect that
+// was closed is not touched.
 func (c *core[Target, Req, Res]) collected() bool {
 	c.mu.Lock()
 	if c.err == ErrClosed {

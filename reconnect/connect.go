@@ -114,8 +114,7 @@ func (c *core[Target, Req, Res]) join(ctx context.Context) (*attempt[Req, Res], 
 // start starts a connect, with no caller waiting for it yet. c.mu must be
 // held, and no connect be in progress.
 func (c *core[Target, Req, Res]) start(ctx context.Context) *attempt[Req, Res] {
-	// The connect keeps the values of the ctx that started it, for
-	// tracing, but must outlive that caller's wait.
+	// Keep ctx's values, for tracing, but outlive that caller's wait.
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	a := &attempt[Req, Res]{done: make(chan struct{}), cancel: cancel}
 	c.attempt = a
@@ -149,17 +148,12 @@ const (
 )
 
 // connect runs one connect on its own goroutine and records its outcome.
-//
-// A panic in the maker, or runtime.Goexit, is recovered into a PanicError
-// that counts as the maker's error: in its Ready, it breaks the Reconnect
-// for good; in its Call, it fails the connect. Either way the waiters hear
-// of it once done closes, unless the Reconnect was closed meanwhile, when
-// nobody will: it goes to safe.Orphan, as does a panic in the Close of a
-// service made after Close.
-//
-// A failure that the waiters hear of is logged, if the Reconnect has a
-// logger, before they are told: so Close, which waits for the connect,
-// waits for the log too.
+// A panic or runtime.Goexit in the maker is recovered into a PanicError
+// that counts as the maker's error (see the package doc). If the Reconnect
+// was closed meanwhile, nobody will hear of it, and it goes to
+// safe.Orphan, as does a panic in the Close of a service made after Close.
+// A failure the waiters hear of is logged before they are told, so Close,
+// which waits for the connect, waits for the log too.
 func (c *core[Target, Req, Res]) connect(ctx context.Context, a *attempt[Req, Res]) {
 	var (
 		failed error // the failure the waiters heard of, to log
@@ -212,10 +206,9 @@ func (c *core[Target, Req, Res]) make(ctx context.Context, where *string) (svc t
 }
 
 // record records the outcome of the connect a: the service it made, or
-// its error, which broke the maker for good if broken is set. It returns
-// the service to close if the Reconnect closed while connecting, and
-// whether anyone will hear of the outcome: not once the Reconnect has
-// closed.
+// its error, which broke the maker for good if broken is set. If the
+// Reconnect closed while connecting, it returns the service to close and
+// heard false: nobody will hear of the outcome.
 func (c *core[Target, Req, Res]) record(a *attempt[Req, Res], svc tower.Service[Req, Res], broken bool, err error) (discard tower.Service[Req, Res], heard bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

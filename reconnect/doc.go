@@ -1,15 +1,15 @@
 // Package reconnect keeps a service alive across failures by making a new
-// one when the current one breaks: tower's Reconnect, and the make-service
-// abstraction it builds on.
+// one when the current one breaks: tower's Reconnect. Build a [Reconnect]
+// with [New] from a [MakeService] (often a [MakeFunc]) and a target, and
+// close it when done.
 //
-// A [MakeService] is a service whose responses are services: given a
-// target, its Call connects (dials, handshakes, loads a config) and returns
-// a service for that target. It is an alias of a [tower.Service], so a
-// timeout, a limit or a retry wraps a maker like any other service. A
-// [Reconnect] holds one service made by a maker. When that service fails
+// A MakeService's Call connects (dials, handshakes, loads a config) and
+// returns a service for the target. The Reconnect holds one; when it fails
 // its readiness check, which under the readiness contract means it is
-// broken for good, Reconnect drops it and makes a new one on the next
-// Ready:
+// broken for good, Reconnect drops it and makes a new one. Above it, the
+// stack sees one service that stays ready across reconnects; under a
+// balancer, one Reconnect per endpoint keeps a broken connection from
+// failing the others:
 //
 //	dial := reconnect.MakeFunc[string, Req, Res](func(ctx context.Context, addr string) (tower.Service[Req, Res], error) {
 //		return connect(ctx, addr)
@@ -23,52 +23,42 @@
 //
 // # Errors
 //
-// Reconnect follows tower's choice (tower 0.4, issues #386 and #437): a
-// connect that fails does not fail Ready, which would break the Reconnect
-// for good, as the contract says. Ready returns a permit whose Call
-// returns a [*ConnectError] without sending the request, and the next
-// Ready connects again. The caller learns about the failure at the moment
-// it would have learnt about any other failed request, and the Reconnect
-// stays usable.
+// As in tower, a failed connect does not fail Ready, which would break the
+// Reconnect for good: Ready returns a permit whose Call returns a
+// [*ConnectError] without sending the request, and the next Ready connects
+// again. So a caller that only asks "ready now?" (a balancer probing its
+// endpoints) may send a request that fails with a ConnectError; it went
+// nowhere, and can safely be retried. Only a failure of the maker's own
+// Ready fails Ready, for good.
 //
-// The price, noted in tower's issues: a caller that only asks "ready now?"
-// (a load balancer probing its endpoints) may see a Reconnect whose connect
-// has just failed as ready, and send it a request that fails with a
-// ConnectError. errors.As tells such a failure from one of the service's
-// own, and the request, which went nowhere, can safely be retried.
+// # Connecting
 //
-// # Where it sits
+// Reconnect goes innermost in a client stack, on top of the maker. One
+// connect runs at a time, on a goroutine of its own, shared by every
+// caller that needs it; otherwise no goroutine runs. A caller whose ctx
+// ends gets ctx.Err(), and the connect goes on for the next caller, so
+// Ready with a done ctx starts a connect and returns at once. The
+// connect's context keeps the values of the starting caller's ctx, but not
+// its deadline or cancellation, which would fail it for the others: bound
+// a connect with a timeout on the maker, as above.
 //
-// Reconnect is the innermost piece of a client stack, right on top of the
-// maker: everything above it sees one service that stays ready across
-// reconnects. Readiness is not timed (no layer times Ready), so a caller
-// that will not wait for a slow connect gives its ctx a deadline; a timeout
-// on the connect itself wraps the maker, as above (tower #648).
-//
-// Under a router or a balancer, one Reconnect per endpoint keeps a broken
-// connection from failing the whole router, as it would fail tower's Steer
-// (tower #625): a Reconnect's Ready fails only if its maker's does.
-//
-// Reconnect connects on a goroutine of its own, one connect at a time,
-// shared by every caller who needs it; a caller whose ctx ends stops
-// waiting, and the connect goes on for the next one. Close cancels a
-// connect in progress and closes the current service; Shutdown(ctx) does
-// the same, but waits for a maker that ignores its ctx only as long as
-// ctx lasts, as net/http's Server.Shutdown does.
-//
-// # Logging
-//
-// A Reconnect writes no log by default. Given a *slog.Logger with
-// [WithLogger], it logs each failed connect, each service it drops for
-// failing its readiness, and its maker breaking for good.
+// [Reconnect.Close] cancels a connect in progress and closes the current
+// service. A runtime cleanup cancels the connect of a Reconnect that
+// becomes unreachable unclosed, and logs a warning; it runs outside every
+// testing/synctest bubble, where that is fatal, so a test must close what
+// it makes.
 //
 // # Panics
 //
-// A panic in the maker, which runs on the connect goroutine, does not end
-// the program: it becomes a [*tower.PanicError] that goes where the
-// maker's error would. In the maker's Ready it breaks the Reconnect for
-// good; in its Call it is a failed connect, reported by the Call of the
-// waiting callers' permits as a *ConnectError that wraps it. A panic in
-// the current service's Ready goes on up to the caller, and the service,
-// which has failed its readiness, is replaced.
+// A panic or runtime.Goexit in the maker, on the connect goroutine, is
+// recovered into a [*tower.PanicError] that goes where the maker's error
+// would: in its Ready it breaks the Reconnect for good; in its Call it is
+// a failed connect, reported as a *ConnectError that wraps it. A panic in
+// the Close of a service made after Close is logged to log/slog's default
+// logger. A panic in the current service's Ready goes on up to the caller,
+// once Reconnect has dropped that service, started a connect for the next
+// caller, and closed it. A panic in a permit's Call changes nothing.
+//
+// [WithLogger] logs failed connects, dropped services and a broken maker;
+// by default nothing is logged.
 package reconnect

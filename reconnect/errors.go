@@ -16,10 +16,8 @@ var ErrClosed = errors.New("reconnect: closed")
 var ErrNilService = errors.New("reconnect: maker returned a nil service")
 
 // A ConnectError is returned by the Call of a permit that [Reconnect.Ready]
-// returned without a service to call: the connect that caller waited for
-// failed, or the service it made failed its very first readiness check. The
-// request was sent nowhere, so the caller may retry it as it sees fit; the
-// Reconnect is still usable, and its next Ready connects again.
+// returned without a service: the connect failed, or the service it made
+// failed its very first readiness check. The request was sent nowhere.
 type ConnectError struct {
 	// Err is the maker's error, or the readiness error of the service it
 	// had just made.

@@ -19,26 +19,22 @@ func newOptions(fn string, opts []Option) options {
 	return option.Apply[options](fn, opts)
 }
 
-// WithLogger makes the Reconnect log to l what it handles on its own,
-// each once, as it happens, with the target as "target" and the failure
-// as "err" (and a panic's stack as "stack"):
+// WithLogger makes the Reconnect log to l, once each, as it happens, with
+// the target as "target", the failure as "err" and a panic's stack as
+// "stack":
 //
-//   - a connect that failed (the maker's Call returned an error or
-//     panicked), which the waiting callers' permits report and the next
-//     Ready tries again: at level Warn, with "attempt", the number of
-//     connects in a row that have failed, this one included;
-//   - the current service failing its readiness, after which the
-//     Reconnect drops it, closes it, and connects again: Warn, with the
-//     error of its Close, if any, as "close_err";
-//   - the maker's own Ready failing, which breaks the Reconnect for good:
-//     Error.
+//   - a failed connect (the maker's Call returned an error or panicked):
+//     Warn, with "attempt", the number of connects in a row that have
+//     failed, this one included;
+//   - the current service failing its readiness, so that it is dropped and
+//     closed: Warn, with the error of its Close, if any, as "close_err";
+//   - the maker's own Ready failing, which breaks the Reconnect: Error.
 //
-// The default is no logging: a library does not write to the program's
-// log unasked. A connect's failure is logged on the connect goroutine,
-// before the callers waiting for it are told, and a panic in l's handler
-// there is recovered and logged to log/slog's default logger; a
+// The default is no logging. A connect's failure is logged on the connect
+// goroutine before the waiting callers are told, and a panic in l's
+// handler there is recovered and logged to log/slog's default logger. A
 // service's failure is logged on the goroutine of the caller whose Ready
-// saw it, and a panic in l's handler goes up to that caller, once the
+// saw it, and a panic in l's handler goes up to that caller once the
 // service has been dropped. WithLogger panics if l is nil.
 func WithLogger(l *slog.Logger) Option {
 	if l == nil {

@@ -16,12 +16,10 @@ const (
 )
 
 // readyNow asks the inner service whether it is ready now, unless the
-// SpawnReady has stopped. An error from the inner service fails the
-// SpawnReady for good; the error recorded is returned.
-//
-// It runs on the caller's goroutine. A panic in the inner service's Ready
-// fails the SpawnReady for good, and goes on up to the caller: this
-// SpawnReady holds nothing for it, and the inner service issued no permit.
+// SpawnReady has stopped. An error fails the SpawnReady for good, and the
+// error recorded is returned. It runs on the caller's goroutine: a panic
+// in the inner service's Ready fails the SpawnReady and goes on up to the
+// caller, as nothing is held for it.
 func (c *core[Req, Res]) readyNow() (p tower.Permit[Req, Res], ok bool, err error) {
 	if c.stopped.Load() {
 		return tower.Permit[Req, Res]{}, false, c.failure()
@@ -73,13 +71,11 @@ func (c *core[Req, Res]) start(ctx context.Context) *drive[Req, Res] {
 }
 
 // run is a drive: it waits for the inner service and hands its permit to
-// one caller, or releases it if the SpawnReady stops first.
-//
-// A panic in the inner service's Ready, or runtime.Goexit, fails the
-// SpawnReady for good with a PanicError, which the callers waiting get
-// once done closes. If the SpawnReady had already stopped (closed, or
-// failed otherwise), nobody will hear of it, and it goes to safe.Orphan;
-// so does a panic in the release of a permit, which happens only then.
+// one caller, or releases it if the SpawnReady stops first. A panic or
+// runtime.Goexit in Ready fails the SpawnReady with a PanicError, which
+// the waiting callers get once done closes; if the SpawnReady had already
+// stopped, nobody will hear of it and it goes to safe.Orphan, as does a
+// panic in the release of a permit, which happens only then.
 func (c *core[Req, Res]) run(ctx context.Context, d *drive[Req, Res]) {
 	where, returned := readyOnDrive, false
 	defer func() {
@@ -112,10 +108,9 @@ func (c *core[Req, Res]) run(ctx context.Context, d *drive[Req, Res]) {
 }
 
 // fail records the inner service's failure, stops a drive without waiting
-// for it, and returns the error Ready must return: the first one recorded.
-// It runs on a caller's goroutine, and logs err if it is the first: a
-// panic in the logger goes on up to the caller, with the SpawnReady
-// stopped.
+// for it, and returns the first error recorded, which Ready must return.
+// It runs on a caller's goroutine and logs err if it is the first: a panic
+// in the logger goes on up to the caller, with the SpawnReady stopped.
 func (c *core[Req, Res]) fail(err error) error {
 	if _, first := c.halt(err); first {
 		c.logFailed(err, logs.Failure)
@@ -187,10 +182,10 @@ func (c *core[Req, Res]) wait(ctx context.Context, d *drive[Req, Res]) error {
 	}
 }
 
-// collected is the cleanup of a SpawnReady the garbage collector found
-// unreachable: it stops the drive, if one runs, without waiting, as a
-// cleanup must not block, and reports whether it did. A SpawnReady that
-// was closed, or failed, has nothing left to stop, and nothing is touched.
+// collected is the cleanup of an unreachable SpawnReady: it stops the
+// drive, if one runs, without waiting (a cleanup must not block), and
+// reports whether it did. A SpawnReady that was closed, or failed, is not
+// touched.
 func (c *core[Req, Res]) collected() bool {
 	if c.stopped.Load() {
 		return false

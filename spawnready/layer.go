@@ -7,10 +7,10 @@ import (
 	"github.com/towergo/tower/internal/lifetime"
 )
 
-// A Layer wraps each service in a SpawnReady of its own, and closes all of
-// them on Close. A stack built from layers hides its SpawnReadys; the Layer
-// is the handle that stops their drives. It holds each SpawnReady it made
-// until that is closed, by its own Close or the Layer's.
+// A Layer wraps each service in a SpawnReady of its own. A stack hides its
+// SpawnReadys, so the Layer is the handle that stops their drives: it
+// holds each SpawnReady it made until that is closed, by its own Close or
+// the Layer's.
 //
 // A Layer is safe for concurrent use. The zero Layer is ready to use. Req
 // and Res are the request and response types.
@@ -42,13 +42,11 @@ func (l *Layer[Req, Res]) Close() error {
 	return nil
 }
 
-// Shutdown does what Close does, and returns nil once the drives of every
-// SpawnReady the layer made have exited, or ctx.Err() if ctx ends first,
-// as net/http's Server.Shutdown does. It stops every drive first, then
-// waits for them: a drive still running when ctx ends goes on until the
-// inner service's Ready returns, and releases the permit it gets. The
-// SpawnReadys whose drives may still run stay with the layer, so that a
-// later Close or Shutdown waits for them again.
+// Shutdown does what Close does, but returns ctx.Err() if ctx ends before
+// every drive has exited, as net/http's Server.Shutdown does. It stops
+// every drive first, then waits. The SpawnReadys whose drives may still
+// run stay with the layer, so that a later Close or Shutdown waits for
+// them again.
 func (l *Layer[Req, Res]) Shutdown(ctx context.Context) error {
 	made := l.made.Take()
 	drives := make([]*drive[Req, Res], len(made))

@@ -18,18 +18,13 @@ func newOptions(fn string, opts []Option) options {
 	return option.Apply[options](fn, opts)
 }
 
-// WithLogger makes the SpawnReady log to l the one failure it handles on
-// its own: the inner service's Ready failing (or panicking), after which
-// every Ready fails with that error. That is logged once, at level Error,
-// with the error as "err" (and a panic's stack as "stack"), when the
-// SpawnReady stops; the Readys that then fail are not logged. Close is not
-// a failure, and a SpawnReady closed first logs nothing.
-//
-// The default is no logging: a library does not write to the program's
-// log unasked. The failure is logged on the goroutine that saw it: on a
-// drive, a panic in l's handler is recovered and logged to log/slog's
-// default logger; on a caller's, it goes on up to that caller, once the
-// SpawnReady has stopped. WithLogger panics if l is nil.
+// WithLogger makes the SpawnReady log to l, once, at level Error, the
+// failure (or panic) of the inner service's Ready after which every Ready
+// fails, with the error as "err" and a panic's stack as "stack". The Readys
+// that then fail are not logged, nor is Close. The default is no logging.
+// On a drive, a panic in l's handler is recovered and logged to log/slog's
+// default logger; on a caller's goroutine it goes on up to that caller,
+// once the SpawnReady has stopped. WithLogger panics if l is nil.
 func WithLogger(l *slog.Logger) Option {
 	if l == nil {
 		panic("spawnready.WithLogger: nil logger")

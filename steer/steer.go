@@ -16,18 +16,12 @@ import (
 // request's path.
 type Picker[Req any] func(ctx context.Context, req Req, n int) int
 
-// Steer is middleware that sends each request to one of several services,
-// chosen by a [Picker] that sees the request: tower's Steer, without its
-// wait for every service to be ready.
-//
-// Ready reserves nothing and returns at once. The permit's Call picks the
-// service, waits under the call's ctx until that service is ready, and
-// calls it, so a service that is not ready holds up only the requests
-// picked for it. A service whose Ready fails is broken for good: the
-// request that found it broken, and every later request picked for it,
-// fails with an [*Error] naming its index, while the other services go on
-// serving. See the package doc for why, and for what this means for the
-// layers around a Steer.
+// Steer is middleware that sends each request to the service its [Picker]
+// chooses. Ready reserves nothing; the permit's Call picks the service,
+// waits for it under the call's ctx and calls it. A service whose Ready
+// fails is broken for good, and every request picked for it fails with an
+// [*Error] naming its index. See the package doc for why, and for where to
+// put a Steer among other layers.
 //
 // A Steer is safe for concurrent use. Its zero value is not usable; build
 // one with [New]. Req and Res are the request and response types of every
@@ -62,11 +56,11 @@ func New[Req, Res any](services []tower.Service[Req, Res], pick Picker[Req]) *St
 }
 
 // Ready returns a permit at once, even if ctx is done, and never fails: it
-// reserves nothing, because which service to reserve depends on a request
-// that does not exist yet. The permit's Call does the waiting.
+// reserves nothing, since the service depends on the request. The permit's
+// Call does the waiting.
 func (s *Steer[Req, Res]) Ready(context.Context) (tower.Permit[Req, Res], error) {
-	// The WrapPool gives the permit a pooled record whose ticket refuses
-	// stale copies; it wraps the zero permit, which holds nothing.
+	// The zero permit holds nothing; the WrapPool's ticket refuses stale
+	// copies.
 	return s.wraps.Wrap((*wrapper[Req, Res])(s), tower.Permit[Req, Res]{}), nil
 }
 

@@ -52,10 +52,8 @@ func BenchParallel[Req, Res any](b *testing.B, svc tower.Service[Req, Res], req 
 // testing.AllocsPerRun counts them over runs calls, the least of five such
 // counts. testing.AllocsPerRun reads the process's allocation counter, so
 // a goroutine of another test that runs meanwhile (a server shutting down,
-// a timer firing; with -shuffle, any test's) adds its allocations to f's:
-// two services compared that way differed now and then by one allocation
-// per call though neither allocated more. The least of several counts is
-// f's own.
+// a timer firing) adds its allocations to f's; the least of several counts
+// is f's own.
 func AllocsPerRun(runs int, f func()) float64 {
 	least := testing.AllocsPerRun(runs, f)
 	for range 4 {

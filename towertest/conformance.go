@@ -244,9 +244,8 @@ func (s LayerSuite[Req, Res]) staleCopy(t *testing.T, e *layerEnv[Req, Res]) {
 }
 
 // capacity returns how many reservations svc grants at once without
-// waiting, up to 64, and gives them back, the last taken first: a token
-// bucket takes back only a token that no token was taken after, so the
-// reverse order returns them all.
+// waiting, up to 64, and gives them back last taken first: a token bucket
+// takes back only a token that no token was taken after.
 func capacity[Req, Res any](svc tower.Service[Req, Res]) int {
 	var held []tower.Permit[Req, Res]
 	for len(held) < 64 {

@@ -11,10 +11,9 @@ import (
 
 // The suite's fault injection: the inner service panics in Ready, at once
 // or while a request waits for it, and in Call. Wherever the layer runs
-// that code (on the caller's goroutine, or on one of its own), the panic
-// must reach the caller it concerns, the layer must give back every
-// reservation, and no goroutine may be left behind (the bubble checks
-// that).
+// that code, the panic must reach the caller it concerns, the layer must
+// give back every reservation, and no goroutine may be left behind (the
+// bubble checks that).
 
 // injected is a panic value the suite injects; each is a distinct pointer,
 // so that the suite can tell the panic it injected from any other.
@@ -99,8 +98,7 @@ func (s LayerSuite[Req, Res]) readyPanicsWhileWaited(t *testing.T, e *layerEnv[R
 
 // afterReadyPanic checks a layer after the inner service's Ready panicked
 // with v: it holds nothing of the inner service's, and either grants what
-// it granted before, or, if it took the panic for the inner service
-// failing its readiness, is broken for good with that PanicError.
+// it granted before or is broken for good with that PanicError.
 func (s LayerSuite[Req, Res]) afterReadyPanic(t *testing.T, e *layerEnv[Req, Res], v *injected, before int) {
 	t.Helper()
 	synctest.Wait()

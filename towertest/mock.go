@@ -17,9 +17,8 @@ var ErrClosed = errors.New("service closed")
 
 // A Mock is a [tower.Service] driven by its [Handle]: the handle decides when
 // Ready grants capacity or fails, receives every request, and answers it.
-// A Mock starts out always ready.
-//
-// A Mock is safe for concurrent use. It starts no goroutines.
+// A Mock starts out always ready. It is safe for concurrent use and starts
+// no goroutines.
 type Mock[Req, Res any] struct {
 	h *Handle[Req, Res]
 }
@@ -229,9 +228,9 @@ func (h *Handle[Req, Res]) Next(ctx context.Context) (*Request[Req, Res], error)
 }
 
 // Expect waits for the next request and fails t unless its value equals
-// want (by reflect.DeepEqual). It fails t if no request arrives before the
-// test's context ends; under testing/synctest, use [Handle.ExpectSettled]
-// instead when the request must already be there.
+// want (by reflect.DeepEqual), or if none arrives before the test's
+// context ends. Under testing/synctest, use [Handle.ExpectSettled] when
+// the request must already be there.
 func (h *Handle[Req, Res]) Expect(t testing.TB, want Req) *Request[Req, Res] {
 	t.Helper()
 	r, err := h.Next(t.Context())
@@ -245,10 +244,8 @@ func (h *Handle[Req, Res]) Expect(t testing.TB, want Req) *Request[Req, Res] {
 }
 
 // ExpectNow fails t unless the oldest request not yet taken is already
-// there and equals want (by reflect.DeepEqual), and returns it. It does not
-// wait: under testing/synctest, call synctest.Wait first, so that every
-// request the test's goroutines can send has arrived, or use
-// [Handle.ExpectSettled], which does.
+// there and equals want (by reflect.DeepEqual), and returns it. It does
+// not wait; see [Handle.ExpectSettled].
 func (h *Handle[Req, Res]) ExpectNow(t testing.TB, want Req) *Request[Req, Res] {
 	t.Helper()
 	r, ok := h.TryNext()
@@ -270,28 +267,26 @@ func (h *Handle[Req, Res]) ExpectNone(t testing.TB) {
 	}
 }
 
-// ExpectSettled is [Handle.ExpectNow] once every goroutine of the test has
-// run as far as it can: it calls synctest.Wait first, and must run in a
-// testing/synctest bubble. Unlike [Handle.Expect], it does not let virtual
-// time pass: the request must have arrived by now.
+// ExpectSettled is [Handle.ExpectNow] after synctest.Wait, once every
+// goroutine of the test has run as far as it can; it must run in a
+// testing/synctest bubble. Unlike [Handle.Expect], it lets no virtual time
+// pass.
 func (h *Handle[Req, Res]) ExpectSettled(t testing.TB, want Req) *Request[Req, Res] {
 	t.Helper()
 	synctest.Wait()
 	return h.ExpectNow(t, want)
 }
 
-// ExpectNoneSettled is [Handle.ExpectNone] after synctest.Wait: it fails t
-// if a request has arrived by now. It must run in a testing/synctest
-// bubble.
+// ExpectNoneSettled is [Handle.ExpectNone] after synctest.Wait. It must
+// run in a testing/synctest bubble.
 func (h *Handle[Req, Res]) ExpectNoneSettled(t testing.TB) {
 	t.Helper()
 	synctest.Wait()
 	h.ExpectNone(t)
 }
 
-// ExpectIdle fails t unless the Mock has received calls requests in all
-// and holds no reservation, once every goroutine of the test has run as
-// far as it can: it calls synctest.Wait first, and must run in a
+// ExpectIdle fails t unless, after synctest.Wait, the Mock has received
+// calls requests in all and holds no reservation. It must run in a
 // testing/synctest bubble.
 func (h *Handle[Req, Res]) ExpectIdle(t testing.TB, calls int) {
 	t.Helper()
@@ -304,10 +299,9 @@ func (h *Handle[Req, Res]) ExpectIdle(t testing.TB, calls int) {
 	}
 }
 
-// ExpectOutstanding fails t unless the Mock has n reservations
-// outstanding (see [Handle.Outstanding]) once every goroutine of the test
-// has run as far as it can: it calls synctest.Wait first, and must run in
-// a testing/synctest bubble.
+// ExpectOutstanding fails t unless, after synctest.Wait, the Mock has n
+// reservations outstanding (see [Handle.Outstanding]). It must run in a
+// testing/synctest bubble.
 func (h *Handle[Req, Res]) ExpectOutstanding(t testing.TB, n int) {
 	t.Helper()
 	synctest.Wait()

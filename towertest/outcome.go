@@ -21,10 +21,9 @@ type Outcome[T any] struct {
 
 // Go runs f on a goroutine of its own and returns its Outcome. Under
 // testing/synctest, call synctest.Wait after Go to let the goroutine run
-// until it returns or blocks; goroutines started that way one after
-// another reach the service in that order. [GoReady], [GoCall] and
-// [GoRequest] do both, for a service's Ready, a permit's Call, and the
-// two one after the other.
+// until it returns or blocks; goroutines started that way reach the
+// service in the order they were started. [GoReady], [GoCall] and
+// [GoRequest] do both.
 func Go[T any](f func() (T, error)) *Outcome[T] {
 	o := &Outcome[T]{done: make(chan struct{}), start: time.Now()}
 	go func() {

@@ -18,9 +18,8 @@ func GoReady[Req, Res any](ctx context.Context, svc tower.Service[Req, Res]) *Ou
 
 // GoCall calls p with req on a goroutine of its own, and returns the
 // Outcome once that goroutine has returned or blocked, as [GoReady] does.
-// p is passed by value, as to any function: the goroutine calls its own
-// copy, and the caller's variable still holds a permit that the Reserver
-// refuses once the call is made.
+// The goroutine calls its own copy of p, so the caller's copy becomes a
+// stale one that the Reserver refuses.
 func GoCall[Req, Res any](ctx context.Context, p tower.Permit[Req, Res], req Req) *Outcome[Res] {
 	return settled(Go(func() (Res, error) { return p.Call(ctx, req) }))
 }

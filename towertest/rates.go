@@ -33,11 +33,10 @@ type Caller struct {
 }
 
 // RandomCallers returns n callers arriving within span, in order, for the
-// seed: a third of them give up, half of those at a deadline and half by
-// a cancel with no deadline, each within patience, in whole milliseconds
-// (so that give-ups and a limit's instants meet now and then); the others
-// wait, hold a permit then call or release it unused, or probe, in equal
-// shares.
+// seed. A third give up, half at a deadline and half by a cancel with no
+// deadline, each within patience, in whole milliseconds (so that give-ups
+// and a limit's instants meet now and then); the others wait, hold a
+// permit then call or release it unused, or probe, in equal shares.
 func RandomCallers(seed uint64, n int, span, patience time.Duration) []Caller {
 	rng := rand.New(rand.NewPCG(seed, uint64(n)))
 	cs := make([]Caller, n)
@@ -63,13 +62,10 @@ func RandomCallers(seed uint64, n int, span, patience time.Duration) []Caller {
 
 // Drive runs callers, in order, each on a goroutine of its own from its
 // arrival after now, through svc with the request req(c), and waits for
-// them all. It returns the instants after now, sorted, at which svc's
-// Ready granted the permits that were then called: for a limit that
-// admits in Ready, the instants it admitted requests at. A limit that
-// admits in Call is observed by recording the instants in the service
-// it wraps instead.
-//
-// Under testing/synctest, the instants are exact.
+// them all. It returns the sorted instants after now at which svc's Ready
+// granted the permits that were then called: for a limit that admits in
+// Ready, its admissions (for one that admits in Call, record the instants
+// in the service it wraps instead). Under testing/synctest they are exact.
 func Drive[Req, Res any](svc tower.Service[Req, Res], callers []Caller, req func(Caller) Req) []time.Duration {
 	start := time.Now()
 	var (
@@ -125,13 +121,12 @@ func callerContext(c Caller) (context.Context, context.CancelFunc) {
 }
 
 // CheckBurst returns an error naming the first stretch of time in which at,
-// sorted instants at which a limit admitted requests, holds more than
+// the sorted instants at which a limit admitted requests, holds more than
 // burst + (d+slack)/interval of them, rounded down, d the stretch's
-// length; nil if there is none. That is a token bucket's bound over every
-// stretch, checked over every pair of admissions rather than in total, so
-// that two requests admitted where one was allowed show wherever they
-// are. slack is for instants read on a clock other than the limit's (a
-// round trip away): zero under testing/synctest.
+// length; nil if there is none. That is a token bucket's bound, checked
+// over every pair of admissions, so that one request too many shows
+// wherever it is. slack is for instants read on a clock other than the
+// limit's (a round trip away): zero under testing/synctest.
 func CheckBurst(at []time.Duration, burst int, interval, slack time.Duration) error {
 	for i := range at {
 		for j := i + burst; j < len(at); j++ {

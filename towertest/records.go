@@ -8,11 +8,11 @@ import (
 	"sync"
 )
 
-// A LogRecorder is a slog.Handler that keeps, in order, the records its
-// loggers handle, at every level: the way to check what a middleware
-// given a *slog.Logger (its WithLogger option) logs, line by line, without
-// the time. It is safe for concurrent use. Its zero value is not usable;
-// call [NewLogRecorder].
+// A LogRecorder is a slog.Handler that keeps, in order, the records of
+// every level its loggers handle, without the time: the way to check,
+// line by line, what a middleware given a *slog.Logger logs. It is safe
+// for concurrent use. Its zero value is not usable; call
+// [NewLogRecorder].
 type LogRecorder struct {
 	shared *recorded
 	attrs  []slog.Attr // from WithAttrs, qualified by the groups then open
@@ -117,9 +117,8 @@ func writeAttr(b *strings.Builder, prefix string, a slog.Attr) {
 }
 
 // PanickingLogger returns a logger whose handler panics with v at every
-// record, at every level: to check that a middleware given it (its
-// WithLogger option) holds nothing when the panic leaves, and lets it
-// end no goroutine of its own.
+// record: to check that a middleware given it holds nothing when the panic
+// leaves, and that the panic ends no goroutine of the middleware's own.
 func PanickingLogger(v any) *slog.Logger { return slog.New(panickingHandler{v}) }
 
 type panickingHandler struct{ v any }

@@ -1,7 +1,6 @@
-// Package isnil tells a constructor that a value it was given is no value
-// at all, even when it comes in an interface with a type: a typed nil
-// pointer passed as a tower.Service is not == nil, and would fail later,
-// at the first request, with a nil dereference far from the mistake.
+// Package isnil lets a constructor reject a typed nil: a nil pointer passed
+// as a tower.Service is not == nil, and would fail later, at the first
+// request, with a nil dereference far from the mistake.
 package isnil
 
 import "reflect"

@@ -1,17 +1,14 @@
 // Package lifetime keeps track of what a layer made until it is closed,
 // and registers the safety net for what a program drops without closing.
 //
-// Close is the contract: a Buffer, SpawnReady or Reconnect is closed by
-// its own Close or by the Close of the Layer that made it. A Layer holds
-// what it made until one of those closes it, so that a stack built from
-// layers stays reachable until its layers are closed, and a Layer that
-// wraps services for the life of a program holds only those still open.
-//
-// A value with a goroutine of its own that becomes unreachable without
-// Close is stopped by a runtime cleanup, with a warning that names it.
-// The code is the same everywhere, tests included. Inside a
-// testing/synctest bubble that stop is fatal, since a cleanup runs outside
-// every bubble: a test must close what it makes, as a program should.
+// A Buffer, SpawnReady or Reconnect is closed by its own Close or by that
+// of the Layer that made it. The Layer holds it until then, so that a
+// stack built from layers stays reachable until closed, and a long-lived
+// Layer holds only what is still open. A value with a goroutine of its own
+// that becomes unreachable without Close is stopped by a runtime cleanup,
+// with a warning that names it. A cleanup runs outside every
+// testing/synctest bubble, where that stop is fatal: a test must close
+// what it makes.
 package lifetime
 
 import (

@@ -16,12 +16,10 @@ var base = time.Now()
 func Now() time.Duration { return time.Since(base) }
 
 // Time returns the instant of the reading d as a time.Time that carries a
-// monotonic reading, so that time.Until and Sub measure it on the
-// monotonic clock, and Of gives d back. Its wall clock part is the wall
-// clock's at the base plus d: off by as much as the wall clock has been
-// stepped since the program started. Inside a testing/synctest bubble,
-// where readings follow the bubble's clock, its wall clock part is the
-// bubble's.
+// monotonic reading, so that time.Until and Sub use the monotonic clock,
+// and Of gives d back. Its wall clock part is off by as much as the wall
+// clock has been stepped since the program started (inside a
+// testing/synctest bubble, it is the bubble's).
 func Time(d time.Duration) time.Time { return base.Add(d) }
 
 // Of returns t on the scale of Now's readings, without reading the clock,

@@ -1,15 +1,13 @@
-// Package safe recovers the panics of user code that runs on goroutines
-// this module starts, and turns them into *tower.PanicError. A panic on
-// such a goroutine would otherwise end the program; the callers it
-// concerns get the error instead, and one that no caller is left to hear
-// of is logged, as net/http logs a handler's panic.
+// Package safe recovers the panics of user code run on goroutines this
+// module starts, which would otherwise end the program, into
+// *tower.PanicError: the callers concerned get the error, and one no
+// caller is left to hear of is logged, as net/http logs a handler's panic.
 //
-// A goroutine that must survive a panic in user code calls that code
-// through [Ready] or [Call]. User code called on the caller's goroutine,
-// whose panic goes on up to the caller, goes through [Undo], which gives
-// back what the caller held first. runtime.Goexit cannot be stopped: the
-// goroutine's own deferred function must see that its code did not return
-// and turn [Recovered]'s error into its failure.
+// Such a goroutine calls user code through [Ready] or [Call]. User code on
+// the caller's goroutine, whose panic goes on up, goes through [Undo],
+// which first gives back what the caller held. runtime.Goexit cannot be
+// stopped: the goroutine's deferred function must see that its code did
+// not return and turn [Recovered]'s error into its failure.
 package safe
 
 import (
@@ -50,13 +48,11 @@ func Call(where string, f func()) (perr *tower.PanicError) {
 	return nil
 }
 
-// Undo calls f, user code called for its effect on the caller's
-// goroutine (a metrics sink, an observer), and, if f panics or calls
-// runtime.Goexit, calls undo before the panic goes on up to the caller:
-// undo gives back what the caller holds for the request f was told of (a
-// permit, a place in a queue), so that a panic in user code reaches the
-// caller and leaks nothing. The panic is not recovered: its value and
-// stack stay f's.
+// Undo calls f, user code run for its effect on the caller's goroutine (a
+// metrics sink, an observer). If f panics or calls runtime.Goexit, it
+// calls undo, which gives back what the caller holds for the request (a
+// permit, a place in a queue), before the panic goes on up unrecovered,
+// with f's value and stack.
 func Undo(f, undo func()) {
 	returned := false
 	defer func() {

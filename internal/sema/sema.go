@@ -1,10 +1,8 @@
 // Package sema is the counting semaphore behind ConcurrencyLimit and
 // Buffer's slots: first come, first served, context-aware, closable with an
-// error, allocation-free when it does not have to wait, and striped so that
-// goroutines on different CPUs do not fight over one cache line.
-//
-// Waiters park on channels, not on sync.Cond, so that under testing/synctest
-// a goroutine waiting for a unit is durably blocked.
+// error, allocation-free when it does not wait, and striped (see package
+// stripe). Waiters park on channels, not on sync.Cond, so that under
+// testing/synctest they are durably blocked.
 package sema
 
 import (
@@ -19,13 +17,9 @@ import (
 	"github.com/towergo/tower/internal/waitq"
 )
 
-// The free units are spread over stripes, each on a cache line of its own.
-// A goroutine takes from and gives back to the stripe its stack address
-// picks, so that goroutines running on different CPUs mostly touch
-// different lines: with one shared counter, every acquire and every release
-// would move that line from one CPU to the other, and two CPUs would serve
-// fewer requests than one. A goroutine whose stripe is empty takes from the
-// others before it waits.
+// The free units are spread over stripes, each on a cache line of its own;
+// a goroutine takes from and gives back to the stripe its stack address
+// picks (see package stripe), and takes from the others before it waits.
 //
 // ctl, on a line of its own, counts the waiters and holds the closed bit.
 // The fast paths only read it: a unit is taken without the lock only when
@@ -38,11 +32,11 @@ import (
 // A stripe's word holds its free units in the low 32 bits and, above them,
 // one bit per slot of the stripe, set while the slot is claimed. A slot is
 // a place in a small table the Sema's user keeps (ConcurrencyLimit keeps a
-// permit record there): TryAcquireSlot takes a unit and claims a free slot
-// of the same stripe in one CAS, and ReleaseSlot gives both back in one
-// atomic add, so the common path finds its record without a pool or any
-// further synchronisation. A slot is only ever claimed with a unit, so the
-// units held are never fewer than the slots claimed.
+// permit record there): TryAcquireSlot takes a unit and claims a slot of
+// the same stripe in one CAS, and ReleaseSlot gives both back in one
+// atomic add, so the common path finds its record without a pool or more
+// synchronisation. A slot is only claimed with a unit, so the units held
+// are never fewer than the slots claimed.
 const (
 	waiterMask = 1<<32 - 1
 	closedBit  = 1 << 63
@@ -109,9 +103,7 @@ func New(n int) *Sema {
 	return s
 }
 
-// hint picks the caller's stripe from its stack's address: stable for a
-// goroutine, and different for goroutines running at the same time, whose
-// stacks are at least 2 KiB apart.
+// hint picks the caller's stripe; see stripe.Hint.
 func (s *Sema) hint() uintptr { return stripe.Hint() }
 
 // take takes a free unit from any stripe, starting with stripe h, and, if
@@ -168,11 +160,10 @@ func (s *Sema) TryAcquireSlot() (slot int, ok bool) {
 // ctx ends first, and the Close error if the Sema is closed.
 func (s *Sema) Acquire(ctx context.Context) error { return s.AcquireWatched(ctx, nil) }
 
-// A Watcher hears of the callers that wait in line for a unit. The
-// semaphore does not know what its units are; its user does, and reports
-// the wait as its own, Waiting in package metrics for instance, through a
-// value that goes in the interface without an allocation, such as a
-// pointer to the user's own state.
+// A Watcher hears of the callers that wait in line for a unit, so that the
+// Sema's user can report the wait as its own (Waiting in package metrics).
+// A pointer to the user's own state goes in the interface without an
+// allocation.
 type Watcher interface {
 	// Waiting adds delta to the number of callers waiting in line: +1
 	// when one queues, -1 when it leaves the queue.
@@ -268,10 +259,9 @@ func (s *Sema) enqueue(ctx context.Context) (*waitq.Waiter, error) {
 	return w, nil
 }
 
-// cancel withdraws w after its ctx ended. If w was woken in the meantime,
-// its outcome stands: a caller granted a unit as its ctx ended keeps the
-// unit, as if it had not noticed the cancellation (x/sync/semaphore does the
-// same).
+// cancel withdraws w after its ctx ended. If w was woken meanwhile, its
+// outcome stands: a caller granted a unit as its ctx ended keeps it, as in
+// x/sync/semaphore.
 func (s *Sema) cancel(w *waitq.Waiter, ctxErr error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

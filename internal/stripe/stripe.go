@@ -1,13 +1,10 @@
 // Package stripe is a counter that goroutines on many CPUs add to at once
-// without taking turns on one cache line: its value is spread over lines,
-// and each goroutine adds to the line its stack's address picks. With one
-// shared counter, every addition moves the line from CPU to CPU, and two
-// CPUs count more slowly than one.
+// without contending for one cache line: its value is spread over lines,
+// and each goroutine adds to the line its stack's address picks.
 //
-// Reading the value sums the lines. A read while additions are under way
-// sees some of them and not others, so an up-down count read then may be
-// off by the additions in flight, even below zero for a moment; once they
-// stop, the read is exact.
+// A read sums the lines. While additions are under way it may be off by
+// those in flight, an up-down count even below zero for a moment; once
+// they stop, the read is exact.
 package stripe
 
 import (
