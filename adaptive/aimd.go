@@ -9,7 +9,8 @@ import (
 type AIMDOption func(*aimd)
 
 // AIMDBackoff sets the factor a window with a drop, or too slow, multiplies
-// the limit by: between 0.5 and 1 (excluded). The default is 0.9, Netflix's.
+// the limit by (default 0.9, Netflix's). It panics unless
+// 0.5 <= ratio < 1.
 func AIMDBackoff(ratio float64) AIMDOption {
 	if !(ratio >= 0.5 && ratio < 1) {
 		panic(fmt.Sprintf("adaptive.AIMDBackoff: ratio must be at least 0.5 and below 1, got %v", ratio))
@@ -18,10 +19,9 @@ func AIMDBackoff(ratio float64) AIMDOption {
 }
 
 // AIMDTimeout sets the mean latency above which a window counts as a drop
-// even if no call was dropped. It must be positive; the default is 5s,
-// Netflix's. A server, whose calls are seldom dropped before its clients
-// have long given up, sets it to the mean latency it accepts: about half
-// its latency objective (see [AIMD]).
+// (default 5s, Netflix's). A server, whose calls are seldom dropped before
+// its clients give up, sets it to about half its latency objective. It
+// panics unless d is positive.
 func AIMDTimeout(d time.Duration) AIMDOption {
 	if d <= 0 {
 		panic(fmt.Sprintf("adaptive.AIMDTimeout: d must be positive, got %v", d))
@@ -34,20 +34,18 @@ type aimd struct {
 	timeout time.Duration
 }
 
-// AIMD is the loss-based algorithm of Netflix's AIMDLimit, TCP's
-// additive increase, multiplicative decrease: a window with a drop, or
-// whose mean latency (less the process's own delay; see [WithOwnDelay])
-// is above the timeout, multiplies the limit by the
-// backoff ratio; any other window in which the requests in flight reached
-// half the limit adds 1 to it. It ignores latency below the timeout, so
-// with the defaults it suits a client, which sees the server's drops. A
-// server gives it a timeout of about half its latency objective
-// ([AIMDTimeout]); its limit then saws around the concurrency that makes
-// that mean latency. (With 5s, a server of 10ms requests under twice the
-// load it can take sees no drop before its clients' own timeouts, and
-// lets in far more than it serves in time.) It returns the function that [New] and [NewLayer] take, which makes
-// a fresh one, with these settings and no state, each time it is called.
-// It panics if an option is nil.
+// AIMD is the loss-based algorithm of Netflix's AIMDLimit, TCP's additive
+// increase, multiplicative decrease: a window with a drop, or whose mean
+// latency less the process's own delay is above the timeout, multiplies
+// the limit by the backoff; any other window whose requests in flight
+// reached half the limit adds 1. With the default 5s timeout it ignores
+// latency, which suits a client that sees the server's drops; a server
+// under twice the load it can take would see no drop before its clients'
+// timeouts, so it sets [AIMDTimeout].
+//
+// It returns the function that [New] and [NewLayer] take, which makes a
+// fresh algorithm with these settings each time it is called. It panics if
+// an option is nil.
 func AIMD(opts ...AIMDOption) func() Algorithm {
 	template := newAIMD(opts)
 	return func() Algorithm {
@@ -56,7 +54,6 @@ func AIMD(opts ...AIMDOption) func() Algorithm {
 	}
 }
 
-// newAIMD returns the algorithm with opts, for AIMD.
 func newAIMD(opts []AIMDOption) *aimd {
 	a := &aimd{backoff: 0.9, timeout: 5 * time.Second}
 	for i, o := range opts {

@@ -13,18 +13,16 @@ import (
 
 // The gate's state is one word, so that a permit is taken and given back
 // with one atomic step against the limit in force: bits 0..24 count the
-// requests in flight, of every priority, bits 25..49 hold the limit, bit 50
-// is set while anybody waits, and bits 51..63 count the grants, wrapping
-// around, which picks the calls to time. While the wait bit is clear, a
-// caller takes a permit with a CAS, without the lock, if its priority's
-// share of the limit has room. While it is set, every grant is made under
-// the lock, where the queues and the turns are; a release that sees it
-// takes the lock to hand its permit on. A waiter sets it under the lock
-// before it looks for room one last time, and a release gives its permit
-// back to the word before it reads the bit, so either the waiter finds the
-// permit or the release sees the waiter. In flight never exceeds the
-// limit: every grant is a CAS that checks it (a limit lowered below the
-// number in flight admits nobody until enough have left).
+// requests in flight, bits 25..49 hold the limit, bit 50 is set while
+// anybody waits, and bits 51..63 count the grants, wrapping, to pick the
+// calls to time. While the wait bit is clear, a caller takes a permit with
+// a CAS, without the lock. While it is set, every grant is made under the
+// lock, and a release that sees it takes the lock to hand its permit on.
+// A waiter sets the bit under the lock before it looks for room one last
+// time, and a release returns its permit to the word before it reads the
+// bit, so either the waiter finds the permit or the release sees the
+// waiter. Every grant is a CAS that checks the limit, so in flight never
+// exceeds it (a lowered limit admits nobody until enough have left).
 const (
 	inflightMask = 1<<25 - 1
 	limitShift   = 25
@@ -36,8 +34,7 @@ const (
 
 // overtakes is how many permits may go to higher priorities while a lower
 // one waits: the next goes to the lower one, even above its reserve (never
-// above the limit). So a waiting priority gets at least one permit in
-// overtakes+1 of those handed out, under any stream of higher ones.
+// above the limit).
 const overtakes = 8
 
 const numClasses = tower.NumPriorities
@@ -58,9 +55,8 @@ type gate struct {
 	reserve int64 // per mille of the limit, for each step down in priority
 	sink    metrics.Sink
 	dropped func(error) bool
-	// typical is the service's latency less the process's own delay in
-	// the last window that timed a call, in ns: a call cut short by its
-	// caller's deadline before then says nothing of the service.
+	// typical is the dependency's latency (less own delay) in the last
+	// window that timed a call, in ns.
 	typical atomic.Int64
 
 	mu         sync.Mutex           // guards what follows
@@ -76,15 +72,11 @@ type gate struct {
 	w          window
 }
 
-// The wait bound: a waiter with a deadline waits for a permit at most
-// waitBound times the dependency's typical latency, and standingBound
-// times it once the queue has not emptied for waitBound times it (a
-// standing queue, which only adds delay: the waiters come as fast as
-// permits free up), when the newest waiter of a class is served first.
-// So a waiter sent on spends at most about three typical latencies in
-// all, and under a standing queue the fresh ones are answered in time
-// while the stale ones are refused, rather than all of them waiting
-// until their deadline (CoDel's target and Facebook's adaptive LIFO).
+// The wait bound, in typical latencies (see WithWaitToDeadline): a
+// waiter with a deadline waits at most waitBound, and standingBound once
+// the queue has not emptied for waitBound, when the newest waiter of a
+// class is served first. So a waiter sent on spends about three typical
+// latencies at most in all.
 const (
 	waitBound     = 2
 	standingBound = 1
@@ -172,9 +164,8 @@ func (g *gate) acquire(ctx context.Context, c int) (verdict, uint64, error) {
 }
 
 // wait waits for w to be granted a permit or refused one, or withdraws it
-// when ctx ends. If the sink panics, the panic goes on up to the caller,
-// whose wait is over: w leaves the queue first, and a permit it was
-// granted goes back.
+// when ctx ends. If the sink panics, w leaves the queue (or gives back a
+// permit granted) and the panic goes on.
 func (g *gate) wait(ctx context.Context, c int, w *waiter) (v verdict, seq uint64, err error) {
 	if g.sink != nil {
 		safe.Undo(func() { g.sink.Add(metrics.Waiting, 1) }, func() { g.withdraw(c, w) })
@@ -200,9 +191,8 @@ func (g *gate) wait(ctx context.Context, c int, w *waiter) (v verdict, seq uint6
 }
 
 // late reports whether a waiter granted a permit now has less time left
-// before its ctx's deadline than the service's typical latency: spent in
-// the limiter's queue, the time it had would not see its request through,
-// and sent anyway it would hold a permit that a waiter behind could use.
+// before its deadline than the typical latency: sent anyway, it would
+// likely miss it, holding a permit that a waiter behind could use.
 func (g *gate) late(ctx context.Context) bool {
 	d, ok := ctx.Deadline()
 	return ok && time.Until(d) < time.Duration(g.typical.Load())
@@ -260,11 +250,9 @@ func (g *gate) wakeLocked(c int, w *waiter, seq uint64, refused bool) {
 	close(w.ready)
 }
 
-// expireLocked refuses the waiters with a deadline that have waited past
-// the wait bound, and reports whether the queue is a standing one, and
-// how long until the next waiter with a deadline passes the bound (0 if
-// none). Before the first window has measured the dependency's latency
-// there is no bound.
+// expireLocked refuses the waiters past the wait bound, and reports
+// whether the queue is standing and how long until the next waiter passes
+// the bound (0 if none). Before the first timed window there is no bound.
 func (g *gate) expireLocked() (standing bool, next time.Duration) {
 	typical := time.Duration(g.typical.Load())
 	if typical <= 0 {
@@ -289,9 +277,8 @@ func (g *gate) expireLocked() (standing bool, next time.Duration) {
 	return standing, next
 }
 
-// armLocked sets the expiry timer to fire in d, unless it is set already.
-// Refusals come on time even if no permit is given back and nobody comes
-// meanwhile.
+// armLocked sets the expiry timer to fire in d, unless it is set already,
+// so that refusals come on time even if nothing else happens.
 func (g *gate) armLocked(d time.Duration) {
 	if g.armed {
 		return
@@ -304,8 +291,7 @@ func (g *gate) armLocked(d time.Duration) {
 	}
 }
 
-// expired is the expiry timer's function: it refuses the waiters past the
-// bound, and sets the timer again for the next.
+// expired runs on the expiry timer.
 func (g *gate) expired() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -344,10 +330,9 @@ func (g *gate) overtook(c int) bool {
 // dispatchLocked refuses the waiters past the wait bound, then hands
 // permits to waiters while the limit has room: first to a class whose turn
 // has come, then to the highest class waiting if its share has room;
-// within a class, the oldest waiter, or under a standing queue the newest
-// with a deadline unless the oldest has none. It clears the wait bit once
-// nobody waits, and otherwise sets the expiry timer for the next waiter
-// to reach the bound.
+// within a class, the oldest, or under a standing queue the newest with a
+// deadline unless the oldest has none. Then it clears the wait bit, or
+// sets the expiry timer.
 func (g *gate) dispatchLocked() {
 	var standing bool
 	var next time.Duration
@@ -361,8 +346,7 @@ func (g *gate) dispatchLocked() {
 		}
 		w := g.q[c].head
 		if standing && w.links[boundedLink].queued {
-			// Newest first among the waiters with a deadline; one
-			// without, who is never refused, goes when it is the oldest.
+			// Newest first, unless the oldest has no deadline.
 			w = g.bounded[c].tail
 		}
 		g.wakeLocked(c, w, seq, false)

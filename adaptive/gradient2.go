@@ -11,9 +11,8 @@ import (
 type Gradient2Option func(*gradient2)
 
 // Gradient2Smoothing sets how far a window without queueing moves the
-// limit up toward the one it computes, the limit plus a headroom: between
-// 0 (excluded) and 1. The default is 1, the whole way. A window with
-// queueing beyond the tolerance brings the limit down at once.
+// limit up toward the limit plus the headroom (default 1, the whole way).
+// A fall is never smoothed. It panics unless 0 < f <= 1.
 func Gradient2Smoothing(f float64) Gradient2Option {
 	if !(f > 0 && f <= 1) {
 		panic(fmt.Sprintf("adaptive.Gradient2Smoothing: f must be above 0 and at most 1, got %v", f))
@@ -22,27 +21,25 @@ func Gradient2Smoothing(f float64) Gradient2Option {
 }
 
 // Gradient2Tolerance sets how much slower than the baseline a window may
-// be before the limit comes down: a window whose mean latency is r times
-// the baseline multiplies the limit by tolerance/r, between 0.5 and 1. It
-// must be between 1 and 10; the default is 1.5, Netflix's.
+// be before the limit comes down (default 1.5, Netflix's). It panics
+// unless 1 <= tolerance <= 10.
 func Gradient2Tolerance(tolerance float64) Gradient2Option {
 	checkRange("adaptive.Gradient2Tolerance", "tolerance", tolerance, 1, 10)
 	return func(g *gradient2) { g.tolerance = tolerance }
 }
 
-// Gradient2QueueSize sets the headroom a window with no queueing adds to
-// the limit, fixed at n, in place of the default: the square root of the
-// limit, and at least 1. It must be between 1 and 1000.
+// Gradient2QueueSize fixes at n the headroom a window with no queueing
+// adds to the limit (default max(1, √limit)). It panics unless
+// 1 <= n <= 1000.
 func Gradient2QueueSize(n int) Gradient2Option {
 	checkRange("adaptive.Gradient2QueueSize", "n", float64(n), 1, 1000)
 	return func(g *gradient2) { g.queue = float64(n) }
 }
 
-// Gradient2ProbeInterval sets how often, at most, the no-load latency is
-// measured afresh in a probe window when nothing else calls for one:
-// every d, jittered between 0.75d and 1.25d so that instances do not probe
-// together. It must be between a second and a day; the default is a
-// minute.
+// Gradient2ProbeInterval sets how often the no-load latency is measured
+// afresh when nothing else calls for a probe: every d (default a minute),
+// jittered between 0.75d and 1.25d. It panics unless d is between a
+// second and a day.
 func Gradient2ProbeInterval(d time.Duration) Gradient2Option {
 	if d < time.Second || d > 24*time.Hour {
 		panic(fmt.Sprintf("adaptive.Gradient2ProbeInterval: d must be between 1s and 24h, got %v", d))
@@ -56,7 +53,7 @@ const epsilon = 1e-9
 
 type gradient2 struct {
 	smoothing, tolerance float64
-	queue                float64       // 0: max(4, √limit)
+	queue                float64       // 0: max(1, √limit)
 	every                time.Duration // the probes' interval, before jitter
 	baseline             float64       // no-load latency of the dependency, in ns; 0 before the first probe
 	sinceProbe           time.Duration
@@ -70,66 +67,43 @@ type gradient2 struct {
 	random               func() float64 // the probes' jitter, in [0, 1): rand.Float64 but in tests
 }
 
-// Gradient2 is a delay-based algorithm after Netflix's Gradient2Limit:
-// each window compares the dependency's latency (its mean, less the
-// process's own delay; see [WithOwnDelay]) with its no-load latency, the
-// baseline, r = latency/baseline, and moves the limit by the gradient
+// Gradient2 is a delay-based algorithm after Netflix's Gradient2Limit. Each
+// window compares the dependency's latency (its mean, less the process's
+// own delay) with its no-load latency, the baseline, as r =
+// latency/baseline. By Little's law the dependency then serves about
+// limit/r at once, and limit·tolerance/r keeps its queue within the
+// tolerance.
 //
-//	limit·tolerance/r
+//   - r > tolerance: the limit falls to limit·tolerance/r at once, by at
+//     most half unless a probe confirmed it; the window after holds, since
+//     it still sees the old limit's queue.
+//   - 1 < r <= tolerance: the limit holds, or grows by 1 if r <= 1.1.
+//   - r <= 1: it grows by the headroom ([Gradient2QueueSize]) times the
+//     smoothing. With callers blocked at the limit ([Sample].Blocked), it
+//     doubles instead if that is more (a slow start, as TCP's), if it is
+//     at least the limit at which latency last rose above the tolerance,
+//     or latency has since fallen by a quarter at an unchanged limit; so
+//     it does not double and fall in turn around a small capacity.
 //
-// which is Little's law: with limit requests in flight taking r times the
-// no-load latency, the dependency serves about limit/r at once, and
-// tolerance times that keeps its queue within the tolerance. Above the
-// tolerance (r > tolerance) the limit comes down to that at once, by at
-// most half unless a probe confirmed it, and the window after holds,
-// since it still sees the queue of the limit before; a window with a drop
-// takes a tenth away.
-// Within it (1 < r <= tolerance) the limit
-// holds. Without queueing (r <= 1) it grows by a headroom, the queue size
-// (max(1, √limit) by default, as Envoy's), times the smoothing; within
-// latency's own noise of that (r <= 1.1), by 1. A window
-// whose requests in flight never reached half the limit leaves it alone:
-// the load, not the service, held it back.
+// A window with a drop takes a tenth away. When the process's own delay
+// is most of the latency, the limit grows as for r <= 1, fourfold with
+// callers blocked. A window whose requests in flight never reached half
+// the limit leaves it alone: the load, not the service, held it back.
 //
-// A window without queueing whose callers were blocked at the limit
-// ([Sample].Blocked) doubles it instead, times the smoothing, if that is
-// more: a slow start, as TCP's, so that a limit far below the capacity
-// (at the start, or when capacity returns) reaches it in a few short
-// windows rather than a √limit a window. It doubles from at least the
-// limit at which latency last rose above the tolerance, or from any limit
-// once latency falls by a quarter at an unchanged limit (the dependency
-// has room it did not have); below that it grows by the headroom, so that
-// it does not double and fall in turn around a small capacity. When the
-// process's own delay is most of the latency, blocked callers make it
-// four times as large.
+// The baseline comes from probes (see [Prober]): at the start, so that a
+// limiter started under overload does not take its queue for it; when
+// latency stays above the tolerance for 3 windows or jumps past 3 times
+// the baseline (at most once in 5 windows), so that a dependency that
+// became slower is measured anew rather than driven to the floor; when a
+// window is 20% faster; and periodically ([Gradient2ProbeInterval]). A
+// probe whose latency was mostly the process's own delay keeps the
+// baseline. A window at the lower bound re-anchors it, and the limit grows
+// from there. Unlike Netflix's, the baseline never drifts up with a long
+// incident, and a fall is not smoothed.
 //
-// The baseline comes from probes (see [Prober]): a short window at a
-// quarter of the limit, at the start, when latency stays above the
-// tolerance for 3 windows in a row or jumps past 3 times the baseline (at
-// most once in 5 windows), and about once a minute otherwise. A probe's
-// latency is the dependency's at low concurrency, so a limiter started
-// under overload does not take its queue for the no-load latency, and a
-// dependency that became slower for good is measured anew instead of
-// having its limit driven to the floor. Between probes, any faster window
-// lowers the baseline at once: the no-load latency is at most that. A
-// window at the limiter's lower bound re-anchors it, as a probe does, and
-// the limit grows from there as after any window without queueing. A probe
-// whose latency was mostly the process's own delay keeps the baseline.
-// Latencies below a millisecond count as a millisecond (see the package
-// doc).
-//
-// Netflix's Gradient2 differs in four ways that its users reported as
-// traps: it takes its baseline from a long average of loaded windows
-// (so under overload from the start it never learns the no-load latency),
-// it lets the baseline drift up with a long incident, it smooths a fall as
-// much as a rise (10% a window: seconds behind a service that slowed), and
-// it adds headroom whenever latency is within the tolerance, so the limit
-// creeps up under moderate queueing (concurrency-limits PR 134).
-//
-// Defaults: smoothing 1, tolerance 1.5, a probe about every minute. It
-// returns the function that [New] and [NewLayer] take, which makes a fresh
-// one, with these settings and no state, each time it is called. It
-// panics if an option is nil.
+// It returns the function that [New] and [NewLayer] take, which makes a
+// fresh algorithm with these settings each time it is called. It panics if
+// an option is nil.
 func Gradient2(opts ...Gradient2Option) func() Algorithm {
 	template := newGradient2(opts)
 	return func() Algorithm {
@@ -140,7 +114,6 @@ func Gradient2(opts ...Gradient2Option) func() Algorithm {
 	}
 }
 
-// newGradient2 returns the algorithm with opts, for Gradient2.
 func newGradient2(opts []Gradient2Option) *gradient2 {
 	g := &gradient2{smoothing: 1, tolerance: 1.5, every: time.Minute, random: rand.Float64}
 	for i, o := range opts {
@@ -168,10 +141,9 @@ func (g *gradient2) Update(limit float64, s Sample) float64 {
 	}
 	latency := algorithmLatency(s)
 	if s.Probe || s.AtMin || g.baseline == 0 {
-		// A probe, or the least concurrency the limiter allows, is the
-		// no-load latency, unless the process itself held it: then the
-		// baseline stays. The loaded window that called for a probe is
-		// judged against it now.
+		// A probe, or the least concurrency allowed, is the no-load
+		// latency, unless the process itself held it. The loaded window
+		// that called for a probe is judged against it now.
 		first := g.baseline == 0
 		if first || !ownBound(s) {
 			g.baseline = max(latency, 1)
@@ -181,9 +153,7 @@ func (g *gradient2) Update(limit float64, s Sample) float64 {
 		g.loaded = loadedWindow{}
 		if loaded.limit == 0 {
 			if s.AtMin && !s.Probe {
-				// At the floor latency is the baseline, no queueing: the
-				// limit may grow as from any such window, or it would
-				// stay at the floor for good.
+				// No queueing at the floor: grow, or stay there for good.
 				return g.grow(limit, s)
 			}
 			if first && startsOwnBound(s) {
@@ -199,9 +169,8 @@ func (g *gradient2) Update(limit float64, s Sample) float64 {
 		return loaded.limit
 	}
 	if ownBound(s) {
-		// The process's own delay is most of the latency: the process, not
-		// the dependency, is the bottleneck, and a lower limit would only
-		// shed requests the dependency has room for.
+		// The process is the bottleneck: a lower limit would only shed
+		// requests the dependency has room for.
 		return g.grow(limit, s)
 	}
 	if prev := g.prev; prev.limit == math.Floor(limit) && latency <= earlyFall*prev.latency {
@@ -212,14 +181,10 @@ func (g *gradient2) Update(limit float64, s Sample) float64 {
 	g.prev.latency, g.prev.limit = latency, math.Floor(limit)
 	r := latency / g.baseline
 	if g.trigger.window(r > g.tolerance*(1+epsilon), r > jumpRatio) {
-		// Probe before moving: latency that jumps, or stays high while the
-		// limit falls, more likely comes from a service that became slower
-		// than from more load, which the limit caps. The window is judged
-		// once the probe has measured the no-load latency: if it is still
-		// above the tolerance, the limit falls then; if not, it stays.
-		// After a jump the limit the probe starts from is lowered by the
-		// jump, so that the probe's quarter of it stays below a capacity
-		// that fell by as much.
+		// Probe before moving (see highWindows); the
+		// window is judged once the probe has measured the baseline.
+		// After a jump the limit is lowered by it, so that the probe's
+		// quarter stays below a capacity that fell by as much.
 		g.probe = true
 		g.loaded = loadedWindow{latency, s.MaxInFlight, limit}
 		if r > jumpRatio {
@@ -234,9 +199,8 @@ func (g *gradient2) Update(limit float64, s Sample) float64 {
 	return g.move(limit, latency/g.baseline, s)
 }
 
-// loadedWindow is what a window that called for a probe saw, and the
-// limit then, to judge it once the probe has measured the no-load
-// latency.
+// loadedWindow is what a window that called for a probe saw, to judge it
+// once the probe has measured the no-load latency.
 type loadedWindow struct {
 	latency     float64
 	maxInFlight int
@@ -250,8 +214,7 @@ func (g *gradient2) move(limit, r float64, s Sample) float64 {
 		return limit // app-limited: the load never came near the limit
 	}
 	if g.fell {
-		// The window after a fall still saw the queue of the limit
-		// before it: its latency says little of the new one.
+		// The window after a fall still saw the old limit's queue.
 		g.fell = false
 		return limit
 	}
@@ -269,16 +232,11 @@ func (g *gradient2) move(limit, r float64, s Sample) float64 {
 }
 
 // grow returns the limit after a window s without queueing: up by the
-// headroom times the smoothing, unless the load never came near the
-// limit. When callers were blocked at the limit, and the limit is at
-// least the one that last queued (or nothing has queued since), it
-// doubles if that is more: a slow start, as TCP's. The limit, not the
-// dependency, held the load back, the dependency has more room than when
-// it last queued, and the next window's latency says where it starts to
-// queue now. Below the limit that last queued, it grows by the headroom.
-// When the process itself is the bottleneck, blocked callers quadruple
-// it: the dependency's latency says nothing of where it queues, and
-// every caller shed costs the process as much as one served.
+// headroom times the smoothing, unless app-limited. With callers blocked
+// at a limit at least the one that last queued, it doubles if that is
+// more: the limit held the load back, and the next window shows where the
+// dependency queues now. If the process is the bottleneck, blocked callers
+// quadruple it: every caller shed costs the process as much as one served.
 func (g *gradient2) grow(limit float64, s Sample) float64 {
 	if appLimited(limit, s.MaxInFlight) {
 		return limit
@@ -303,8 +261,8 @@ func (g *gradient2) headroom(limit float64) float64 {
 	return math.Max(1, math.Sqrt(limit))
 }
 
-// jittered returns the probes' interval times a random factor between 0.75
-// and 1.25, so that instances started together do not probe together.
+// jittered returns the probes' interval times a random 0.75 to 1.25, so
+// that instances started together do not probe together.
 func (g *gradient2) jittered() time.Duration {
 	return time.Duration(float64(g.every) * (0.75 + g.random()/2))
 }

@@ -12,23 +12,17 @@ import (
 )
 
 // Limiter is middleware that limits the requests in flight in the inner
-// service to a limit that an [Algorithm] moves as it sees the calls'
-// latencies and drops. Ready waits for a permit under the limit, higher
-// priorities first, for at most twice the service's typical latency if
-// ctx has a deadline (see the package doc, Waiting for a permit), and
-// only then asks the inner service, so a caller waiting for a
-// permit holds nothing of the inner service's. If the inner service fails
-// or ctx ends while Ready waits for it, the permit is given back. A request
-// is in flight from the moment Ready grants its permit until its call
-// returns, or until the permit is released unused.
+// service to a limit that an [Algorithm] moves with the calls' latencies
+// and drops. Ready waits for a permit under the limit, higher priorities
+// first and for a bounded time (see [WithWaitToDeadline]), and only then
+// asks the inner service, so a waiting caller holds nothing of the inner
+// service's. If the inner service fails or ctx ends while Ready waits for
+// it, the permit is given back. A request is in flight from the grant of
+// its permit until its call returns, or the permit is released unused.
 //
-// Every call is counted, and its error classified; the latency of one call
-// in a stride is measured (all of them when calls are few; see the package
-// doc). A permit that is free is granted with one atomic step and no
-// allocation; its record comes from a pool.
-//
-// A Limiter is safe for concurrent use; build one with [New]. Req and Res
-// are the request and response types.
+// A Limiter is safe for concurrent use. A free permit is granted with one
+// atomic step and no allocation. Build one with [New]. Req and Res are the
+// request and response types.
 type Limiter[Req, Res any] struct {
 	g     gate
 	inner tower.Service[Req, Res]
@@ -37,11 +31,10 @@ type Limiter[Req, Res any] struct {
 }
 
 // New returns inner wrapped in a Limiter with opts, whose limit moves by
-// an algorithm that newAlg makes: [Gradient2], [Vegas] or [AIMD] with
-// their settings, or a function that returns a user's own Algorithm. It
-// panics if inner (a typed nil too), newAlg, what it returns or an option
-// is nil, or if the options disagree (an initial limit outside the
-// bounds).
+// the algorithm newAlg makes: [Gradient2], [Vegas] or [AIMD], or a
+// function that returns a user's own Algorithm. It panics if inner (a
+// typed nil too), newAlg, what it returns or an option is nil, or if the
+// initial limit is outside the bounds.
 func New[Req, Res any](inner tower.Service[Req, Res], newAlg func() Algorithm, opts ...Option) *Limiter[Req, Res] {
 	if isnil.Is(inner) {
 		panic("adaptive.New: inner is nil")
@@ -50,8 +43,8 @@ func New[Req, Res any](inner tower.Service[Req, Res], newAlg func() Algorithm, o
 	return newLimiter(inner, alg, newOptions("adaptive.New", opts))
 }
 
-// algorithm returns what newAlg makes, for the function named fn, and
-// panics if either is nil.
+// algorithm returns what newAlg makes, and panics, naming fn, if either
+// is nil.
 func algorithm(fn string, newAlg func() Algorithm) Algorithm {
 	if newAlg == nil {
 		panic(fn + ": newAlg is nil")
@@ -85,10 +78,9 @@ func newLimiter[Req, Res any](inner tower.Service[Req, Res], alg Algorithm, o op
 	return l
 }
 
-// NewLayer returns a Layer that wraps each service in a Limiter with opts,
-// and with an algorithm of its own from newAlg, as [New] does: an
-// algorithm holds the state of one service's limit. newAlg is called once
-// now, to check it, and once per service wrapped. It panics as New does.
+// NewLayer returns a Layer that wraps each service in a Limiter with opts
+// and an algorithm of its own from newAlg. newAlg is called once now, to
+// check it, and once per service wrapped. It panics as [New] does.
 func NewLayer[Req, Res any](newAlg func() Algorithm, opts ...Option) tower.Layer[Req, Res] {
 	algorithm("adaptive.NewLayer", newAlg)
 	o := newOptions("adaptive.NewLayer", opts) // now, not when the layer is used
@@ -100,9 +92,8 @@ func NewLayer[Req, Res any](newAlg func() Algorithm, opts ...Option) tower.Layer
 	})
 }
 
-// Limit returns the limit in force: the algorithm's, rounded down, within
-// the bounds, or during a probe the probe's (see [Prober]). It is a
-// snapshot.
+// Limit returns the limit in force, as a snapshot: the algorithm's,
+// rounded down, or during a probe the probe's (see [Prober]).
 func (l *Limiter[Req, Res]) Limit() int { return l.g.limit() }
 
 // InFlight returns the number of requests in flight, of every priority,
@@ -115,14 +106,12 @@ func (l *Limiter[Req, Res]) InFlight() int { return l.g.inFlight() }
 func (l *Limiter[Req, Res]) Waiting() int { return l.g.queued() }
 
 // Ready takes a permit for the priority ctx carries ([tower.PriorityFrom]),
-// then waits for the inner service. A permit that is free is taken even if
-// ctx is already done. If ctx ends first, Ready returns ctx.Err()
-// unchanged; if the inner service fails or ctx ends while waiting for it,
-// the permit is given back and its error returned. Beyond
-// [WithMaxWaiting], for a waiter past the wait bound (see
-// [WithWaitToDeadline]), or for a waiter whose permit comes with less
-// time left before ctx's deadline than the service's typical latency,
-// Ready returns a permit that sheds the request: its Call fails with
+// then waits for the inner service. A free permit is taken even if ctx is
+// done. If ctx ends first, Ready returns ctx.Err(); if the inner Ready
+// fails, the permit is given back and its error returned. Beyond
+// [WithMaxWaiting], past the wait bound ([WithWaitToDeadline]), or with
+// less time left before ctx's deadline than the service's typical latency
+// when the permit comes, Ready returns a permit whose Call fails with
 // loadshed.ErrOverloaded.
 func (l *Limiter[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	c := class(tower.PriorityFrom(ctx))
@@ -159,8 +148,8 @@ func (l *Limiter[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], 
 	return tower.NewPermit(rec, rec.Token()), nil
 }
 
-// release gives a permit back. The request leaves InFlight first, so that
-// the count never shows more than the limit allows.
+// release gives a permit back. InFlight drops first, so that it never
+// shows more than the limit.
 func (l *Limiter[Req, Res]) release() {
 	if l.g.sink != nil {
 		defer l.g.release()
@@ -179,8 +168,8 @@ type record[Req, Res any] struct {
 	timed bool // the call is to be timed
 }
 
-// take moves what the permit holds out of the redeemed record and puts the
-// record back in the pool, before any inner code runs.
+// take moves what the permit holds out of the redeemed record and pools
+// the record, before any inner code runs.
 func (r *record[Req, Res]) take() (*Limiter[Req, Res], tower.Permit[Req, Res], bool) {
 	l, inner, timed := r.l, r.inner, r.timed
 	r.inner = tower.Permit[Req, Res]{}
@@ -239,17 +228,15 @@ func (l *Limiter[Req, Res]) done(ctx context.Context, start time.Duration, infli
 	if o == drop {
 		inflight = max(inflight, g.inFlight())
 	}
-	// The permit goes back first, so that an algorithm that panics
-	// leaks nothing.
+	// First, so that an algorithm that panics leaks nothing.
 	l.release()
 	if delta := g.observe(end, end-start, o, inflight); delta != 0 {
 		reportLimit(g.sink, delta)
 	}
 }
 
-// shedder serves the permits of callers beyond WithMaxWaiting, and of
-// waiters past the wait bound or too late for their deadline. They
-// reserve nothing, so copies cannot be told apart.
+// shedder serves the permits of shed callers. They reserve nothing, so
+// copies need no telling apart.
 type shedder[Req, Res any] struct{ sink metrics.Sink }
 
 func (s *shedder[Req, Res]) CallReserved(context.Context, uint64, Req) (Res, error) {

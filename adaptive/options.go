@@ -36,10 +36,10 @@ func defaults() options {
 	}
 }
 
-// WithBounds sets the least and the most the limit may be. It panics
-// unless 1 <= min <= max <= MaxLimit. The default is 1 and 200: 200 is
-// Netflix's and failsafe-go's maximum; the least is 1, not Netflix's 20,
-// so that a service that can take fewer than 20 at once is protected too.
+// WithBounds sets the least and the most the limit may be (default 1 and
+// 200). The least is 1, not Netflix's 20, so that a service that takes
+// fewer than 20 at once is protected too. It panics unless
+// 1 <= min <= max <= MaxLimit.
 func WithBounds(min, max int) Option {
 	if min < 1 || min > max || max > MaxLimit {
 		panic(fmt.Sprintf("adaptive.WithBounds: want 1 <= min <= max <= %d, got min %d and max %d", MaxLimit, min, max))
@@ -47,9 +47,9 @@ func WithBounds(min, max int) Option {
 	return func(o *options) { o.min, o.max = min, max }
 }
 
-// WithInitial sets the limit the limiter starts with, which must be within
-// its bounds (checked by New). It panics if n < 1. The default is 20
-// (Netflix's and failsafe-go's), brought within the bounds.
+// WithInitial sets the limit the limiter starts with (default 20, brought
+// within the bounds). It panics unless 1 <= n <= MaxLimit; [New] panics if
+// n is outside the bounds.
 func WithInitial(n int) Option {
 	if n < 1 || n > MaxLimit {
 		panic(fmt.Sprintf("adaptive.WithInitial: n must be between 1 and %d, got %d", MaxLimit, n))
@@ -58,14 +58,12 @@ func WithInitial(n int) Option {
 }
 
 // WithMaxWaiting bounds the callers waiting in Ready for a permit, over all
-// priorities, to n. A caller that would be the n+1st does not wait: Ready
-// returns at once, with a permit whose Call fails with
-// loadshed.ErrOverloaded without reaching the inner service, as a
-// LoadShed's does. (An error from Ready itself would say the service is
-// broken for good.) A caller whose ctx is already done gets ctx.Err()
-// instead, so that a LoadShed above still sees the limiter as not ready. n
-// = 0 means no caller ever waits. It panics if n < 0. The default is no
-// bound.
+// priorities, to n (default: no bound; 0: nobody waits). A caller beyond
+// it gets at once a permit whose Call fails with loadshed.ErrOverloaded,
+// as a LoadShed's does, since an error from Ready would mean a service
+// broken for good. A caller whose ctx is already done gets ctx.Err()
+// instead, so that a LoadShed above sees the limiter as not ready. It
+// panics if n < 0.
 func WithMaxWaiting(n int) Option {
 	if n < 0 {
 		panic(fmt.Sprintf("adaptive.WithMaxWaiting: n must not be negative, got %d", n))
@@ -75,24 +73,25 @@ func WithMaxWaiting(n int) Option {
 
 // WithWaitToDeadline makes a caller that waits in Ready for a permit wait
 // until its ctx ends, oldest first within a priority, as a semaphore's
-// waiters do. By default a caller whose ctx has a deadline waits at most
-// twice the dependency's typical latency (the last window's mean, less
-// the process's own delay), and once the queue has not emptied for that
-// long (a standing queue, whose waiters come as fast as permits free up),
-// at most once that latency and newest first, so that fresh callers are
-// answered in time and stale ones refused: a refused caller's Call fails
-// with loadshed.ErrOverloaded, as for [WithMaxWaiting]. A caller without
-// a deadline is never refused: it waits until its ctx ends, and under a
-// standing queue it goes when it is the oldest of its priority.
+// waiters do.
+//
+// By default a caller whose ctx has a deadline waits at most twice the
+// dependency's typical latency (the last window's mean, less the process's
+// own delay); once the queue has not emptied for that long, a standing
+// queue, at most once that latency, newest first (CoDel's target and
+// Facebook's adaptive LIFO). So fresh callers are answered in time and
+// stale ones refused, rather than all waiting until their deadline. A
+// refused caller's Call fails with loadshed.ErrOverloaded. A caller
+// without a deadline is never refused, and goes when it is the oldest of
+// its priority.
 func WithWaitToDeadline() Option {
 	return func(o *options) { o.toDeadline = true }
 }
 
 // WithDropped sets the function that tells whether a call's error is a
-// drop: a sign of overload that an algorithm backs off on. It is called
-// only with errors that are not nil, on the caller's goroutine. The
-// default, [Dropped], counts timeouts, overload and throttling. It panics
-// if dropped is nil.
+// drop, a sign of overload that an algorithm backs off on (default
+// [Dropped]). It is called with non-nil errors, on the caller's goroutine.
+// It panics if dropped is nil.
 func WithDropped(dropped func(err error) bool) Option {
 	if dropped == nil {
 		panic("adaptive.WithDropped: dropped is nil")
@@ -109,30 +108,23 @@ func Dropped(err error) bool {
 }
 
 // WithMetrics makes the limiter report to sink: Limit, the initial limit
-// when the limiter is made and then each change, so that the sink's count
-// is the limit in force; InFlight, +1 when Ready grants a permit and -1
-// when its call returns or it is released; Waiting, +1 when a caller
-// starts waiting in Ready and -1 when it stops; and Shed +1 when a permit
-// refused for [WithMaxWaiting], or to a waiter past the wait bound or too
-// late for its deadline, is called. A caller that finds a permit
-// free never counts as Waiting. The calls are made on the caller's
-// goroutine, never under the limiter's lock (a change of the limit is
-// reported by the call whose end moved it, after the lock is let go, so
-// two changes may reach the sink in either order; their sum is right).
-// The default, and a nil sink, is no metrics.
+// and then each change, so that the sum is the limit in force; InFlight,
+// +1 when Ready grants a permit and -1 when it is given back; Waiting, +1
+// and -1 around a caller's wait in Ready; and Shed +1 when a permit that
+// sheds is called. The sink is called on the caller's goroutine, never
+// under the limiter's lock, so two changes of the limit may reach it in
+// either order. The default, and a nil sink, is no metrics.
 func WithMetrics(sink metrics.Sink) Option {
 	return func(o *options) { o.sink = sink }
 }
 
 // WithWindow sets how long a window lasts at least, and how many calls it
-// must time at least, before it ends and the algorithm moves the limit. A
-// window that has lasted d ends with the first call after that which is
-// timed or dropped, if it has timed minSamples calls or seen a drop;
-// otherwise it goes on. While the limit settles, windows are short: d/10
-// and minSamples/2 (at least 1); and a run of minSamples/2 timed calls far
-// slower or faster than the last window ends one early (see the package
-// doc). It panics unless d > 0 and minSamples >= 1. The default is 1s and
-// 10, Netflix's WindowedLimit.
+// times at least, before the algorithm moves the limit (default 1s and 10,
+// as Netflix's WindowedLimit). A window ends with the first timed or
+// dropped call after d, once it has timed minSamples calls or seen a drop.
+// While the limit settles windows are short, d/10 and minSamples/2 (at
+// least 1), and may end early (see the package doc). It panics unless
+// d > 0 and minSamples >= 1.
 func WithWindow(d time.Duration, minSamples int) Option {
 	if d <= 0 || minSamples < 1 {
 		panic(fmt.Sprintf("adaptive.WithWindow: want d > 0 and minSamples >= 1, got %v and %d", d, minSamples))
@@ -140,34 +132,30 @@ func WithWindow(d time.Duration, minSamples int) Option {
 	return func(o *options) { o.window, o.minSamples = d, minSamples }
 }
 
-// WithReserve sets the part of the limit kept from the lower priorities:
-// with r = ceil(limit·fraction), a PriorityNormal request is admitted
-// while fewer than limit−r are in flight and a PriorityLow one while fewer
-// than limit−2r are (each at least 1); PriorityCritical may fill the
-// limit. So near the limit, low priority waits (or, under a LoadShed, is
-// shed) first, and critical still gets in. fraction must be between 0 and
-// 0.3; the default is 0.1. With 0, priorities differ only in the order
-// waiters are served.
+// WithReserve sets the part of the limit kept from the lower priorities
+// (default 0.1): with r = ceil(limit·fraction), a PriorityNormal request is
+// admitted while fewer than limit−r are in flight and a PriorityLow one
+// while fewer than limit−2r are (each at least 1); PriorityCritical may
+// fill the limit. So near the limit low priority waits, or under a
+// LoadShed is shed, first. With 0, priorities differ only in the order
+// waiters are served. It panics unless 0 <= fraction <= 0.3.
 func WithReserve(fraction float64) Option {
 	checkRange("adaptive.WithReserve", "fraction", fraction, 0, 0.3)
 	return func(o *options) { o.reserve = int64(fraction*1000 + 0.5) }
 }
 
 // WithOwnDelay gives the limiter a measure of the delay the process itself
-// adds to a call: the time a call spends waiting to run, or for a worker
-// of the process's own, rather than in the dependency. At the end of each
-// window the limiter calls f, which returns the mean such delay per call
-// since the last time it was called, and hands it to the algorithm as
-// Sample.OwnDelay; Gradient2 and Vegas compare only the rest of the
-// latency, the dependency's own time, with the no-load latency.
+// adds to a call, waiting to run or for a worker of its own (default none:
+// all latency is the dependency's). At each window's end the limiter calls
+// f for the mean such delay per call since its last call, and passes it as
+// Sample.OwnDelay; [SchedDelay] measures the Go scheduler's part.
 //
-// So a process that is itself the bottleneck (a proxy whose CPU is busy
-// while its backends idle) does not read its own queueing as the
-// dependency's overload: a rise in latency that OwnDelay accounts for does
-// not lower the limit, and callers are not shed while the dependency has
-// headroom. [SchedDelay] measures the Go scheduler's part: how long the
-// process's goroutines wait to run. The default is none: every rise in
-// latency is the dependency's. It panics if f is nil.
+// Gradient2 and Vegas judge only the rest against the no-load latency, so
+// a process that is itself the bottleneck (a proxy whose CPU is busy while
+// its backends idle) is not read as the dependency's overload. When the
+// own delay is more than half the latency, the limit never falls on
+// latency and grows while the load reaches it (fourfold a window while
+// callers are blocked); drops still lower it. It panics if f is nil.
 func WithOwnDelay(f func() time.Duration) Option {
 	if f == nil {
 		panic("adaptive.WithOwnDelay: f is nil")
@@ -175,8 +163,7 @@ func WithOwnDelay(f func() time.Duration) Option {
 	return func(o *options) { o.own = f }
 }
 
-// newOptions applies opts for the function named fn and checks that they
-// agree with one another.
+// newOptions applies opts for fn and checks that they agree.
 func newOptions(fn string, opts []Option) options {
 	o := defaults()
 	option.Onto(fn, &o, opts)

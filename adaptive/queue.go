@@ -3,12 +3,10 @@ package adaptive
 import "time"
 
 // A waiter is a caller waiting in Ready for a permit. It is in its class's
-// queue of all waiters, and, if its ctx has a deadline, in its class's
-// queue of the waiters that the wait bound applies to, so that those are
-// found without looking at the others.
+// queue of all waiters and, if its ctx has a deadline, in its class's
+// queue of those the wait bound applies to.
 type waiter struct {
-	// ready is closed when the waiter is granted a permit, seq the grant's
-	// number, or refused one, refused set.
+	// ready is closed when the waiter is granted permit seq, or refused.
 	ready   chan struct{}
 	seq     uint64
 	refused bool
@@ -28,9 +26,8 @@ const (
 	boundedLink = 1 // the queue of those with a deadline
 )
 
-// waitList is a queue of waiters in the order they came: the front is the
-// one that has waited longest. Its methods take k, which of a waiter's
-// links the queue uses.
+// waitList is a queue of waiters, oldest first. Its methods take k, which
+// of a waiter's links the queue uses.
 type waitList struct {
 	head, tail *waiter
 	n          int

@@ -7,20 +7,17 @@ import (
 	"time"
 )
 
-// schedHops is how many times a call waits to be scheduled on its way
-// through the process, at least: the caller's goroutine is woken with the
-// answer, and a connection's writer and reader each are woken once.
+// schedHops is the least number of times a call waits to be scheduled:
+// the caller's goroutine, and a connection's writer and reader.
 const schedHops = 3
 
 // SchedDelay returns a function for [WithOwnDelay] that measures the Go
 // scheduler's part of a call's latency: the mean time the process's
-// goroutines waited to run, from runtime/metrics' /sched/latencies, since
-// the function was last called, times the three wake-ups a call's path has
-// at least (its caller's, and a connection's writer's and reader's). When
-// the process has CPU to spare this is microseconds; when its goroutines
-// queue for the CPU it is what they queue, and a limit should not read it
-// as the dependency's overload. Each call of SchedDelay returns a function
-// with its own reading: give each limiter its own.
+// goroutines waited to run since the function's last call (from
+// runtime/metrics' /sched/latencies), times the three wake-ups a call
+// has at least. It is microseconds while the process has CPU to spare.
+// Each function keeps its own reading: give each limiter its own. It is
+// safe for concurrent use.
 func SchedDelay() func() time.Duration {
 	s := &schedReader{sample: []metrics.Sample{{Name: "/sched/latencies:seconds"}}}
 	s.read() // the reading to measure from
@@ -34,8 +31,8 @@ type schedReader struct {
 	last   []uint64 // bucket counts at the last reading
 }
 
-// read takes a reading and returns the counts added since the last one,
-// and the histogram's bucket boundaries.
+// read returns the counts added since the last reading, and the bucket
+// boundaries.
 func (s *schedReader) read() (delta []uint64, buckets []float64) {
 	metrics.Read(s.sample)
 	if s.sample[0].Value.Kind() != metrics.KindFloat64Histogram {
@@ -62,10 +59,8 @@ func (s *schedReader) delay() time.Duration {
 	return time.Duration(histMean(delta, buckets) * schedHops * float64(time.Second))
 }
 
-// histMean returns the mean of a histogram of counts over buckets (whose
-// boundaries are one more than the counts), each count at its bucket's
-// midpoint: an open bucket's count at its finite boundary. It is 0 with
-// no count.
+// histMean returns the mean of a histogram, each count at its bucket's
+// midpoint (an open bucket's at its finite boundary), or 0 if empty.
 func histMean(counts []uint64, buckets []float64) float64 {
 	var n uint64
 	var sum float64

@@ -10,7 +10,7 @@ import (
 type VegasOption func(*vegas)
 
 // VegasSmoothing sets how far each window moves the limit toward the one
-// it computes: between 0 (excluded) and 1. The default is 1, Netflix's.
+// it computes (default 1, the whole way). It panics unless 0 < f <= 1.
 func VegasSmoothing(f float64) VegasOption {
 	if !(f > 0 && f <= 1) {
 		panic(fmt.Sprintf("adaptive.VegasSmoothing: f must be above 0 and at most 1, got %v", f))
@@ -18,10 +18,10 @@ func VegasSmoothing(f float64) VegasOption {
 	return func(v *vegas) { v.smoothing = f }
 }
 
-// VegasProbe sets how often, at most, the no-load latency is measured
-// afresh in a probe window when nothing else calls for one: after about
-// multiplier·limit windows, jittered between half that and all of it. It
-// must be between 1 and 1000; the default is 30, Netflix's.
+// VegasProbe sets how often the no-load latency is measured afresh when
+// nothing else calls for a probe: after multiplier·limit windows, jittered
+// down to half that (default 30, Netflix's). It panics unless
+// 1 <= multiplier <= 1000.
 func VegasProbe(multiplier int) VegasOption {
 	checkRange("adaptive.VegasProbe", "multiplier", float64(multiplier), 1, 1000)
 	return func(v *vegas) { v.every = float64(multiplier) }
@@ -37,36 +37,29 @@ type vegas struct {
 	loaded           loadedWindow
 }
 
-// Vegas is the delay-based algorithm of Netflix's VegasLimit, after
-// TCP Vegas. It estimates the queue behind the limit from how far the
-// dependency's latency (the window's mean, less the process's own delay;
-// see [WithOwnDelay]) is above its no-load latency,
+// Vegas is the delay-based algorithm of Netflix's VegasLimit, after TCP
+// Vegas. It estimates the queue from how far the dependency's latency
+// (less the process's own delay) is above its no-load latency,
 //
 //	queue = ceil(limit·(1 − noLoad/latency))
 //
 // and with lg = max(1, ⌊log10(limit)⌋), α = 3·lg and β = 6·lg, it adds β to
-// the limit while queue <= lg, adds lg while queue < α, holds it up to β,
-// and beyond β takes away what the queue has above β, at once: the limit
-// lands where the queue is β. (Netflix's takes away lg a window, seconds
-// behind a service that slowed.) A window with a drop takes lg away. A
-// window whose requests in flight never reached half the limit leaves it
-// alone. A window with no queue at all whose callers were blocked at the
-// limit ([Sample].Blocked) doubles it, if that adds more than β: a slow
-// start, as Gradient2's. When the process's own delay is most of the
-// latency, the limit grows by β, or, with callers blocked, fourfold.
+// the limit while queue <= lg, adds lg while queue < α, holds up to β, and
+// beyond β falls at once to where the queue is β (Netflix's takes lg away
+// a window). A drop takes lg away. With no queue and callers blocked at
+// the limit, it doubles if that adds more than β: a slow start. When the
+// process's own delay is most of the latency, it grows by β, or fourfold
+// with callers blocked. A window whose requests in flight never reached
+// half the limit leaves it alone.
 //
-// The no-load latency comes from probes (see [Prober]): a short window at
-// a quarter of the limit, at the start, when the queue stays above β for
-// 3 windows in a row or latency jumps past 3 times the no-load latency (at
-// most once in 5 windows), and after about multiplier·limit windows
-// otherwise, jittered so that instances do not probe together. Between
-// probes, any faster window lowers it at once. Netflix's takes a loaded
-// window's latency as the no-load latency on its periodic "probe", which
-// under overload is the queue's latency: the limit then never comes down.
+// The no-load latency comes from probes (see [Prober]): at the start, when
+// the queue stays above β for 3 windows or latency jumps past 3 times the
+// no-load latency (at most once in 5 windows), when a window is 20% faster
+// than it, and periodically ([VegasProbe]), jittered so that instances do
+// not probe together.
 //
-// Defaults: smoothing 1, probe multiplier 30, as Netflix's. It returns
-// the function that [New] and [NewLayer] take, which makes a fresh one,
-// with these settings and no state, each time it is called. It panics if
+// It returns the function that [New] and [NewLayer] take, which makes a
+// fresh algorithm with these settings each time it is called. It panics if
 // an option is nil.
 func Vegas(opts ...VegasOption) func() Algorithm {
 	template := newVegas(opts)
@@ -78,7 +71,6 @@ func Vegas(opts ...VegasOption) func() Algorithm {
 	}
 }
 
-// newVegas returns the algorithm with opts, for Vegas.
 func newVegas(opts []VegasOption) *vegas {
 	v := &vegas{smoothing: 1, every: 30}
 	for i, o := range opts {
@@ -108,9 +100,8 @@ func (v *vegas) Update(limit float64, s Sample) float64 {
 	}
 	latency := algorithmLatency(s)
 	if s.Probe || s.AtMin || v.noLoad == 0 {
-		// The no-load latency, unless the process itself held it (as
-		// Gradient2); the loaded window that called for a probe is judged
-		// against it now.
+		// As Gradient2: the no-load latency, unless the process held it;
+		// the loaded window that called for a probe is judged now.
 		first := v.noLoad == 0
 		if first || !ownBound(s) {
 			v.noLoad = max(latency, 1)
@@ -119,7 +110,7 @@ func (v *vegas) Update(limit float64, s Sample) float64 {
 		v.loaded = loadedWindow{}
 		if loaded.limit == 0 {
 			if s.AtMin && !s.Probe {
-				// At the floor, as Gradient2: no queue, so it may grow.
+				// At the floor, as Gradient2.
 				return v.move(limit, v.noLoad, s.MaxInFlight, s.Blocked)
 			}
 			if first && startsOwnBound(s) {
@@ -146,8 +137,7 @@ func (v *vegas) Update(limit float64, s Sample) float64 {
 	}
 	queue := math.Ceil(limit*(1-v.noLoad/latency) - epsilon)
 	if v.trigger.window(queue > 6*lg, latency > jumpRatio*v.noLoad) {
-		// Probe before moving, as Gradient2 does, from a limit lowered by
-		// a jump.
+		// Probe before moving, as Gradient2 does.
 		v.probe = true
 		v.loaded = loadedWindow{latency, s.MaxInFlight, limit}
 		if latency > jumpRatio*v.noLoad {
@@ -172,8 +162,7 @@ func (v *vegas) move(limit, latency float64, maxInFlight, blocked int) float64 {
 	queue := math.Ceil(limit*(1-v.noLoad/latency) - epsilon)
 	switch {
 	case queue <= 0 && blocked > 0:
-		// No queue at all, and callers held back by the limit: a slow
-		// start, as Gradient2's.
+		// A slow start, as Gradient2's.
 		return v.smooth(limit, limit+max(6*lg, limit))
 	case queue <= lg:
 		return v.smooth(limit, limit+6*lg)

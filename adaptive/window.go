@@ -35,36 +35,30 @@ type window struct {
 	short       bool          // the window is a short one: the limit is settling
 	lastMean    time.Duration // the mean latency of the last window that timed a call
 
-	// The latencies of the window's latest timed calls, few of them at
-	// most (its capacity, made with the window). A run of them far slower
-	// or faster than the last window ends the window early (see
-	// earlyRatio).
+	// The latencies of the window's latest timed calls, few() at most (its
+	// capacity): a run that may end the window early (see earlyRatio).
 	run           []time.Duration
 	reportedLimit int // the limit in force last told to the sink
 	sinceStride   int // calls observed since the stride last changed
 
-	// A probe: the window's timed calls are those that started, after it
-	// began, with at most probeLimit in flight.
+	// A probe: its timed calls are those that started in it with at most
+	// probeLimit in flight.
 	probing      bool
 	probeLimit   int
 	probeSamples int // the timed calls that end it: as many as normal priority may have in flight in it, at most a short window's minimum
 }
 
 // A short window lasts shortDivisor times less than the limiter's windows,
-// and needs half the timed calls (at least 1). It follows a probe, which
-// measured the no-load latency afresh, and a window that moved the limit
-// in force, or whose mean latency moved, by a quarter or more: while the
-// limit settles it moves every tenth of a window, not every window.
+// and needs half the timed calls (at least 1). It follows a probe, and a
+// window that moved the limit in force, or whose mean latency moved, by a
+// quarter or more.
 const shortDivisor = 10
 
-// A window ends early after a run of a short window's minimum of timed
-// calls whose median latency is above earlyRatio times the last window's,
-// or, while callers are blocked at the limit, each of whose latencies is
-// below earlyFall times it: a dependency that became slower, or faster
-// while the limit holds the load back, is acted on at once, not at the
-// window's end, and the latency the algorithm sees is that run's. (A
-// faster run matters only when the limit may rise: unblocked, it may be
-// noise.)
+// A window ends early, with that run's latency, after a run of a short
+// window's minimum of timed calls whose median latency is above earlyRatio
+// times the last window's mean, or, while callers are blocked at the
+// limit, each below earlyFall times it. (A faster run matters only when
+// the limit may rise; unblocked, it may be noise.)
 const (
 	earlyRatio = 2
 	earlyFall  = 0.75
@@ -75,13 +69,11 @@ const (
 const clipRatio = 2
 
 // probeFloor is the least limit a probe has, bounds allowing, as Envoy's
-// min_concurrency: with fewer in flight a probe of a slow service takes
-// long to time its calls.
+// min_concurrency: with fewer, a probe of a slow service takes long.
 const probeFloor = 3
 
-// probeLimitFor is the limit in force during a probe of a limiter whose
-// algorithm's limit is limit: a quarter of it, at least probeFloor, and
-// within the bounds.
+// probeLimitFor is a probe's limit for the algorithm's limit: a quarter,
+// at least probeFloor, within the bounds.
 func (w *window) probeLimitFor(limit float64) int {
 	return min(max(w.min, probeFloor, int(math.Ceil(limit/4))), w.max)
 }
@@ -97,9 +89,7 @@ func (w *window) inForce() int {
 
 // timed reports whether to time the call of grant number seq: one grant
 // in stride. The number comes with the grant's atomic step, so the choice
-// costs no atomic operation of its own. (A random pick, with math/rand/v2's
-// per-thread generator, cost a sixth of the uncontended request path, its
-// refills included.)
+// costs no atomic operation of its own, nor a random draw.
 func (g *gate) timed(seq uint64) bool {
 	s := uint64(g.stride.Load())
 	return seq&(s-1) == 0
@@ -115,14 +105,10 @@ const (
 )
 
 // classify returns the outcome of a call with ctx that returned err after
-// elapsed, if it was timed.
-//
-// A drop that came when ctx itself had ended is the caller's deadline, not
-// the service's, unless the call had at least twice the service's typical
-// latency: a caller that spent its time in a queue in front of the
-// service (the limiter's own, for one) and was cut short in it says
-// nothing of the service. An untimed call's elapsed time is not known, so
-// its drop then tells nothing either.
+// elapsed, if it was timed. A drop with ctx itself ended is the caller's
+// deadline, perhaps spent in a queue in front of the service, so it is
+// ignored unless the call took at least twice the typical latency (never
+// known for an untimed call).
 func (g *gate) classify(ctx context.Context, err error, timed bool, elapsed time.Duration) outcome {
 	if err == nil {
 		return answered
@@ -139,10 +125,10 @@ func (g *gate) classify(ctx context.Context, err error, timed bool, elapsed time
 	return answered
 }
 
-// observe records a timed or dropped call that ended at end, having taken
-// latency (if answered), with inflight in flight when it started (timed)
-// or ended (dropped), and ends the window if it is due. It returns the
-// change of the limit in force, for the sink.
+// observe records a timed or dropped call that ended at end after latency,
+// with inflight in flight when it started (timed) or ended (dropped), and
+// ends the window if it is due. It returns the change of the limit in
+// force, for the sink.
 func (g *gate) observe(end, latency time.Duration, o outcome, inflight int) (delta int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -162,9 +148,8 @@ func (g *gate) observe(end, latency time.Duration, o outcome, inflight int) (del
 	}
 	w.maxInFlight = max(w.maxInFlight, inflight)
 	if w.probing {
-		// Drops end a probe only once it has lasted a window: those of
-		// calls that started before it are to be expected while the
-		// service's queue drains.
+		// Drops end a probe only once it has lasted a window: calls from
+		// before it may drop while the service's queue drains.
 		if w.timed < w.probeSamples && (end-w.start < w.length || w.timed+w.dropped == 0) {
 			return 0
 		}
@@ -183,9 +168,8 @@ func (g *gate) observe(end, latency time.Duration, o outcome, inflight int) (del
 	if len(w.run) >= few {
 		slices.Sort(w.run)
 		if w.jumped() {
-			// The window is the run: what came before it is of the
-			// dependency as it was. Its mean counts each latency at most
-			// clipRatio times the run's median.
+			// The window is the run, each latency clipped at clipRatio
+			// times the run's median.
 			w.timed, w.sum, w.least = len(w.run), 0, w.run[0]
 			median := w.run[len(w.run)/2]
 			for _, l := range w.run {
@@ -202,14 +186,10 @@ func (g *gate) observe(end, latency time.Duration, o outcome, inflight int) (del
 }
 
 // clipped returns latency as the window's mean counts it: at most
-// clipRatio times the last window's mean. A window of few calls would
-// otherwise take one rare slow call (a backend's expensive request, a
-// retry) for queueing: at 2% of calls twenty times slower, a window of
-// ten calls that holds one is three times slower on average than the
-// dependency's calls are. A dependency that queues makes all its calls
-// slower, which moves the mean however it is clipped, and a run of calls
-// most of them far slower than the last window ends the window at once
-// with their own mean (see jumped).
+// clipRatio times the last window's mean, so that a window of few calls
+// does not take one rare slow call for queueing. A dependency that queues
+// slows all its calls, which moves the mean however clipped, and a slow
+// run ends the window at once (see jumped).
 func (w *window) clipped(latency time.Duration) time.Duration {
 	if w.lastMean > 0 {
 		return min(latency, clipRatio*w.lastMean)
@@ -220,18 +200,16 @@ func (w *window) clipped(latency time.Duration) time.Duration {
 // few is the least number of timed calls a short window needs.
 func (w *window) few() int { return max(1, w.minSamples/2) }
 
-// jumped reports whether the median of the run's latencies, which are
-// sorted, is above earlyRatio times the last window's mean, or, while
-// callers have been blocked at the limit in the window, each of them is
-// below earlyFall times it. The median, not the mean: one rare slow call
-// is not a dependency that became slower.
+// jumped reports whether the sorted run ends the window early (see
+// earlyRatio). The median, not the mean: one rare slow call is not a
+// dependency that became slower.
 func (w *window) jumped() bool {
 	return w.lastMean > 0 && (w.run[len(w.run)/2] > earlyRatio*w.lastMean ||
 		w.blocked > 0 && float64(w.run[len(w.run)-1]) < earlyFall*float64(w.lastMean))
 }
 
 // closeLocked ends the window at end: the algorithm moves the limit, and a
-// new window starts, a probe if the algorithm asks for one.
+// new window starts, a probe if the algorithm asks.
 func (g *gate) closeLocked(end time.Duration) int {
 	w := &g.w
 	s := Sample{
@@ -259,7 +237,7 @@ func (g *gate) closeLocked(end time.Duration) int {
 	w.timed, w.dropped, w.sum, w.least, w.maxInFlight, w.blocked = 0, 0, 0, 0, 0, 0
 	w.run = w.run[:0]
 	if !w.probing && s.Elapsed > 0 {
-		// The calls of a short window at the rate of this one.
+		// A short window's calls at this one's rate.
 		calls := float64(s.Timed*int(g.stride.Load())+s.Dropped) * float64(w.length/shortDivisor) / float64(s.Elapsed)
 		g.stride.Store(strideFor(int(min(calls, math.MaxInt32)), w.few()))
 	}
@@ -281,7 +259,7 @@ func (g *gate) closeLocked(end time.Duration) int {
 }
 
 // startProbeLocked makes the window that starts now a probe: every call
-// is timed, and the probe's limit is in force until it ends.
+// is timed, under the probe's limit.
 func (g *gate) startProbeLocked() {
 	w := &g.w
 	w.probing = true
@@ -290,8 +268,8 @@ func (g *gate) startProbeLocked() {
 	g.stride.Store(1)
 }
 
-// enforceLocked puts the limit in force that the window says, and returns
-// its change since the sink was last told.
+// enforceLocked puts the window's limit in force, and returns its change
+// since the sink was last told.
 func (g *gate) enforceLocked() int {
 	w := &g.w
 	n := w.inForce()
@@ -301,12 +279,8 @@ func (g *gate) enforceLocked() int {
 	return n - old
 }
 
-// strideFor returns the stride for a short window that sees about calls
-// calls (timed ones times the stride, and the drops): a power of two
-// that leaves about 4·minSamples of them timed, between 1 and maxStride.
-// At low rates every call is timed; at high ones the clock is read for
-// few. (A window of the full length times ten times as many: enough that
-// a change of latency is seen within a short window of it.)
+// strideFor returns the stride for a short window of about calls calls:
+// a power of two, 1 to maxStride, that leaves about 4·minSamples timed.
 func strideFor(calls, minSamples int) uint32 {
 	n := calls / (4 * minSamples)
 	if n <= 1 {
@@ -315,8 +289,6 @@ func strideFor(calls, minSamples int) uint32 {
 	return min(uint32(1)<<(bits.Len(uint(n))-1), maxStride)
 }
 
-// absDiff returns |a-b|.
 func absDiff(a, b time.Duration) time.Duration { return max(a-b, b-a) }
 
-// now reads the clock.
 func now() time.Duration { return mono.Now() }

@@ -14,41 +14,30 @@ import (
 	"github.com/towergo/tower/metrics"
 )
 
-// Bucket is middleware that limits requests with a token bucket, the limit
-// Go users know from golang.org/x/time/rate: the bucket holds up to burst
-// tokens, starts full, and gains one token every per/num (rounded up to the
-// nanosecond, so the rate is never above num per period). Each request
-// takes a token. Over any stretch of time d, a Bucket lets through at most
-// burst + d/(per/num) requests, rounded down, whereas a fixed window
-// ([Rate]) lets through up to twice num across a window's end.
+// Bucket is middleware that limits requests with a token bucket, as
+// golang.org/x/time/rate does: the bucket holds up to burst tokens, starts
+// full, and gains one every per/num, rounded up to the nanosecond; each
+// request takes one. Over any stretch of time d it lets through at most
+// burst + d/(per/num) requests, where a [Rate] lets up to twice num through
+// across a window's end.
 //
-// Ready takes a token, then asks the inner service; if the inner service
-// fails, panics, or ctx ends while Ready waits for it, the token goes back.
-// A permit that is called has used its token; a permit released unused
-// gives its token back if no token was taken after it (a later taker
-// holds the next instant: see the package doc): to the oldest waiter at
-// once if anyone waits, to the bucket otherwise, which never holds more
-// than burst.
+// Ready takes a token, then asks the inner service; if that fails, panics,
+// or ctx ends meanwhile, the token goes back. A called permit has used its
+// token. A permit released unused gives it back if no token was taken
+// after it, since a later taker holds the next instant (released in the
+// reverse of the order taken, as deferred Releases are, all go back): to
+// the oldest waiter, or else to the bucket, never above burst.
 //
-// When no token is there, Ready waits, first come first served, and the
-// oldest waiter is woken at exactly the instant its token is there, by one
-// timer set for that instant (not a timer per waiter). A caller that finds
-// a token while others wait does not take it: it queues behind them. With
-// a done ctx and no token free for it, Ready returns ctx.Err() at once
-// without queueing: that is the "ready now?" probe. A waiter whose ctx ends
-// leaves the queue and holds nothing, unless its token was granted as ctx
-// ended: then the grant stands, as the contract lets it.
+// With no token, Ready waits first come first served, and a newcomer
+// queues behind waiters even if a token is there. With a done ctx it
+// returns ctx.Err() at once instead. A waiter whose ctx ends holds
+// nothing, unless its token was granted as ctx ended: the grant stands.
+// The package doc lists where this differs from x/time/rate.
 //
-// The package doc lists where a Bucket differs from x/time/rate's
-// Limiter.Wait, and why.
-//
-// A Bucket is safe for concurrent use; one Bucket is shared by all its
-// callers and enforces one rate for all of them. When nobody waits, Ready
-// takes a token with one compare-and-swap, without a lock, and the request
-// path allocates nothing: permits' records come from a pool. A waiter
-// holds, beyond its goroutine, its place in the queue and the channel it is
-// woken on. Build one with [NewBucket]. Req and Res are the request and
-// response types.
+// A Bucket is safe for concurrent use; all its callers share one rate.
+// With nobody waiting, Ready takes a token with one compare-and-swap and
+// allocates nothing. Build one with [NewBucket]. Req and Res are the
+// request and response types.
 type Bucket[Req, Res any] struct {
 	inner  tower.Service[Req, Res]
 	g      gcra
@@ -56,9 +45,8 @@ type Bucket[Req, Res any] struct {
 	sink   metrics.Sink  // nil: no metrics
 	wraps  tower.WrapPool[Req, Res]
 
-	// The bucket's theoretical arrival time (see gcra), on the bucket's
-	// own scale of readings since origin, so that it starts at 0, full,
-	// and is never negative. Taking a token is a compare-and-swap of it.
+	// The bucket's tat (see gcra), in readings since origin: it starts at
+	// 0, full, and is never negative. Taking a token CASes it.
 	tat    atomic.Int64
 	queued atomic.Int32 // len(q), for the lock-free path
 
@@ -69,20 +57,16 @@ type Bucket[Req, Res any] struct {
 
 // NewBucket returns inner wrapped in a token bucket of burst tokens that
 // gains num tokens per period, one every per/num rounded up to the
-// nanosecond. It starts full: burst requests go through at once. A per so
-// long that the bucket's tokens are due past the largest Duration (about
-// 292 years on), up to math.MaxInt64, is a bucket that never refills: it
-// lets burst requests through in all, and once its clock has run out that
-// far, a token given back unused is lost.
-//
+// nanosecond. It starts full. Burst 1 spaces requests per/num apart; burst
+// num lets a period's worth through at once after an idle period.
 // x/time/rate.NewLimiter(r, b) is NewBucket(inner, n, per, b) with
-// n/per = r: rate.Every(100*time.Millisecond) with burst 3 is
-// NewBucket(inner, 1, 100*time.Millisecond, 3), or 10 per second.
+// n/per = r. A per so long that tokens fall due past the largest Duration
+// (about 292 years) makes a bucket that never refills: burst requests in
+// all.
 //
 // It panics, naming the parameter, if inner is nil (a typed nil too), num
-// is below 1 or above per in nanoseconds (a token per nanosecond is the
-// finest rate), per is not positive, burst is below 1 or burst intervals
-// are longer than a Duration holds, or an option is nil.
+// is below 1 or above per in nanoseconds, per is not positive, burst is
+// below 1 or burst intervals overflow a Duration, or an option is nil.
 func NewBucket[Req, Res any](inner tower.Service[Req, Res], num int, per time.Duration, burst int, opts ...Option) *Bucket[Req, Res] {
 	if isnil.Is(inner) {
 		panic("limit.NewBucket: inner is nil")
@@ -92,10 +76,9 @@ func NewBucket[Req, Res any](inner tower.Service[Req, Res], num int, per time.Du
 	return &Bucket[Req, Res]{inner: inner, g: g, origin: mono.Now(), sink: o.sink}
 }
 
-// NewBucketLayer returns a Layer that limits each service it wraps with a
-// token bucket of its own, as [NewBucket] does with num, per, burst and
-// opts. It panics as NewBucket does, at once for the parameters and when a
-// service is wrapped for a nil one.
+// NewBucketLayer returns a Layer that wraps each service in a [Bucket] of
+// its own, with num, per, burst and opts. It panics as [NewBucket] does:
+// for the parameters at once, for a nil service when it wraps one.
 func NewBucketLayer[Req, Res any](num int, per time.Duration, burst int, opts ...Option) tower.Layer[Req, Res] {
 	newGCRA("limit.NewBucketLayer", num, per, burst)
 	newOptions("limit.NewBucketLayer", opts)
@@ -108,9 +91,8 @@ func NewBucketLayer[Req, Res any](num int, per time.Duration, burst int, opts ..
 func (b *Bucket[Req, Res]) now() time.Duration { return mono.Now() - b.origin }
 
 // Ready takes a token, waiting in line if none is free, then waits for the
-// inner service. A free token is taken even if ctx is already done. If ctx
-// ends while Ready waits for a token, it returns ctx.Err() unchanged and
-// holds nothing.
+// inner service. A free token is taken even if ctx is done. If ctx ends
+// while Ready waits for a token, it returns ctx.Err() and holds nothing.
 func (b *Bucket[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	mark, err := b.take(ctx)
 	if err != nil {
@@ -142,9 +124,8 @@ func (b *Bucket[Req, Res]) take(ctx context.Context) (time.Duration, error) {
 	return b.takeSlow(ctx)
 }
 
-// tryTake takes a token at now and returns its mark and 0 if one is
-// there; otherwise it takes nothing and returns how long from now until
-// one is.
+// tryTake takes a token at now and returns its mark and 0, or takes
+// nothing and returns how long until one is there.
 func (b *Bucket[Req, Res]) tryTake(now time.Duration) (mark, wait time.Duration) {
 	for {
 		tat := b.tat.Load()
@@ -158,8 +139,7 @@ func (b *Bucket[Req, Res]) tryTake(now time.Duration) (mark, wait time.Duration)
 	}
 }
 
-// takeSlow takes a token under the lock if nobody waits and one is there,
-// or waits in line for one.
+// takeSlow takes a token under the lock, or waits in line for one.
 func (b *Bucket[Req, Res]) takeSlow(ctx context.Context) (time.Duration, error) {
 	b.mu.Lock()
 	now := b.now()
@@ -176,8 +156,7 @@ func (b *Bucket[Req, Res]) takeSlow(ctx context.Context) (time.Duration, error) 
 	w := waitq.New()
 	b.q.Push(w)
 	b.queued.Add(1)
-	// A token that came while the lock was free goes to the oldest waiter,
-	// this one perhaps; then the timer is set for the next.
+	// A token that came while the lock was free goes to the oldest waiter.
 	b.grant(now)
 	b.mu.Unlock()
 	if b.sink == nil {
@@ -203,14 +182,12 @@ func (b *Bucket[Req, Res]) wait(ctx context.Context, w *waitq.Waiter) (time.Dura
 		return time.Duration(w.Value), nil // granted as ctx ended: the grant stands
 	}
 	b.queued.Add(-1)
-	// The timer stays set for the instant the next token is there, which
-	// is now the next waiter's.
+	// The timer stays set: that instant is now the next waiter's.
 	return 0, ctx.Err()
 }
 
-// watched tells the sink that w waits. If the sink panics, the panic goes
-// on up to the caller, whose wait is over: w leaves the queue first, and a
-// token it was granted meanwhile goes back.
+// watched tells the sink that w waits. If the sink panics, w leaves the
+// queue (or gives back a token granted meanwhile) and the panic goes on.
 func (b *Bucket[Req, Res]) watched(w *waitq.Waiter) {
 	safe.Undo(func() { b.sink.Add(metrics.Waiting, 1) }, func() { b.withdraw(w) })
 }
@@ -229,9 +206,8 @@ func (b *Bucket[Req, Res]) withdraw(w *waitq.Waiter) {
 	}
 }
 
-// unwatched tells the sink that a wait is over, granted the token of mark
-// if err is nil. If the sink panics, the panic goes on up to the caller,
-// and a token the wait was granted goes back first.
+// unwatched tells the sink that a wait is over, granted mark's token if
+// err is nil. If the sink panics, that token goes back first.
 func (b *Bucket[Req, Res]) unwatched(mark time.Duration, err error) {
 	safe.Undo(func() { b.sink.Add(metrics.Waiting, -1) }, func() {
 		if err == nil {
@@ -240,9 +216,9 @@ func (b *Bucket[Req, Res]) unwatched(mark time.Duration, err error) {
 	})
 }
 
-// grant hands the tokens there at now to the waiters, oldest first, each
-// with its mark, and sets the timer for the instant the next one is there
-// if anyone is still waiting. b.mu must be held.
+// grant hands the tokens there at now to the waiters, oldest first, and
+// sets the timer for the next token if anyone still waits. b.mu must be
+// held.
 func (b *Bucket[Req, Res]) grant(now time.Duration) {
 	for b.q.Len() > 0 {
 		mark, wait := b.tryTake(now)
@@ -256,14 +232,11 @@ func (b *Bucket[Req, Res]) grant(now time.Duration) {
 }
 
 // setTimer sets the one timer to run tokenDue after d. b.mu must be held.
-//
-// The timer is set for the instant the oldest waiter's token is there,
-// again whenever a waiter queues, and left alone when waiters leave: the
-// next waiter's token is there at the same instant. It is early only when
-// a lock-free Ready took a token as the first waiter queued: then tokenDue
-// grants nothing and sets it again. If it fires as it is set again,
-// tokenDue runs twice, and the second run finds nothing to do but set it
-// again.
+// It is set whenever a waiter queues and left alone when waiters leave
+// (the next waiter's token is due at the same instant). It is early only
+// if a lock-free Ready took a token as the first waiter queued, and may
+// fire as it is reset; either way tokenDue finds nothing to grant and
+// sets it again.
 func (b *Bucket[Req, Res]) setTimer(d time.Duration) {
 	if b.timer == nil {
 		b.timer = time.AfterFunc(d, b.tokenDue)
@@ -272,25 +245,20 @@ func (b *Bucket[Req, Res]) setTimer(d time.Duration) {
 	}
 }
 
-// tokenDue runs on the timer, at the instant the oldest waiter's token is
-// there: it grants the tokens there to the waiters, and sets the timer
-// again for the next if anyone is still waiting. If everyone waiting gave
-// up, it does nothing.
+// tokenDue runs on the timer: see grant.
 func (b *Bucket[Req, Res]) tokenDue() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.grant(b.now())
 }
 
-// giveBack returns a token unused, the one whose take left the bucket at
-// mark, if no token was taken after it (see gcra.giveBack); the oldest
-// waiter, if any, then takes it, at now. The bucket never holds more than
-// burst.
+// giveBack returns the unused token of mark, if no token was taken after
+// it (see gcra.giveBack), to the oldest waiter or the bucket.
 func (b *Bucket[Req, Res]) giveBack(mark time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	// Under the lock, so that no waiter queues meanwhile and misses it;
-	// with a compare-and-swap, since lock-free Readies take tokens.
+	// with a CAS, since lock-free Readies take tokens.
 	now := b.now()
 	for {
 		tat := b.tat.Load()

@@ -12,13 +12,11 @@ import (
 )
 
 // A Semaphore holds the permits of one or more [Concurrency] limits.
-// Waiters are served first come, first served: a permit given back goes to
-// the goroutine that has waited longest, and wakes only that one.
-//
-// Share one among services with [NewConcurrencyWith] or
-// [NewSharedConcurrencyLayer] to put them under one limit. A Semaphore is
-// safe for concurrent use. The zero Semaphore is not usable; make one with
-// [NewSemaphore].
+// Waiters are served first come, first served: a permit given back wakes
+// only the oldest waiter. Share one with [NewConcurrencyWith] or
+// [NewSharedConcurrencyLayer] to put services under one limit, as tower's
+// GlobalConcurrencyLimitLayer does. A Semaphore is safe for concurrent
+// use. The zero Semaphore is not usable; make one with [NewSemaphore].
 type Semaphore struct {
 	s *sema.Sema
 }
@@ -36,35 +34,25 @@ func validateMax(fn string, max int) {
 	}
 }
 
-// Available returns the number of permits free now. It is a snapshot: other
-// goroutines may take or give back permits at any time.
+// Available returns the number of permits free now, as a snapshot.
 func (s *Semaphore) Available() int { return s.s.Available() }
 
 // Waiting returns the number of goroutines waiting in Ready for a permit,
 // as a snapshot. A permit is free only when nobody waits for one.
 func (s *Semaphore) Waiting() int { return s.s.Waiting() }
 
-// Concurrency is middleware that limits how many requests are in flight in
-// the inner service: tower's ConcurrencyLimit. Ready takes a permit from the
-// semaphore, waiting in line if none is free, and only then asks the inner
-// service, so a caller waiting for a permit holds nothing of the inner
-// service's. If the inner service fails or ctx ends while Ready waits for
-// it, the permit is given back. A request is in flight from the moment Ready
-// reserves its permit until its call returns, with a response, an error or
-// a panic, or until the reservation is released unused.
+// Concurrency is middleware that limits the requests in flight in the
+// inner service: tower's ConcurrencyLimit. Ready takes a permit from the
+// [Semaphore], waiting in line if none is free, and only then asks the
+// inner service, so a waiting caller holds nothing of the inner service's.
+// If the inner service fails or ctx ends while Ready waits for it, the
+// permit is given back. A request is in flight from Ready until its call
+// returns (with a response, an error or a panic) or the permit is released
+// unused.
 //
-// A caller waiting in Ready for a permit holds, beyond its own goroutine,
-// its place in the queue, the channel it is woken on, and the runtime's
-// record of its select; the request path allocates nothing when a permit
-// is free. The record behind a permit lives in a slot of the semaphore's,
-// claimed with the permit in one atomic step (8 slots for each of its up
-// to 16 stripes), so most permits need no pool; the limit keeps a table of
-// those records, of up to 128 pointers, and the records themselves once
-// used. A permit that comes without a slot takes its record from a
-// sync.Pool.
-//
-// A Concurrency is safe for concurrent use; build one with [NewConcurrency]
-// or [NewConcurrencyWith]. Req and Res are the request and response types.
+// A Concurrency is safe for concurrent use, and allocates nothing when a
+// permit is free. Build one with [NewConcurrency] or [NewConcurrencyWith].
+// Req and Res are the request and response types.
 type Concurrency[Req, Res any] struct {
 	inner tower.Service[Req, Res]
 	sem   *Semaphore
@@ -73,8 +61,7 @@ type Concurrency[Req, Res any] struct {
 	spare sync.Pool // *record[Req, Res]s of permits whose unit came without a slot
 }
 
-// newConcurrency is the limit with its table of records, one per slot of
-// sem's.
+// newConcurrency makes the limit with one record place per slot of sem.
 func newConcurrency[Req, Res any](inner tower.Service[Req, Res], sem *Semaphore, sink metrics.Sink) *Concurrency[Req, Res] {
 	return &Concurrency[Req, Res]{inner: inner, sem: sem, sink: sink, slots: make([]*record[Req, Res], sem.s.Slots())}
 }
@@ -92,9 +79,9 @@ func NewConcurrency[Req, Res any](inner tower.Service[Req, Res], max int, opts .
 }
 
 // NewConcurrencyWith returns inner wrapped in a limit whose permits come
-// from sem, which other services may share. It panics if inner (a typed
-// nil too), sem or an option is nil. Each service reports its own requests
-// to the sink of its [WithMetrics], whatever the others sharing sem do.
+// from sem, which other services may share. Each reports only its own
+// requests to its [WithMetrics] sink. It panics if inner (a typed nil too),
+// sem or an option is nil.
 func NewConcurrencyWith[Req, Res any](inner tower.Service[Req, Res], sem *Semaphore, opts ...Option) *Concurrency[Req, Res] {
 	if isnil.Is(inner) {
 		panic("limit.NewConcurrencyWith: inner is nil")
@@ -106,9 +93,9 @@ func NewConcurrencyWith[Req, Res any](inner tower.Service[Req, Res], sem *Semaph
 	return newConcurrency(inner, sem, o.sink)
 }
 
-// NewConcurrencyLayer returns a Layer that limits each service it wraps to
-// max requests in flight, each with a semaphore of its own, and opts. It
-// panics unless 1 <= max <= 1<<32-1, or if an option is nil.
+// NewConcurrencyLayer returns a Layer that wraps each service in a
+// [Concurrency] of max with a semaphore of its own, and opts. It panics
+// unless 1 <= max <= 1<<32-1, or if an option is nil.
 func NewConcurrencyLayer[Req, Res any](max int, opts ...Option) tower.Layer[Req, Res] {
 	validateMax("limit.NewConcurrencyLayer", max) // now, not when the layer is used
 	newOptions("limit.NewConcurrencyLayer", opts)
@@ -134,9 +121,9 @@ func NewSharedConcurrencyLayer[Req, Res any](sem *Semaphore, opts ...Option) tow
 func (c *Concurrency[Req, Res]) Semaphore() *Semaphore { return c.sem }
 
 // Ready takes a permit, then waits for the inner service. A free permit is
-// taken even if ctx is already done. If ctx ends first, Ready returns
-// ctx.Err() unchanged; if the inner service fails or ctx ends while waiting
-// for it, the permit is given back and its error returned.
+// taken even if ctx is done. If ctx ends first, Ready returns ctx.Err();
+// if the inner Ready fails, the permit is given back and its error
+// returned.
 func (c *Concurrency[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	slot, ok := c.sem.s.TryAcquireSlot()
 	if !ok {
@@ -146,8 +133,7 @@ func (c *Concurrency[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Re
 	}
 	held := true
 	defer func() {
-		// The inner service failed, or it or the sink panicked: give the
-		// permit back.
+		// The inner service failed, or it or the sink panicked.
 		if held {
 			c.release(slot)
 		}
@@ -171,9 +157,8 @@ func (c *Concurrency[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Re
 	return tower.NewPermit(rec, rec.Token()), nil
 }
 
-// newRecord returns a record for a permit with slot whose place in the
-// table is still empty, putting it there, or a pooled one for a permit
-// without a slot.
+// newRecord makes the record of slot, whose place in the table is still
+// empty, or gets a pooled one for a permit without a slot.
 func (c *Concurrency[Req, Res]) newRecord(slot int) *record[Req, Res] {
 	if slot == sema.NoSlot {
 		if rec, _ := c.spare.Get().(*record[Req, Res]); rec != nil {
@@ -194,16 +179,14 @@ func (c *Concurrency[Req, Res]) acquire(ctx context.Context) error {
 	return c.sem.s.AcquireWatched(ctx, (*waiters[Req, Res])(c))
 }
 
-// waiters tells the limit's sink of the callers waiting for a permit. It
-// is the limit itself, kept off its method set, so that it goes in the
-// semaphore's Watcher without an allocation.
+// waiters reports waiting callers to the sink. It is the limit itself,
+// kept off its method set, so it becomes a Watcher without allocating.
 type waiters[Req, Res any] Concurrency[Req, Res]
 
 func (w *waiters[Req, Res]) Waiting(delta int64) { w.sink.Add(metrics.Waiting, delta) }
 
-// release gives a permit back, with its slot if it came with one. The
-// request leaves InFlight first, so that the count never shows more
-// requests than the limit allows.
+// release gives a permit back, with its slot if it has one. InFlight
+// drops first, so that it never shows more than the limit.
 func (c *Concurrency[Req, Res]) release(slot int) {
 	if c.sink != nil {
 		c.releaseWatched(slot)
@@ -212,20 +195,17 @@ func (c *Concurrency[Req, Res]) release(slot int) {
 	c.sem.s.ReleaseSlot(slot)
 }
 
-// releaseWatched is release with a sink, which gives the permit back even
+// releaseWatched is release with a sink; it gives the permit back even
 // if the sink panics.
 func (c *Concurrency[Req, Res]) releaseWatched(slot int) {
 	defer c.sem.s.ReleaseSlot(slot)
 	c.sink.Add(metrics.InFlight, -1)
 }
 
-// record is the record behind a permit. Most permits' units come with a
-// slot of the semaphore (each stripe of it has sema.SlotsPerStripe): their
-// record lives in the limit's table at the slot's number, and the slot is
-// claimed and freed in the same atomic steps that take and give back the
-// unit, so issuing such a permit needs no pool. The others' records come
-// from the limit's sync.Pool. Either way its Ticket refuses stale copies of
-// the permit.
+// record is the record behind a permit. Most permits come with a slot of
+// the semaphore, claimed and freed in the same atomic step as the unit;
+// their record lives in c.slots at the slot's number, so it needs no pool.
+// The others' come from c.spare. Its Ticket refuses stale permit copies.
 type record[Req, Res any] struct {
 	tower.Ticket
 	c     *Concurrency[Req, Res]
@@ -233,11 +213,10 @@ type record[Req, Res any] struct {
 	slot  int
 }
 
-// The two uses of a permit read what they need out of the redeemed record
-// first, and never touch it again: a pooled record goes back to the pool
-// before any inner code runs, and a slotted one is the next caller's as
-// soon as its slot is released. (A helper for the few lines would not be
-// inlined, and every request would pay for the call.)
+// The two uses of a permit copy what they need out of the redeemed record
+// and never touch it again: a pooled record goes back to the pool before
+// inner code runs, and a slotted one is the next caller's once its slot is
+// released. (The lines are repeated because a helper would not inline.)
 
 func (r *record[Req, Res]) CallReserved(ctx context.Context, token uint64, req Req) (Res, error) {
 	r.MustRedeem(token)
@@ -246,8 +225,7 @@ func (r *record[Req, Res]) CallReserved(ctx context.Context, token uint64, req R
 	if slot == sema.NoSlot {
 		c.spare.Put(r)
 	}
-	// Deferred so that a panicking inner service does not leak the permit.
-	// Once it runs, a slotted record is another caller's too.
+	// Deferred, so a panicking inner service does not leak the permit.
 	defer c.release(slot)
 	return inner.Call(ctx, req)
 }

@@ -16,82 +16,25 @@ import (
 )
 
 // Keyed is middleware that limits each key drawn from the requests (a
-// tenant, a client's address, an API key) to num requests per period, with
-// bursts of up to burst: a token bucket per key, made when the key is first
-// seen. A key's bucket starts full, holds burst tokens, and gains one every
-// per/num (rounded up to the nanosecond, so never faster than num per
-// period); each request of the key takes one. Keys are independent: one
-// key's requests never use another's tokens.
+// tenant, a client's address) to num requests per period with bursts of up
+// to burst: a token bucket per key, as in [Bucket], full when the key is
+// first seen. Keys never share tokens.
 //
-// # Readiness
+// The key is in the request, so Ready is the inner service's Ready, and
+// the key's limit is applied in Call: with a token there, even if ctx is
+// done, the call goes on; without one, Call fails at once with a
+// [*KeyLimitError] and gives the inner permit back, or, with
+// [WithMaxWait], waits for the key's next token.
 //
-// The key is in the request, which only Call has. So Ready is the inner
-// service's Ready, nothing more: a Keyed adds no wait there, and
-// backpressure from below (a [Concurrency] inside it, say) passes through
-// unchanged, done-ctx probe included. The key's limit is applied in Call:
+// A key whose bucket is full again is the same as one never seen, so each
+// request deletes a few such keys; no goroutine runs. [WithMaxKeys] bounds
+// the rest. A held key keeps its value alive: a key function that slices a
+// big buffer should strings.Clone its result. A key not equal to itself (a
+// NaN) is never held, so each of its requests is a new key.
 //
-//   - a token there now: it is taken and the call goes on, even if ctx is
-//     already done;
-//   - none, and no wait allowed ([WithMaxWait] is 0, the default): Call
-//     fails at once with a [*KeyLimitError], which says how long until the
-//     key's next token, and the inner permit is given back unused;
-//   - none, with a max wait: Call reserves the key's next token if it comes
-//     within the max wait and before ctx's deadline, and waits for it, then
-//     calls the inner service. If the token comes later than that, Call
-//     fails at once with a *KeyLimitError, having reserved nothing. If ctx
-//     ends while Call waits, the inner permit is given back, Call returns
-//     ctx.Err(), and the reserved token goes back to the key's bucket if
-//     no request of the key reserved one after it. If one did, the token is
-//     lost: each waiter keeps the instant it was given, so handing the
-//     token to a newcomer would serve it at the same instant as the waiter
-//     behind, over the key's burst.
-//
-// A Call waiting for its key's token holds the inner permit that Ready
-// reserved: the caller already has it, and giving it back to ask again
-// would mean a second Ready inside Call, whose wait nothing here bounds and
-// whose failure would then have to be reported by Call. The price is that
-// waiting callers keep inner capacity busy: with a Concurrency of 10
-// inside, 10 calls waiting for one hot key's tokens keep every other key
-// out meanwhile. That is why the default is to refuse at once; keep a max
-// wait short, or put a Concurrency only outside the Keyed if keys must not
-// wait for each other.
-//
-// # Memory
-//
-// Keys live in a table of at most [DefaultMaxKeys] entries, or
-// [WithMaxKeys]'s. A key whose bucket is full again carries no
-// information: it is the same as a key never seen, and deleting it changes
-// nothing that any caller can observe. Each request checks the next two
-// entries of its shard of the table, from a cursor that goes round, and
-// deletes those that are full: idle keys go away a few at a time, no
-// request pays for a whole sweep, and no goroutine runs for it.
-//
-// When the table is at its cap, a new key still gets in, with its full
-// burst: among the next 8 entries of its shard from the cursor, the one
-// nearest full (a full one if any) is deleted to make room. If that key
-// still owed tokens, the debt is forgiven: it comes back, if it does, with
-// a full bucket, at most burst tokens more than it was due. The other
-// choice, refusing new keys at the cap, would let anyone with enough
-// distinct keys lock every new client out; forgiving the nearest-full key
-// costs at most a burst, and only under a flood of keys, which a per-key
-// limit cannot stop anyway (each new key gets its burst).
-//
-// The table is split into shards (up to 64, by the key's hash, with
-// hash/maphash; the cap is split evenly among them and the policy above
-// applies within a shard), each behind a lock of its own, so that
-// requests of keys in different shards do not contend. The table keeps
-// each key: a string key that is part of a larger string keeps that whole
-// string alive, so a key function that slices a big buffer should clone
-// its result (strings.Clone). Its memory grows with the keys up to the
-// cap's worth and is not given back (Go maps do not shrink); it never
-// grows beyond it. A key that is not equal to itself (a float NaN) cannot
-// be found again: each of its requests is admitted as a key never seen,
-// and nothing is kept for it.
-//
-// A Keyed is safe for concurrent use. A request whose key is in the table
-// allocates nothing; a refusal allocates its *KeyLimitError, and a wait
-// its timer. Build one with [NewKeyed]. Req and Res are the request and
-// response types, and K the key's type.
+// A Keyed is safe for concurrent use; a request whose key is held
+// allocates nothing. Build one with [NewKeyed]. Req and Res are the
+// request and response types, and K the key's type.
 type Keyed[Req, Res any, K comparable] struct {
 	inner   tower.Service[Req, Res]
 	key     func(Req) K
@@ -105,11 +48,8 @@ type Keyed[Req, Res any, K comparable] struct {
 }
 
 // DefaultMaxKeys is the number of keys a [Keyed] holds at most unless
-// [WithMaxKeys] says otherwise: 100,000. A key held takes about 130 bytes
-// with a short string key, so the default bounds the table near 13 MB:
-// room for the distinct clients a busy service sees within a limit's
-// refill time (seconds to minutes), where a flood of a million keys would
-// take ten times that unbounded.
+// [WithMaxKeys] says otherwise: room for the distinct clients a busy
+// service sees within a limit's refill time.
 const DefaultMaxKeys = 100_000
 
 const (
@@ -119,9 +59,8 @@ const (
 	// evictScan is how many entries a new key in a full shard looks at,
 	// from the cursor, for the one to delete.
 	evictScan = 8
-	// maxShards bounds the shards, and minShardKeys keeps each shard's
-	// share of the cap large enough that the policy at the cap is not
-	// decided among a handful of keys.
+	// minShardKeys keeps each shard's share of the cap large enough that
+	// eviction is not decided among a handful of keys.
 	maxShards    = 64
 	minShardKeys = 256
 )
@@ -135,9 +74,13 @@ type keyedOptions struct {
 	sink    metrics.Sink
 }
 
-// WithMaxKeys sets the most keys a [Keyed] holds state for at once
-// (default [DefaultMaxKeys]); the policy when a new key comes at the cap
-// is in Keyed's doc. It panics if n is below 1.
+// WithMaxKeys sets the most keys a [Keyed] holds at once (default
+// [DefaultMaxKeys]). At the cap a new key still gets in with its full
+// burst, and of the next few keys held the one nearest full is dropped,
+// forgiven at most a burst it still owed: refusing new keys would let a
+// flood of distinct keys lock every new client out. The table's memory
+// grows to the cap's worth and is not given back. It panics if n is below
+// 1.
 func WithMaxKeys(n int) KeyedOption {
 	if n < 1 {
 		panic(fmt.Sprintf("limit.WithMaxKeys: n must be at least 1, got %d", n))
@@ -145,10 +88,17 @@ func WithMaxKeys(n int) KeyedOption {
 	return func(o *keyedOptions) { o.maxKeys = n }
 }
 
-// WithMaxWait lets a Call of a [Keyed] wait up to d for its key's next
-// token, rather than fail at once (default 0: fail at once). The wait
-// happens in Call, holding the inner permit: see Keyed's doc for why, and
-// what it costs. It panics if d is negative.
+// WithMaxWait lets a [Keyed]'s Call wait up to d for its key's next token
+// rather than fail at once (default 0: fail at once). Call reserves the
+// token if it comes within d and before ctx's deadline, and otherwise
+// fails at once with a [*KeyLimitError], reserving nothing. If ctx ends
+// during the wait, Call returns ctx.Err() and the token goes back unless
+// the key reserved another after it.
+//
+// The wait holds the inner permit, since asking again would need a second,
+// unbounded Ready inside Call. So waiting calls keep inner capacity busy:
+// with a Concurrency of 10 inside, 10 calls waiting on one hot key keep
+// every other key out. Keep d short. It panics if d is negative.
 func WithMaxWait(d time.Duration) KeyedOption {
 	if d < 0 {
 		panic(fmt.Sprintf("limit.WithMaxWait: d must not be negative, got %v", d))
@@ -157,23 +107,19 @@ func WithMaxWait(d time.Duration) KeyedOption {
 }
 
 // WithKeyedMetrics makes a [Keyed] report to sink: Throttled +1 for each
-// Call it refuses with a [*KeyLimitError], and Waiting, +1 when a Call
-// starts waiting for its key's token and -1 when it stops, with the token
-// or not. A panic in sink goes up to the caller of Call, with the inner
-// permit and any token reserved given back. The default, and a nil sink,
-// is no metrics.
+// Call refused with a [*KeyLimitError], and Waiting +1 and -1 around a
+// Call's wait for its key's token. A panic in sink goes up to the caller
+// of Call, with the inner permit and any reserved token given back. The
+// default, and a nil sink, is no metrics.
 func WithKeyedMetrics(sink metrics.Sink) KeyedOption {
 	return func(o *keyedOptions) { o.sink = sink }
 }
 
-// NewKeyed returns inner wrapped in a limit of num requests per period
-// for each key that key draws from a request, with bursts of up to burst
-// per key, and opts. key is called once per Call, on the caller's
-// goroutine, without any lock; a panic in it goes up to the caller, and
-// the inner permit is given back. It panics if inner (a typed nil too) or
-// key is nil, num or burst is below 1, per is not positive, num is above
-// per in nanoseconds, burst tokens' time does not fit in a Duration, or
-// an option is nil.
+// NewKeyed returns inner wrapped in a [Keyed] of num requests per period,
+// with bursts of up to burst, for each key that key draws from a request.
+// key is called once per Call, on the caller's goroutine, without a lock;
+// a panic in it goes up to the caller, and the inner permit is given back.
+// It panics as [NewBucket] does, and if key is nil.
 func NewKeyed[Req, Res any, K comparable](inner tower.Service[Req, Res], key func(Req) K, num int, per time.Duration, burst int, opts ...KeyedOption) *Keyed[Req, Res, K] {
 	const fn = "limit.NewKeyed"
 	if isnil.Is(inner) {
@@ -197,9 +143,8 @@ func NewKeyed[Req, Res any, K comparable](inner tower.Service[Req, Res], key fun
 }
 
 // NewKeyedLayer returns a Layer that wraps each service in a [Keyed] of
-// its own (each with its own table of keys), with key, num, per, burst
-// and opts. It panics as [NewKeyed] does, now rather than when the layer
-// is used.
+// its own, with key, num, per, burst and opts. It panics as [NewKeyed]
+// does, for the parameters at once.
 func NewKeyedLayer[Req, Res any, K comparable](key func(Req) K, num int, per time.Duration, burst int, opts ...KeyedOption) tower.Layer[Req, Res] {
 	keyedConfig("limit.NewKeyedLayer", key, num, per, burst, opts)
 	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
@@ -217,9 +162,9 @@ func keyedConfig[Req any, K comparable](fn string, key func(Req) K, num int, per
 	return g, o
 }
 
-// shardCount is a power of two: more shards than processors, so that
-// callers seldom meet on one lock, but at most maxShards, and each with a
-// share of at least minShardKeys of the cap.
+// shardCount is a power of two: up to 4 per processor, so that callers
+// seldom meet on one lock, but at most maxShards, and each with a share of
+// at least minShardKeys of the cap.
 func shardCount(maxKeys int) int {
 	n := 1
 	for n < 4*runtime.GOMAXPROCS(0) && n < maxShards && maxKeys/(2*n) >= minShardKeys {
@@ -228,9 +173,8 @@ func shardCount(maxKeys int) int {
 	return n
 }
 
-// Len returns the number of keys the limit holds state for now, which is
-// at most its cap. It is a snapshot: it counts the shards one after the
-// other while requests go on.
+// Len returns the number of keys held now, at most the cap. It is a
+// snapshot, counted shard by shard while requests go on.
 func (k *Keyed[Req, Res, K]) Len() int {
 	n := 0
 	for i := range k.shards {
@@ -242,8 +186,8 @@ func (k *Keyed[Req, Res, K]) Len() int {
 	return n
 }
 
-// Ready is the inner service's Ready: it waits for the inner service, and
-// returns its error unchanged. The key's limit is applied in Call.
+// Ready is the inner service's Ready, its error unchanged. The key's limit
+// is applied in Call.
 func (k *Keyed[Req, Res, K]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	p, err := k.inner.Ready(ctx)
 	if err != nil {
@@ -253,13 +197,12 @@ func (k *Keyed[Req, Res, K]) Ready(ctx context.Context) (tower.Permit[Req, Res],
 }
 
 // keyedWrapper is the limit itself, kept off its method set, so that it
-// goes in a WrapPool's record without an allocation.
+// goes in a WrapPool's record without allocating.
 type keyedWrapper[Req, Res any, K comparable] Keyed[Req, Res, K]
 
 func (w *keyedWrapper[Req, Res, K]) CallWrapped(ctx context.Context, inner tower.Permit[Req, Res], req Req) (Res, error) {
 	k := (*Keyed[Req, Res, K])(w)
-	// Gives the inner permit back if the key is refused, or the key
-	// function or the sink panics; after Call, it does nothing.
+	// Gives the permit back on refusal or panic; after Call, a no-op.
 	defer inner.Release()
 	if err := k.admit(ctx, k.key(req)); err != nil {
 		var zero Res
@@ -275,8 +218,7 @@ func (k *Keyed[Req, Res, K]) admit(ctx context.Context, key K) error {
 	allowed := k.maxWait
 	if allowed > 0 {
 		if deadline, ok := ctx.Deadline(); ok {
-			// A deadline passed allows no wait, and still the token
-			// that is there now.
+			// A passed deadline allows no wait, but a token there now.
 			allowed = max(0, min(allowed, time.Until(deadline)))
 		}
 	}
@@ -307,9 +249,8 @@ func (k *Keyed[Req, Res, K]) refuse(wait time.Duration) error {
 	return &KeyLimitError{Wait: wait}
 }
 
-// wait waits d for the token reserved in key's bucket in s, whose take
-// left the bucket at mark, and gives the token back if ctx ends first or
-// the sink panics.
+// wait waits d for the token of mark reserved in key's bucket in s, and
+// gives it back if ctx ends first or the sink panics.
 func (k *Keyed[Req, Res, K]) wait(ctx context.Context, s *keyShard[K], key K, mark, d time.Duration) error {
 	granted := false
 	defer func() {
@@ -343,8 +284,9 @@ func waitToken(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// A keyShard is a part of the table of keys: a dense slice of entries, so
-// that a cursor can go round them, and an index from key to position.
+// A keyShard is a part of the table of keys, chosen by the key's maphash,
+// with its own lock and an even share of the cap: a dense slice of
+// entries, which a cursor goes round, and an index from key to position.
 type keyShard[K comparable] struct {
 	mu      sync.Mutex
 	index   map[K]int
@@ -360,11 +302,10 @@ type keyEntry[K comparable] struct {
 	tat time.Duration // the instant its bucket is full again
 }
 
-// take takes a token of key's bucket at now, reserving it if it comes
-// within allowed. It returns the token's mark (see gcra.reserve), how long
-// until the token is there, and true; or, if the token comes later than
-// allowed, having taken nothing, how long until it does and false. Then
-// it sweeps. s.mu must be held.
+// take reserves a token of key's bucket at now if it comes within
+// allowed, and returns its mark (see gcra.reserve), the wait for it, and
+// true; or takes nothing and returns the wait and false. Then it sweeps.
+// s.mu must be held.
 func (s *keyShard[K]) take(g gcra, key K, now, allowed time.Duration) (mark, wait time.Duration, ok bool) {
 	defer s.sweep(g, now)
 	i, found := s.index[key]
@@ -382,10 +323,9 @@ func (s *keyShard[K]) take(g gcra, key K, now, allowed time.Duration) (mark, wai
 	return next, wait, true
 }
 
-// takeLocking is take under s.mu, which it releases even if looking key up
-// panics: a key of an interface type may hold a value that cannot be
-// hashed, such as a slice. Left locked, the shard would make every later
-// request of its keys wait for good.
+// takeLocking is take under s.mu, released even if looking key up panics
+// (an interface key may hold an unhashable slice); a shard left locked
+// would block its keys for good.
 func (s *keyShard[K]) takeLocking(g gcra, key K, now, allowed time.Duration) (mark, wait time.Duration, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -458,10 +398,8 @@ func (s *keyShard[K]) remove(i int) {
 	s.entries = s.entries[:last]
 }
 
-// giveBack returns, at now, a token of key's bucket that was reserved with
-// mark and not used, if no token of the key was taken after it (see
-// gcra.giveBack). If the key was deleted meanwhile (to make room at the
-// cap), its debt was forgiven already, and there is nothing to give back.
+// giveBack returns key's unused token of mark at now (see gcra.giveBack).
+// A key deleted meanwhile had its debt forgiven: nothing to give back.
 func (s *keyShard[K]) giveBack(g gcra, key K, mark, now time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -482,18 +420,13 @@ func (keyLimited) Throttled() bool { return true }
 
 // KeyLimitError is the error of a Call that a [Keyed] refused because the
 // request's key had no token, and none would come within the max wait or
-// before ctx's deadline. Nothing of the request was sent.
-//
-// It answers [tower.IsThrottled], and not [tower.IsOverloaded]: the caller
-// was refused for its own rate, not because the service was busy; another
-// key's request would have gone through. So package towerhttp answers 429
-// Too Many Requests, and metrics.OutcomeOf says OutcomeThrottled. It
-// wraps [ErrKeyLimited].
+// before ctx's deadline. Nothing was sent. It wraps [ErrKeyLimited], and
+// answers [tower.IsThrottled] but not [tower.IsOverloaded]: the caller is
+// over its own rate, the service is not busy. So package towerhttp answers
+// 429 Too Many Requests, and metrics.OutcomeOf says OutcomeThrottled.
 type KeyLimitError struct {
-	// Wait is how long after the refusal the key's next token is there: a
-	// request of that key sent then, with none of the key's others before
-	// it, goes through. It is what an HTTP Retry-After or gRPC's
-	// grpc-retry-pushback-ms should say; package towerhttp sends it (see
+	// Wait is how long after the refusal the key's next token is there,
+	// for an HTTP Retry-After or gRPC's grpc-retry-pushback-ms (see
 	// [tower.RetryAfter]).
 	Wait time.Duration
 }

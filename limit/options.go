@@ -14,17 +14,12 @@ type options struct {
 }
 
 // WithMetrics makes the limit report to sink. A [Concurrency] reports
-// InFlight, +1 when Ready takes a permit and -1 when the call returns or
-// the permit is given back unused (or given back because the inner
-// service's Ready failed), and Waiting, +1 when a caller starts waiting in
-// line for a permit and -1 when it stops, granted or not. A [Rate] reports
-// Waiting, for callers waiting in line for a window, and a [Bucket]
-// Waiting, for callers waiting in line for a token: +1 when one queues, -1
-// when it is granted a token or its ctx ends. A caller that finds capacity
-// free, or asks with a done ctx and finds none, never counts as Waiting.
-//
-// The default, and a nil sink, is no metrics: then the only cost is a nil
-// check on the request path.
+// InFlight, +1 when Ready takes a permit and -1 when it is given back (the
+// call returned, the permit was released unused, or the inner Ready
+// failed). All three report Waiting, +1 when a caller queues for a permit,
+// window place or token and -1 when it stops, granted or not; a caller
+// that does not queue never counts. The default, and a nil sink, is no
+// metrics.
 func WithMetrics(sink metrics.Sink) Option {
 	return func(o *options) { o.sink = sink }
 }

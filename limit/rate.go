@@ -15,26 +15,25 @@ import (
 	"github.com/towergo/tower/metrics"
 )
 
-// Rate is middleware that lets at most num requests through per period,
-// with tower's fixed-window semantics (tower's RateLimit): the first Ready
-// after a window has ended opens a new window of length per with num places,
-// and each Ready reserves one place in the current window. When the window
-// is full, Ready waits, first come first served, until the window ends; if
-// anyone is waiting then, the next window opens at that instant and its
-// places go to the oldest waiters. The place count and the window's end are
-// reset together. Only a Ready or a waiter opens a window: not the
-// construction, and not the end of a window that nobody is waiting on.
+// Rate is middleware that lets at most num requests through per period
+// with tower's fixed window (tower's RateLimit). The first Ready after a
+// window ended opens a window of length per with num places, and each
+// Ready takes a place. When the window is full, Ready waits, first come
+// first served, until it ends; if anyone waits then, the next window opens
+// at that instant and its places go to the oldest waiters. Only a Ready or
+// a waiter opens a window, not construction or an idle window's end. The
+// bound holds per window, not per stretch of time: across a window's end
+// up to twice num go through at once (a [Bucket] avoids that).
 //
-// A place reserved and released unused goes back to its window if that
-// window is still open, and is lost otherwise. Ready takes its place before
-// it asks the inner service, and gives it back if the inner service fails or
-// ctx ends while waiting for it; a caller waiting for a window holds nothing
-// of the inner service's.
+// Ready takes its place before it asks the inner service, and gives it
+// back if that fails or ctx ends meanwhile; a waiting caller holds nothing
+// of the inner service's. A place released unused goes back to its window
+// if that window is still open, and is lost otherwise.
 //
-// A Rate is safe for concurrent use: unlike tower's RateLimit, which cannot
-// be cloned, one Rate is shared by all its callers and enforces one rate
-// for all of them. The request path allocates nothing when a place is free.
-// Build one with [NewRate]. Req and Res are the request and response types.
+// A Rate is safe for concurrent use; unlike tower's RateLimit, which
+// cannot be cloned, one Rate is one rate shared by all its callers. It
+// allocates nothing when a place is free. Build one with [NewRate]. Req
+// and Res are the request and response types.
 type Rate[Req, Res any] struct {
 	inner tower.Service[Req, Res]
 	num   int
@@ -42,10 +41,8 @@ type Rate[Req, Res any] struct {
 	sink  metrics.Sink // nil: no metrics
 	wraps tower.WrapPool[Req, Res]
 
-	// The current window, and its places left, tagged with its number so
-	// that a place is only ever taken from the window the taker looked at.
-	// A Ready that finds a place in an open window, with nobody waiting,
-	// takes it without the lock.
+	// The current window, and its places left tagged with its number, so
+	// that a lock-free Ready takes a place only from the window it saw.
 	cur    atomic.Pointer[window]
 	places atomic.Uint64 // tag(window) | places left
 	queued atomic.Int32  // len(q), for the lock-free path
@@ -74,11 +71,10 @@ const (
 
 func tag(n uint64) uint64 { return n << placeBits }
 
-// NewRate returns inner wrapped in a limit of num requests per period. A
-// per too long for the clock, up to math.MaxInt64, is a window that never
-// ends: num requests in all. It panics if inner is nil (a typed nil too),
-// num is below 1 or above MaxRate, per is not positive, or an option is
-// nil.
+// NewRate returns inner wrapped in a [Rate] of num requests per period. A
+// per too long for the clock is a window that never ends: num requests in
+// all. It panics if inner is nil (a typed nil too), num is below 1 or
+// above MaxRate, per is not positive, or an option is nil.
 func NewRate[Req, Res any](inner tower.Service[Req, Res], num int, per time.Duration, opts ...Option) *Rate[Req, Res] {
 	if isnil.Is(inner) {
 		panic("limit.NewRate: inner is nil")
@@ -88,11 +84,9 @@ func NewRate[Req, Res any](inner tower.Service[Req, Res], num int, per time.Dura
 	return &Rate[Req, Res]{inner: inner, num: num, per: per, sink: o.sink}
 }
 
-// NewRateLayer returns a Layer that limits each service it wraps to num
-// requests per period, each with a window of its own, and opts; a per too
-// long for the clock is a window that never ends, as in [NewRate]. It
-// panics if num is below 1 or above MaxRate, per is not positive, or an
-// option is nil.
+// NewRateLayer returns a Layer that wraps each service in a [Rate] of its
+// own, with num, per and opts. It panics as [NewRate] does, for the
+// parameters at once.
 func NewRateLayer[Req, Res any](num int, per time.Duration, opts ...Option) tower.Layer[Req, Res] {
 	validateRate("limit.NewRateLayer", num, per)
 	newOptions("limit.NewRateLayer", opts)
@@ -113,10 +107,10 @@ func validateRate(fn string, num int, per time.Duration) {
 // now reads the monotonic clock, on the scale of the windows' times.
 func (r *Rate[Req, Res]) now() time.Duration { return mono.Now() }
 
-// Ready reserves a place in the current window, waiting for the next window
+// Ready takes a place in the current window, waiting for the next window
 // if this one is full, then waits for the inner service. A free place is
-// taken even if ctx is already done. If ctx ends while Ready waits for a
-// window, it returns ctx.Err() unchanged and holds no place.
+// taken even if ctx is done. If ctx ends while Ready waits for a window,
+// it returns ctx.Err() and holds no place.
 func (r *Rate[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	window, err := r.reserve(ctx)
 	if err != nil {
@@ -160,8 +154,8 @@ func (r *Rate[Req, Res]) takePlace(n uint64) bool {
 	return false
 }
 
-// reserveSlow takes a place under the lock, opening a new window if the
-// current one has ended and nobody waits, or waits in line for one.
+// reserveSlow takes a place under the lock, opening a window if need be,
+// or waits in line for one.
 func (r *Rate[Req, Res]) reserveSlow(ctx context.Context) (uint64, error) {
 	r.mu.Lock()
 	if r.q.Len() == 0 {
@@ -206,9 +200,8 @@ func (r *Rate[Req, Res]) wait(ctx context.Context, w *waitq.Waiter) (uint64, err
 	return 0, ctx.Err()
 }
 
-// watched tells the sink that w waits. If the sink panics, the panic goes
-// on up to the caller, whose wait is over: w leaves the queue first, and a
-// place it was granted meanwhile goes back.
+// watched tells the sink that w waits. If the sink panics, w leaves the
+// queue (or gives back a place granted meanwhile) and the panic goes on.
 func (r *Rate[Req, Res]) watched(w *waitq.Waiter) {
 	safe.Undo(func() { r.sink.Add(metrics.Waiting, 1) }, func() { r.withdraw(w) })
 }
@@ -228,8 +221,7 @@ func (r *Rate[Req, Res]) withdraw(w *waitq.Waiter) {
 }
 
 // unwatched tells the sink that a wait is over, with window n or err. If
-// the sink panics, the panic goes on up to the caller, and a place the
-// wait was granted goes back first.
+// the sink panics, a place granted goes back first.
 func (r *Rate[Req, Res]) unwatched(n uint64, err error) {
 	safe.Undo(func() { r.sink.Add(metrics.Waiting, -1) }, func() {
 		if err == nil {
@@ -274,14 +266,11 @@ func (r *Rate[Req, Res]) arm() {
 	}
 }
 
-// windowEnded runs on the timer: if anyone is waiting, it opens the next
-// window and grants its places to the oldest waiters. If everyone waiting
-// gave up, it opens nothing: the next window opens at the next Ready, as it
-// does whenever the limit was idle when a window ended.
-//
-// The timer may have been set for the end of an earlier window (it is not
-// moved when waiters leave and a Ready opens a new window); then roll finds
-// the window still open, nobody is granted, and the timer is set again.
+// windowEnded runs on the timer: if anyone waits, it opens the next
+// window and grants its places to the oldest waiters; if not, the next
+// Ready opens it. The timer may be set for an earlier window's end (it is
+// not moved when waiters leave and a Ready opens a window): then roll
+// finds the window open, grants nothing, and the timer is set again.
 func (r *Rate[Req, Res]) windowEnded() {
 	r.mu.Lock()
 	defer r.mu.Unlock()

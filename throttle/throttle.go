@@ -8,18 +8,13 @@ import (
 	"github.com/towergo/tower/metrics"
 )
 
-// Throttle is client-side adaptive throttling, as the SRE book's chapter
-// 21 has it: it counts, over a sliding window, the requests its caller
-// attempted and those the backend accepted, and rejects a request itself
-// with probability max(0, (requests − K·accepts) / (requests + 1)), capped
-// (see [WithMaxRejection]). See the package doc for the model.
-//
+// Throttle is client-side adaptive throttling: it rejects requests itself
+// with the probability the package doc gives, capped by [WithMaxRejection].
 // The decision is made in Ready. A request that passes waits for the inner
-// service's Ready, and gets a permit that wraps the inner one; its call's
-// result is counted, and classified by the function given to [New]. A
-// request that is rejected gets at once a permit that holds nothing: its
-// Call fails with [ErrThrottled] without reaching the inner service, whose
-// capacity it neither waited for nor reserved.
+// Ready and gets a permit that wraps the inner one; its call's result is
+// counted as the classifier given to [New] says. A rejected request gets
+// at once a permit that holds nothing: its Call fails with [ErrThrottled]
+// without reaching the inner service.
 //
 // A Throttle is safe for concurrent use. Its zero value is not usable;
 // call [New]. Req and Res are the request and response types.
@@ -33,18 +28,15 @@ type Throttle[Req, Res any] struct {
 	wraps    tower.WrapPool[Req, Res]
 }
 
-// New returns inner wrapped in a Throttle, with opts. accepted reports
-// whether the backend accepted a request that was sent, given the call's
-// result: true if it took the request and answered, whatever the answer;
-// false if it refused it for overload (an HTTP 429 or 503, a gRPC
-// RESOURCE_EXHAUSTED or UNAVAILABLE, an error that answers
-// tower.IsOverloaded). [NotOverloaded] is one that reads the error. It is
-// called on the caller's goroutine, without any lock; a panic in it goes
-// up to the caller of Call, and the call is not counted.
-//
-// A call that fails while its ctx is cancelled is not counted at all, and
-// accepted is not asked: the caller gave up, which tells nothing of the
-// backend. A call whose ctx's deadline passed is counted as any other.
+// New returns inner wrapped in a Throttle, with opts. accepted reports, from
+// a sent call's result, whether the backend accepted the request: true if
+// it took it and answered, whatever the answer; false if it refused it for
+// overload (an HTTP 429 or 503, a gRPC RESOURCE_EXHAUSTED or UNAVAILABLE,
+// an error that answers tower.IsOverloaded). [NotOverloaded] reads the
+// error. accepted is called on the caller's goroutine without a lock; a
+// panic in it goes up to the caller of Call, uncounted. It is not called
+// for a call that fails while its ctx is cancelled, which is not counted;
+// a call whose deadline passed is counted as any other.
 //
 // New panics if inner or accepted is nil (a typed nil too), or if an
 // option is nil.
@@ -63,9 +55,8 @@ func New[Req, Res any](inner tower.Service[Req, Res], accepted func(res Res, err
 }
 
 // NewLayer returns a Layer that wraps each service in a Throttle of its
-// own, with accepted and opts: each keeps its own window, as each client
-// does in the SRE book. It panics if accepted or an option is nil; its
-// Wrap panics if the service is nil.
+// own, with its own window, with accepted and opts. It panics if accepted
+// or an option is nil; its Wrap panics if the service is nil.
 func NewLayer[Req, Res any](accepted func(res Res, err error) bool, opts ...Option) tower.Layer[Req, Res] {
 	const fn = "throttle.NewLayer"
 	if accepted == nil {
@@ -78,10 +69,9 @@ func NewLayer[Req, Res any](accepted func(res Res, err error) bool, opts ...Opti
 }
 
 // Ready decides whether to reject the request. If it does, it returns at
-// once, whether ctx is done or not, a permit whose Call fails with
-// ErrThrottled. Otherwise it waits for the inner service's Ready, as long
-// as ctx lasts, and returns a permit that wraps the inner one; an error of
-// the inner Ready is returned unchanged, and nothing is counted.
+// once, even if ctx is done, a permit whose Call fails with ErrThrottled.
+// Otherwise it waits for the inner Ready and returns a permit that wraps
+// the inner one; an inner error is returned unchanged and not counted.
 func (t *Throttle[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	if p := t.RejectionProbability(); p > 0 && t.rand.Float64() < p {
 		return tower.NewPermit[Req, Res]((*rejecter[Req, Res])(t), 0), nil
@@ -94,8 +84,7 @@ func (t *Throttle[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res],
 }
 
 // RejectionProbability returns the probability with which a request would
-// be rejected now: max(0, (requests − K·accepts) / (requests + 1)) over
-// the window, capped by [WithMaxRejection].
+// be rejected now, cap included.
 func (t *Throttle[Req, Res]) RejectionProbability() float64 {
 	requests, accepts := t.w.counts()
 	r := float64(requests)
@@ -106,9 +95,8 @@ func (t *Throttle[Req, Res]) RejectionProbability() float64 {
 // wrapper is the Throttle's tower.Wrapper, kept off its method set.
 type wrapper[Req, Res any] Throttle[Req, Res]
 
-// CallWrapped sends the request, and counts it with what accepted says of
-// the result, unless the call failed while ctx was cancelled. A panic in
-// the call, or in accepted, leaves it uncounted.
+// CallWrapped sends the request and counts it as accepted says, unless
+// it failed while ctx was cancelled. A panic leaves it uncounted.
 func (w *wrapper[Req, Res]) CallWrapped(ctx context.Context, inner tower.Permit[Req, Res], req Req) (Res, error) {
 	res, err := inner.Call(ctx, req)
 	if err != nil && ctx.Err() == context.Canceled {
@@ -118,16 +106,15 @@ func (w *wrapper[Req, Res]) CallWrapped(ctx context.Context, inner tower.Permit[
 	return res, err
 }
 
-// ReleaseWrapped releases the inner permit: a request not sent is not
-// counted.
+// ReleaseWrapped releases the inner permit, uncounted.
 func (*wrapper[Req, Res]) ReleaseWrapped(inner tower.Permit[Req, Res]) { inner.Release() }
 
-// rejecter serves the permits of rejected requests. It holds nothing, and
-// is a Throttle only to reach its window and sink.
+// rejecter serves the permits of rejected requests. It holds nothing; it
+// is the Throttle only to reach its window and sink.
 type rejecter[Req, Res any] Throttle[Req, Res]
 
-// CallReserved counts the request, a request the backend did not accept,
-// reports it to the sink, and fails it with ErrThrottled.
+// CallReserved counts a request not accepted, reports it to the sink, and
+// fails it with ErrThrottled.
 func (r *rejecter[Req, Res]) CallReserved(context.Context, uint64, Req) (Res, error) {
 	r.w.add(false)
 	if r.sink != nil {
@@ -138,5 +125,5 @@ func (r *rejecter[Req, Res]) CallReserved(context.Context, uint64, Req) (Res, er
 }
 
 // ReleaseReserved does nothing: a rejecting permit released unused
-// rejected nobody, and is not counted.
+// rejected nobody.
 func (*rejecter[Req, Res]) ReleaseReserved(uint64) {}

@@ -8,30 +8,26 @@ import (
 	"github.com/towergo/tower/internal/mono"
 )
 
-// numBuckets is the number of buckets a window is kept as: one second each
-// for the default window of two minutes.
+// numBuckets is the number of buckets a window is kept as.
 const numBuckets = 120
 
-// window counts requests and accepts over a sliding window, kept as
-// buckets of a fixed width that start at the throttle's creation: bucket b
-// spans [start+b·width, start+(b+1)·width). While the clock is in bucket
-// n, the window holds buckets n−len(slots)+1 to n: a count leaves it when
-// the bucket it fell in is len(slots) buckets old, between window−width
-// and window after it was made.
+// window counts requests and accepts over a sliding window of buckets of
+// a fixed width from the throttle's creation: bucket b spans
+// [start+b·width, start+(b+1)·width). While the clock is in bucket n, the
+// window holds buckets n−len(slots)+1 to n, so a count leaves it between
+// window−width and window after it was made.
 //
-// The running totals hold the sum of the buckets in the window, so that a
-// decision reads two words rather than summing the buckets. Each count is
-// added to the total first and to its bucket's slot next; a slot that
-// leaves the window is emptied with a Swap and what it held is taken off
-// the total. So the total is never below the sum of the slots, nor below
-// zero: a count added to a slot that was being emptied either goes with
-// it, both off the total and the slot, or stays in the slot, which holds a
-// newer bucket by then (a count made by a caller who read the clock a
-// whole window ago lands in the current bucket, which is harmless).
+// The running totals hold the sum of the buckets in the window, so a
+// decision reads two words. A count is added to the total first and its
+// slot next; a slot leaving the window is emptied with a Swap and what it
+// held taken off the total. So the total is never below the sum of the
+// slots, nor below zero: a count added to a slot being emptied either
+// leaves with it or stays in the slot, which holds a newer bucket by then
+// (harmless: it lands in the current bucket).
 //
-// Buckets leave the window lazily: the first caller that finds the clock
-// in a bucket past cur moves the window on, under mu, which is taken once
-// per bucket width at most, never per request. No goroutine runs.
+// Buckets leave lazily: the first caller to find the clock past cur moves
+// the window on under mu, taken at most once per bucket width. No
+// goroutine runs.
 type window struct {
 	width time.Duration // of a bucket
 	start time.Duration // mono reading at which bucket 0 starts
@@ -48,9 +44,8 @@ type slot struct {
 	requests, accepts atomic.Int64
 }
 
-// init sets w up as a window of length d, starting now: numBuckets buckets
-// of d/numBuckets, or d buckets of 1ns if d is shorter than numBuckets
-// nanoseconds.
+// init sets w up as a window of length d, starting now: numBuckets
+// buckets of d/numBuckets, or d buckets of 1ns if d is shorter.
 func (w *window) init(d time.Duration) {
 	n := min(d, numBuckets)
 	w.width = d / n
@@ -58,8 +53,8 @@ func (w *window) init(d time.Duration) {
 	w.start = mono.Now()
 }
 
-// bucket returns the bucket the clock is in now, having moved the window
-// to it if need be.
+// bucket returns the bucket the clock is in now, moving the window to it
+// if need be.
 func (w *window) bucket() int64 {
 	b := int64((mono.Now() - w.start) / w.width)
 	if b != w.cur.Load() { // b < cur only for a caller who read the clock before another moved the window
@@ -86,14 +81,11 @@ func (w *window) advance(b int64) {
 
 // add counts one request now, and one accept as well if accepted.
 //
-// The accept is added before its request, and counts reads the requests
-// before the accepts (advance takes requests off first, too): a decision
-// made while another request is being counted, or a bucket leaves, may see
-// an accept whose request it does not see, which lowers the probability
-// it computes, but never a request without its accept, which would raise
-// it. With the opposite order, a caller that read the window while the
-// first request was being counted saw 1 request and 0 accepts and was
-// rejected with probability 1/2, though the backend had refused nothing.
+// The accept is added before its request, and counts reads requests before
+// accepts (advance takes requests off first, too): a concurrent decision
+// may see an accept without its request, which lowers the probability, but
+// never a request without its accept, which would raise it (1 request and
+// 0 accepts is a rejection chance of 1/2 with nothing refused).
 func (w *window) add(accepted bool) {
 	s := &w.slots[w.bucket()%int64(len(w.slots))]
 	if accepted {
