@@ -134,9 +134,8 @@ func (b *Breaker[Req, Res]) wakeLocked() {
 
 // innerReady waits for the inner service for a request admitted in
 // period p, and returns its permit wrapped. again reports that the
-// breaker moved on while the inner service was waited for: then it gave
-// everything back, and Ready starts over, since a Ready that waited in
-// the inner service while the breaker opened must not send its request.
+// breaker moved on meanwhile: then everything is given back, and Ready
+// starts over rather than send to a backend the breaker gave up on.
 func (b *Breaker[Req, Res]) innerReady(ctx context.Context, p *period[Req, Res]) (_ tower.Permit[Req, Res], again bool, _ error) {
 	if p.state == HalfOpen {
 		return b.probeReady(ctx, p)

@@ -54,10 +54,9 @@ const (
 	failed                   // the classifier counts it a failure, or the call panicked
 )
 
-// A period is one stay of the breaker in a state, from one change to the
-// next: its generation. Each permit carries the period it was admitted in
-// (as its tower.Wrapper), and its result counts only if that period is
-// still the breaker's current one.
+// A period is one stay of the breaker in a state: its generation. Each
+// permit carries the period it was admitted in (as its tower.Wrapper), and
+// its result counts only while that period is current.
 type period[Req, Res any] struct {
 	b      *Breaker[Req, Res]
 	state  State
@@ -87,10 +86,9 @@ func (p *period[Req, Res]) ReleaseWrapped(inner tower.Permit[Req, Res]) {
 	inner.Release()
 }
 
-// classify returns the outcome of a call that returned res and err. A
-// result the classifier does not count as a failure, with an error, from
-// a call whose ctx ended, is nothing: the caller gave up, and the backend
-// may or may not have been healthy.
+// classify returns the outcome of a call that returned res and err. An
+// error the classifier does not count, from a call whose ctx ended, is
+// ignored: the caller gave up.
 func (b *Breaker[Req, Res]) classify(ctx context.Context, res Res, err error) outcome {
 	if b.failure(res, err) {
 		return failed
@@ -174,9 +172,9 @@ func (b *Breaker[Req, Res]) closeLocked() bool {
 	return b.set(&period[Req, Res]{b: b, state: Closed})
 }
 
-// set makes p the current period and wakes the waiters, who look again.
-// It queues the change of state for the sink and the callback, if there
-// is one and someone to tell, and reports whether it did. b.mu is held.
+// set makes p the current period and wakes the waiters to look again. It
+// queues the change of state, if there is one and someone to tell, and
+// reports whether it did. b.mu is held.
 func (b *Breaker[Req, Res]) set(p *period[Req, Res]) bool {
 	from := b.cur.Load().state
 	b.cur.Store(p)

@@ -16,70 +16,40 @@ import (
 
 // Buffer is middleware that queues requests in front of a service, and
 // asks that service for readiness on behalf of one request at a time, in
-// the order they were queued. Ready reserves one of bound slots in the
-// queue, waiting while all are taken; it does not ask the inner service.
-// Call queues the request and waits for its turn: every request queued
-// before it has been readied by the inner service, or skipped. Then it
-// waits, on the caller's goroutine, until the inner service is ready, hands
-// the turn to the next request, and makes the call. Requests are readied in
-// the order they were queued; two that the inner service readies at once
-// may still reach it in either order, since each caller's goroutine makes
-// its own call.
+// the order they were queued; so a Buffer in front of a shared
+// ConcurrencyLimit takes one place in its line, however many it holds.
 //
-// So the inner service sees one waiter for the whole queue: a Buffer in
-// front of a shared ConcurrencyLimit takes one place in the limit's line,
-// however many requests it holds. And a Buffer starts no goroutine: the
-// request whose turn it is waits on its own caller's goroutine, which saves
-// the hand-offs to and from a worker that tower's Buffer makes.
+// Ready reserves one of bound slots, waiting while all are taken; it does
+// not ask the inner service. Call queues the request and waits for its
+// turn; in its turn it gives its slot back (as tower 0.5 frees a slot when
+// its worker takes the request), waits on the caller's goroutine until
+// the inner service is ready, hands the turn on, and makes the call. Two
+// requests readied at once may reach the inner service in either order.
+// When nobody holds or waits for the turn, a call first asks the inner
+// service with [tower.ReadyNow], whose context carries no values, and
+// queues only if it is not ready.
 //
-// When no request holds the turn or waits for it, a call does not queue:
-// it gives its slot back and, unless its caller has given up, asks the
-// inner service whether it is ready now. Only if it is not does the call
-// take its place in the queue, behind any that queued meanwhile.
+// The ctx given to Call bounds the whole wait and is the one the inner
+// service's Call gets. The wait in its Ready runs under a context with
+// ctx's values and deadline that also ends on Close. A caller that gives
+// up (ctx ends, or its deadline passes, even at the instant the inner
+// service becomes ready) leaves the queue at once, and its request never
+// reaches the inner service; a permit that service gave it is released.
 //
-// The queue holds bound requests, plus the one whose turn it is: a slot is
-// freed when a request's turn comes, as in tower 0.5, where a slot is
-// freed when its worker takes a request in hand. A request whose caller
-// gives up (its ctx ends, or its deadline passes, even at the instant the
-// inner service becomes ready; or it had ended before Call) leaves the
-// queue at once and never reaches the inner service; a reservation the
-// inner service made for it is released.
+// If the inner service's Ready fails or panics, the Buffer fails for good:
+// every request in it, and every later one, gets one shared *ServiceError,
+// wrapping a [*tower.PanicError] for a panic. The panic, or a
+// runtime.Goexit, goes on up to the caller it happened on (whose turn it
+// was, or that skipped the queue) once its slot and turn are given back. A
+// panic in the inner service's Call goes on up to its caller and breaks
+// nothing.
 //
-// The ctx given to Call bounds the whole wait, in the queue and for the
-// inner service, and is the ctx the inner service's Call gets, values and
-// all. The inner service is first asked with [tower.ReadyNow], whose
-// context carries no values; only if it is not ready then does the request
-// wait, under a context that carries the caller's values and deadline and
-// ends when the caller's does, or when the Buffer closes.
-//
-// If the inner service's Ready fails, the Buffer fails for good: the
-// request whose turn it was, every queued request, every caller waiting in
-// Ready and every later one get one *ServiceError wrapping that failure.
-// After Close, every Ready and Call fails with ErrClosed, or with the
-// *ServiceError if the inner service failed first.
-//
-// A panic in the inner service's Ready is that service failing its
-// readiness: it happens on the goroutine of the caller whose turn it was,
-// or of one that asked without queueing, and goes on up to that caller,
-// after the Buffer has failed for good with a *ServiceError wrapping a
-// [*tower.PanicError] (which errors.As finds), and the caller's slot and
-// turn have been given back. A runtime.Goexit there does the same, and the
-// goroutine goes on exiting. A panic in the inner service's Call happens on
-// the caller's goroutine and goes on up to the caller; it breaks nothing.
-//
-// A request that queues, and whose context carries a [metrics.Tracer]
-// (see [metrics.WithTracer]), has its time in the queue reported to it,
-// as a wait of kind [metrics.QueueWait]: from when it queued to when it
-// got the inner permit, or left the queue without it. A panic in the
-// Tracer goes on up to the caller, with the inner permit released. A
-// request that skips the queue does not look for a Tracer.
-//
-// A request allocates nothing on its way through a Buffer: its permit's
-// record, which carries the channel on which its turn is handed over,
-// comes from a pool and goes back to it. A request that must wait for the
-// inner service under a context that can end allocates the context that
-// Close can end too. The queue is a list through those records, so an idle
-// Buffer's memory does not grow with its bound.
+// A request that queues is reported to its context's [metrics.Tracer], if
+// any, as a [metrics.QueueWait] from when it queued to when it got the
+// inner permit or left; a panic in the Tracer goes on up, with that permit
+// released. A request that skips the queue does not look for a Tracer. A
+// request allocates nothing but the context it may wait in Ready under: its
+// permit record, also its node in the queue, comes from a pool.
 //
 // A Buffer is safe for concurrent use. Its zero value is not usable; call
 // [New]. Req and Res are the request and response types.
@@ -108,10 +78,10 @@ type Buffer[Req, Res any] struct {
 	layer *lifetime.Set[Buffer[Req, Res]] // the Layer's, if a Layer made it
 }
 
-// New returns inner behind a Buffer of bound slots, with opts. It panics if
-// inner is nil (or a typed nil, such as a nil pointer), if bound is below 1
-// or above 1<<32-1, or if an option is nil. The queue takes memory only as
-// requests are queued, so a large bound costs nothing until it is used.
+// New returns inner behind a Buffer of bound slots, with opts; the queue
+// takes memory only as requests queue, so a large bound costs nothing
+// unused. It panics if inner is nil (a typed nil too), if bound is below 1
+// or above 1<<32-1, or if an option is nil.
 func New[Req, Res any](inner tower.Service[Req, Res], bound int, opts ...Option) *Buffer[Req, Res] {
 	if isnil.Is(inner) {
 		panic("buffer.New: nil inner service")
@@ -138,7 +108,7 @@ func validateBound(fn string, bound int) {
 }
 
 // Ready reserves a slot in the queue, waiting while all are taken. It
-// returns ErrClosed after Close, and the *ServiceError after the inner
+// returns ErrClosed after Close, or the *ServiceError after the inner
 // service failed.
 func (b *Buffer[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	if err := b.acquireSlot(ctx); err != nil {
@@ -151,27 +121,22 @@ func (b *Buffer[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], e
 	return tower.NewPermit(p, p.Token()), nil
 }
 
-// Close stops the Buffer. From then on Ready and Call fail with ErrClosed,
-// even on a permit reserved before Close: so do the requests still queued,
-// and the callers waiting in Ready are woken with it. If the inner service
-// failed first, they get its *ServiceError instead. A caller that already
-// has the inner permit goes on with its call.
-//
-// The request whose turn it is may be waiting in the inner service's
-// Ready, whose context Close ends; Close waits until that Ready returns,
-// however long an inner service that ignores its context takes.
-// [Buffer.Shutdown] bounds that wait. Close is idempotent and always
-// returns nil.
+// Close stops the Buffer. From then on Ready and Call fail with ErrClosed
+// (or the *ServiceError, if the inner service failed first), even on a
+// permit reserved before, and so do queued requests and callers waiting in
+// Ready; a caller that has the inner permit goes on with its call. Close
+// ends the context of the inner Ready the request whose turn it is waits
+// in, and waits until that returns, however long it takes; [Buffer.Shutdown]
+// bounds that wait. Close is idempotent and always returns nil.
 func (b *Buffer[Req, Res]) Close() error {
 	b.Shutdown(context.Background())
 	return nil
 }
 
-// Shutdown stops the Buffer as Close does, and then waits, as net/http's
-// Server.Shutdown waits for its connections, until no request waits in
-// the inner service's Ready: it returns nil then, or ctx.Err() if ctx ends
-// first. Shutdown, like Close, may be called any number of times, and with
-// Close, from any goroutine.
+// Shutdown stops the Buffer as Close does, then waits, as net/http's
+// Server.Shutdown does, until no request waits in the inner service's
+// Ready: it returns nil then, or ctx.Err() if ctx ends first. Like Close,
+// it may be called any number of times, from any goroutine.
 func (b *Buffer[Req, Res]) Shutdown(ctx context.Context) error {
 	b.shut(ErrClosed)
 	if err := b.waitLeft(ctx); err != nil {
@@ -265,9 +230,9 @@ func (b *Buffer[Req, Res]) shut(err error) error {
 }
 
 // fail stops the Buffer with the inner service's failure, unless it stopped
-// before, and returns the error that stands. The failure that stops the
-// Buffer is logged, once the Buffer has stopped: a panic in the logger
-// goes on up to the caller, with nothing left to give back.
+// before, and returns the error that stands. A failure that stops it is
+// logged after it has stopped, so a panic in the logger leaves nothing
+// held.
 func (b *Buffer[Req, Res]) fail(cause error) error {
 	se := &ServiceError{cause: cause}
 	err := b.shut(se)

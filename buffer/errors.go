@@ -12,10 +12,8 @@ func (closed) Error() string     { return "buffer's worker closed unexpectedly" 
 func (closed) Unavailable() bool { return true }
 
 // A ServiceError is the error every caller of a Buffer gets once its inner
-// service failed: the request being readied, every queued request, every
-// caller waiting in Ready and every later one. All of them share one
-// ServiceError. errors.Is and errors.As reach the inner service's error
-// through it.
+// service failed, one shared by all. errors.Is and errors.As reach the
+// inner service's error through it.
 type ServiceError struct {
 	cause error
 }

@@ -7,10 +7,9 @@ import (
 	"github.com/towergo/tower/internal/lifetime"
 )
 
-// A Layer puts each service it wraps behind a Buffer of its own, and closes
-// all of them on Close. A stack built from layers hides its Buffers; the
-// Layer is the handle that closes them. It holds each Buffer it made until
-// that is closed, by its own Close or the Layer's.
+// A Layer puts each service it wraps behind a Buffer of its own: the
+// handle that closes the Buffers a stack hides. It holds each Buffer it
+// made until that is closed, by its own Close or the Layer's.
 //
 // A Layer is safe for concurrent use. Its zero value is not usable; call
 // [NewLayer]. Req and Res are the request and response types.
@@ -22,9 +21,8 @@ type Layer[Req, Res any] struct {
 }
 
 // NewLayer returns a Layer of Buffers with bound slots each, and opts. It
-// panics if bound is below 1 or above 1<<32-1, or if an option is nil.
-// Wrap panics, as [New] does, if the service it is given is nil or a typed
-// nil.
+// panics if bound is below 1 or above 1<<32-1, or if an option is nil; Wrap
+// panics, as [New] does, if its service is nil or a typed nil.
 func NewLayer[Req, Res any](bound int, opts ...Option) *Layer[Req, Res] {
 	validateBound("buffer.NewLayer", bound)
 	newOptions("buffer.NewLayer", opts)
@@ -46,12 +44,10 @@ func (l *Layer[Req, Res]) Close() error {
 	return nil
 }
 
-// Shutdown stops every Buffer the layer made, as Close does, and waits for
-// them as [Buffer.Shutdown] does: it returns nil once no request of theirs
-// waits in an inner service's Ready, or ctx.Err() if ctx ends first. The
-// Buffers are all stopped at once, before Shutdown waits for any; the
-// Layer keeps those it did not finish waiting for, so that a later Close
-// or Shutdown waits for them again.
+// Shutdown stops every Buffer the layer made, all before it waits for any,
+// and waits for them as [Buffer.Shutdown] does: it returns nil, or
+// ctx.Err() if ctx ends first. The Layer keeps those it did not finish
+// waiting for, so that a later Close or Shutdown waits for them again.
 func (l *Layer[Req, Res]) Shutdown(ctx context.Context) error {
 	made := l.made.Take()
 	for _, b := range made {

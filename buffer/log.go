@@ -7,18 +7,13 @@ import (
 )
 
 // WithLogger makes the Buffer log to l the one failure it handles on its
-// own: its inner service's Ready failing (or panicking), after which the
-// Buffer fails every request with a *ServiceError. That is logged once, at
-// level Error, with the inner service's error as "err" (and a panic's
-// stack as "stack"), when the Buffer stops; the requests that then fail
-// are not logged. Close is not a failure, and a Buffer that closed first
-// logs nothing.
-//
-// The default is no logging: a library does not write to the program's
-// log unasked. The log is written on the goroutine of the caller that saw
-// the failure; a panic in l's handler goes on up to that caller, once the
-// Buffer has stopped and given back what it held for the caller. It
-// panics if l is nil.
+// own: its inner service's Ready failing or panicking, after which every
+// request fails with a *ServiceError. It is logged once, at level Error,
+// with the error as "err" (and a panic's stack as "stack"), on the
+// goroutine of the caller that saw it, once the Buffer has stopped and
+// given back what it held for that caller; a panic in l's handler goes on
+// up to that caller. Close is not a failure: a Buffer closed first logs
+// nothing. The default is no logging. It panics if l is nil.
 func WithLogger(l *slog.Logger) Option {
 	if l == nil {
 		panic("buffer.WithLogger: nil logger")

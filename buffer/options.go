@@ -16,15 +16,11 @@ type options struct {
 }
 
 // WithMetrics makes the Buffer report to sink. Queued: +1 when a request
-// is queued, and -1 when it leaves the queue: with the inner permit, or
-// because its caller gave up, the inner service failed or the Buffer
-// closed. A request that does not queue because nothing is ahead of it and
-// the inner service is ready now is never Queued. Waiting: +1 when
-// a caller starts waiting in Ready for a slot, and -1 when it stops, with a
-// slot or not; a caller that finds a slot free is not counted.
-//
-// The default, and a nil sink, is no metrics: then the only cost is a nil
-// check on the request path.
+// is queued, -1 when it leaves the queue, however it leaves; a request
+// that skips the queue (nothing ahead, and the inner service ready) is not
+// counted. Waiting: +1 when a caller starts waiting in Ready for a slot,
+// -1 when it stops, with a slot or not; a caller that finds a slot free is
+// not counted. The default, and a nil sink, is no metrics.
 func WithMetrics(sink metrics.Sink) Option {
 	return func(o *options) { o.sink = sink }
 }

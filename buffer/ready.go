@@ -55,11 +55,10 @@ func (b *Buffer[Req, Res]) watchedTurn(ctx context.Context, p *permit[Req, Res],
 	return inner, err
 }
 
-// skip does what a request does in its turn, without queueing: give the
-// slot back, then leave if the caller has given up, or else ask the inner
-// service if it is ready now. It reports whether that settled the request
-// (done): then the slot is given back, and inner or err is the answer; if
-// not, the caller must queue, still holding its slot.
+// skip does what a request does in its turn, without queueing: leave if
+// the caller has given up, or else ask the inner service if it is ready
+// now. If that settles the request (done), the slot is given back and
+// inner or err is the answer; if not, the caller queues, holding its slot.
 func (b *Buffer[Req, Res]) skip(ctx context.Context) (inner tower.Permit[Req, Res], done bool, err error) {
 	if err := gone(ctx); err != nil {
 		b.slots.Release()
@@ -121,11 +120,8 @@ func (b *Buffer[Req, Res]) inTurn(ctx context.Context, p *permit[Req, Res]) (tow
 const readyNowOnCaller = "the inner service's Ready, on a Buffer's caller's goroutine"
 
 // readyNow asks the inner service if it is ready now, for a caller that
-// still holds its slot (slot) or has given it back. A panic there is the
-// inner service failing its readiness: the Buffer fails for good with the
-// PanicError, the slot goes back if the caller holds it, and the panic goes
-// on up to the caller. After a runtime.Goexit the same happens, and the
-// caller's goroutine goes on exiting.
+// still holds its slot (slot) or has given it back. A panic or
+// runtime.Goexit there fails the Buffer for good (see panicked).
 func (b *Buffer[Req, Res]) readyNow(slot bool) (p tower.Permit[Req, Res], ok bool, err error) {
 	returned := false
 	defer func() {

@@ -7,21 +7,14 @@ import (
 	"time"
 )
 
-// The latency histogram is an HdrHistogram of latencies in whole
-// milliseconds with 3 significant digits, the precision tower's has:
-//
-//   - Latencies from 0 to 2047ms are counted exactly, one slot each.
-//   - Above, each power of two [2^k, 2^(k+1)) is split into 1024 slots of
-//     2^(k-10)ms, so a latency shares its slot only with latencies less
-//     than 1/1024 (0.098%) away, and a quantile is reported as the highest
-//     latency of its slot: at most 0.1% above the true one.
-//   - The range ends at maxLatency, 4,194,303ms (69m54s); longer latencies
-//     are counted as that. tower's grows without bound.
-//
-// Recording is O(1). Memory is bounded: the slots of each range are
-// allocated when a latency first falls in it, 16 KiB for 0 to 2047ms and
-// 8 KiB for each power of two above, at most 104 KiB per histogram; a
-// Hedge has two.
+// The latency histogram is an HdrHistogram of whole milliseconds with 3
+// significant digits, tower's precision. Latencies from 0 to 2047ms have a
+// slot each; above, each power of two [2^k, 2^(k+1)) is split into 1024
+// slots of 2^(k-10)ms, and a quantile is reported as the highest latency
+// of its slot: at most 0.1% above the true one. Latencies above
+// maxLatency count as that (tower's range grows without bound). Recording
+// is O(1), and a range's slots are allocated when a latency first falls in
+// it, so memory is bounded.
 const (
 	subBits    = 11
 	subCount   = 1 << subBits // slots of the first range, 0 to 2047ms
@@ -74,13 +67,10 @@ func subSlots(r int) int {
 }
 
 // quantile returns the latency at quantile q in [0, 1], by HdrHistogram's
-// rule, which tower's hedge uses: the highest latency of the first slot at
-// which the count reaches ⌈q·total⌉ (at least 1); for q = 0, the lowest
-// latency of the first slot counted. An empty histogram gives 0.
-//
-// q·total is computed in floating point, where 0.9 of 100 comes out a hair
-// above 90; a fractional part below one millionth is taken for rounding
-// noise, so that quantile 0.9 of 100 latencies is the 90th, not the 91st.
+// rule: the highest latency of the first slot at which the count reaches
+// ⌈q·total⌉ (at least 1); for q = 0, the lowest latency of the first slot
+// counted. An empty histogram gives 0. A fraction of q·total below one
+// millionth is floating-point noise: quantile 0.9 of 100 is the 90th.
 func (h *histogram) quantile(q float64) uint64 {
 	if h.total == 0 {
 		return 0
@@ -110,14 +100,10 @@ func (h *histogram) clear() {
 }
 
 // rotating is tower's RotatingHistogram: reads come from the previous
-// period's histogram, writes go to the current one's. At every access,
-// for each full period since the last rotation: after one, the histograms
-// swap and the new current one is cleared; after two or more, both are
-// cleared. So decisions rest on one full period of latencies, the last.
-//
-// It caches the quantile of the read histogram, which changes only when
-// the histograms rotate: a call reads it in O(1). It is safe for concurrent
-// use.
+// period's histogram, writes go to the current one's. At each access after
+// one full period the histograms swap and the new current one is cleared;
+// after two or more, both are cleared. It caches the read histogram's
+// quantiles until the next rotation. It is safe for concurrent use.
 type rotating struct {
 	mu          sync.Mutex
 	read, write *histogram

@@ -99,8 +99,8 @@ const (
 )
 
 // hedge is the hedge leg, run by the timer when the delay has passed. A
-// panic in the user code it runs, or a runtime.Goexit, must not end the
-// program: it becomes the leg's answer, a PanicError.
+// panic or runtime.Goexit in the user code it runs becomes the leg's
+// answer, a PanicError, rather than end the program.
 func (r *race[Req, Res]) hedge() {
 	defer r.leg.Done()
 	r.mu.Lock()
@@ -130,10 +130,7 @@ func (r *race[Req, Res]) hedge() {
 
 // send sends the hedge, if the policy and the budget let it, and makes its
 // result the call's answer if it comes first. It keeps *where naming the
-// user code it runs. It tells the request's Tracer, if it has one, that
-// the hedge starts, keeping in *trace what ends it, and that it ended:
-// with the error of its Ready or its Call, or ctx's if the original
-// answered (or the caller gave up) while it waited.
+// user code it runs, and *trace what ends the Tracer's attempt.
 func (r *race[Req, Res]) send(ctx context.Context, where *string, trace **legTrace) {
 	h := r.h
 	if *where = inCanRetry; !h.policy.CanRetry(r.clone) {
@@ -189,13 +186,11 @@ type legTrace struct {
 	ctx context.Context
 }
 
-// startLeg tells the Tracer ctx carries, if any, that the hedge, sent
-// delay after the original, starts now, and returns the context it runs
-// under, with *trace set to what ends it. It is a function of its own,
-// too large to be inlined, and keeps the record on the heap, so that
-// tracing adds next to nothing to the frames of a hedge leg: its
-// goroutine starts with a small stack, and a leg that outgrows it pays
-// for a copy (BenchmarkHedgeSent took half as long again).
+// startLeg tells the Tracer ctx carries, if any, that the hedge starts
+// now, and returns the context it runs under, with *trace set to what ends
+// it. It is a function of its own, not inlined, with the record on the
+// heap, so that tracing does not grow the hedge leg's frames: a leg that
+// outgrows its goroutine's small first stack pays for a copy.
 func startLeg(ctx context.Context, delay time.Duration, trace **legTrace) context.Context {
 	t := metrics.TracerFrom(ctx)
 	if t == nil {
@@ -219,9 +214,8 @@ func (lt *legTrace) end(err error) {
 	}
 }
 
-// endPanicked ends the hedge with perr, the panic that ended the leg, as
-// end does, from the leg's deferred function: a panic in EndAttempt there
-// is logged, as no caller is left to hear of it.
+// endPanicked is end for the leg's deferred function, with perr, the
+// panic that ended the leg: a panic in EndAttempt there is logged.
 func (lt *legTrace) endPanicked(perr *tower.PanicError) {
 	if lt == nil {
 		return
@@ -232,9 +226,8 @@ func (lt *legTrace) endPanicked(perr *tower.PanicError) {
 	}
 }
 
-// answerPanic makes perr, the PanicError of the hedge leg, the leg's
-// answer: the caller's if the leg wins the race. If the original has
-// already answered, no caller is left to hear of it, and it is logged.
+// answerPanic makes perr the leg's answer, the caller's if the leg wins;
+// if the original answered already, perr is logged.
 func (r *race[Req, Res]) answerPanic(perr *tower.PanicError) {
 	if !r.winner.CompareAndSwap(none, hedged) {
 		safe.Orphan(perr)

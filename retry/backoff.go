@@ -17,20 +17,12 @@ type Backoff interface {
 
 // ExponentialBackoff is tower's jittered exponential backoff. The wait
 // after attempt n is base + jitter: base is min·2^(n-1), or max if that is
-// larger or overflows (tower counts iterations from 0, n-1 here); jitter is
-// a uniformly random fraction in [0, 1) of jitter·base, cut to max-base, so
-// the wait never exceeds max. With a jitter of 1, the wait after attempt n
-// lies anywhere in [base, 2·base): the jitter spans a full base, which
-// spreads the retries of callers that failed together over the whole
-// interval to the next doubling.
+// larger or overflows; jitter is a uniformly random fraction in [0, 1) of
+// jitter·base, cut to max-base, so the wait never exceeds max. With a
+// jitter of 1 the wait lies in [base, 2·base), which spreads the retries
+// of callers that failed together up to the next doubling.
 //
-// The jitter scales the whole base. tower's implementation scales its
-// whole seconds and its nanoseconds apart and truncates the first to whole
-// seconds, so that a base of 1s gets no jitter at all with a jitter below
-// 1; this one gives what tower documents.
-//
-// An ExponentialBackoff holds no state from request to request: the
-// attempt number says where in the sequence a request is. It is safe for
+// An ExponentialBackoff holds no per-request state and is safe for
 // concurrent use. Its zero value is not usable; build one with
 // [NewExponentialBackoff].
 type ExponentialBackoff struct {
@@ -41,12 +33,9 @@ type ExponentialBackoff struct {
 
 // NewExponentialBackoff returns an ExponentialBackoff from min to max, with
 // jitter the fraction of the base that may be added at random, between 0
-// and 100 (0 for none, 1 for up to a full base). It panics, on tower's
-// rules, if max is less than min, max is zero, or jitter is outside [0,
-// 100] or NaN (so infinities are refused); and, since a Duration can be
-// negative, if min is. tower returns an error for these; here, as for
-// every constructor of this module, bad parameters are a bug of the
-// caller's, reported where it is.
+// and 100 (0 for none, 1 for up to a full base). It panics, where tower
+// returns an error, if max is less than min, max is zero, or jitter is
+// outside [0, 100] or NaN; and if min is negative.
 func NewExponentialBackoff(min, max time.Duration, jitter float64) *ExponentialBackoff {
 	const fn = "retry.NewExponentialBackoff"
 	validate(fn, min, max)
@@ -95,14 +84,9 @@ func exponential(min, max time.Duration, attempt int) time.Duration {
 }
 
 // jitterFor is tower's ExponentialBackoff::jitter: a random fraction of
-// jitter·base, no greater than max-base.
-//
-// tower scales a Duration's whole seconds and its nanoseconds apart and
-// truncates the scaled seconds to whole seconds (Duration::new(secs as u64,
-// nanos as u32)), so a base of 1s with a jitter of 1 never gets any jitter,
-// and a base of 2s gets 0s or 1s; that breaks the property its own test
-// states (some jitter whenever jitter, base and max-base are not 0). This
-// scales the whole Duration, as tower's doc describes.
+// jitter·base, no greater than max-base. It scales the whole Duration, as
+// tower's doc says; tower's code truncates the scaled seconds to whole
+// seconds, so that a 1s base gets no jitter.
 func (b *ExponentialBackoff) jitterFor(base time.Duration) time.Duration {
 	if b.jitter == 0 {
 		return 0
@@ -115,12 +99,10 @@ func (b *ExponentialBackoff) jitterFor(base time.Duration) time.Duration {
 	return time.Duration(j)
 }
 
-// FullJitterBackoff is the "full jitter" backoff of gRPC and of the AWS
-// Architecture Blog's "Exponential Backoff and Jitter": the wait after
-// attempt n is uniformly random in [0, min(max, min·2^(n-1))). Unlike
-// [ExponentialBackoff], whose wait never falls below the base, it may
-// retry at once; it spreads the retries of callers that failed together
-// the most, at the cost of some retries that come early.
+// FullJitterBackoff is the "full jitter" backoff of gRPC and AWS: the wait
+// after attempt n is uniformly random in [0, min(max, min·2^(n-1))). Unlike
+// [ExponentialBackoff], it may retry at once; it spreads the retries of
+// callers that failed together the most.
 //
 // A FullJitterBackoff is safe for concurrent use. Its zero value is not
 // usable; build one with [NewFullJitterBackoff].

@@ -10,20 +10,15 @@ import (
 )
 
 // A Budget limits retries across requests: tower's Budget. A policy
-// deposits as requests are made and withdraws for each retry, and does not
-// retry when a withdrawal fails. A maximum number of attempts per request
-// multiplies the load by that number when everything fails, and layers of
-// retries multiply it again; a budget caps the extra load at a share of the
-// traffic. One Budget may serve several policies, and package hedge's
-// hedges too, to cap their extra load together.
+// deposits as requests are made, withdraws for each retry, and does not
+// retry when a withdrawal fails; so when everything fails, the extra load
+// is a share of the traffic, not a multiple of it.
 //
-// One Budget can bound all the extra load of a client, its retries, its
-// hedges (package hedge) and its breakers' probes (package breaker), so
-// that what the backends get stays within (1 + the budget's share) of
-// what the callers send even when every backend fails. For that, one
-// layer deposits, once per request: the outermost that sees each request
-// once, usually the Retry's policy. The others draw on it and deposit
-// nothing: give them [DrawOnly](b). (A breaker never deposits.)
+// One Budget can bound all the extra load of a client: its retries, its
+// hedges (package hedge) and its breakers' probes (package breaker). For
+// that, one layer deposits, once per request: the outermost that sees each
+// request once, usually the Retry's policy. The others draw on it and
+// deposit nothing: give them [DrawOnly](b). (A breaker never deposits.)
 //
 // Implementations must be safe for concurrent use.
 type Budget interface {
@@ -34,10 +29,10 @@ type Budget interface {
 	Withdraw() bool
 }
 
-// DrawOnly returns a Budget that withdraws from b and deposits nothing:
-// for the layers that share a budget with one that deposits for each
-// request, such as a Hedge under a Retry, which would otherwise deposit
-// again for each attempt. It panics if b is nil, or a typed nil.
+// DrawOnly returns a Budget that withdraws from b and deposits nothing,
+// for a layer that shares b with one that deposits, such as a Hedge under
+// a Retry, which would otherwise deposit again for each attempt. It panics
+// if b is nil, or a typed nil.
 func DrawOnly(b Budget) Budget {
 	if isnil.Is(b) {
 		panic("retry.DrawOnly: nil Budget")
@@ -50,34 +45,21 @@ type drawOnly struct{ b Budget }
 func (drawOnly) Deposit()         {}
 func (d drawOnly) Withdraw() bool { return d.b.Withdraw() }
 
-// TPSBudget is tower's TpsBudget, itself Finagle's RetryBudget: it allows
+// TPSBudget is tower's TpsBudget (Finagle's RetryBudget): it allows
 // retries for a share of the requests deposited over the last ttl, plus a
 // reserve of minPerSec retries per second for callers that send little.
 //
-// The arithmetic is tower's as it was meant to be, not as it is: tower
-// computes a retry's cost in whole deposits, trunc(1/retryPercent), so a
-// retryPercent of 0.6 costs 1 deposit and allows 100% retries, not 60%,
-// and any percent between 0.5 and 1 allows 100% (tower issue #857). Here a
-// deposit adds retryPercent in millionths, rounded, and a retry costs a
-// million: a retryPercent of 0.6 allows exactly 60 retries per 100
-// deposits, 0.2 exactly 20, 1/3 allows 33 per 100 (333,333 millionths
-// each), and a percent is honoured to the millionth. The reserve is
-// minPerSec·(ttl in whole seconds) retries, and never runs out: a
-// withdrawal succeeds while the sum of the recent deposits and withdrawals
-// and the reserve covers its cost.
+// A deposit adds retryPercent in millionths, rounded, and a retry costs a
+// million, so a retryPercent of 0.6 allows exactly 60 retries per 100
+// deposits. (tower costs a retry in whole deposits, trunc(1/retryPercent),
+// so that any percent between 0.5 and 1 allows 100%.) The reserve is
+// minPerSec·(ttl in whole seconds) retries and never runs out: a
+// withdrawal succeeds while the recent deposits and withdrawals plus the
+// reserve cover its cost. It checks and takes under one lock, so
+// concurrent withdrawals cannot overdraw.
 //
-// Deposits and withdrawals are kept in 10 slots of ttl/10 each, plus one
-// for the current slot, and expire lazily: at each deposit or withdrawal,
-// if a slot's time has passed since the last expiry, the current amount is
-// committed to the current slot, the following slots are cleared for each
-// further ttl/10 that has passed, and the slot after the last one cleared
-// becomes current, without being cleared itself. Its old amount keeps
-// counting until the next expiry overwrites it: a quirk of tower's that
-// this port keeps.
-//
-// Unlike tower's, which sums the slots outside its lock, a withdrawal here
-// checks the balance and takes its cost in one step, so concurrent
-// withdrawals cannot overdraw.
+// Amounts are kept in 10 slots of ttl/10 each and expire lazily, as
+// tower's do (see expire).
 //
 // A TPSBudget is safe for concurrent use. Its zero value is not usable;
 // build one with [NewTPSBudget].
@@ -127,9 +109,8 @@ func NewTPSBudget(ttl time.Duration, minPerSec int, retryPercent float64) *TPSBu
 const tpsUnit = 1_000_000
 
 // tpsAmounts returns what a deposit adds and a withdrawal takes for
-// retryPercent p: p in millionths, rounded to the nearest, and a million.
-// The largest values, 1000 retries per deposit and a reserve of
-// (1<<31-2)·60 retries, stay far below math.MaxInt64.
+// retryPercent p: p in millionths, rounded, and a million. The largest
+// amounts NewTPSBudget allows stay far below math.MaxInt64.
 func tpsAmounts(p float64) (deposit, withdraw int64) {
 	return int64(math.Round(p * tpsUnit)), tpsUnit
 }
@@ -163,7 +144,12 @@ func (b *TPSBudget) String() string {
 	return fmt.Sprintf("TPSBudget{deposit: %d, withdraw: %d, balance: %d}", b.deposit, b.withdraw, b.sum())
 }
 
-// expire is tower's TpsBudget::expire. b.mu must be held.
+// expire is tower's TpsBudget::expire. Once a window has passed since the
+// last expiry, it commits the current amount to the current slot, clears
+// one following slot for each further window that has passed, and makes
+// the slot after them current without clearing it: its old amount counts
+// until the next expiry overwrites it, a quirk of tower's kept here. b.mu
+// must be held.
 func (b *TPSBudget) expire() {
 	now := time.Now()
 	diff := max(now.Sub(b.expired), 0)
@@ -172,10 +158,9 @@ func (b *TPSBudget) expire() {
 	}
 	b.slots[b.index] = b.writer
 	b.writer = 0
-	// tower clears one slot for each window by which diff exceeds one
-	// window: while diff > window { clear; diff -= window }. That is
-	// (diff-1)/window slots, counted here rather than looped over, so a
-	// budget idle for hours expires in constant time.
+	// tower loops: while diff > window { clear; diff -= window }. That is
+	// (diff-1)/window slots, counted here so that a budget idle for hours
+	// expires in constant time.
 	n := int64((diff - 1) / b.window)
 	for i := range min(n, tpsSlots) {
 		b.slots[(int64(b.index)+1+i)%tpsSlots] = 0

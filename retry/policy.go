@@ -5,55 +5,40 @@ import (
 	"time"
 )
 
-// A Policy decides, request by request, whether a result is worth another
-// try and what to send next: tower's retry Policy.
+// A Policy decides whether a result is worth another try and what to send
+// next: tower's retry Policy. The [Retry] asks Clone for a copy of the
+// request before each attempt is sent, since sending may use it up, and
+// asks Retry about each attempt's result.
 //
-// For each call, the [Retry] asks Clone for a copy of the request before
-// the request is sent, since sending may use it up; then, after each
-// attempt, it asks Retry about the result. Clone is asked again before each
-// later attempt, for a copy to keep while that attempt runs.
-//
-// A Policy is shared by every request through the Retry, on many goroutines
-// at once, so it must be safe for concurrent use. State that spans
-// requests, a [Budget] for instance, lives in the Policy; state of one
-// request either comes from [Attempt.N], which is enough for an attempt
-// limit and a backoff, or from a policy made for that request alone, see
-// [SessionPolicy].
-//
-// Req is the request type and Res the response type.
+// A Policy is shared by every request, on many goroutines at once, so it
+// must be safe for concurrent use. State that spans requests, such as a
+// [Budget], lives in the Policy; state of one request comes from
+// [Attempt.N] or from a [SessionPolicy]. Req is the request type and Res
+// the response type.
 type Policy[Req, Res any] interface {
-	// Clone returns a copy of req to keep for a later attempt, before req
-	// is sent. If req cannot be sent twice, Clone returns false: the
-	// request is then tried once, its result is returned as it is, and
-	// Retry is not called for it. Deciding which requests can be retried
-	// is the policy's business: a request whose body is a stream that
-	// sending consumes cannot be, unless the policy can make a new body
-	// (see the example of Policy).
+	// Clone returns a copy of req to keep for a later attempt, or false if
+	// req cannot be sent twice (a body stream that sending consumes, unless
+	// the policy can make a new one: see the example of Policy). A request
+	// Clone refuses is tried once, its result returned as it is, and Retry
+	// is not called for it.
 	Clone(req Req) (clone Req, ok bool)
 
-	// Retry is called after each attempt of a request that Clone copied,
-	// with a describing the attempt. It returns whether to try again and
-	// how long to wait first; the Retry waits, honouring ctx, then waits
-	// for the inner service to be ready and sends a.Req. If Retry returns
-	// false, the caller gets a.Res and a.Err.
-	//
-	// Retry may change a.Req, and the next attempt sends the changed
-	// request (to count attempts in a header, say); and it may change
-	// a.Res and a.Err, to give the caller a different result (an error
-	// saying retries ran out, say). a is valid only until Retry returns.
-	//
-	// ctx is the caller's context. Retry may block, to wait for something
-	// other than time before the next attempt; it should then return when
-	// ctx ends.
+	// Retry is called after each attempt of a request Clone copied, and
+	// returns whether to try again and how long to wait first; the Retry
+	// then waits, honouring ctx, for that and for the inner service's
+	// Ready, and sends a.Req. If it returns false, the caller gets a.Res
+	// and a.Err. Retry may change a.Req, which the next attempt sends, and
+	// a.Res and a.Err, which the caller gets; a is valid only until Retry
+	// returns. ctx is the caller's: a Retry that blocks, to wait for
+	// something other than time, should return when ctx ends.
 	Retry(ctx context.Context, a *Attempt[Req, Res]) (wait time.Duration, retry bool)
 }
 
 // An Attempt is one try of a request and its result, as a [Policy] sees it.
 // Req is the request type and Res the response type.
 type Attempt[Req, Res any] struct {
-	// N is the number of the attempt: 1 for the first try of a request, 2
-	// for its first retry, and so on. It is what a policy without state
-	// of its own counts with.
+	// N is the number of the attempt: 1 for the first try, 2 for the first
+	// retry, and so on.
 	N int
 	// Req is what the next attempt will send: the copy Clone made before
 	// this attempt was sent. The policy may change it.
@@ -62,26 +47,19 @@ type Attempt[Req, Res any] struct {
 	// if the policy does not retry. The policy may change them.
 	Res Res
 	Err error
-	// Latency is how long the attempt took, from the start of its Call on
-	// the inner service's permit to its return: neither the backoff nor
-	// the wait for the inner service's readiness is in it. It is measured
-	// only for a request whose ctx has a deadline, and 0 otherwise: the
-	// deadline is what a policy weighs a latency against, and two clock
-	// reads would be a good share of what a Retry costs a request that
-	// needs no retry.
+	// Latency is how long the attempt's Call took, without the backoff or
+	// the wait in Ready. It is measured only when ctx has a deadline, which
+	// is what a policy weighs it against (clock reads are not free), and is
+	// 0 otherwise.
 	Latency time.Duration
 }
 
 // A SessionPolicy is a [Policy] that keeps state for each request, as a
-// tower policy does (tower clones the policy for every request). For each
-// call, the Retry calls NewSession once, and asks the policy it returns,
-// and no other, to Clone the request and to decide on its results. State
-// shared by all requests, such as a [Budget], belongs in the SessionPolicy
-// itself, and each session should refer to it.
-//
-// A policy that only counts attempts needs no session: [Attempt.N] counts
-// for it, at no cost per request. A session costs what NewSession
-// allocates.
+// tower policy does. For each call the Retry calls NewSession once, and
+// only the policy it returns clones the request and decides on its
+// results. State shared by all requests, such as a [Budget], belongs in
+// the SessionPolicy, for each session to refer to. A policy that only
+// counts attempts needs no session: [Attempt.N] counts for it.
 type SessionPolicy[Req, Res any] interface {
 	Policy[Req, Res]
 	// NewSession returns the policy for one request. The Retry uses it
@@ -90,10 +68,9 @@ type SessionPolicy[Req, Res any] interface {
 }
 
 // PolicyFunc adapts a function to a [Policy] whose Clone returns the
-// request unchanged. That suits requests that are values, which copying
-// clones: a string, a struct of values. A request that holds something
-// sending uses up, such as a body to read, needs a Policy of its own with a
-// Clone that can make a fresh copy or say it cannot.
+// request unchanged: for requests that are values, which copying clones. A
+// request holding something that sending uses up, such as a body, needs a
+// Policy whose Clone can make a fresh copy or refuse.
 type PolicyFunc[Req, Res any] func(ctx context.Context, a *Attempt[Req, Res]) (wait time.Duration, retry bool)
 
 // Clone returns req and true.

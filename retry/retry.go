@@ -16,35 +16,24 @@ import (
 // Retry is middleware that sends a request again while its [Policy] says
 // the result is worth another try: tower's Retry.
 //
-// Ready is the first attempt's readiness: it passes through to the inner
-// service and wraps the inner permit, so the first attempt is sent on the
-// capacity the caller reserved. Every later attempt waits for the policy's
-// backoff, then for the inner service to be ready, under the ctx given to
-// Call, and only then is sent. No attempt starts once ctx is done: ctx is
-// looked at before each attempt's Ready, and after each backoff. A ctx that
-// ends while the Retry waits (a backoff, or an attempt's Ready) ends the
-// call with ctx.Err(), and the last attempt's result is dropped. An inner
-// service whose Ready fails for another reason is broken: its error is
-// returned as it is.
+// Ready is the first attempt's: it wraps the inner service's permit, and
+// the first attempt is sent on it. Each later attempt waits the policy's
+// backoff, then for the inner service's Ready, under the ctx given to Call;
+// it holds no reservation while it backs off. ctx is checked before each
+// Ready and after each backoff: once it is done no attempt starts, and Call
+// returns ctx.Err(), dropping the last attempt's result. An error from the
+// inner service's Ready means it is broken, and is returned as it is.
 //
-// A Retry starts no goroutine: the policy, and the backoff and budget it
-// uses, and the inner service all run on the caller's goroutine. A panic
-// in any of them goes on up to the caller, once the Retry has given back
-// the reservation it held.
+// A Retry starts no goroutine: the policy, its backoff and budget, and the
+// inner service run on the caller's goroutine, and a panic in any of them
+// goes on up to the caller once the Retry has given back its reservation.
 //
-// A retry of a request whose context carries a [metrics.Tracer] (see
-// [metrics.WithTracer]) is reported to it: StartAttempt as the retry
-// starts, before its backoff, with its number, the backoff and the
-// previous attempt's error; then the backoff, Ready and Call run under the
-// context StartAttempt returned; then EndAttempt, with the retry's error.
-// The first attempt is not reported: only after it is a request known to
-// be retried, and a request that is not retried does not look for a
-// Tracer.
-//
-// A first attempt that needs no retry allocates nothing of the Retry's
-// own: the permit's record and the [Attempt] the policy is shown come from
-// pools. A [SessionPolicy] allocates what NewSession does; a backoff
-// allocates its timer.
+// Each retry (not the first attempt) of a request whose context carries a
+// [metrics.Tracer] is reported to it: StartAttempt before its backoff, with
+// its number, the backoff and the previous error; the backoff, Ready and
+// Call run under the context StartAttempt returned; then EndAttempt with
+// the retry's error. A request that is not retried neither looks for a
+// Tracer nor allocates: its permit record and [Attempt] come from pools.
 //
 // A Retry is safe for concurrent use. The zero Retry is not usable; build
 // one with [New] or [NewLayer]. Req and Res are the request and response
@@ -66,11 +55,10 @@ type options struct {
 	sink metrics.Sink
 }
 
-// WithMetrics makes the Retry report to sink: Retried +1 for each retry
-// it sends, once the retry's Ready has succeeded and just before its Call;
-// first attempts are not counted, nor a retry that ctx or a failed Ready
-// stopped before it was sent. The default, and a nil sink, is no metrics:
-// then the only cost is a nil check per retry.
+// WithMetrics makes the Retry report to sink: Retried +1 for each retry,
+// once its Ready has succeeded, just before its Call. First attempts are
+// not counted, nor a retry that ctx or a failed Ready stopped. The default,
+// and a nil sink, is no metrics.
 func WithMetrics(sink metrics.Sink) Option {
 	return func(o *options) { o.sink = sink }
 }
@@ -80,10 +68,9 @@ func newOptions(fn string, opts []Option) options {
 	return option.Apply[options](fn, opts)
 }
 
-// New returns inner wrapped in a Retry that follows policy, with opts. If
-// policy is a [SessionPolicy], each call gets a policy of its own from
-// NewSession. New panics if inner, policy or an option is nil, inner and
-// policy typed nils too.
+// New returns inner wrapped in a Retry that follows policy, with opts; a
+// [SessionPolicy] gives each call a policy of its own. New panics if inner,
+// policy (a typed nil too) or an option is nil.
 func New[Req, Res any](inner tower.Service[Req, Res], policy Policy[Req, Res], opts ...Option) *Retry[Req, Res] {
 	if isnil.Is(inner) {
 		panic("retry.New: nil inner service")
@@ -97,9 +84,8 @@ func New[Req, Res any](inner tower.Service[Req, Res], policy Policy[Req, Res], o
 	return r
 }
 
-// NewLayer returns a Layer that wraps each service in a Retry that follows
-// policy, with opts; the Retries it makes share policy, and so whatever
-// policy shares across requests, such as a budget. It panics if policy (a
+// NewLayer returns a Layer that wraps each service in a Retry, as [New]
+// does. The Retries share policy, and so its budget. It panics if policy (a
 // typed nil too) or an option is nil.
 func NewLayer[Req, Res any](policy Policy[Req, Res], opts ...Option) tower.Layer[Req, Res] {
 	if isnil.Is(policy) {
@@ -111,9 +97,8 @@ func NewLayer[Req, Res any](policy Policy[Req, Res], opts ...Option) tower.Layer
 	})
 }
 
-// Ready waits for the inner service to be ready for the first attempt, and
-// returns its permit wrapped. An error from the inner service's Ready is
-// returned unchanged.
+// Ready waits for the inner service to be ready for the first attempt and
+// returns its permit wrapped, or its error unchanged.
 func (r *Retry[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	p, err := r.inner.Ready(ctx)
 	if err != nil {
@@ -171,10 +156,9 @@ func (w *wrapper[Req, Res]) CallWrapped(ctx context.Context, inner tower.Permit[
 	}
 }
 
-// retry makes one retry of req: it waits wait, then for the inner service
-// to be ready, and sends req. It returns the copy of req the policy keeps
-// for the next attempt, the retry's result and how long its call took; ok
-// is false if there is to be no next attempt whatever the policy says: ctx
+// retry waits wait, then for the inner service's Ready, and sends req. It
+// returns the policy's copy of req for the next attempt, the result, and
+// how long the call took; ok is false if there can be no next attempt: ctx
 // ended, the inner service failed, or the policy cannot copy req.
 func (w *wrapper[Req, Res]) retry(ctx context.Context, policy Policy[Req, Res], req Req, wait time.Duration) (keep Req, ok bool, res Res, took time.Duration, err error) {
 	if err := sleep(ctx, wait); err != nil {
@@ -190,9 +174,8 @@ func (w *wrapper[Req, Res]) retry(ctx context.Context, policy Policy[Req, Res], 
 // errPanicked is what a Tracer is told of a retry a panic went through.
 var errPanicked = errors.New("retry: a panic went through the attempt")
 
-// tracedRetry is retry for a request whose context carries t: the retry
-// runs under the context t.StartAttempt returns, and t.EndAttempt hears
-// how it ended. a is the attempt before it.
+// tracedRetry is retry run under t.StartAttempt's context, ended with
+// t.EndAttempt. a is the attempt before it.
 func (w *wrapper[Req, Res]) tracedRetry(ctx context.Context, t metrics.Tracer, policy Policy[Req, Res], a *Attempt[Req, Res], wait time.Duration) (keep Req, ok bool, res Res, took time.Duration, err error) {
 	actx := t.StartAttempt(ctx, metrics.Attempt{Kind: metrics.RetryAttempt, N: a.N + 1, Delay: wait, Cause: a.Err})
 	ended := false
@@ -207,10 +190,8 @@ func (w *wrapper[Req, Res]) tracedRetry(ctx context.Context, t metrics.Tracer, p
 	return keep, ok, res, took, err
 }
 
-// send sends req, a retry, on p, and returns the copy of it the policy
-// keeps for the next attempt, with the retry's result and how long its
-// call took. If the policy's Clone or the metrics sink panics before p is
-// called, p is given back as the panic goes on up to the caller.
+// send sends req, a retry, on p, and returns what retry does. If Clone or
+// the sink panics before p is called, p is given back as the panic goes up.
 func (w *wrapper[Req, Res]) send(ctx context.Context, policy Policy[Req, Res], p tower.Permit[Req, Res], req Req) (keep Req, ok bool, res Res, took time.Duration, err error) {
 	defer p.Release() // after the call it does nothing
 	keep, ok = policy.Clone(req)
@@ -222,10 +203,9 @@ func (w *wrapper[Req, Res]) send(ctx context.Context, policy Policy[Req, Res], p
 	return keep, ok, res, since(start, timed), err
 }
 
-// clock starts the clock of an attempt under ctx, if ctx has a deadline:
-// only then can a policy use the attempt's latency, and a clock read is a
-// good share of what a Retry costs a request. It returns the time now and
-// true, or false without reading the clock.
+// clock returns the time now and true if ctx has a deadline, or false
+// without reading the clock: only with a deadline can a policy use the
+// attempt's latency (see [Attempt.Latency]).
 func clock(ctx context.Context) (time.Duration, bool) {
 	if _, ok := ctx.Deadline(); !ok {
 		return 0, false
@@ -241,15 +221,13 @@ func since(start time.Duration, timed bool) time.Duration {
 	return mono.Now() - start
 }
 
-// putAttempt clears a, so that the pool holds no request or response, and
-// pools it.
+// putAttempt clears a, so that the pool holds no request, and pools it.
 func (w *wrapper[Req, Res]) putAttempt(a *Attempt[Req, Res]) {
 	*a = Attempt[Req, Res]{}
 	w.attempts.Put(a)
 }
 
-// sleep waits for d, and returns an error if ctx is done before d has
-// passed, or once it has: the check before the next attempt.
+// sleep waits for d, or until ctx is done, and returns done(ctx).
 func sleep(ctx context.Context, d time.Duration) error {
 	if d > 0 {
 		t := time.NewTimer(d)

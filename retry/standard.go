@@ -15,42 +15,29 @@ import (
 // (its Clone returns the request unchanged). After each attempt it decides,
 // in this order:
 //
-//  1. On a request's first attempt, it deposits into the budget, if it has
-//     one: one deposit per request, as Finagle's RetryFilter does, so the
-//     budget's percent is a share of requests, whatever their results.
+//  1. On a request's first attempt, it deposits into its budget, if any:
+//     once per request, whatever the result, as Finagle's RetryFilter does.
 //  2. A result that retryable does not want retried is returned.
-//  3. Once the request has had its maximum number of attempts, the last
+//  3. After the maximum number of attempts, or once ctx is done, the last
 //     result is returned.
-//  4. If ctx is done, the last result is returned.
-//  5. The wait is the backoff's delay for this attempt, or none. With
-//     [WithPushback], a result that asks for a wait (an HTTP Retry-After)
-//     makes it at least that; one that asks for no retry, or for a wait
-//     beyond the policy's maximum, is returned as it is.
-//  6. If ctx has a deadline, and the wait and then the time an attempt is
-//     likely to take would reach it, the last result is returned now: a
-//     retry that cannot answer in time only adds load, and the caller
-//     gets the attempt's own result rather than a context error later.
-//     The time an attempt is likely to take is [StandardPolicy.Expected].
-//  7. If the budget has nothing to withdraw, the last result is returned:
-//     an exhausted budget gives the caller what the inner service last
-//     said, response or error, not an error of its own.
+//  4. The wait is the backoff's delay, or none. With [WithPushback], a
+//     result that asks for a wait makes it at least that; one that asks
+//     for no retry, or for more than the maximum, is returned as it is.
+//  5. If the wait plus [StandardPolicy.Expected] would reach ctx's
+//     deadline, the last result is returned now: a retry that cannot
+//     answer in time only adds load, and would end in a context error.
+//  6. If the budget has nothing to withdraw, the last result is returned,
+//     response or error, not an error of the policy's own.
 //
-// The latency an attempt is likely to take is learnt from the attempts
-// whose result was final, the ones retryable did not want retried, of
-// requests with a deadline (only theirs are timed, see [Attempt.Latency]):
-// an exponentially weighted moving average of their latencies, each new
-// one weighing 1/8. Failures are left out because a backend that
-// fails fast (a refused connection, a 503 from its load shedder) would
-// make an attempt that succeeds look quicker than it is. Until the first
-// final result, the policy expects nothing, and checks only the wait
-// against the deadline.
+// Expected is learnt from the final results (those retryable did not want
+// retried) of requests with a deadline, the only ones timed: a moving
+// average in which each new latency weighs 1/8. Failures are left out, as
+// a backend that fails fast would make success look quicker than it is.
+// Until the first, only the wait is checked against the deadline.
 //
-// A StandardPolicy keeps no state per request (it counts with
-// [Attempt.N]), so it costs nothing per request beyond its budget, and,
-// for a request with a deadline, one atomic load and store of the latency
-// it expects. It is safe for
-// concurrent use. Its zero value is not usable; build one with
-// [NewPolicy]. Req is the request type and Res the response type.
+// A StandardPolicy keeps no per-request state (it counts with [Attempt.N])
+// and is safe for concurrent use. Its zero value is not usable; build one
+// with [NewPolicy]. Req is the request type and Res the response type.
 type StandardPolicy[Req, Res any] struct {
 	retryable   func(res Res, err error) bool
 	pushback    func(res Res, err error) (time.Duration, bool) // nil: none
@@ -90,10 +77,9 @@ func WithBackoff(b Backoff) PolicyOption {
 	return func(o *policyOptions) { o.backoff = b }
 }
 
-// WithBudget makes retries draw on b, which may be shared with other
-// policies, and with package hedge. The default is no budget: only the
-// maximum number of attempts limits retries. It panics if b is nil, or a
-// typed nil.
+// WithBudget makes retries draw on b, which may be shared (see [Budget]).
+// The default is no budget: only the maximum number of attempts limits
+// retries. It panics if b is nil, or a typed nil.
 func WithBudget(b Budget) PolicyOption {
 	if isnil.Is(b) {
 		panic("retry.WithBudget: nil Budget")
@@ -101,16 +87,13 @@ func WithBudget(b Budget) PolicyOption {
 	return func(o *policyOptions) { o.budget = b }
 }
 
-// WithPushback makes the policy honour the wait a result asks for before
-// the next try: an HTTP Retry-After, gRPC's grpc-retry-pushback-ms. after
-// returns that wait, and true, for a result that carries one; it is asked
-// only about results retryable wants retried. The retry then waits the
-// longer of the pushback and the backoff. A negative pushback is a server
-// asking for no retry at all, and a pushback longer than max is more than
-// the policy will wait: in both cases the result is returned as it is,
-// and the caller sees what the server said, rather than a retry sent
-// sooner than it asked. Res must be the policy's response type; NewPolicy
-// panics if it is not. WithPushback panics if after is nil or max is not
+// WithPushback makes the policy honour the wait a result asks for (an HTTP
+// Retry-After, gRPC's grpc-retry-pushback-ms): after returns it, and true,
+// for a result that carries one, and is asked only about results retryable
+// wants retried. The retry waits the longer of the pushback and the
+// backoff. A negative pushback (the server asks for no retry) or one above
+// max returns the result as it is. Res must be the policy's response type,
+// or NewPolicy panics. WithPushback panics if after is nil or max is not
 // positive.
 func WithPushback[Res any](after func(res Res, err error) (wait time.Duration, ok bool), max time.Duration) PolicyOption {
 	if after == nil {
@@ -150,11 +133,9 @@ func NewPolicy[Req, Res any](retryable func(res Res, err error) bool, opts ...Po
 }
 
 // AnyError is a classifier for [NewPolicy] that retries every error and
-// no response. Passed as it is, its type argument is inferred:
-// NewPolicy[Req, Res](AnyError, ...). An error a retry cannot mend (a
-// request the server refused as malformed) is retried too, within the
-// maximum number of attempts; a classifier of one's own can tell them
-// apart.
+// no response; its type argument is inferred: NewPolicy[Req, Res](AnyError,
+// ...). It retries errors a retry cannot mend too, such as a malformed
+// request; a classifier of one's own can tell them apart.
 func AnyError[Res any](_ Res, err error) bool { return err != nil }
 
 // Clone returns req and true: a request that is a value can be sent again.
@@ -195,17 +176,15 @@ func (p *StandardPolicy[Req, Res]) Retry(ctx context.Context, a *Attempt[Req, Re
 	return wait, true
 }
 
-// Expected returns the latency the policy expects of an attempt: the
-// moving average of the latencies of the attempts whose result was final
-// (see the type's doc), or 0 before the first.
+// Expected returns the latency the policy expects of an attempt (see
+// [StandardPolicy]), or 0 before the first final result.
 func (p *StandardPolicy[Req, Res]) Expected() time.Duration {
 	return time.Duration(p.expected.Load())
 }
 
-// learn adds the latency of an attempt whose result was final to the
-// moving average. Two attempts that end at once may each overwrite the
-// other's step: the average is an estimate, and a lost step costs less
-// than the compare-and-swap loop that would keep it.
+// learn adds the latency of a final attempt to the moving average. Two
+// attempts that end at once may overwrite each other's step: the average
+// is an estimate, and a lost step costs less than a compare-and-swap loop.
 func (p *StandardPolicy[Req, Res]) learn(d time.Duration) {
 	old := p.expected.Load()
 	if old == 0 {
