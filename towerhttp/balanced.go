@@ -18,15 +18,14 @@ import (
 // A BalancedTransport is an http.RoundTripper that spreads requests over
 // several backends with a power-of-two-choices balancer (balance.P2C):
 // each request goes through the transport's stack, then to the less
-// loaded of two ready endpoints, each one a stack of its own in front of
-// one backend ([NewEndpoint]). The request's URL says what to ask for;
-// the endpoint chosen says where it goes.
+// loaded of two ready endpoints, each a stack of its own in front of one
+// backend ([NewEndpoint]). The request's URL says what to ask for; the
+// endpoint chosen says where it goes.
 //
-// Layers for the whole client (a retry, so that another attempt may go
-// to another backend; a timeout on the whole exchange) go in the
-// transport's stack; layers per backend (a concurrency limit, which makes
-// a full backend not ready, so that the balancer passes it over) go in
-// each endpoint's.
+// Layers for the whole client (a retry, whose attempts may go to other
+// backends; a timeout) go in the transport's stack; layers per backend (a
+// concurrency limit, which makes a full backend not ready, so that the
+// balancer passes it over) go in each endpoint's.
 //
 // A BalancedTransport is safe for concurrent use. Build one with
 // [NewBalancedTransport] and Close it when done; the zero value is not
@@ -56,8 +55,8 @@ func NewBalancedTransport[K comparable](d discover.Discover[K, load.Service[*htt
 	}
 	p2c := balance.NewP2C(d, opts...)
 	var svc tower.Service[*http.Request, *http.Response]
-	// If Wrap panics, the balancer is closed before the panic goes on up
-	// to the caller: it runs goroutines, and holds its endpoints' permits.
+	// If Wrap panics, close the balancer first: it runs goroutines and
+	// holds its endpoints' permits.
 	safe.Undo(func() { svc = stack.Wrap(p2c) }, func() { p2c.Close() })
 	if isnil.Is(svc) {
 		p2c.Close()
@@ -85,9 +84,9 @@ func (b *BalancedTransport) RoundTrip(req *http.Request) (*http.Response, error)
 func (b *BalancedTransport) Close() error { return b.bal.Close() }
 
 // Shutdown stops the balancer as Close does, and waits for its goroutines
-// only as long as ctx lasts, as balance.P2C's Shutdown does: it returns nil
-// once they have exited, or ctx.Err() if ctx ends first (an endpoint or a
-// Discover that ignores its context holds them up).
+// while ctx lasts: it returns nil once they have exited, or ctx.Err() if
+// ctx ends first (an endpoint or a Discover that ignores its context holds
+// them up).
 func (b *BalancedTransport) Shutdown(ctx context.Context) error { return b.bal.Shutdown(ctx) }
 
 // The load estimate of an endpoint starts at EndpointRTT, and its memory
@@ -98,15 +97,12 @@ const (
 )
 
 // NewEndpoint returns the endpoint of a [BalancedTransport] for the
-// backend at target: a request sent to it goes through stack, whose
-// layers, the first one outermost, wrap a leaf that sends the request with
-// base to target's scheme and host, keeping the request's path and query,
-// and its Host header (the request's Host, or its URL's host), unless
-// [WithTargetHost] says otherwise. Its load is load.PeakEwma's, starting
-// at [EndpointRTT] and decaying over [EndpointDecay], and a request counts
-// as pending until its response body is closed or read to the end
-// ([BodyCompletion]), so that a backend slow to send its bodies is seen as
-// loaded.
+// backend at target: stack's layers, the first one outermost, around a
+// leaf that sends the request with base to target's scheme and host,
+// keeping its path, query and Host header (the request's Host, or its
+// URL's host) unless [WithTargetHost] says otherwise. Its load is
+// load.PeakEwma's, from [EndpointRTT] decaying over [EndpointDecay], with a
+// request pending until its body is done ([BodyCompletion]).
 //
 // It panics if base or stack is nil, if target is nil or lacks a scheme
 // or a host, or if an option is nil.
@@ -143,31 +139,27 @@ type endpointOptions struct {
 	targetHost bool
 }
 
-// WithTargetHost makes an endpoint send each request with its target's
-// host, host:port as the target's URL has it, as the Host header, rather
-// than the request's own: for a backend that serves by its own name, as
-// nginx's proxy_pass sends the upstream's name by default. Without it the
-// Host header is the request's, so that one name (the service's, in the
-// request's URL) reaches every backend.
+// WithTargetHost makes an endpoint send its target's host (host:port as
+// the target's URL has it) as the Host header, rather than the request's
+// own: for a backend that serves by its own name, as nginx's proxy_pass
+// does by default. Without it one name, the request's, reaches every
+// backend.
 func WithTargetHost() EndpointOption {
 	return func(o *endpointOptions) { o.targetHost = true }
 }
 
 // BodyCompletion is a load.Completion for HTTP responses: a request counts
 // in its endpoint's load until its response body is closed or read to the
-// end, rather than until the response's headers are in. Give it to
-// load.NewPendingRequests or load.NewPeakEwma with load.WithCompletion.
-// Its zero value is ready to use.
+// end, not just until the headers are in, so that a backend slow to send
+// bodies looks loaded. Give it to load.NewPendingRequests or
+// load.NewPeakEwma with load.WithCompletion. Its zero value is ready to use.
 type BodyCompletion struct{}
 
 // Track wraps res's body so that h.Done is called when it is closed or
-// read to the end, and returns res. A 101 Switching Protocols response
-// (a WebSocket's handshake) is done at once: its body is the connection,
-// now speaking another protocol for as long as its two ends like, which
-// says nothing of the backend's latency; counted until closed, a tunnel
-// of minutes would be taken for a response of minutes, and the backend
-// shunned long after. Its body is returned as it is, writable, as
-// httputil.ReverseProxy needs it.
+// read to the end, and returns res. A 101 Switching Protocols response (a
+// WebSocket's handshake) is done at once, its body returned as it is,
+// writable, as httputil.ReverseProxy needs: that body is a tunnel that may
+// last minutes, which says nothing of the backend's latency.
 func (BodyCompletion) Track(h *load.Handle, res *http.Response) *http.Response {
 	if res == nil || res.Body == nil || res.StatusCode == http.StatusSwitchingProtocols {
 		h.Done()

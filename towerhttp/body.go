@@ -16,28 +16,25 @@ import (
 	"github.com/towergo/tower/internal/mono"
 )
 
-// errReadDeadline is the error of a read of the body that starts after the
+// errReadDeadline is the error of a body read that starts after the
 // handler's deadline.
 var errReadDeadline = fmt.Errorf("towerhttp: request body read after the handler's deadline: %w", os.ErrDeadlineExceeded)
 
 // errBodyDeadline is the error of a call whose handler wrote nothing after
-// a read of its body ended at the handler's deadline. It wraps
-// context.DeadlineExceeded, so that a Timeout above takes it for its own
-// deadline, and StatusCode answers 503 "request timed out".
+// a body read ended at its deadline. It wraps context.DeadlineExceeded, so
+// that a Timeout above takes it for its own, and StatusCode answers 503.
 var errBodyDeadline = fmt.Errorf("towerhttp: request body not received by the handler's deadline: %w", context.DeadlineExceeded)
 
-// requestBody is the body of the request a Handler gives its handler when
-// it watches the reads: to cut the body at the limit of WithMaxBodyBytes,
-// and to tell a read that ended at the handler's deadline. Its state is
-// its exchange's, and a struct of one pointer goes in an interface without
-// an allocation. It goes on a copy of the request: net/http's own request
-// keeps its body, which net/http inspects once the handler has written its
-// header or returned.
+// requestBody is the body a Handler gives its handler when it watches the
+// reads: to cut the body at WithMaxBodyBytes, and to tell a read that
+// ended at the deadline. Its state is its exchange's (a one-pointer struct
+// goes in an interface without an allocation). It goes on a copy of the
+// request: net/http inspects its own request's body once the handler has
+// written its header or returned.
 type requestBody struct{ ex *exchange }
 
-// readDeadline is the deadline that ends the reads of the body, and how it
-// is set: see bound. The zero readDeadline is none. It is guarded by its
-// exchange's mu.
+// readDeadline is the deadline that ends the body's reads, and how it is
+// set (see bound); the zero value is none. Its exchange's mu guards it.
 type readDeadline struct {
 	at      time.Duration // a reading of package mono's clock: negative in a testing/synctest bubble
 	perRead bool          // set around each read, not once for all
@@ -56,8 +53,8 @@ func (ex *exchange) watchBody(r *http.Request, maxBody int64) {
 	}
 }
 
-// netHTTPBody is the type of the body net/http gives an HTTP/1 request
-// that has one, found by having net/http read such a request.
+// netHTTPBody is the type of net/http's HTTP/1 request body, found by
+// having net/http read a request.
 var netHTTPBody = sync.OnceValue(func() reflect.Type {
 	r, err := http.ReadRequest(bufio.NewReader(strings.NewReader("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nx")))
 	if err != nil {
@@ -66,19 +63,18 @@ var netHTTPBody = sync.OnceValue(func() reflect.Type {
 	return reflect.TypeOf(r.Body)
 })
 
-// unread reports whether r's body is net/http's own HTTP/1 body, that
-// nothing has read to its end: no middleware replaced it, and no form was
-// parsed from it. net/http waits on the connection for the next request
-// only once the body has been read to its end.
+// unread reports whether r's body is net/http's own HTTP/1 body and
+// nothing can have read it to its end: no middleware replaced it and no
+// form was parsed from it.
 func unread(r *http.Request) bool {
 	return r.ProtoMajor == 1 && reflect.TypeOf(r.Body) == netHTTPBody() &&
 		r.PostForm == nil && r.MultipartForm == nil
 }
 
-// request returns the request the leaf gives the handler, when the Handler
-// got one with a body: r with gov, the handler's context; and with the
-// watched body, if r still has the body the Handler got and there is
-// something to watch, a limit or a deadline.
+// request returns the request the leaf gives the handler when the Handler
+// got one with a body: r with gov, the handler's context, and with the
+// watched body if r still has the Handler's body and there is a limit or a
+// deadline to watch.
 func (ex *exchange) request(r *http.Request, gov context.Context) *http.Request {
 	if !sameBody(r.Body, ex.body) || !ex.bound(r, gov) && ex.read == ex.body {
 		if r.Context() != gov {
@@ -92,9 +88,8 @@ func (ex *exchange) request(r *http.Request, gov context.Context) *http.Request 
 }
 
 // sameBody reports whether a is b, the body the Handler got: whether no
-// layer replaced it. It does not compare bodies of a type == cannot
-// compare, which would panic: one of those is taken for b if it has b's
-// type.
+// layer replaced it. A body of an incomparable type, which == would panic
+// on, is taken for b if it has b's type.
 func sameBody(a, b io.ReadCloser) bool {
 	t := reflect.TypeOf(a)
 	if t != reflect.TypeOf(b) {
@@ -104,22 +99,23 @@ func sameBody(a, b io.ReadCloser) bool {
 }
 
 // bound makes the deadline of gov, the handler's context, end the reads of
-// r's body, and reports whether gov has one.
+// r's body, and reports whether gov has one. A server with a ReadTimeout
+// bounds bodies itself, and is left to it.
 //
-// The deadline is set on the connection, through http.ResponseController,
-// as http.Server.ReadTimeout is: on HTTP/2 it is the request's stream's,
-// which ends with the stream. On HTTP/1, net/http clears it once the body
-// has been read to its end, to wait on the connection for the next
-// request; a deadline set while it waits would end that wait when it
-// passed, and net/http would take it for a lost client and cancel the
-// contexts of the connection's later requests. So it is set once, now, on
-// a body that net/http has not read to its end (see unread), and around
-// each read otherwise: on a body that a middleware before the Handler
-// read (to check a signature, say) and replaced, or wrapped.
-//
-// A server with a ReadTimeout bounds bodies itself, from an instant the
-// Handler cannot know: the Handler leaves them to it, rather than loosen
-// it.
+// The deadline is set on the connection through http.ResponseController,
+// as ReadTimeout is. On HTTP/2 it is the request's stream's. On HTTP/1,
+// once the body has been read to its end, net/http waits on the connection
+// for the next request with no deadline; one left there would end that
+// wait, and net/http would take it for a lost client and cancel the
+// contexts of the connection's later requests. So on a body net/http has
+// not read to its end (see unread) it is set once, now, and stays set:
+// what net/http reads of the body after the handler answered fails at
+// once if it passed, and net/http closes the connection rather than wait
+// for a slow client (it sets its own deadlines for the next request). On
+// any other body (one a middleware before the Handler read and replaced,
+// or wrapped) it is set around each of the handler's reads only: should
+// it pass between two reads, what net/http reads of the rest after the
+// handler answered is not bounded.
 func (ex *exchange) bound(r *http.Request, gov context.Context) bool {
 	d, ok := gov.Deadline()
 	if !ok {
@@ -145,9 +141,8 @@ func (ex *exchange) bound(r *http.Request, gov context.Context) bool {
 }
 
 // readDeadlines reports whether http.ResponseController can set w's read
-// deadline: whether w, or a writer it unwraps to, has SetReadDeadline. It
-// asks without the allocation of the controller's error when it cannot
-// (an httptest.ResponseRecorder).
+// deadline: whether w, or a writer it unwraps to, has SetReadDeadline.
+// Asking directly avoids the controller's error allocation when it cannot.
 func readDeadlines(w http.ResponseWriter) bool {
 	for {
 		switch t := w.(type) {
@@ -161,13 +156,12 @@ func readDeadlines(w http.ResponseWriter) bool {
 	}
 }
 
-// armRead prepares a read of the body under the deadline, if there is
-// one: it reports whether one is in force, and whether the read must be
-// followed by disarm. A deadline set around each read that has passed is
-// not set, which would end at once a read net/http waits on: armRead
-// returns errReadDeadline instead. Nothing is set once the exchange is
-// finished: net/http then owns the connection again, and may be serving
-// its next request.
+// armRead prepares a body read under the deadline: it reports whether one
+// is in force, and whether the read must be followed by disarm. A per-read
+// deadline that has passed is not set (it would end at once a read
+// net/http waits on): armRead returns errReadDeadline instead. Nothing is
+// set once the exchange is finished: net/http owns the connection again,
+// and may be serving its next request.
 func (ex *exchange) armRead() (watched, armed bool, err error) {
 	ex.mu.Lock()
 	defer ex.mu.Unlock()
@@ -197,9 +191,7 @@ func (ex *exchange) disarm() {
 }
 
 // Read reads the body, ending at the handler's deadline. A read that ends
-// there leaves the connection's deadline set: what net/http reads of the
-// rest of the body, once the handler has answered, fails at once too, and
-// net/http closes the connection rather than wait for a slow client.
+// there leaves the connection's deadline set (see bound).
 func (b requestBody) Read(p []byte) (int, error) {
 	watched, armed, err := b.ex.armRead()
 	if err != nil {
@@ -219,8 +211,8 @@ func (b requestBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// readFailed records err, the error of a read of the body, if it says the
-// body hit the limit of WithMaxBodyBytes.
+// readFailed records err, a body read's error, if the body hit
+// WithMaxBodyBytes.
 func (ex *exchange) readFailed(err error) {
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {

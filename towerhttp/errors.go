@@ -10,9 +10,9 @@ import (
 )
 
 // A ReadyError is the error a [Handler] gives its error handler when the
-// stack's Ready failed with an error that is not the request's context's:
-// the stack is broken for good (see package tower), and every request
-// will fail the same way until it is rebuilt. Err is what Ready returned.
+// stack's Ready failed with an error other than the request context's: the
+// stack is broken for good, and every request will fail the same way until
+// it is rebuilt. Err is what Ready returned.
 type ReadyError struct {
 	Err error
 }
@@ -32,41 +32,27 @@ func (e *ReadyError) Unavailable() bool { return true }
 // them with requests in flight (see [WithMaxHosts]).
 var ErrTooManyHosts = errors.New("towerhttp: too many hosts with requests in flight")
 
-// StatusCode returns the status code a [Handler] answers a request with
-// when its stack fails with err. It asks err what it is, through the
-// functions of package tower, so that an error of a user's own middleware
-// with the same method is answered as the library's are:
+// StatusCode returns the status a [Handler] answers with when its stack
+// fails with err. It asks err through package tower's predicates, so an
+// error of one's own middleware with the same methods is answered alike:
 //
-//   - 413 Request Entity Too Large for a body over the limit
-//     (*http.MaxBytesError, see [WithMaxBodyBytes]);
-//   - 503 Service Unavailable for a request the service could not take
-//     now ([tower.IsOverloaded]: loadshed.ErrOverloaded) and for a service
-//     that takes none ([tower.IsUnavailable]: a stack that is not ready,
-//     [*ReadyError]; a closed or failed buffer, buffer.ErrClosed and
-//     *buffer.ServiceError; a balancer without endpoints or closed,
-//     balance.ErrNoEndpoints and balance.ErrClosed): the server cannot
-//     take the request now, and says when to try again with Retry-After
-//     (see [WithRetryAfter]);
-//   - 429 Too Many Requests, with Retry-After, for a caller over its
-//     allowance ([tower.IsThrottled]: limit's per-key refusal, whose
-//     Retry-After is the time until the key's next token, and
-//     throttle.ErrThrottled; one that answers one of the two above as well
-//     is 503);
-//   - 503 Service Unavailable, without Retry-After, for a request that
-//     timed out ([tower.IsTimeout]: timeout.ErrElapsed, or
-//     context.DeadlineExceeded from a deadline set outside the Handler),
-//     as http.TimeoutHandler answers; the package doc says why not 504;
-//   - 503 Service Unavailable for context.Canceled;
-//   - 500 Internal Server Error for a *tower.PanicError, a panic in user
-//     code that a layer recovered on a goroutine of its own, whatever the
-//     panic value: a panic is a bug, not something a client did (a
-//     Handler does not answer it, but aborts the response: see the
-//     package doc). A panic that broke the whole stack, which an error
-//     that answers [tower.IsUnavailable] wraps (a [ReadyError], a failed
-//     Buffer), is 503 as above;
-//   - 500 Internal Server Error for any other error.
+//   - 413 for a body over [WithMaxBodyBytes] (*http.MaxBytesError);
+//   - 503 with Retry-After ([WithRetryAfter]) for [tower.IsOverloaded]
+//     (loadshed.ErrOverloaded) and [tower.IsUnavailable] ([*ReadyError],
+//     buffer.ErrClosed, *buffer.ServiceError, balance.ErrNoEndpoints,
+//     balance.ErrClosed; a panic that broke the whole stack included);
+//   - 429 with Retry-After for [tower.IsThrottled] (limit's per-key
+//     refusal, throttle.ErrThrottled), unless it is also one of the above;
+//   - 503 without Retry-After for [tower.IsTimeout] (timeout.ErrElapsed,
+//     or context.DeadlineExceeded from outside) and for context.Canceled;
+//   - 500 for a *tower.PanicError of the request's own code, whatever its
+//     value (the Handler aborts the response instead: see
+//     [Handler.ServeHTTP]), and for any other error. StatusCode(nil) is 200.
 //
-// StatusCode(nil) is 200.
+// A timeout is 503, as http.TimeoutHandler answers, not 504: proxies in
+// front would read a 504 from the origin as their own timeout. A handler
+// that is itself a proxy may map timeout.ErrElapsed to 504 in its error
+// handler.
 func StatusCode(err error) int {
 	if err == nil {
 		return http.StatusOK
@@ -94,14 +80,14 @@ func retryLater(err error) bool {
 	return tower.IsOverloaded(err) || tower.IsUnavailable(err) || tower.IsThrottled(err)
 }
 
-// WriteError is the default error handler of a [Handler]: it answers the
-// request with [StatusCode](err) and a one-line text body that says what
-// happened without the details of err, which may be internal:
-// "service overloaded", "too many requests", "request timed out",
-// "service unavailable", "request body larger than N bytes", or the status
-// text. It writes nothing when the request's context was cancelled, since
-// the client has gone. Headers already set, such as Retry-After, are kept, but
-// Content-Length and Content-Type are replaced, as http.Error does.
+// WriteError is the default error handler of a [Handler]: it answers with
+// [StatusCode](err) and a one-line text body that leaves out err's details,
+// which may be internal: "service overloaded", "too many requests",
+// "request timed out", "service unavailable", "request body larger than N
+// bytes", or the status text. It writes nothing when the request's context
+// was cancelled: the client has gone. Headers already set, such as
+// Retry-After, are kept; Content-Length and Content-Type are replaced, as
+// http.Error does.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, context.Canceled) && errors.Is(r.Context().Err(), context.Canceled) {
 		return

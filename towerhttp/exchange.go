@@ -11,27 +11,22 @@ import (
 	"time"
 )
 
-// exchange is one request being served by a Handler. It is the context the
-// Handler passes to the stack's Call, which is how the leaf finds it, and
-// the ResponseWriter the handler writes to: it passes everything through
-// to net/http's, and tracks whether the status has been sent, so that the
-// Handler knows whether it can still answer with an error.
-//
-// Once the Handler has the stack's answer it finishes the exchange: from
-// then on a handler still running (one a Timeout in Abandon mode left
-// behind) writes nowhere, and gets http.ErrHandlerTimeout, as under
-// http.TimeoutHandler. So the writer takes a lock around each write.
-//
-// An exchange is never reused: a context derived from it may outlive the
-// request.
+// exchange is one request being served by a Handler: the context the
+// Handler passes to the stack's Call, through which the leaf finds it, and
+// the ResponseWriter the handler writes to, which passes everything
+// through to net/http's and tracks whether the status has been sent.
+// Once the Handler has the stack's answer it finishes the exchange, after
+// which a handler still running writes nowhere (see Handler); so each
+// write takes the lock. An exchange is never reused: a context derived
+// from it may outlive the request.
 type exchange struct {
 	context.Context // the request's own
 	w               http.ResponseWriter
 
 	// The request's body, when the Handler watches its reads (see
-	// requestBody): body as the Handler got it, and read, what the
-	// handler's reads go to, body under http.MaxBytesReader with a limit.
-	// Both are set before the stack is called, and nil without a body.
+	// requestBody): body as the Handler got it, and read, where the
+	// handler's reads go (body under http.MaxBytesReader with a limit).
+	// Set before the stack is called; nil without a body.
 	body, read io.ReadCloser
 
 	// mu orders the handler's writes, and the read deadlines it sets, with
@@ -52,7 +47,7 @@ type exchange struct {
 type exchangeKey struct{}
 
 // Value returns the exchange itself for exchangeKey, so that the leaf finds
-// it through contexts that layers derived from it.
+// it through contexts layers derived.
 func (ex *exchange) Value(key any) any {
 	if key == (exchangeKey{}) {
 		return ex
@@ -84,10 +79,7 @@ func (ex *exchange) finish() (wrote, running bool) {
 }
 
 // result is what the leaf returns once the handler has, with ctx the
-// handler's context: the status sent; or, if the handler sent nothing,
-// errBodyDeadline if a read of its body ended at the deadline, the
-// context's error if it has ended (the handler gave up), or the limit's
-// error if its body hit the limit, for the Handler to answer 413.
+// handler's context: see HandlerService.
 func (ex *exchange) result(ctx context.Context) (Response, error) {
 	if status := ex.status.Load(); status != 0 {
 		return Response{StatusCode: int(status)}, nil
@@ -195,15 +187,14 @@ func (ex *exchange) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	return conn, rw, err
 }
 
-// Unwrap returns net/http's ResponseWriter, for http.ResponseController.
-// The controller's calls that touch the connection find the exchange's
-// own methods first, which do nothing once the exchange is finished.
+// Unwrap returns net/http's ResponseWriter, for http.ResponseController,
+// which finds the exchange's own methods first.
 func (ex *exchange) Unwrap() http.ResponseWriter { return ex.w }
 
-// SetReadDeadline sets the read deadline of the request's body, for
-// http.ResponseController: the handler takes it over from the Handler
-// (see bound). Once the exchange is finished, the connection may serve
-// another request, and it returns http.ErrHandlerTimeout.
+// SetReadDeadline sets the body's read deadline, for
+// http.ResponseController: the handler takes it over from the Handler (see
+// bound). Once the exchange is finished, when the connection may serve
+// another request, it returns http.ErrHandlerTimeout.
 func (ex *exchange) SetReadDeadline(t time.Time) error {
 	ex.mu.Lock()
 	defer ex.mu.Unlock()

@@ -15,10 +15,10 @@ import (
 	"github.com/towergo/tower/metrics"
 )
 
-// A Response is what a server stack's Call returns for a request that its
-// handler answered: the handler has written the response itself, to the
-// ResponseWriter, and the Response reports what it sent, for layers that
-// look at results (a load metric, a MapResult that counts errors).
+// A Response is what a server stack's Call returns for a request its
+// handler answered. The handler writes the response to the ResponseWriter
+// itself; the Response reports its status, for layers that look at results
+// (a load metric, a MapResult that counts errors).
 type Response struct {
 	// StatusCode is the status the handler sent: 200 if it wrote a body
 	// or nothing at all, as net/http does.
@@ -26,10 +26,25 @@ type Response struct {
 }
 
 // A Handler is an http.Handler that serves each request through a tower
-// stack. For each request it checks the declared body size, waits for the
-// stack's Ready under the request's context, and calls the permit, whose
-// leaf runs the wrapped http.Handler. A stack that fails answers through
-// the error handler; see the package doc for what it answers and when.
+// stack. It answers 413 at once if the request declares a body over
+// [WithMaxBodyBytes], waits for the stack's Ready under the request's
+// context before reading anything of the body, and calls the permit,
+// whose leaf runs the wrapped http.Handler. A client that goes away ends
+// the wait holding nothing; a handler that ignores its context keeps its
+// permit until it returns. A stack that fails before the handler sent its
+// status is answered by the error handler ([WithErrorHandler]).
+//
+// Responses are not buffered, so handlers can stream and flush; the price
+// is that once the status is sent the Handler cannot answer with an error
+// (wrap routes in http.TimeoutHandler to buffer them and get its 503). A
+// handler that has returned keeps its response. Once the Handler has the
+// stack's answer, a handler still running (left by a Timeout in Abandon
+// mode) writes nowhere: its writes, and http.ResponseController's deadlines
+// and full duplex, fail with http.ErrHandlerTimeout, w.Header returns a map
+// that goes nowhere, and a response it had begun is aborted with
+// http.ErrAbortHandler, so the client sees it broken rather than short. It
+// must not read the body any more, nor touch a header map it got before:
+// keep Abandon mode for handlers that ignore their context.
 //
 // A Handler is safe for concurrent use. Build one with [NewHandler] or
 // [NewServiceHandler]; the zero Handler is not usable.
@@ -93,19 +108,16 @@ type handlerOptions struct {
 
 // DefaultRetryAfter is the Retry-After a Handler sends with a 503 that
 // says the server cannot take the request now, unless [WithRetryAfter]
-// says otherwise: one second, long enough for the requests in flight to
-// finish (they are meant to take milliseconds), short enough that a
-// client does not stay away long once the burst has passed.
+// says otherwise: long enough for the requests in flight to finish, short
+// enough that clients come back soon after a burst.
 const DefaultRetryAfter = time.Second
 
-// WithRetryAfter sets the delay a Handler asks for, in a Retry-After
-// header, when it answers 503 because the stack shed the request or is
-// not ready (see [StatusCode]). The header carries whole seconds, d
-// rounded up: math.MaxInt64 sends 9223372037. An error that says when to
-// try again itself ([tower.RetryAfter]: a per-key limit's, the time until
-// the key's next token) sends that instead, rounded up the same way. The
-// default is [DefaultRetryAfter]; 0 sends no Retry-After at all. It panics
-// if d is negative.
+// WithRetryAfter sets the delay a Handler asks for in a Retry-After header
+// when the server cannot take the request now (the statuses [StatusCode]
+// lists with Retry-After), in whole seconds, rounded up. An error that
+// carries its own delay ([tower.RetryAfter]: a per-key limit's time to the
+// key's next token) sends that instead, rounded up too. The default is
+// [DefaultRetryAfter]; 0 sends no Retry-After. It panics if d is negative.
 func WithRetryAfter(d time.Duration) HandlerOption {
 	if d < 0 {
 		panic(fmt.Sprintf("towerhttp.WithRetryAfter: d must not be negative, got %v", d))
@@ -116,11 +128,9 @@ func WithRetryAfter(d time.Duration) HandlerOption {
 // WithMaxBodyBytes limits request bodies to n bytes. A request that
 // declares a longer body (Content-Length) is answered 413 before the stack
 // is asked for anything; a longer body sent without a length is cut at n
-// bytes by http.MaxBytesReader, and if the handler returns without writing
-// anything after its read failed, the request is answered 413. A handler
-// that answers the read error itself keeps its answer. The default is no
-// limit, as in net/http; math.MaxInt64 is no limit either. It panics if n
-// is not positive.
+// bytes by http.MaxBytesReader, and answered 413 if the handler then
+// writes nothing (an answer of its own stands). The default, like
+// math.MaxInt64, is no limit. It panics if n is not positive.
 func WithMaxBodyBytes(n int64) HandlerOption {
 	if n <= 0 {
 		panic(fmt.Sprintf("towerhttp.WithMaxBodyBytes: n must be positive, got %d", n))
@@ -129,10 +139,10 @@ func WithMaxBodyBytes(n int64) HandlerOption {
 }
 
 // WithErrorHandler sets the function that answers a request the stack
-// failed, while nothing has been written yet: it gets the request and the
-// error, and the ResponseWriter with Retry-After already set when the
-// error calls for it (see [StatusCode]). The default is [WriteError]. It
-// panics if f is nil.
+// failed before anything was written, with Retry-After already set when
+// the error calls for it (see [StatusCode]). It is called also for a
+// client that has gone, to log it. The default is [WriteError]. It panics
+// if f is nil.
 func WithErrorHandler(f func(w http.ResponseWriter, r *http.Request, err error)) HandlerOption {
 	if isnil.Is(f) {
 		panic("towerhttp.WithErrorHandler: nil function")
@@ -164,14 +174,17 @@ func wholeSeconds(d time.Duration) int64 {
 	return secs
 }
 
-// ServeHTTP serves r through the stack: Ready, under r's context, before
-// anything of the request is read, then the call, whose leaf runs the
-// handler. A panic in the handler, or in a layer, on the goroutine that
-// serves r goes on up to net/http once the stack has given back what it
-// held. One that a layer recovered on a goroutine of its own (a Timeout in
-// Abandon mode) and returned as a *tower.PanicError is logged and aborts
-// the response, as net/http does with a handler's panic: see the package
-// doc.
+// ServeHTTP serves r through the stack, as [Handler] says. A panic on the
+// goroutine that serves r, in the handler or a layer, goes on up to
+// net/http once the layers have given back what they held. A
+// *tower.PanicError that a layer recovered on a goroutine of its own (a
+// Timeout in Abandon mode) is handled as net/http handles a handler's
+// panic: logged through the server's ErrorLog (or package log) as "http:
+// panic serving <address>: <value>" with its stack, unless the value is
+// http.ErrAbortHandler, and the response aborted with http.ErrAbortHandler,
+// which closes the connection. A panic that broke the whole stack (in an
+// inner Ready, on a Buffer's worker) fails every request with 503, like
+// any stack not ready, and is logged once.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r = h.prioritize(r)
 	if h.requests != nil {
@@ -266,19 +279,19 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error, o *obs
 }
 
 // HandlerService returns h as the leaf of a server stack: a Service,
-// always ready, that runs h for each request it is called with. It works
-// only under a [Handler], which gives it the ResponseWriter through the
-// call's context; called any other way, it panics. The request h sees
-// carries the call's context, so a Timeout above it cancels it, and its
-// body's reads end at that context's deadline (see the package doc).
+// always ready, that runs h for each request. It works only under a
+// [Handler], which gives it the ResponseWriter through the call's context;
+// called any other way, it panics. The request h sees carries the call's
+// context, so a Timeout above cancels it, and reads of its body end at
+// that context's deadline with an error that wraps os.ErrDeadlineExceeded,
+// as under http.Server.ReadTimeout.
 //
 // The call returns a [Response] with the status h sent, and no error,
-// except in three cases where h wrote nothing: if its context had ended,
-// h gave up, and the call returns the context's error (so that a Timeout
-// above tells its deadline from an answer); if a read of its body ended
-// at the deadline, the call returns an error that wraps
-// context.DeadlineExceeded; if its body hit the limit of
-// [WithMaxBodyBytes], the call returns the *http.MaxBytesError.
+// except when h wrote nothing and: its context had ended (the context's
+// error, so that a Timeout above tells its deadline from an answer); a
+// read of its body ended at the deadline (an error that wraps
+// context.DeadlineExceeded, answered 503 "request timed out"); or its
+// body hit [WithMaxBodyBytes] (the *http.MaxBytesError).
 func HandlerService(h http.Handler) tower.Service[*http.Request, Response] {
 	if isnil.Is(h) {
 		panic("towerhttp.HandlerService: nil http.Handler")
@@ -289,7 +302,7 @@ func HandlerService(h http.Handler) tower.Service[*http.Request, Response] {
 			panic("towerhttp: a HandlerService was called outside a towerhttp.Handler")
 		}
 		// The context passed down governs the call: a layer may have
-		// derived one (a Timeout's), and the handler must see it.
+		// derived one (a Timeout's).
 		gov := ctx
 		if ctx == context.Context(ex) {
 			gov = ex.Context

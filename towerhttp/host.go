@@ -15,14 +15,12 @@ func keyOf(u *url.URL) hostKey {
 }
 
 // canonicalHost returns host, a URL's host with or without a port, in the
-// form a Transport keys its stacks by, so that the spellings of one host
-// share one stack: ASCII letters in lower case, no trailing dot after a
-// name, and no port if it is empty or the scheme's default (80 for http,
-// 443 for https). An IPv6 literal keeps its brackets, and its zone (after
-// "%25") keeps its case, as interface names have one. The port is found
-// as url.URL.Port finds it. A host already in canonical form is returned
-// as it is, without an allocation; so is one whose only change is a port
-// or a trailing dot dropped.
+// form a Transport keys its stacks by: ASCII letters in lower case, no
+// trailing dot after a name, no port if it is empty or the scheme's
+// default. An IPv6 literal keeps its brackets, and its zone (after "%25")
+// its case, as interface names have one. The port is found as
+// url.URL.Port finds it. A host that only loses a port or a trailing dot
+// is returned without an allocation.
 func canonicalHost(scheme, host string) string {
 	if plain(host) {
 		return host
@@ -47,8 +45,8 @@ func canonicalHost(scheme, host string) string {
 	return name + ":" + port
 }
 
-// plain reports whether host is canonical at a glance, in one pass: no
-// port, no trailing dot, no upper case. Most hosts are.
+// plain reports whether host is canonical at a glance: no port, no
+// trailing dot, no upper case. Most hosts are.
 func plain(host string) bool {
 	for i := range len(host) {
 		if c := host[i]; c == ':' || 'A' <= c && c <= 'Z' {

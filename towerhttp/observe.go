@@ -14,37 +14,23 @@ import (
 
 // WithRequestMetrics makes the Handler report each request to sink once it
 // has been answered, refused or aborted: a metrics.Request with Protocol
-// metrics.HTTPServer, the request's method and scheme, the status of the
-// response (0 if none was sent), the outcome of the stack's error
-// (metrics.OutcomeOf; a request the handler answered, whatever its
-// status, was served), the time from ServeHTTP's start to its return, and
-// the route: what OpenTelemetry's http.server.request.duration records.
+// metrics.HTTPServer, the method and scheme, the status sent (0 if none),
+// the outcome of the stack's error (metrics.OutcomeOf: a request the
+// handler answered was served, whatever its status), the time ServeHTTP
+// took, and the route, as OpenTelemetry's http.server.request.duration
+// records them.
 //
 // The route is the path of the http.ServeMux pattern the request matched,
-// without its method: "/items/{id}" for a request that matched
-// "GET /items/{id}". The Handler takes it from, in this order:
+// without its method ("/items/{id}" for "GET /items/{id}"), taken from the
+// first of: the request as the Handler got it, when the Handler serves one
+// route of a ServeMux; the request the wrapped handler served, when that
+// handler is a ServeMux, once it has returned; else, for a request it did
+// not serve (refused, or left running by a Timeout in Abandon mode), the
+// wrapped handler's Handler(*http.Request) (http.Handler, string) method,
+// as a ServeMux has, which routes without serving. Failing all three
+// (NewServiceHandler, a handler that is not a ServeMux), the route is "".
 //
-//  1. the request as the Handler got it, when the Handler serves one
-//     route of a ServeMux (mux.Handle("GET /items/{id}", handler)): every
-//     request then has its route, the refused ones included;
-//  2. the request the handler it wraps served, when that handler is a
-//     ServeMux (NewHandler(mux, stack)), which sets the pattern as it
-//     routes: known only once the handler has returned;
-//  3. for a request that did not reach that handler, shed or refused, or
-//     whose handler has not returned (a Timeout in Abandon mode left it
-//     running), the handler's own answer, if it has the method
-//     Handler(*http.Request) (http.Handler, string) that a ServeMux has,
-//     which routes the request again without serving it.
-//
-// A route none of these gives is "": a Handler made with
-// NewServiceHandler, or over a handler that is not a ServeMux, has none
-// for the requests its handler did not route.
-//
-// With a sink, a request costs two readings of the clock and the sink's
-// call, and, if the stack fails it, a writer from a pool around the error
-// handler's response, to read its status; nothing is allocated. Without
-// one, the Handler pays a nil check per request. It panics if sink is nil,
-// or holds a nil pointer.
+// It panics if sink is nil, or holds a nil pointer.
 func WithRequestMetrics(sink metrics.RequestSink) HandlerOption {
 	if isnil.Is(sink) {
 		panic("towerhttp.WithRequestMetrics: nil sink")
@@ -59,8 +45,8 @@ type router interface {
 }
 
 // routeRecord is where the leaf leaves the pattern the handler's ServeMux
-// matched, for the request metrics. It belongs to an exchange, whose mu
-// guards reached and pattern.
+// matched, for the request metrics. Its exchange's mu guards reached and
+// pattern.
 type routeRecord struct {
 	wanted  bool   // the Handler reports requests; set before the stack's call
 	reached bool   // the handler has returned, and pattern is what it matched
@@ -82,8 +68,8 @@ func (ex *exchange) routed() (string, bool) {
 	return ex.route.pattern, ex.route.reached
 }
 
-// An observation is what the Handler learns of one request as it serves
-// it, for the request metrics. It lives on ServeHTTP's stack.
+// An observation is what the Handler learns of one request for the request
+// metrics. It lives on ServeHTTP's stack.
 type observation struct {
 	start  time.Duration // a reading of package mono's clock
 	ex     *exchange     // nil if the stack was not called
@@ -92,15 +78,15 @@ type observation struct {
 	ended  bool          // the request was answered or refused, not aborted by a panic
 }
 
-// serveObserved is ServeHTTP with request metrics: it reports r once
-// served, also when a panic goes on up to net/http.
+// serveObserved is ServeHTTP with request metrics: it reports r also when
+// a panic goes on up to net/http.
 func (h *Handler) serveObserved(w http.ResponseWriter, r *http.Request) {
 	o := observation{start: mono.Now()}
 	defer h.observe(r, &o)
 	h.serve(w, r, &o)
 }
 
-// observe reports r, the request o observed, to the sink.
+// observe reports r to the sink.
 func (h *Handler) observe(r *http.Request, o *observation) {
 	latency := mono.Now() - o.start
 	outcome := metrics.OutcomeError // a panic aborted the response
@@ -118,8 +104,7 @@ func (h *Handler) observe(r *http.Request, o *observation) {
 	})
 }
 
-// sent returns the status of the response sent for the request o
-// observed, or 0 if none was.
+// sent returns the status sent for the request, or 0 if none was.
 func (o *observation) sent() int {
 	if o.status != 0 { // the error handler's
 		return o.status
@@ -172,8 +157,8 @@ func scheme(r *http.Request) string {
 	return "http"
 }
 
-// failObserved answers r with the error handler, through a writer that
-// records the status it sends.
+// failObserved answers r with the error handler through a pooled writer
+// that records the status it sends, so that the metrics allocate nothing.
 func (h *Handler) failObserved(w http.ResponseWriter, r *http.Request, err error, o *observation) {
 	o.ended, o.err = true, err
 	rec := statusWriters.Get().(*statusWriter)

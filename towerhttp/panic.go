@@ -8,12 +8,11 @@ import (
 	"github.com/towergo/tower"
 )
 
-// requestPanic returns the *tower.PanicError err reports, a panic in user
-// code that a layer recovered on a goroutine of its own while serving the
-// request (the handler, in a Timeout's Abandon mode), or nil. A panic that
-// broke the whole stack, which an error that answers tower.IsUnavailable
-// wraps (a [ReadyError], a failed Buffer's), is not the request's: the
-// stack cannot take requests, and says so with 503.
+// requestPanic returns the *tower.PanicError err carries if the panic is
+// the request's own (the handler's, recovered by a Timeout in Abandon
+// mode), or nil. A panic wrapped by an error that answers
+// tower.IsUnavailable (a [ReadyError], a failed Buffer's) broke the whole
+// stack instead, which answers 503.
 func requestPanic(err error) *tower.PanicError {
 	pe, ok := errors.AsType[*tower.PanicError](err)
 	if !ok || brokeStack(err, pe) {
@@ -33,10 +32,9 @@ func brokeStack(err error, pe *tower.PanicError) bool {
 }
 
 // abort ends the response to r as net/http ends one whose handler
-// panicked: it logs the panic with its stack, as net/http formats it, and
-// panics with http.ErrAbortHandler, which makes net/http close the
-// connection without logging it a second time. A panic with
-// http.ErrAbortHandler itself is not logged, as net/http does not log it.
+// panicked: it logs pe as net/http would (not if its value is
+// http.ErrAbortHandler), and panics with http.ErrAbortHandler, which makes
+// net/http close the connection without logging it again.
 func abort(r *http.Request, pe *tower.PanicError) {
 	if pe.Value != any(http.ErrAbortHandler) {
 		logf(r, "http: panic serving %v: %v\n%s", r.RemoteAddr, pe.Value, pe.Stack)
@@ -44,11 +42,9 @@ func abort(r *http.Request, pe *tower.PanicError) {
 	panic(http.ErrAbortHandler)
 }
 
-// logBroken logs the panic that err carries, if any, when it is not the
-// request's own (see requestPanic): a panic that broke the stack, which
-// then fails every request the same way. Each such panic is logged once,
-// the first time it is met; the error handler still gets it with every
-// request.
+// logBroken logs the panic that broke the stack, if err carries one, the
+// first time it is met: the stack then fails every request with it, and
+// the error handler still gets it each time.
 func (h *Handler) logBroken(r *http.Request, err error) {
 	var pe *tower.PanicError
 	if !errors.As(err, &pe) || h.logged.Swap(pe) == pe {
@@ -57,8 +53,8 @@ func (h *Handler) logBroken(r *http.Request, err error) {
 	logf(r, "towerhttp: serving %v: %v\n%s", r.RemoteAddr, err, pe.Stack)
 }
 
-// logf logs through the error log of r's server, or the log package's
-// standard logger if it has none, as net/http logs.
+// logf logs through r's server's ErrorLog, or package log's standard
+// logger, as net/http does.
 func logf(r *http.Request, format string, args ...any) {
 	if srv, _ := r.Context().Value(http.ServerContextKey).(*http.Server); srv != nil && srv.ErrorLog != nil {
 		srv.ErrorLog.Printf(format, args...)

@@ -7,21 +7,18 @@ import (
 	"github.com/towergo/tower/internal/isnil"
 )
 
-// WithPriority makes a Handler give each request the priority f returns
-// for it, in its context ([tower.WithPriority]), before the stack is asked
-// for anything: a limit that keeps room for higher priorities (package
-// adaptive's) admits, queues and, under a LoadShed, sheds by it, and the
-// handler reads it with tower.PriorityFrom(r.Context()). f runs on the
-// request's goroutine before its body is read; a request f says is
-// [tower.PriorityNormal] keeps its context as it is, so only a marked one
-// costs the copy of the request that carries the new context.
+// WithPriority makes a Handler put the priority f returns for each request
+// in its context ([tower.WithPriority]) before the stack is asked for
+// anything: package adaptive's limit admits, queues and, under a LoadShed,
+// sheds by it, shedding low priority first, and the handler reads it with
+// tower.PriorityFrom(r.Context()). f runs on the request's goroutine before
+// its body is read; a [tower.PriorityNormal] request keeps its context.
 //
-// A priority a client can set is a priority a client can claim: read it
-// from a header ([PriorityHeader]) only where the header comes from a
-// party you trust, such as your own proxy or services, and otherwise
-// derive it from what the server knows: the route, the caller's identity.
-// The default is no priority: every request is normal. It panics if f is
-// nil.
+// A priority a client can set is one a client can claim: read it from a
+// header ([PriorityHeader]) only where the header comes from a party you
+// trust, and otherwise derive it from what the server knows (the route,
+// the caller's identity). The default is every request normal. It panics
+// if f is nil.
 func WithPriority(f func(r *http.Request) tower.Priority) HandlerOption {
 	if isnil.Is(f) {
 		panic("towerhttp.WithPriority: nil function")

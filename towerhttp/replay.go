@@ -7,14 +7,12 @@ import (
 )
 
 // CloneRequest returns a copy of req that can be sent after req has been,
-// for a retry or a hedge: the Clone of a retry.Policy or a hedge.Policy
-// whose requests are *http.Request calls it (see the Transport's
-// example). A request without a body is always replayable. One with a body
-// is replayable if it has GetBody, as those of http.NewRequest with a
-// bytes.Buffer, bytes.Reader or strings.Reader do: the copy's body calls
-// GetBody when it is first read, so a copy that is never sent costs no
-// body. A request with a body and no GetBody cannot be sent twice:
-// CloneRequest returns nil and false.
+// for the Clone of a retry.Policy or hedge.Policy (see the Transport's
+// example). A request without a body is always replayable; one with a body
+// is if it has GetBody, as those of http.NewRequest over a bytes.Buffer,
+// bytes.Reader or strings.Reader do. The copy's body calls GetBody when it
+// is first read, so a copy never sent costs no body. For a body without
+// GetBody, CloneRequest returns nil and false.
 //
 // The copy is shallow: it shares req's context, URL and header map, which
 // the transports only read. A policy that changes the copy's headers or

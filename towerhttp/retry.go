@@ -16,78 +16,36 @@ import (
 )
 
 // DefaultMaxRetryAfter is the longest Retry-After a [RetryPolicy] waits
-// for unless [WithMaxRetryAfter] says otherwise: ten seconds. It is ten
-// times the [DefaultRetryAfter] a [Handler] sends when it sheds, room
-// for a server that asks for a few seconds while a burst passes, and short
-// enough that a caller without a deadline is not kept waiting on a server
-// that asks for minutes (maintenance, a quota that resets on the hour):
-// that caller gets the 429 or 503, with its Retry-After, and decides.
+// for unless [WithMaxRetryAfter] says otherwise: room for a server that
+// asks for a few seconds while a burst passes, short enough that a caller
+// is not kept waiting on one that asks for minutes (it gets the response).
 const DefaultMaxRetryAfter = 10 * time.Second
 
-// A RetryPolicy is a ready-made retry.Policy for HTTP clients, for a
-// client stack's RetryPolicy:
+// A RetryPolicy is a retry.Policy for HTTP clients, for a client stack's
+// RetryPolicy. It builds on retry.StandardPolicy, which counts attempts,
+// waits the backoff, draws on a budget and gives up when the deadline
+// leaves too little time; it adds what HTTP needs.
 //
-//	stack := towerhttp.ClientStack().RetryPolicy(towerhttp.NewRetryPolicy(
-//		retry.WithMaxAttempts(3),
-//		retry.WithBackoff(retry.NewFullJitterBackoff(50*time.Millisecond, time.Second)),
-//	))
+// An [Idempotent] request is retried after an error, except
+// context.Canceled and a *tls.CertificateVerificationError, and after a
+// 429, 502, 503 or 504. Any other request is retried only when the server
+// cannot have acted on it: after a dial error (a *net.OpError with Op
+// "dial"), a refusal by the client stack below the Retry
+// (tower.IsOverloaded, IsUnavailable or IsThrottled), or a 429. A 502, 503
+// or 504 is not enough: a gateway may have passed the request on. Give
+// [RetryRules] to [NewRetryPolicyFor] to change these defaults.
 //
-// It builds on retry.StandardPolicy, which counts the attempts, waits the
-// backoff, draws on a budget, and gives up when the request's deadline
-// leaves too little time (see there); what it adds is what HTTP needs.
+// A 429 or 503 with a Retry-After ([RetryAfter]) waits the longer of it
+// and the backoff; one longer than [WithMaxRetryAfter] allows is not
+// retried: the caller gets the response. A body is sent again through a
+// copy made by [CloneRequest]; a request with a body and no GetBody that
+// would be retried fails with a [*ReplayError] instead (a budget has
+// already paid for the retry). The response of a retried attempt is
+// discarded first (see the package doc).
 //
-// What is retried depends on whether the request is idempotent
-// ([Idempotent]): sending it twice has the effect of sending it once.
-//
-//   - An idempotent request is retried after an error, except the
-//     caller's cancellation (context.Canceled) and a certificate the
-//     client does not trust (*tls.CertificateVerificationError), which
-//     a retry would meet again; and after a 429 Too Many Requests, 502 Bad
-//     Gateway, 503 Service Unavailable or 504 Gateway Timeout, which say
-//     that the server, or a gateway before it, could not serve it now.
-//   - Any other request (POST, PATCH) is retried only when the server
-//     cannot have acted on it: after a dial error (a *net.OpError whose
-//     Op is "dial": no connection, so nothing was sent); after a refusal
-//     by the client stack below the Retry, an error that answers
-//     tower.IsOverloaded, tower.IsUnavailable or tower.IsThrottled (a
-//     LoadShed, an open breaker, a throttle, a balancer without
-//     endpoints: the request never left); and after a 429, with which the
-//     server refuses a request it did not process. A 503, 502 or 504 is
-//     not enough: a gateway answers them for a request its upstream may
-//     have taken and then failed, or not answered in time. (net/http
-//     already sends such a request again, itself, when a connection it
-//     reused turns out to be closed before anything was written.)
-//
-// A 429 or 503 with a Retry-After header is retried no sooner than it asks
-// ([RetryAfter]): the wait is the longer of the Retry-After and the
-// backoff. A Retry-After longer than [DefaultMaxRetryAfter], or than
-// [WithMaxRetryAfter] allows, is not waited for: the caller gets the
-// response, with its Retry-After, rather than a retry sent sooner than
-// the server asked.
-//
-// Bodies are replayed: each attempt gets a copy of the request made by
-// [CloneRequest], whose body comes from the request's GetBody, which
-// http.NewRequest sets for a bytes.Reader, strings.Reader or bytes.Buffer.
-// A request with a body and no GetBody cannot be sent twice: when it would
-// be retried, the caller gets a [*ReplayError] that says so, and how to
-// fix it, rather than the retry or silently the result of the first
-// attempt. (The decision to retry came first: a budget has paid for the
-// retry that is not sent. It is a bug to fix, not a case to tune for.) A request without a body is sent again as it is (net/http's
-// transports do not change the requests they send), at no cost.
-//
-// The response of an attempt that is retried is drained and closed before
-// the retry, so that its connection is used again: a body that says it is
-// no longer than 4 KiB is read, any other closed unread, which closes its
-// connection (see the package doc's Responses).
-//
-// Which statuses are retried, and which requests count as idempotent, are
-// the defaults above; [NewRetryPolicyFor] takes [RetryRules] that change
-// them.
-//
-// A RetryPolicy keeps no state per request, and allocates nothing for a
-// request without a body; one with a body costs the copy CloneRequest
-// makes. It is safe for concurrent use. The zero RetryPolicy is not
-// usable: build one with [NewRetryPolicy] or [NewRetryPolicyFor].
+// A RetryPolicy keeps no state per request and is safe for concurrent use.
+// The zero RetryPolicy is not usable: build one with [NewRetryPolicy] or
+// [NewRetryPolicyFor].
 type RetryPolicy struct {
 	idempotent   *retry.StandardPolicy[*http.Request, *http.Response] // for requests isIdempotent reports true for
 	unsent       *retry.StandardPolicy[*http.Request, *http.Response] // for the others
@@ -95,22 +53,18 @@ type RetryPolicy struct {
 }
 
 // RetryRules say what a [RetryPolicy] retries where the defaults do not
-// suit: a proxy that retries 502 and 503 only, or one told that its
-// backends take every request once whatever the copies. The zero
-// RetryRules are the defaults of [NewRetryPolicy].
+// suit (a proxy that retries 502 and 503 only). The zero RetryRules are the
+// defaults of [NewRetryPolicy].
 type RetryRules struct {
 	// Statuses are the statuses after which an idempotent request is
-	// retried; nil means 429, 502, 503 and 504. A request that is not
-	// idempotent is retried after a 429 only, and only if Statuses holds
-	// it: a 429 says the server refused the request without acting on it.
-	// An empty list that is not nil retries no status, errors only. Each
-	// status must be between 100 and 599.
+	// retried; nil means 429, 502, 503 and 504, and an empty list none.
+	// Any other request is retried after a 429 only, if Statuses holds
+	// it. Each status must be between 100 and 599.
 	Statuses []int
 	// Idempotent reports whether a request is retried as an idempotent
-	// one; nil means [Idempotent]. A function that reports true for every
-	// request retries a POST after any error or status the rules retry,
-	// though the server may have acted on it: only for servers that do
-	// not mind getting a request twice.
+	// one; nil means [Idempotent]. One that reports true for every
+	// request retries a POST the server may have acted on: only for
+	// servers that do not mind getting a request twice.
 	Idempotent func(*http.Request) bool
 }
 
@@ -118,8 +72,8 @@ type RetryRules struct {
 // otherwise.
 var defaultRetryStatuses = []int{http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout}
 
-// statusSet is a set of statuses, a bit each, so that a classifier looks
-// one up without a loop or an allocation.
+// statusSet is a bitset of statuses, looked up without a loop or an
+// allocation.
 type statusSet [10]uint64 // 0 to 639
 
 func newStatusSet(fn string, codes []int) *statusSet {
@@ -138,17 +92,16 @@ func (s *statusSet) has(c int) bool {
 }
 
 // NewRetryPolicy returns a RetryPolicy with opts, the options of a
-// retry.StandardPolicy: retry.WithMaxAttempts (3 by default),
-// retry.WithBackoff (none by default), retry.WithBudget (none by
-// default, shared by all requests whatever their method), and
-// [WithMaxRetryAfter] or retry.WithPushback to change how Retry-After is
-// honoured. It panics if an option is nil.
+// retry.StandardPolicy: retry.WithMaxAttempts (default 3),
+// retry.WithBackoff (default none), retry.WithBudget (default none; shared
+// by all requests whatever their method), and [WithMaxRetryAfter] or
+// retry.WithPushback for Retry-After. It panics if an option is nil.
 func NewRetryPolicy(opts ...retry.PolicyOption) *RetryPolicy {
 	return newRetryPolicy("towerhttp.NewRetryPolicy", RetryRules{}, opts)
 }
 
-// NewRetryPolicyFor returns a RetryPolicy as [NewRetryPolicy] does, that
-// retries what rules say rather than the defaults:
+// NewRetryPolicyFor returns a RetryPolicy as [NewRetryPolicy] does that
+// retries what rules say:
 //
 //	towerhttp.NewRetryPolicyFor(towerhttp.RetryRules{Statuses: []int{502, 503}},
 //		retry.WithMaxAttempts(2))
@@ -183,7 +136,7 @@ func newRetryPolicy(fn string, rules RetryRules, opts []retry.PolicyOption) *Ret
 
 // WithMaxRetryAfter sets the longest Retry-After a [RetryPolicy] waits
 // for; a response that asks for longer is the caller's. The default is
-// [DefaultMaxRetryAfter]. It is retry.WithPushback([RetryAfter], max). It
+// [DefaultMaxRetryAfter]. It is retry.WithPushback([RetryAfter], max), and
 // panics if max is not positive.
 func WithMaxRetryAfter(max time.Duration) retry.PolicyOption {
 	if max <= 0 {
@@ -205,8 +158,8 @@ func (p *RetryPolicy) Clone(req *http.Request) (*http.Request, bool) {
 	return req, true
 }
 
-// Retry decides on a's result as the type's doc describes. Before it
-// returns true, it drains and closes the response of the attempt.
+// Retry decides on a's result as [RetryPolicy] says. Before it returns
+// true, it drains and closes the attempt's response.
 func (p *RetryPolicy) Retry(ctx context.Context, a *retry.Attempt[*http.Request, *http.Response]) (time.Duration, bool) {
 	std := p.unsent
 	if p.isIdempotent(a.Req) {
@@ -231,9 +184,9 @@ func (p *RetryPolicy) Retry(ctx context.Context, a *retry.Attempt[*http.Request,
 	return wait, true
 }
 
-// discardAttempt drains and closes res, the response of an attempt that
-// is retried: through the trip of a Transport, if ctx is one's, so that
-// the trip does not close it again when the request ends.
+// discardAttempt drains and closes res, a retried attempt's response,
+// through ctx's trip if it has one, so that the trip does not close it
+// again when the request ends.
 func discardAttempt(ctx context.Context, res *http.Response) {
 	if t := tripFrom(ctx); t != nil {
 		t.discard(res)
@@ -249,11 +202,9 @@ func replayable(req *http.Request) bool {
 }
 
 // Idempotent reports whether sending req twice has the effect of sending
-// it once, as a [RetryPolicy] decides it: its method is one RFC 9110
-// (9.2.2) defines as idempotent, GET (the method of a request without
-// one), HEAD, OPTIONS, TRACE, PUT or DELETE; or it carries an
-// Idempotency-Key or X-Idempotency-Key header, with which a client says
-// that the server will act on it once whatever the number of copies, as
+// it once, as a [RetryPolicy] decides it: its method is idempotent by RFC
+// 9110 (GET, also for an empty method, HEAD, OPTIONS, TRACE, PUT, DELETE),
+// or it carries an Idempotency-Key or X-Idempotency-Key header, as
 // net/http's Transport takes them.
 func Idempotent(req *http.Request) bool {
 	if m := req.Method; m == "" || m == http.MethodGet || m == http.MethodHead ||
@@ -265,8 +216,7 @@ func Idempotent(req *http.Request) bool {
 	return key || xkey
 }
 
-// retryIdempotent is the classifier of idempotent requests: the statuses
-// of s.
+// retryIdempotent is the classifier of idempotent requests.
 func (s *statusSet) retryIdempotent(res *http.Response, err error) bool {
 	if err != nil {
 		_, untrusted := errors.AsType[*tls.CertificateVerificationError](err)
@@ -275,8 +225,7 @@ func (s *statusSet) retryIdempotent(res *http.Response, err error) bool {
 	return s.has(res.StatusCode)
 }
 
-// retryUnsent is the classifier of the other requests: a 429, if s holds
-// it.
+// retryUnsent is the classifier of the other requests.
 func (s *statusSet) retryUnsent(res *http.Response, err error) bool {
 	if err != nil {
 		return refused(err) || dialFailed(err)
@@ -285,7 +234,7 @@ func (s *statusSet) retryUnsent(res *http.Response, err error) bool {
 }
 
 // refused reports whether err is a refusal for overload, throttling or
-// unavailability, of a layer or of a server of this module.
+// unavailability by a layer.
 func refused(err error) bool {
 	return tower.IsOverloaded(err) || tower.IsUnavailable(err) || tower.IsThrottled(err)
 }
@@ -297,13 +246,11 @@ func dialFailed(err error) bool {
 }
 
 // RetryAfter returns the wait the Retry-After header of res asks for, and
-// true, if res is a 429 Too Many Requests or a 503 Service Unavailable
-// with a Retry-After that can be read (RFC 9110, 10.2.3): a number of
-// seconds, or an HTTP-date, whose wait is the time from now until then,
-// 0 if it has passed. A number of seconds too large for a time.Duration
-// is math.MaxInt64. A header that is neither, and any other response, or
-// an error, give false: a Retry-After that cannot be read is ignored. It
-// is the pushback function of a [RetryPolicy], for retry.WithPushback.
+// true, if res is a 429 or a 503 with a readable Retry-After (RFC 9110,
+// 10.2.3): a number of seconds (math.MaxInt64 if too large for a
+// time.Duration), or an HTTP-date, whose wait is the time until then, 0 if
+// past. Any other header, response, or an error gives false. It is the
+// pushback function of a [RetryPolicy], for retry.WithPushback.
 func RetryAfter(res *http.Response, err error) (time.Duration, bool) {
 	if err != nil || res == nil || (res.StatusCode != http.StatusTooManyRequests && res.StatusCode != http.StatusServiceUnavailable) {
 		return 0, false
@@ -331,7 +278,7 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 }
 
 // allDigits reports whether v, not empty, is made of ASCII digits only:
-// delay-seconds, which has no sign.
+// delay-seconds has no sign.
 func allDigits(v string) bool {
 	for i := 0; i < len(v); i++ {
 		if v[i] < '0' || v[i] > '9' {
@@ -342,9 +289,8 @@ func allDigits(v string) bool {
 }
 
 // A ReplayError is the error of a request that a [RetryPolicy] would have
-// retried, but whose body cannot be sent again: it has a body and no
-// GetBody. The attempt's response, if it had one, has been closed; its
-// status is in StatusCode, and its error, if it failed, in Err.
+// retried, but whose body cannot be sent again: it has no GetBody. The
+// attempt's response, if any, has been closed.
 type ReplayError struct {
 	// Method is the request's method.
 	Method string
@@ -367,6 +313,5 @@ func (e *ReplayError) Error() string {
 		" or make the request with http.NewRequest over a bytes.Reader, strings.Reader or bytes.Buffer"
 }
 
-// Unwrap returns the attempt's error, so that errors.Is and tower.IsOverloaded
-// see what the attempt failed with.
+// Unwrap returns the attempt's error.
 func (e *ReplayError) Unwrap() error { return e.Err }

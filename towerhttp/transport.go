@@ -13,29 +13,21 @@ import (
 	"github.com/towergo/tower/internal/safe"
 )
 
-// A Transport is an http.RoundTripper that sends each request through a
-// tower stack of its host: the stack's layers, the first one outermost,
-// wrap a leaf that sends the request with the base RoundTripper. Each host
-// gets a stack of its own, built the first time a request goes there, so
-// that a concurrency limit or a rate limit in the stack applies per host; a
-// layer made to share its state (limit.NewSharedConcurrencyLayer) puts
-// every host under one limit.
+// A Transport is an http.RoundTripper that sends each request through the
+// tower stack of its host, built the first time a request goes there, so
+// that a limit in the stack applies per host (a layer that shares its
+// state, limit.NewSharedConcurrencyLayer, puts every host under one).
 //
-// A host is a URL's scheme and host, in canonical form, so that every
-// spelling of one host shares its stack: letters in lower case, no
-// trailing dot, and no default port, so that "http://Example.COM.:80/" goes
-// through the stack of "http://example.com/". An IPv6 literal keeps its
-// brackets. The request itself is sent to its URL as written.
+// A host is a URL's scheme and host in canonical form: letters in lower
+// case, no trailing dot, no default port, so "http://Example.COM.:80/"
+// shares the stack of "http://example.com/". The request itself is sent
+// to its URL as written.
 //
-// The stacks kept are bounded ([WithMaxHosts]): once there are that many,
-// a request to a new host drops the stack least recently used that has no
-// request in flight, closing it if it has a Close method (a Buffer); if
-// every stack has requests in flight, the request fails with
-// [ErrTooManyHosts]. A host whose stack was dropped gets a new one, with
-// its limits and windows starting afresh.
-//
-// The package doc says how bodies are kept replayable for retries, which
-// responses are discarded and how, and how long a permit is held.
+// At most [WithMaxHosts] stacks are kept: a request to a new host then
+// drops the least recently used stack with no request in flight, closing
+// it if it has a Close method (a Buffer), or fails with [ErrTooManyHosts]
+// if there is none. A dropped host's next stack starts afresh. The package
+// doc says which responses are discarded and how long a permit is held.
 //
 // A Transport is safe for concurrent use. Build one with [NewTransport];
 // the zero Transport is not usable.
@@ -78,10 +70,10 @@ func WithMaxHosts(n int) TransportOption {
 	return func(o *transportOptions) { o.maxHosts = n }
 }
 
-// NewTransport returns a Transport that sends each request through its
-// host's stack over base: stack's layers, the first one outermost, wrap a
-// leaf that calls base.RoundTrip. Give several layers with tower.Stack or a
-// tower.Builder. It panics if base, stack or an option is nil.
+// NewTransport returns a Transport whose host stacks are stack's layers,
+// the first one outermost, around a leaf that calls base.RoundTrip. Give
+// several layers with tower.Stack or a tower.Builder. It panics if base,
+// stack or an option is nil.
 func NewTransport(base http.RoundTripper, stack tower.Layer[*http.Request, *http.Response], opts ...TransportOption) *Transport {
 	if isnil.Is(base) {
 		panic("towerhttp.NewTransport: nil base RoundTripper")
@@ -103,7 +95,7 @@ func NewTransport(base http.RoundTripper, stack tower.Layer[*http.Request, *http
 // errNoURL is the error of a request without a URL.
 var errNoURL = errors.New("towerhttp: nil Request.URL")
 
-// RoundTrip sends req through its host's stack: Ready, under req's
+// RoundTrip sends req through its host's stack: Ready under req's
 // context, then Call. An error from either is returned as it is (an
 // http.Client wraps it in a *url.Error, which errors.Is sees through).
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -121,9 +113,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // acquire returns the stack of host k, building it if need be, and counts
-// a round trip on it. A stack it drops to make room is closed outside the
-// lock; if its Close panics, the round trip is counted off h again before
-// the panic goes on up to the caller.
+// a round trip on it. A stack dropped to make room is closed outside the
+// lock; if its Close panics, the round trip is counted off again first.
 func (t *Transport) acquire(k hostKey) (h *host, err error) {
 	var dropped tower.Service[*http.Request, *http.Response]
 	defer func() {

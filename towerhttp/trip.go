@@ -14,12 +14,11 @@ import (
 	"github.com/towergo/tower/internal/safe"
 )
 
-// trip is one request going through a client stack. It is the context the
-// transport passes to the stack's Ready and Call, which is how the leaf
-// finds it, and the record of every response the leaf got for the request
-// (several, with retries or hedges): when the stack answers, the ones the
-// caller does not get are drained and closed, so that no body is left
-// open. A trip is never reused: a context derived from it may outlive the
+// trip is one request going through a client stack: the context the
+// transport passes to the stack's Ready and Call, through which the leaf
+// finds it, and the record of every response the leaf got (several, with
+// retries or hedges), so that end can discard those the caller does not
+// get. A trip is never reused: a context derived from it may outlive the
 // request.
 type trip struct {
 	context.Context               // the request's own
@@ -36,7 +35,7 @@ type trip struct {
 type tripKey struct{}
 
 // Value returns the trip itself for tripKey, so that the leaf finds it
-// through contexts that layers derived from it.
+// through contexts layers derived.
 func (t *trip) Value(key any) any {
 	if key == (tripKey{}) {
 		return t
@@ -96,11 +95,10 @@ func (t *trip) add(resp *http.Response) (*http.Response, error) {
 	return resp, nil
 }
 
-// discard drains and closes resp, a response of the trip that nobody
-// will read (an attempt a retry policy retries), now. If resp is the
-// trip's first, which it is unless a layer below the Retry got several
-// (a Hedge), the trip forgets it, so that end does not close it again;
-// one among the others is closed again at the end, which does nothing.
+// discard drains and closes resp, a response nobody will read (a retried
+// attempt's), now. If it is the trip's first, as it is unless a layer
+// below the Retry got several (a Hedge), the trip forgets it; one among
+// the others is closed again by end, which does nothing.
 func (t *trip) discard(resp *http.Response) {
 	t.mu.Lock()
 	if t.first == resp {
@@ -111,11 +109,8 @@ func (t *trip) discard(resp *http.Response) {
 }
 
 // end takes the stack's answer and discards every response the leaf got
-// that is not the one returned: attempts retried, hedges that lost,
-// responses a layer replaced with an error. If a layer returned a response
-// the leaf never produced (it built a new one), end cannot tell which body
-// that response reads, and closes none. It closes the request's body if no
-// attempt sent it, as a RoundTripper must.
+// but the one returned, unless that one is not the leaf's (see the package
+// doc). It closes the request's body if no attempt sent it.
 func (t *trip) end(resp *http.Response, err error) (*http.Response, error) {
 	if err == nil && resp == nil {
 		err = errNoResponse
@@ -140,9 +135,8 @@ func (t *trip) end(resp *http.Response, err error) (*http.Response, error) {
 	return resp, err
 }
 
-// discardAll discards each response of rs but keep, every one of them even
-// if the Close of one panics: the panic goes on up once the rest are
-// discarded.
+// discardAll discards each response of rs but keep, all of them even if
+// a Close panics: the panic goes on up once the rest are discarded.
 func discardAll(rs []*http.Response, keep *http.Response) {
 	for i, r := range rs {
 		if r != keep {
@@ -151,11 +145,10 @@ func discardAll(rs []*http.Response, keep *http.Response) {
 	}
 }
 
-// maxDrain is the most of a discarded response's body that is read, so
-// that its connection can be used again: only a body that says it is no
-// longer, which has most likely arrived with the headers. Any other is
-// closed unread, which closes its connection, rather than keep the caller
-// waiting for a body nobody wants.
+// maxDrain is the longest declared body a discarded response has drained,
+// so that its connection is reused: one that short has most likely
+// arrived with the headers. Any other is closed unread, closing its
+// connection, rather than keep the caller waiting for a body nobody wants.
 const maxDrain = 4 << 10
 
 // discard drains and closes the body of a response nobody will read.
@@ -214,10 +207,9 @@ func (l *leaf) call(ctx context.Context, req *http.Request) (*http.Response, err
 }
 
 // detached sends req under a context that follows ctx, the call's, until
-// the response's headers are in, and then the request's own context until
-// the body is closed. A layer's context ends when its call returns (a
-// Timeout's, a hedge's): were the body read under it, it would fail as
-// soon as the stack answered.
+// the response's headers are in, and then the request's own until the body
+// is closed: a layer's context ends when its call returns, and a body read
+// under it would fail as soon as the stack answered.
 func (l *leaf) detached(ctx context.Context, t *trip, req *http.Request) (*http.Response, error) {
 	actx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
@@ -225,8 +217,8 @@ func (l *leaf) detached(ctx context.Context, t *trip, req *http.Request) (*http.
 		resp *http.Response
 		err  error
 	)
-	// If the base panics, the attempt's context ends, and stops
-	// following ctx, before the panic goes on up to the caller.
+	// If the base panics, the attempt's context ends before the panic goes
+	// on up.
 	safe.Undo(func() { resp, err = l.base.RoundTrip(req.WithContext(actx)) }, func() {
 		stop()
 		cancel(nil)
@@ -245,9 +237,9 @@ func (l *leaf) detached(ctx context.Context, t *trip, req *http.Request) (*http.
 	return t.add(resp)
 }
 
-// retarget returns a copy of req sent to target's scheme and host. The Host
-// header is host, or if that is "" stays the request's: req.Host, or its
-// URL's host.
+// retarget returns a copy of req sent to target's scheme and host, with
+// host as its Host header, or if that is "" the request's: req.Host, or
+// its URL's host.
 func retarget(req *http.Request, target *url.URL, host string) *http.Request {
 	out := new(http.Request)
 	*out = *req

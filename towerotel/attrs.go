@@ -14,17 +14,16 @@ import (
 )
 
 // DefaultKnownMethods are the HTTP methods a RequestSink records as they
-// are, unless [WithKnownMethods] says otherwise: those of RFC 9110, PATCH
-// and QUERY, as the semantic conventions define "known". A RequestSink
-// reads it when it is made.
+// are, unless [WithKnownMethods] says otherwise: those the semantic
+// conventions call known. A RequestSink reads it when it is made.
 var DefaultKnownMethods = []string{"CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "QUERY", "TRACE"}
 
 // other is the value of a method the RequestSink does not know.
 const other = "_OTHER"
 
 // maxSets is how many attribute sets a RequestSink keeps per protocol: the
-// SDK's default cardinality limit, beyond which the SDK folds new sets
-// into one overflow series anyway.
+// SDK's default cardinality limit, beyond which it folds new sets into one
+// overflow series anyway.
 const maxSets = 2000
 
 // A setKey is what the attribute set of a request depends on, once the
@@ -43,7 +42,7 @@ type setCache struct {
 }
 
 // attributes returns the options that record r with its attributes: a
-// kept set, or one made now, and kept if there is room.
+// kept set, or one made now and kept if there is room.
 func (s *RequestSink) attributes(r *metrics.Request) []metric.RecordOption {
 	k := setKey{status: r.Status, outcome: r.Outcome}
 	if r.Protocol == metrics.HTTPServer {
@@ -73,9 +72,8 @@ func (s *RequestSink) method(m string) string {
 	return other
 }
 
-// rpcMethod returns the rpc.method of a gRPC full method,
-// "/package.Service/Method": "package.Service/Method", or "_OTHER" for
-// none.
+// rpcMethod returns the rpc.method of a gRPC full method: "pkg.Svc/M" for
+// "/pkg.Svc/M", or "_OTHER" for none.
 func rpcMethod(full string) string {
 	if m := strings.TrimPrefix(full, "/"); m != "" {
 		return m
@@ -83,8 +81,8 @@ func rpcMethod(full string) string {
 	return other
 }
 
-// newSet returns the attribute set of the requests of protocol p with the
-// values of k.
+// newSet returns the attribute set of protocol p's requests with k's
+// values.
 func (s *RequestSink) newSet(p metrics.Protocol, k *setKey) attribute.Set {
 	kv := append(make([]attribute.KeyValue, 0, len(s.base)+7), s.base...)
 	var errType string
@@ -113,9 +111,8 @@ func (s *RequestSink) newSet(p metrics.Protocol, k *setKey) attribute.Set {
 	return attribute.NewSet(kv...)
 }
 
-// httpErrorType returns the error.type of an HTTP request answered with
-// status (0: none), or "" for none: the outcome's name if the request was
-// not served, the status if a served request was answered with a 5xx.
+// httpErrorType returns the error.type of an HTTP request (see
+// RequestSink), or "" for none.
 func httpErrorType(status int, out metrics.Outcome) string {
 	if out != metrics.OutcomeServed {
 		return out.String()
@@ -126,14 +123,8 @@ func httpErrorType(status int, out metrics.Outcome) string {
 	return ""
 }
 
-// grpcErrorType returns the error.type of an RPC of protocol p that ended
-// with status code, or "" for none: the status's name if the convention
-// counts it as an error on p's side (on a server, UNKNOWN,
-// DEADLINE_EXCEEDED, UNIMPLEMENTED, INTERNAL, UNAVAILABLE and DATA_LOSS;
-// on a client, any but OK; a code beyond DATA_LOSS's on both); else the
-// outcome's name if the RPC was turned away or ran out of time (shed,
-// throttled, timed_out: a server's RESOURCE_EXHAUSTED is not an error of
-// the convention's, but it is not a success either).
+// grpcErrorType returns the error.type of an RPC of protocol p (see
+// RequestSink), or "" for none.
 func grpcErrorType(p metrics.Protocol, code int, out metrics.Outcome) string {
 	if grpcFailed(p, code) {
 		return grpcCodeName(code)
@@ -146,7 +137,8 @@ func grpcErrorType(p metrics.Protocol, code int, out metrics.Outcome) string {
 }
 
 // grpcFailed reports whether the convention counts status code as an
-// error on p's side.
+// error on p's side: on a client any but OK, on a server the six below,
+// and on both a code gRPC does not define.
 func grpcFailed(p metrics.Protocol, code int) bool {
 	if code == 0 {
 		return false

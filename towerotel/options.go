@@ -23,11 +23,10 @@ type options struct {
 }
 
 // WithAttributes puts attrs on every measurement of the Sink, typically
-// the layer it is given to, so that one meter serves every layer of a
-// stack: attribute.String("layer", "limit"); or on every measurement of
-// the RequestSink, such as the server's name. By default there are none.
-// An attribute of the same key as one the Sink or RequestSink sets itself
-// ([OutcomeKey], the semantic conventions' ones) is overridden by it.
+// the layer it is given to (attribute.String("layer", "limit")), or of the
+// RequestSink, such as the server's name. By default there are none. An
+// attribute with a key the sink sets itself ([OutcomeKey], the semantic
+// conventions' keys) is overridden.
 func WithAttributes(attrs ...attribute.KeyValue) Option {
 	return func(o *options) { o.attrs = append(o.attrs, attrs...) }
 }
@@ -41,11 +40,10 @@ func WithLatencyBuckets(bounds ...float64) Option {
 }
 
 // WithKnownMethods sets the HTTP methods a RequestSink records as they
-// are in [HTTPMethodKey]: any other method is recorded as "_OTHER", so that
-// a client sending made-up methods cannot make series without end. The
-// list replaces the default one, [DefaultKnownMethods], as the semantic
-// conventions require (an empty list records every method as "_OTHER").
-// Methods are case-sensitive. It applies to a RequestSink only.
+// are; any other is recorded as "_OTHER", so that made-up methods cannot
+// make series without end. The list replaces [DefaultKnownMethods], as the
+// semantic conventions require; an empty list records every method as
+// "_OTHER". Methods are case-sensitive. It applies to a RequestSink only.
 func WithKnownMethods(methods ...string) Option {
 	methods = slices.Clone(methods)
 	if methods == nil {
@@ -58,12 +56,11 @@ func WithKnownMethods(methods ...string) Option {
 }
 
 // WithProtocols sets the protocols whose request counts ([RequestsName])
-// a RequestSink reports from its construction, at zero for every outcome.
-// The others' appear, at zero for every outcome but the first request's,
-// with their first request. The default is every protocol: a program that
-// serves HTTP only, and does not want to see the gRPC ones at zero, says
-// WithProtocols(metrics.HTTPServer). It applies to a RequestSink only, and
-// panics if a protocol is not one of package metrics' constants.
+// a RequestSink reports from its construction, at zero; the others' appear
+// with their first request. The default is every protocol; a program that
+// serves HTTP only says WithProtocols(metrics.HTTPServer). It applies to a
+// RequestSink only, and panics if a protocol is not one of package
+// metrics' constants.
 func WithProtocols(protocols ...metrics.Protocol) Option {
 	for _, p := range protocols {
 		if p == 0 || int(p) >= metrics.NumProtocols {
@@ -80,8 +77,8 @@ func WithProtocols(protocols ...metrics.Protocol) Option {
 	}
 }
 
-// apply applies opts over the defaults, and returns an error naming fn
-// and the position of a nil option.
+// apply applies opts over the defaults, or returns an error naming fn and
+// the position of a nil option.
 func apply(fn string, opts []Option) (options, error) {
 	o := options{buckets: DefaultLatencyBuckets}
 	for i, opt := range opts {

@@ -14,17 +14,15 @@ import (
 	"github.com/towergo/tower/towerotel/internal/stripe"
 )
 
-// The instruments a RequestSink records to: the duration histograms of
-// OpenTelemetry's semantic conventions (version 1.43.0: HTTP stable, RPC
-// release candidate), one per protocol, and a counter of requests by
-// protocol and outcome.
+// The instruments a [RequestSink] records to: a duration histogram per
+// protocol, and a counter of requests.
 const (
 	// HTTPServerDurationName is the duration of the requests a
 	// towerhttp.Handler served or refused, in seconds.
 	HTTPServerDurationName = "http.server.request.duration"
 	// RPCServerDurationName is the duration of the RPCs a towergrpc
-	// server interceptor served or refused, in seconds: a stream's whole
-	// life.
+	// server interceptor served or refused, in seconds (a stream's whole
+	// life).
 	RPCServerDurationName = "rpc.server.call.duration"
 	// RPCClientDurationName is the duration of the RPCs made through a
 	// towergrpc client interceptor, in seconds.
@@ -47,37 +45,22 @@ var durations = [metrics.NumProtocols]instrument{
 	metrics.GRPCClient: {RPCClientDurationName, "s", "Measures the duration of an outgoing Remote Procedure Call (RPC)."},
 }
 
-// RequestSink is a [metrics.RequestSink] that records the requests of the
+// RequestSink is a [metrics.RequestSink] that records each request of the
 // HTTP and gRPC adapters as OpenTelemetry's semantic conventions, version
-// 1.43.0, have them: each request's duration, in seconds, in the
-// histogram of its protocol, with the attributes of the convention (see
-// the package doc for the table, and for what error.type holds) and
-// [OutcomeKey]. A Prometheus exporter shows them as
-// http_server_request_duration_seconds, rpc_server_call_duration_seconds
-// and rpc_client_call_duration_seconds.
+// 1.43.0 (HTTP stable, RPC release candidate), have it: its duration in
+// seconds, in its protocol's histogram, with the convention's attributes
+// (see the package doc) and [OutcomeKey].
 //
-// The histograms' counts are the requests, by outcome, method, route and
-// status: the one instrument serves the requests, errors and duration of
-// a RED dashboard, and a latency panel filters tower_outcome="served".
-// But a histogram has a series only for the attribute sets it has
-// recorded, and the routes a request may take are not known in advance,
-// so the RequestSink also counts requests by protocol and outcome alone,
-// in the Int64ObservableCounter [RequestsName], whose series are there
-// from the first collection after NewRequestSink, at zero, for each
-// outcome of each protocol [WithProtocols] names (by default all three):
-// the ones a rate() alert on the share of requests shed uses.
-//
-// Each request's attributes are made into an attribute.Set once per set of
-// values, and kept, so that a request of a route and status seen before
-// allocates nothing. The values a client chooses are bounded first: an
-// HTTP method the RequestSink does not know ([WithKnownMethods]) is
-// "_OTHER". The routes are the patterns of a ServeMux, as many as the
-// program registered, and gRPC methods those of the services registered
-// (grpc-go answers an unknown one before any interceptor); a program
-// whose routes grow without end (an UnknownServiceHandler passing any
-// method through) has its sets kept up to 2000 per protocol, the SDK's
-// default cardinality limit, beyond which each request of a new set
-// allocates its set.
+// A histogram has series only for the attribute sets it recorded, and
+// routes are not known in advance, so requests are also counted by
+// protocol and outcome in [RequestsName], at zero from the first
+// collection for the protocols of [WithProtocols]: use it for rate()
+// alerts. Attribute sets are kept, so a request of a set seen before
+// allocates nothing, up to 2000 per protocol (the SDK's default
+// cardinality limit; beyond, each request of a new set makes its own).
+// Make the meter with
+// metric.WithSchemaURL("https://opentelemetry.io/schemas/1.43.0") to say
+// which version of the conventions its instruments follow.
 //
 // A RequestSink is safe for concurrent use. Close it when it is no longer
 // used, so that its callback stops reporting. Its zero value is not
@@ -96,12 +79,11 @@ type RequestSink struct {
 
 var _ metrics.RequestSink = (*RequestSink)(nil)
 
-// NewRequestSink makes the RequestSink's instruments with meter, registers
-// the callback that reports its counts, and returns it. Making them again
-// returns the ones already made, as the SDK does for instruments of one
-// name, kind and unit. NewRequestSink returns an error if meter fails to
-// make one or to register the callback, or if an option is nil. It panics
-// if meter is nil, or holds a nil pointer.
+// NewRequestSink makes the RequestSink's instruments with meter (sharing
+// those already made, as NewSink does), registers the callback that
+// reports its counts, and returns it. It returns an error if meter fails
+// to make an instrument or register the callback, or if an option is nil.
+// It panics if meter is nil, or holds a nil pointer.
 func NewRequestSink(meter metric.Meter, opts ...Option) (*RequestSink, error) {
 	if isnil.Is(meter) {
 		panic("towerotel.NewRequestSink: nil meter")
@@ -148,8 +130,8 @@ func NewRequestSink(meter metric.Meter, opts ...Option) (*RequestSink, error) {
 	return s, nil
 }
 
-// prepare makes the attribute sets of the request counts, and marks the
-// protocols whose counts are reported from the start.
+// prepare makes the request counts' attribute sets, and marks the
+// protocols reported from the start.
 func (s *RequestSink) prepare(o options) {
 	for p := metrics.Protocol(1); int(p) < metrics.NumProtocols; p++ {
 		for out := metrics.Outcome(1); int(out) < metrics.NumOutcomes; out++ {
@@ -195,10 +177,9 @@ func (s *RequestSink) ObserveRequest(r metrics.Request) {
 	s.durations[p].Record(context.Background(), r.Latency.Seconds(), s.attributes(&r)...)
 }
 
-// Close unregisters the callback that reports the RequestSink's counts.
-// They are no longer reported after it; its durations still are, if it
-// goes on being used. Close is idempotent, and safe to call at the same
-// time as any other method.
+// Close unregisters the callback that reports the RequestSink's counts;
+// its durations are still recorded if it goes on being used. Close is
+// idempotent, and safe to call concurrently with any other method.
 func (s *RequestSink) Close() error {
 	return s.reg.close()
 }

@@ -15,9 +15,7 @@ import (
 	"github.com/towergo/tower/towerotel/internal/stripe"
 )
 
-// The instruments a Sink records to. Up-down counters for the kinds that
-// go up and down, counters for the others and for the calls by outcome,
-// and a histogram for latencies.
+// The instruments a [Sink] records to.
 const (
 	InFlightName  = "tower.inflight"
 	WaitingName   = "tower.waiting"
@@ -38,15 +36,16 @@ const (
 
 // OutcomeKey is the attribute that says how a call or a request ended, as
 // [metrics.Outcome.String] names it: "served", "error", "shed",
-// "throttled", "timed_out" or "canceled". A Sink puts it on each latency
-// and each count of calls; a RequestSink on each duration and each count
-// of requests. A dashboard of latencies filters tower_outcome="served".
+// "throttled", "timed_out" or "canceled". A Sink puts it on latencies and
+// call counts, a RequestSink on durations and request counts. A latency
+// panel filters tower_outcome="served", so that calls shed in microseconds
+// do not pull its percentiles down.
 const OutcomeKey = attribute.Key("tower.outcome")
 
-// DefaultLatencyBuckets are the latency histogram's bucket boundaries, in
+// DefaultLatencyBuckets are the latency histograms' bucket boundaries, in
 // seconds, unless [WithLatencyBuckets] says otherwise: OpenTelemetry's
-// advice for HTTP request and RPC call durations, from 5ms to 10s. (The
-// SDK's own default, 0 to 10000, is meant for milliseconds.)
+// advice for HTTP and RPC durations. (The SDK's own default is meant for
+// milliseconds.)
 var DefaultLatencyBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10}
 
 // instrument describes the instrument of one Kind.
@@ -71,39 +70,25 @@ var instruments = [metrics.NumKinds]instrument{
 }
 
 // Sink is a [metrics.Sink] that reports to OpenTelemetry instruments: an
-// Int64ObservableUpDownCounter each for InFlight, Waiting, Queued,
-// Excluded, Limit, Open and Ejected, an Int64ObservableCounter each for
-// Shed, TimedOut, Retried, Hedged, Tripped and Throttled, an Int64ObservableCounter of calls by outcome ([CallsName]), and
-// a Float64Histogram of latencies in seconds ([LatencyName]). Every
-// measurement carries the attributes given with [WithAttributes], fixed
-// when the Sink is made; the calls and the latencies also carry
-// [OutcomeKey], so that the latencies of served calls are kept apart from
-// those of calls shed or failed at once.
+// Int64ObservableUpDownCounter for each Kind that goes up and down
+// (InFlight, Waiting, Queued, Excluded, Limit, Open, Ejected), an
+// Int64ObservableCounter for each other Kind and one of calls by outcome
+// ([CallsName]), and a Float64Histogram of latencies in seconds
+// ([LatencyName]). Every measurement carries the attributes of
+// [WithAttributes]; calls and latencies also carry [OutcomeKey]. Two Sinks
+// of one meter need different attributes, or they report the same series.
 //
-// Every counter is there from the first collection after NewSink, at
-// zero: each kind's, and the calls' for each of the six outcomes, so that
-// a rate() over them, or an alert on the share of calls shed, has a
-// series before the first call is shed. A Sink given to one middleware
-// reports the kinds that middleware never reports all the same, at zero.
-// The latency histogram is the exception: the OpenTelemetry SDK has a
-// histogram's series only for the attribute sets it has recorded, so its
-// series of an outcome appears with the first call of that outcome. Its
-// count is the number of calls of that outcome; count on [CallsName] in
-// alerts, which is there from the start.
+// Every counter, each Kind's and the calls' for each outcome, is reported
+// at zero from the first collection after NewSink, also for kinds its
+// middleware never reports. The latency histogram's series of an outcome
+// appears only with the first call of that outcome (the SDK cannot make a
+// histogram series at zero): alert on [CallsName].
 //
-// Counts are kept in the Sink, one atomic counter per Kind and per
-// Outcome spread over cache lines, and reported by a callback when the
-// meter's reader collects: so an Add on the request path is one atomic
-// addition, where a synchronous instrument's would look its attribute set
-// up first, and CPUs adding at once do not take turns on one line. A
+// Counts are kept in the Sink, striped over cache lines, and reported by a
+// callback when the reader collects: Add is one atomic addition, and a
 // report taken while requests come and go may be off by those in flight.
-// A latency goes to the histogram at once, as histograms have no
-// observable form, with the attribute set of its outcome made when the
-// Sink was: it allocates nothing either.
-//
-// Measurements carry no request context, so no exemplars. Two Sinks of
-// one meter should have different attributes: both report their own
-// counts for their attribute set.
+// Latencies are recorded at once, with attribute sets made by NewSink.
+// Measurements carry no request context, so no exemplars.
 //
 // A Sink is safe for concurrent use. Close it when it is no longer used,
 // so that its callback stops reporting. Its zero value is not usable; call
@@ -121,13 +106,12 @@ type Sink struct {
 
 var _ metrics.Sink = (*Sink)(nil)
 
-// NewSink makes the Sink's instruments with meter, registers the callback
-// that reports its counts, and returns it. Making the same instruments
-// again, for the Sink of another layer, returns the ones already made, as
-// the SDK does for instruments of one name, kind and unit. NewSink returns
-// an error if meter fails to make one or to register the callback, if an
-// option is nil, or if an option applies to a RequestSink only. It panics
-// if meter is nil, or holds a nil pointer.
+// NewSink makes the Sink's instruments with meter (the Sinks of other
+// layers share them, as the SDK returns the instrument already made for a
+// name, kind and unit), registers the callback that reports its counts,
+// and returns it. It returns an error if meter fails to make an instrument
+// or register the callback, if an option is nil, or if an option applies
+// to a RequestSink only. It panics if meter is nil, or holds a nil pointer.
 func NewSink(meter metric.Meter, opts ...Option) (*Sink, error) {
 	if isnil.Is(meter) {
 		panic("towerotel.NewSink: nil meter")
@@ -206,8 +190,8 @@ func (s *Sink) report(ob metric.Observer, observable *[metrics.NumKinds]metric.I
 		}
 		n := s.kinds[k].Load()
 		if n < 0 && metrics.Kind(k).UpDown() {
-			// Read while requests came and went: the count is never
-			// below zero, so neither is the report.
+			// Read while requests came and went: the true count is
+			// never below zero.
 			n = 0
 		}
 		ob.ObserveInt64(obs, n, s.observe...)
@@ -235,16 +219,15 @@ func (s *Sink) Observe(latency time.Duration, outcome metrics.Outcome) {
 	s.latency.Record(context.Background(), latency.Seconds(), s.record[outcome]...)
 }
 
-// Close unregisters the callback that reports the Sink's counts. The
-// Sink's counts are no longer reported after it; its latencies still are,
-// if it goes on being used. Close is idempotent, and safe to call at the
-// same time as any other method.
+// Close unregisters the callback that reports the Sink's counts; its
+// latencies are still recorded if it goes on being used. Close is
+// idempotent, and safe to call concurrently with any other method.
 func (s *Sink) Close() error {
 	return s.reg.close()
 }
 
-// registration is a callback's registration, which Close unregisters
-// once, whoever calls it and however often.
+// registration is a callback's registration, unregistered once however
+// often close is called.
 type registration struct {
 	mu sync.Mutex
 	r  metric.Registration // nil once closed

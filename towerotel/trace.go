@@ -17,9 +17,8 @@ import (
 // The spans a Tracer records, each a child of the span in the context of
 // the request it is about.
 const (
-	// ReadySpanName is a wait in Ready, as the trace layer of
-	// [NewTraceLayer] times it: from the call of the inner service's
-	// Ready to its return.
+	// ReadySpanName is a wait in Ready, from the trace layer's call of the
+	// inner service's Ready to its return.
 	ReadySpanName = "tower.ready"
 	// QueueSpanName is a request's time in a Buffer's queue, from when it
 	// queued to when it got the inner permit, or left without it.
@@ -29,9 +28,9 @@ const (
 	// service records for the retry is its child.
 	RetrySpanName = "tower.retry"
 	// HedgeSpanName is the hedge a Hedge sends, from the end of its delay
-	// to its answer, or to its cancellation when the original answers
-	// first: its Ready and Call. What the inner service records for the
-	// hedge is its child.
+	// to its answer, or its cancellation when the original answers first:
+	// its Ready and Call. What the inner service records for the hedge is
+	// its child.
 	HedgeSpanName = "tower.hedge"
 )
 
@@ -50,18 +49,16 @@ const (
 	DelayKey = attribute.Key("tower.hedge.delay")
 )
 
-// Tracer is a [metrics.Tracer] that records OpenTelemetry spans: the
-// waits it hears of as spans of [ReadySpanName] and [QueueSpanName], with
-// the times the middleware measured, and each attempt as a span of
-// [RetrySpanName] or [HedgeSpanName], with [AttemptKey] and the delay
-// before it, under which the attempt runs. Each is a child of the span in
-// the context it is given; a wait or an attempt that ended with an error
-// has that error recorded, and the status Error.
+// Tracer is a [metrics.Tracer] that records OpenTelemetry spans: each wait
+// as a span of [ReadySpanName] or [QueueSpanName], with the times the
+// middleware measured, and each attempt as a span of [RetrySpanName] or
+// [HedgeSpanName], under which the attempt runs. Each is a child of the
+// span in the context it is given; one that ended with an error has it
+// recorded, and the status Error.
 //
-// The trace layer of [NewTraceLayer] puts a Tracer in the context of each
-// request it traces; [metrics.WithTracer] puts one in a context by hand.
-// A Tracer is safe for concurrent use. Its zero value is not usable; call
-// [NewTracer].
+// [NewTraceLayer] puts a Tracer in the context of each request it traces;
+// [metrics.WithTracer] puts one in a context by hand. A Tracer is safe for
+// concurrent use. Its zero value is not usable; call [NewTracer].
 type Tracer struct {
 	tracer trace.Tracer
 	attrs  []attribute.KeyValue
@@ -83,9 +80,8 @@ func WithSpanAttributes(attrs ...attribute.KeyValue) TraceOption {
 	return func(o *traceOptions) { o.attrs = append(o.attrs, attrs...) }
 }
 
-// NewTracer returns a Tracer that records its spans with tracer, and
-// opts. It panics if tracer is nil (or holds a nil pointer), or if an
-// option is nil.
+// NewTracer returns a Tracer that records its spans with tracer. It panics
+// if tracer is nil (or holds a nil pointer), or if an option is nil.
 func NewTracer(tracer trace.Tracer, opts ...TraceOption) *Tracer {
 	return newTracer("towerotel.NewTracer", tracer, opts)
 }
@@ -161,17 +157,13 @@ func failed(span trace.Span, err error) {
 	}
 }
 
-// NewTraceLayer returns a Layer that traces the requests that pass
-// through it with a recording span in their context (a sampled one): it
-// records each one's wait in Ready as a span of [ReadySpanName], and puts
-// a [Tracer] in the context of its Call, so that the Buffers, Retries and
-// Hedges below record their queueing, retries and hedges. Put it
-// outermost, where the caller's span is, to see the whole wait for
-// capacity; lower, it sees the wait of the layers below it.
-//
-// A request without a recording span passes through it as through a
-// permit's wrapper: no clock reading, no allocation. One with a span
-// costs the spans and a context for its Call.
+// NewTraceLayer returns a Layer that traces the requests whose context
+// carries a recording (sampled) span: it records each one's wait in Ready
+// as a span of [ReadySpanName], and puts a [Tracer] in the context of its
+// Call, so that the Buffers, Retries and Hedges below record their
+// queueing, retries and hedges. Put it outermost, where the caller's span
+// is, to see the whole wait for capacity. A request without a recording
+// span reads no clock and allocates nothing.
 //
 // NewTraceLayer panics if tracer is nil (or holds a nil pointer), or if an
 // option is nil. Req and Res are the request and response types.
@@ -193,8 +185,7 @@ type traced[Req, Res any] struct {
 }
 
 // Ready waits for the inner service and wraps its permit, so that Call
-// can hand the Tracer down; with a recording span in ctx, it records the
-// wait.
+// can hand the Tracer down, and records the wait if ctx's span records.
 func (s *traced[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	if !trace.SpanFromContext(ctx).IsRecording() {
 		p, err := s.inner.Ready(ctx)
@@ -213,8 +204,7 @@ func (s *traced[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], e
 }
 
 // recordReady records the wait in Ready that started at start and ended
-// with p or err. A panic there goes on up to the caller, after p, if
-// Ready granted it, is released.
+// with p or err. If recording panics, p, if granted, is released first.
 func (s *traced[Req, Res]) recordReady(ctx context.Context, start time.Time, p tower.Permit[Req, Res], err error) {
 	recorded := false
 	defer func() {

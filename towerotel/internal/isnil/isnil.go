@@ -1,20 +1,17 @@
-// Package isnil tells a constructor that a value it was given is no value
-// at all, even when it comes in an interface with a type: a typed nil
-// pointer passed as a tower.Service is not == nil, and would fail later,
-// at the first request, with a nil dereference far from the mistake.
+// Package isnil tells a constructor that a value it was given is nil even
+// when it comes in an interface with a type: a typed nil pointer passed as
+// a tower.Service is not == nil, and would fail at the first request, far
+// from the mistake.
 //
-// It is a copy of the core module's internal/isnil, kept in this module
-// because a module imports no other module's internal packages: those
-// change between the core's releases without notice, and an adapter
-// released against one release of the core must build against the next.
+// It is a copy of the core module's internal/isnil, which may change
+// between the core's releases: this module must build against the next.
 package isnil
 
 import "reflect"
 
 // Is reports whether v is a nil interface, or holds a nil pointer,
-// channel, func or unsafe pointer. A nil slice or map is a value: reading
-// it works, and a type built on one can have methods that do (tower.Stack
-// of no layers is a nil slice that wraps a service in nothing).
+// channel, func or unsafe pointer. A nil slice or map is a value (a
+// tower.Stack of no layers is a nil slice).
 func Is(v any) bool {
 	if v == nil {
 		return true

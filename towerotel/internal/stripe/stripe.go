@@ -1,18 +1,13 @@
 // Package stripe is a counter that goroutines on many CPUs add to at once
-// without taking turns on one cache line: its value is spread over lines,
-// and each goroutine adds to the line its stack's address picks. With one
-// shared counter, every addition moves the line from CPU to CPU, and two
-// CPUs count more slowly than one.
+// without contending on one cache line: its value is spread over lines,
+// and each goroutine adds to the line its stack's address picks.
 //
 // Reading the value sums the lines. A read while additions are under way
-// sees some of them and not others, so an up-down count read then may be
-// off by the additions in flight, even below zero for a moment; once they
-// stop, the read is exact.
+// may be off by those in flight, even below zero for a moment for an
+// up-down count; once they stop, the read is exact.
 //
-// It is a copy of the core module's internal/stripe, kept in this module
-// because a module imports no other module's internal packages: those
-// change between the core's releases without notice, and an adapter
-// released against one release of the core must build against the next.
+// It is a copy of the core module's internal/stripe, which may change
+// between the core's releases: this module must build against the next.
 package stripe
 
 import (
