@@ -7,17 +7,12 @@ import (
 	"github.com/towergo/tower/internal/isnil"
 )
 
-// adapter is the service behind every combinator in this package. Its Ready
-// is the inner service's Ready; the permit it returns wraps the inner permit,
-// and its Call runs the combinator's call step with that inner permit.
-//
-// Req and Res are the types the adapter's callers see; InReq and InRes are
-// the inner service's. A [WrapPool] cannot serve here: it wraps a permit of
-// the same types as the one it issues, and a combinator that changes Req or
-// Res wraps a permit of other types. So the adapter keeps its own pool of
-// records, each with a [Ticket], as a WrapPool does: issuing a permit does
-// not allocate once the pool is warm, and a stale copy of a permit cannot
-// reach a record that went back to the pool.
+// adapter is the service behind every combinator in this package: its
+// permit wraps the inner permit and runs the combinator's call step with
+// it. Req and Res are the types its callers see; InReq and InRes are the
+// inner service's. A [WrapPool] cannot serve here, since it issues permits
+// of the types it wraps, so the adapter keeps its own pool of records with
+// a [Ticket] each, as a WrapPool does.
 type adapter[Req, Res, InReq, InRes any] struct {
 	inner Service[InReq, InRes]
 	// call serves a request with the inner permit. It must call or release
@@ -36,10 +31,9 @@ type adapted[Req, Res, InReq, InRes any] struct {
 	inner Permit[InReq, InRes]
 }
 
-// Ready waits for the inner service and wraps its permit. An error that is
-// ctx.Err() is returned unchanged, as the contract requires, even when the
-// adapter maps readiness errors: the caller compares it with its ctx's error
-// to tell "gave up" from "broken".
+// Ready waits for the inner service and wraps its permit. ctx.Err() is
+// returned unchanged even when the adapter maps readiness errors, so the
+// caller can tell "gave up" from "broken".
 func (a *adapter[Req, Res, InReq, InRes]) Ready(ctx context.Context) (Permit[Req, Res], error) {
 	p, err := a.inner.Ready(ctx)
 	if err != nil {
@@ -63,9 +57,9 @@ func isCtxErr(ctx context.Context, err error) bool {
 	return cerr != nil && err == cerr
 }
 
-// take moves the inner permit out of a redeemed record and returns the
-// record to its pool before any combinator code runs, so nothing that
-// outlives the call can reach it.
+// take moves the inner permit out of a redeemed record and pools the
+// record before any combinator code runs, so nothing that outlives the
+// call can reach it.
 func (rec *adapted[Req, Res, InReq, InRes]) take() Permit[InReq, InRes] {
 	inner := rec.inner
 	rec.inner = Permit[InReq, InRes]{}

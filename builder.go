@@ -5,26 +5,17 @@ import "github.com/towergo/tower/internal/isnil"
 // A Builder collects layers, the first added outermost, and applies them to a
 // service. It is an immutable value: Layer returns a new Builder and leaves
 // the receiver as it was, so a partly built stack can be shared and extended
-// in different ways. A Builder is itself a [Layer].
-//
-// Each layer given to Layer takes its own type arguments. For the middleware
-// of this module, package stack has a Builder with a method for each, so that
-// the type arguments are given once:
-//
-//	svc := stack.New[string, string]().
-//		Timeout(150 * time.Millisecond).
-//		ConcurrencyLimit(1).
-//		Service(handler)
-//
-// Its Layer method takes any other layer, as this Builder's does.
+// in different ways. A Builder is itself a [Layer]. Package stack's Builder
+// has a method for each middleware of this module, so that the type
+// arguments are given once.
 //
 // The zero Builder is ready to use and applies no layers.
 type Builder[Req, Res any] struct {
 	layers []Layer[Req, Res]
 }
 
-// NewBuilder returns an empty Builder. It exists so that the type arguments
-// can be given once, at the start of a chain.
+// NewBuilder returns an empty Builder, so that the type arguments are given
+// once, at the start of a chain.
 func NewBuilder[Req, Res any]() Builder[Req, Res] { return Builder[Req, Res]{} }
 
 // Layer returns a Builder with l added inside the layers added so far: the

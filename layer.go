@@ -25,9 +25,9 @@ type LayerFunc[Req, Res any] func(inner Service[Req, Res]) Service[Req, Res]
 func (f LayerFunc[Req, Res]) Wrap(inner Service[Req, Res]) Service[Req, Res] { return f(inner) }
 
 // Stack returns a Layer that applies layers in order, the first one
-// outermost: the first layer listed sees the request first, and the last one
-// sits directly around the service being wrapped. Stack with no layers
-// returns the service unchanged.
+// outermost: it sees the request first, and the last one sits directly
+// around the wrapped service. Stack with no layers returns the service
+// unchanged. It panics if a layer is nil.
 func Stack[Req, Res any](layers ...Layer[Req, Res]) Layer[Req, Res] {
 	for i, l := range layers {
 		if isnil.Is(l) {
@@ -39,10 +39,9 @@ func Stack[Req, Res any](layers ...Layer[Req, Res]) Layer[Req, Res] {
 
 type stack[Req, Res any] []Layer[Req, Res]
 
-// Wrap wraps inner in the layers, from the inside out, so that s[0] ends
-// up outermost. It panics, naming the layer, if one returns no service:
-// the mistake would otherwise surface at the first request, as a nil
-// dereference far from the layer that made it.
+// Wrap wraps inner in the layers, s[0] outermost. It panics, naming the
+// layer, if one returns no service, rather than leave a nil dereference
+// for the first request.
 func (s stack[Req, Res]) Wrap(inner Service[Req, Res]) Service[Req, Res] {
 	for i := len(s) - 1; i >= 0; i-- {
 		inner = s[i].Wrap(inner)

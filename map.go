@@ -6,9 +6,8 @@ import (
 )
 
 // MapRequest returns a service that applies f to each request and sends the
-// result to inner: tower's MapRequest. Ready is inner's Ready, and its
-// permit wraps inner's, so readiness, errors and responses pass through
-// unchanged. f runs in Call, on the caller's goroutine.
+// result to inner: tower's MapRequest. Readiness, errors and responses are
+// inner's; f runs in Call, on the caller's goroutine.
 //
 // Req is the request type of the returned service, InReq that of inner, and
 // Res the response type of both. The returned service is safe for
@@ -35,9 +34,8 @@ func MapRequestLayer[Req, Res any](f func(Req) Req) Layer[Req, Res] {
 }
 
 // MapResponse returns a service that applies f to each response of inner:
-// tower's MapResponse. f runs only when the call succeeds; an error from
-// the call is returned unchanged, with the zero Res2. Ready is inner's
-// Ready, and its permit wraps inner's.
+// tower's MapResponse. f runs only when the call succeeds; errors are
+// returned unchanged, with the zero Res2.
 //
 // Req is the request type, Res the response type of inner, and Res2 that of
 // the returned service. The returned service is safe for concurrent use if
@@ -73,15 +71,12 @@ func MapResponseLayer[Req, Res any](f func(Res) Res) Layer[Req, Res] {
 // request's goroutine if f returns nil (use [MapResult] to turn an error
 // into a response). Responses pass through unchanged.
 //
-// One error is never passed to f: the ctx.Err() that Ready returns when its
-// ctx ends while it waits. The contract requires Ready to return that error
-// unchanged, and callers rely on it to tell a caller who gave up from a
-// service that is broken for good: [ReadyNow] does, and so do a load
-// shedder and a buffer's worker. Any other error from Ready, one that
-// means the inner service is broken, goes through f, even if ctx has ended
-// meanwhile. Errors from Call
-// all go through f, including the call's ctx error, which f may wrap or
-// replace; a wrapping f (fmt.Errorf with %w) keeps errors.Is working.
+// The ctx.Err() that Ready returns when its ctx ends is never passed to f:
+// the contract requires it unchanged, so that callers ([ReadyNow], a load
+// shedder, a buffer's worker) can tell a caller who gave up from a broken
+// service. Any other Ready error goes through f, even if ctx has ended
+// meanwhile, and so does every Call error, the call's ctx error included;
+// a wrapping f (fmt.Errorf with %w) keeps errors.Is working.
 //
 // Req and Res are the request and response types. The returned service is
 // safe for concurrent use if f is. It panics if inner or f is nil.
@@ -116,12 +111,11 @@ func MapErrLayer[Req, Res any](f func(error) error) Layer[Req, Res] {
 	})
 }
 
-// MapResult returns a service that applies f to the whole outcome of each
-// call of inner, response and error: tower's MapResult. f runs after every
-// call, failed or not, and may turn an error into a response or a response
-// into an error. An error from Ready is not passed to f: it means the inner
-// service is broken (or the caller gave up) and is returned unchanged, as
-// tower converts it without calling f. Use [MapErr] to map it.
+// MapResult returns a service that applies f to the outcome of each call
+// of inner, response and error: tower's MapResult. f runs after every
+// call, failed or not, and may turn an error into a response or back. An
+// error from Ready is returned unchanged, not passed to f, as in tower;
+// use [MapErr] to map it.
 //
 // Req is the request type, Res the response type of inner, and Res2 that of
 // the returned service. The returned service is safe for concurrent use if

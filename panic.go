@@ -3,19 +3,15 @@ package tower
 import "fmt"
 
 // A PanicError is a panic in user code that ran on a goroutine this module
-// started, recovered and handed as an error to the callers it concerns:
-// the Ready of an inner service on a Buffer's worker, the Call of an
-// abandoned call in a Timeout's Abandon mode, a maker on a Reconnect's
-// connect goroutine, and so on. A panic on the caller's own goroutine is
-// not turned into a PanicError: it goes on up to the caller, as any panic
-// does, once the middleware it crosses have given back what they held.
+// started (an inner Ready on a Buffer's worker, an abandoned call of a
+// Timeout, a Reconnect's maker), recovered and handed as an error to the
+// callers it concerns. A panic on the caller's own goroutine stays a panic;
+// see the package doc.
 //
-// A middleware that meets a PanicError where the contract speaks of a
-// failure treats it as one: a panic in an inner service's Ready is that
-// service failing its readiness, so a Buffer over it is broken for good
-// and every later caller gets the same PanicError, wrapped in the Buffer's
-// error. Reach it with errors.As; errors.Is reaches the panic value
-// through it when that value is an error.
+// A middleware treats a PanicError as the failure it stands for: after a
+// panic in an inner Ready, a Buffer is broken for good and every later
+// caller gets the same PanicError, wrapped in the Buffer's error. Reach it
+// with errors.As; errors.Is reaches the panic value when it is an error.
 type PanicError struct {
 	// Where says what panicked and on which goroutine, such as "the inner
 	// service's Ready, on a Buffer's worker".
@@ -24,9 +20,8 @@ type PanicError struct {
 	// goroutine with runtime.Goexit, which cannot be recovered, it is an
 	// error that says so.
 	Value any
-	// Stack is the stack of the goroutine that panicked, as
-	// runtime/debug.Stack formats it, taken when the panic was recovered:
-	// it shows where the panic was raised.
+	// Stack is the panicking goroutine's stack, as runtime/debug.Stack
+	// formats it at recovery: it shows where the panic was raised.
 	Stack []byte
 }
 

@@ -11,16 +11,13 @@ const usedPermit = "tower: Call on a Permit that was already called or released 
 
 // A Permit is a reservation of capacity for exactly one request, returned by
 // [Service.Ready]. Call it to send the request, or Release it to give the
-// capacity back; see the package doc for the rules.
-//
-// Call and Release have pointer receivers and empty the variable they are
-// called on, so a second Call through the same variable panics and a
-// deferred Release after Call does nothing.
+// capacity back; see the package doc for the rules. Call and Release empty
+// the variable they are called on, so a second Call through it panics and
+// a deferred Release after Call does nothing.
 //
 // The zero Permit holds nothing: Release does nothing and Call panics.
-// A Permit is a small value (three words) and getting one need not allocate.
-// Req is the request type and Res the response type of the service that
-// issued it.
+// A Permit is a small value and getting one need not allocate. Req and Res
+// are the request and response types of the service that issued it.
 type Permit[Req, Res any] struct {
 	r     Reserver[Req, Res]
 	token uint64
@@ -61,11 +58,10 @@ func (p *Permit[Req, Res]) Release() {
 }
 
 // Split empties p and returns the Reserver and token it carried, for a
-// middleware that keeps the permit of the service inside it as two fields
-// and puts the token in its own permit. [NewPermit] puts them back
-// together. Split of an empty Permit returns a nil Reserver. Like Call and
-// Release, it moves the reservation out of this variable only: copies of p
-// still carry it, and the Reserver refuses all but the first use.
+// middleware that keeps an inner permit as two fields; [NewPermit] puts
+// them back together. Split of an empty Permit returns a nil Reserver.
+// Like Call and Release, it empties this variable only: copies of p still
+// carry the reservation, and the Reserver refuses all but the first use.
 func (p *Permit[Req, Res]) Split() (Reserver[Req, Res], uint64) {
 	r, token := p.r, p.token
 	*p = Permit[Req, Res]{}
@@ -76,13 +72,11 @@ func (p *Permit[Req, Res]) Split() (Reserver[Req, Res], uint64) {
 // it was issued and has not been called or released through it.
 func (p *Permit[Req, Res]) Held() bool { return p.r != nil }
 
-// A Reserver serves the permits a [Service] issues with [NewPermit]. A
-// Reserver usually keeps a record per outstanding reservation, and the token
-// a permit carries tells the Reserver which record, and which use of that
-// record, the permit stands for: a stale copy of a permit carries a token
-// that is no longer current.
-//
-// Implementations must be safe for concurrent use.
+// A Reserver serves the permits a [Service] issues with [NewPermit]. It
+// usually keeps a record per outstanding reservation; a permit's token
+// names the record and which use of it the permit stands for, so a stale
+// copy carries a token that is no longer current. Implementations must be
+// safe for concurrent use.
 type Reserver[Req, Res any] interface {
 	// CallReserved serves req under the reservation identified by token,
 	// consuming it. If token is not current (the permit was already called
@@ -96,9 +90,9 @@ type Reserver[Req, Res any] interface {
 
 // A Ticket is a generation counter that makes a reservation record safe to
 // reuse. The owner issues a permit with the record's current [Ticket.Token];
-// the first use of the permit redeems that token, which moves the ticket on,
-// so every older copy of the permit is refused. Tokens never repeat within a
-// Ticket, so a record can go back to a pool as soon as it is redeemed.
+// the first use redeems that token and moves the ticket on, so every other
+// copy of the permit is refused. Tokens never repeat within a Ticket, so a
+// record can go back to a pool as soon as it is redeemed.
 //
 // The zero Ticket is ready to use. A Ticket is safe for concurrent use and
 // must not be copied after first use.

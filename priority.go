@@ -8,14 +8,12 @@ import (
 
 // A Priority says how much a request matters when a service is near its
 // capacity: middleware that admits requests (package adaptive's limit)
-// serves the higher priorities first and turns the lower ones away first,
-// without starving any completely. A request's priority travels in its
-// context, put there by [WithPriority] and read by [PriorityFrom], so that
-// every layer of a stack, and the adapters that read it from a header or
-// from gRPC metadata, agree on it.
+// serves higher priorities first and sheds lower ones first, without
+// starving any. It travels in the request's context ([WithPriority],
+// [PriorityFrom]), so every layer and the adapters that read it from a
+// header or gRPC metadata agree on it.
 //
-// The zero Priority is [PriorityNormal]: a request nobody marked is
-// normal.
+// The zero Priority is [PriorityNormal], that of an unmarked request.
 type Priority int8
 
 const (
@@ -48,9 +46,8 @@ func (p Priority) String() string {
 func (p Priority) valid() bool { return p >= PriorityLow && p <= PriorityCritical }
 
 // ParsePriority returns the priority named s, as [Priority.String] names
-// it: "low", "normal" or "critical", in any case, for a priority read from
-// a header or from metadata. For any other string it returns
-// PriorityNormal and an error.
+// it, in any case: "low", "normal" or "critical". For any other string it
+// returns PriorityNormal and an error.
 func ParsePriority(s string) (Priority, error) {
 	for i, name := range priorityNames {
 		if strings.EqualFold(s, name) {

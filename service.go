@@ -10,11 +10,10 @@ import (
 // phases: Ready reserves capacity for one request, and the returned
 // [Permit]'s Call sends it. See the package doc for the contract.
 type Service[Req, Res any] interface {
-	// Ready waits until the service can take one more request, reserves what
-	// that request needs, and returns the reservation. If ctx ends first it
-	// returns ctx.Err() unchanged; capacity available without waiting is
-	// granted even when ctx is already done. Any other error means the
-	// service is broken for good.
+	// Ready waits until the service can take one more request and returns
+	// the reservation. If ctx ends first it returns ctx.Err() unchanged,
+	// but capacity free without waiting is granted even then. Any other
+	// error means the service is broken for good.
 	Ready(ctx context.Context) (Permit[Req, Res], error)
 }
 
@@ -38,10 +37,10 @@ func (f funcReserver[Req, Res]) CallReserved(ctx context.Context, _ uint64, req 
 
 func (funcReserver[Req, Res]) ReleaseReserved(uint64) {}
 
-// Call waits for svc to be ready, then calls it with req: the one-shot form
-// of Ready followed by [Permit.Call]. ctx bounds both phases, so a deadline
-// on ctx covers the wait for capacity as well as the call; that is the
-// caller-side deadline no middleware can give (see package timeout).
+// Call waits for svc to be ready, then calls it with req. ctx bounds both
+// phases, so its deadline covers the wait for capacity as well as the
+// call: a caller-side deadline no middleware can give (see package
+// timeout).
 func Call[Req, Res any](ctx context.Context, svc Service[Req, Res], req Req) (Res, error) {
 	p, err := svc.Ready(ctx)
 	if err != nil {
@@ -60,15 +59,15 @@ func ReadyNow[Req, Res any](svc Service[Req, Res]) (Permit[Req, Res], bool, erro
 	return readyNow(svc, doneCtxs[PriorityNormal-PriorityLow])
 }
 
-// ReadyNowFor is [ReadyNow] for the request whose context is ctx: the
-// context passed to Ready is done, and carries ctx's [Priority] and no
-// other value, so that middleware that admits by priority (package
-// adaptive's limit) answers as it would for that request. A LoadShed asks
-// this way. It allocates nothing, unless ctx has a value set with
-// [WithReadyValue]: then the done context carries all of ctx's values.
+// ReadyNowFor is [ReadyNow] for the request whose context is ctx, as a
+// LoadShed asks: the done context passed to Ready carries ctx's
+// [Priority] and no other value, so middleware that admits by priority
+// (package adaptive's limit) answers as it would for that request. It
+// allocates nothing, unless ctx has a value set with [WithReadyValue]:
+// then the done context carries all of ctx's values.
 func ReadyNowFor[Req, Res any](ctx context.Context, svc Service[Req, Res]) (Permit[Req, Res], bool, error) {
-	// One lookup tells both: the priority, and whether a value is marked
-	// (see readyValueCtx).
+	// One lookup gives the priority and whether a value is marked (see
+	// readyValueCtx).
 	switch v := ctx.Value(priorityKey{}).(type) {
 	case Priority:
 		return readyNow(svc, doneCtxs[v-PriorityLow])
@@ -78,12 +77,10 @@ func ReadyNowFor[Req, Res any](ctx context.Context, svc Service[Req, Res]) (Perm
 	return readyNow(svc, doneCtxs[PriorityNormal-PriorityLow])
 }
 
-// WithReadyValue returns a copy of ctx in which key's value is val, as
-// context.WithValue does, and which [ReadyNowFor] passes on whole: the
-// done context it hands Ready then carries all of ctx's values, at the
-// cost of an allocation. It is for a value that middleware below a
-// LoadShed reads in Ready: package balance's Tried, which keeps a retry
-// off the backends its request has tried. key must be comparable.
+// WithReadyValue is context.WithValue for a value that middleware below a
+// LoadShed reads in Ready, such as package balance's Tried: [ReadyNowFor]
+// then passes all of ctx's values to Ready, at the cost of an allocation.
+// key must be comparable; WithReadyValue panics if it is nil.
 func WithReadyValue(ctx context.Context, key, val any) context.Context {
 	if key == nil {
 		panic("tower.WithReadyValue: nil key")
@@ -91,10 +88,9 @@ func WithReadyValue(ctx context.Context, key, val any) context.Context {
 	return &readyValueCtx{ctx, key, val}
 }
 
-// A readyValueCtx holds a value set with WithReadyValue. It answers for
-// the priority with a marked one, so that ReadyNowFor learns from the one
-// lookup it makes for the priority that the context carries such a
-// value; WithPriority under it carries the mark on.
+// A readyValueCtx holds a value set with WithReadyValue. It answers the
+// priority key with a marked priority, so ReadyNowFor's one lookup also
+// tells it that such a value is present; WithPriority keeps the mark.
 type readyValueCtx struct {
 	context.Context
 	key, val any
@@ -133,9 +129,9 @@ func readyNow[Req, Res any](svc Service[Req, Res], done context.Context) (Permit
 	return p, false, err
 }
 
-// doneCtxs are contexts that have always been cancelled, one per priority,
-// made once so that handing one to Ready allocates nothing. The one for
-// PriorityNormal carries no value at all.
+// doneCtxs are cancelled contexts, one per priority, made once so that
+// handing one to Ready allocates nothing. The PriorityNormal one carries
+// no value at all.
 var doneCtxs = func() (c [NumPriorities]context.Context) {
 	for i := range c {
 		c[i] = doneContext{Priority(i) + PriorityLow}

@@ -4,13 +4,10 @@ import "context"
 
 // AndThen returns a service that, when a call of inner succeeds, passes its
 // response to f and returns what f returns: tower's AndThen. f gets the
-// call's ctx, so it may do more work under the request's deadline, such as
-// a second request to another service. When the call fails, f does not run
-// and the error is returned unchanged, with the zero Res2. An error from
-// Ready is returned unchanged.
-//
-// Ready is inner's Ready, and its permit wraps inner's; the reservation on
-// inner is given back when inner's call returns, before f runs.
+// call's ctx, so it may do more work under the request's deadline. When
+// the call fails, f does not run and the error is returned unchanged, with
+// the zero Res2; so is an error from Ready. Inner's reservation is given
+// back when its call returns, before f runs.
 //
 // Req is the request type, Res the response type of inner, and Res2 that of
 // the returned service. The returned service is safe for concurrent use if
@@ -40,14 +37,12 @@ func AndThenLayer[Req, Res any](f func(ctx context.Context, res Res) (Res, error
 	})
 }
 
-// Then returns a service that passes the whole outcome of each call of
-// inner, response and error, to f and returns what f returns: tower's Then.
-// It is [MapResult] with the call's ctx, for an f that may do more work,
-// such as a fallback request when the call failed. An error from Ready is
-// not passed to f and is returned unchanged.
-//
-// Ready is inner's Ready, and its permit wraps inner's; the reservation on
-// inner is given back when inner's call returns, before f runs.
+// Then returns a service that passes the outcome of each call of inner,
+// response and error, to f and returns what f returns: tower's Then. It is
+// [MapResult] with the call's ctx, for an f that may do more work, such as
+// a fallback request. An error from Ready is returned unchanged, not
+// passed to f. Inner's reservation is given back when its call returns,
+// before f runs.
 //
 // Req is the request type, Res the response type of inner, and Res2 that of
 // the returned service. The returned service is safe for concurrent use if

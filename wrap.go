@@ -6,10 +6,9 @@ import (
 )
 
 // A Wrapper is a middleware whose permits wrap the permit of the service
-// inside it. Implementing it means serving a permit's use: a [WrapPool]
-// turns the inner permit into the middleware's own, and calls back here
-// when that permit is called or released, once, with the inner permit,
-// which the Wrapper must then use or give back.
+// inside it. A [WrapPool] issues its permits and calls back here, once per
+// permit, with the inner permit, which the Wrapper must then use or give
+// back.
 type Wrapper[Req, Res any] interface {
 	// CallWrapped serves req for a permit that wrapped inner. It must call
 	// or release inner exactly once before it returns, or hand it to a
@@ -20,10 +19,10 @@ type Wrapper[Req, Res any] interface {
 	ReleaseWrapped(inner Permit[Req, Res])
 }
 
-// A NotedWrapper is a [Wrapper] that keeps a number with each permit: the
-// window a place was taken in, the instant a token was taken at. A
-// [WrapPool] keeps the number in the permit's record, so the middleware
-// needs no record of its own, and hands it back when the permit is used.
+// A NotedWrapper is a [Wrapper] that keeps a number with each permit (the
+// window a place was taken in, the instant a token was taken at). A
+// [WrapPool] keeps it in the permit's record, so the middleware needs no
+// record of its own, and hands it back when the permit is used.
 type NotedWrapper[Req, Res any] interface {
 	// CallNoted is CallWrapped for a permit issued with note.
 	CallNoted(ctx context.Context, inner Permit[Req, Res], note uint64, req Req) (Res, error)
@@ -32,11 +31,9 @@ type NotedWrapper[Req, Res any] interface {
 }
 
 // A WrapPool issues permits that wrap an inner permit, for a [Wrapper] or a
-// [NotedWrapper]. Each
-// outstanding permit uses a small record from a pool, so issuing one does not
-// allocate once the pool is warm, and a [Ticket] in each record refuses stale
-// copies, so a record that went back to the pool cannot be reached through an
-// old permit.
+// [NotedWrapper]. Each outstanding permit uses a pooled record, so issuing
+// one does not allocate once the pool is warm, and a [Ticket] in each
+// record keeps a stale copy from reaching a reused record.
 //
 // The zero WrapPool is ready to use. A WrapPool is safe for concurrent use
 // and must not be copied after first use; embed one in the middleware.
@@ -78,10 +75,8 @@ func (wp *WrapPool[Req, Res]) record() *wrapped[Req, Res] {
 	return rec
 }
 
-// take consumes the record for a redeemed token: it moves the wrappers,
-// the note and the inner permit out and returns the record to its pool
-// before any middleware code runs, so nothing that outlives the call can
-// reach it.
+// take empties a redeemed record and pools it before any middleware code
+// runs, so nothing that outlives the call can reach it.
 func (rec *wrapped[Req, Res]) take() (Wrapper[Req, Res], NotedWrapper[Req, Res], uint64, Permit[Req, Res]) {
 	w, nw, note, inner := rec.w, rec.nw, rec.note, rec.inner
 	rec.w, rec.nw, rec.note, rec.inner = nil, nil, 0, Permit[Req, Res]{}

@@ -40,11 +40,10 @@ var doneCtx = func() context.Context {
 	return ctx
 }()
 
-// init sets b up over d: it applies the changes d has now, synchronously, so
-// that a static list is in place when the constructor returns, and starts
-// the goroutine that applies the rest. A panic in d's Next or in a handler
-// goes up to the constructor's caller, once the endpoints taken in before
-// it have been let go of.
+// init sets b up over d: it applies the changes d has now, so that a static
+// list is in place when the constructor returns, and starts the goroutine
+// that applies the rest. A panic in d's Next or in a handler goes up to the
+// constructor's caller, once the endpoints taken in have been let go of.
 func (b *balancer[K, Req, Res, S]) init(fn string, d discover.Discover[K, S], pick readycache.Picker[S], opts []Option) {
 	if isnil.Is(d) {
 		panic(fn + ": nil Discover")
@@ -141,8 +140,7 @@ func (b *balancer[K, Req, Res, S]) answer() {
 	}
 }
 
-// report logs err, if the balancer has a logger, and hands it to the
-// error handler, if it has one.
+// report logs err and hands it to the error handler, if there are any.
 func (b *balancer[K, Req, Res, S]) report(err error) {
 	logReport[K](b.o.log, err)
 	if b.o.onError != nil {
@@ -205,11 +203,10 @@ func (noEndpoints[Req, Res]) CallReserved(context.Context, uint64, Req) (Res, er
 
 func (noEndpoints[Req, Res]) ReleaseReserved(uint64) {}
 
-// shutdown stops the consumer and empties the cache at once, and waits, as
-// long as ctx lasts, for the consumer and the cache's goroutines to exit.
-// The cache is closed without waiting for the consumer, which may be in a
-// Next that ignores its context: a change it gets then still reaches the
-// cache, and an endpoint inserted into the closed cache goes straight to
+// shutdown stops the consumer and empties the cache at once, then waits, as
+// long as ctx lasts, for their goroutines. The cache is closed without
+// waiting for the consumer, which may be in a Next that ignores its
+// context: an endpoint it inserts into the closed cache goes straight to
 // the removal handler.
 func (b *balancer[K, Req, Res, S]) shutdown(ctx context.Context) error {
 	b.closeOnce.Do(func() {

@@ -8,18 +8,18 @@ import (
 	"github.com/towergo/tower/internal/safe"
 )
 
-// What the discovery goroutine calls user code for. It has no caller to
-// hand a panic to: a panic in Next is reported to the error handler, one
-// in a handler is logged.
+// Where the discovery goroutine runs user code. With no caller to hand a
+// panic to, a panic in Next is reported to the error handler, one in a
+// handler is logged.
 const (
 	whereNext     = "the Discover's Next, on a balancer's discovery goroutine"
 	whereHandlers = "the error or removal handler, on a balancer's discovery goroutine"
 )
 
 // consume applies d's changes until d ends, panics, or the balancer is
-// closed. A panic in d's Next, or a runtime.Goexit there, is reported as a
-// DiscoverError of its PanicError, and ends the discovery: d is in a state
-// no one knows, so the balancer keeps the endpoints it has, as at io.EOF.
+// closed. A panic or runtime.Goexit in d's Next is reported as a
+// DiscoverError of its PanicError and ends the discovery, since d's state
+// is unknown; the balancer keeps its endpoints, as at io.EOF.
 func (b *balancer[K, Req, Res, S]) consume(ctx context.Context, d discover.Discover[K, S]) {
 	defer close(b.done)
 	where, returned := whereNext, false
@@ -64,8 +64,7 @@ func next[K comparable, S any](ctx context.Context, d discover.Discover[K, S]) (
 	return ch, nil, err
 }
 
-// applyOrLog applies one answer of the Discover, as apply does, and reports
-// whether to ask for more. A panic in a handler is logged: the discovery
+// applyOrLog is apply, with a panic in a handler logged: the discovery
 // goes on.
 func (b *balancer[K, Req, Res, S]) applyOrLog(ch discover.Change[K, S], err error) (more bool) {
 	more = true
@@ -76,9 +75,8 @@ func (b *balancer[K, Req, Res, S]) applyOrLog(ch discover.Change[K, S], err erro
 	return more
 }
 
-// stopped reports the end of the discovery by perr: a panic or Goexit in
-// Next, which goes to the error handler, or one in a handler, which is
-// logged.
+// stopped reports the end of the discovery by perr: to the error handler
+// for a panic or Goexit in Next, to the log for one in a handler.
 func (b *balancer[K, Req, Res, S]) stopped(perr *tower.PanicError) {
 	defer b.answer() // the Discover has answered, if only by failing
 	if perr.Where != whereNext {

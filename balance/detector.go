@@ -10,9 +10,8 @@ import (
 	"github.com/towergo/tower/metrics"
 )
 
-// detector is a balancer's outlier detection: it keeps the state of each
-// endpoint, ejects endpoints, and lets them back in. Times are readings of
-// package mono's clock.
+// detector is a balancer's outlier detection: it keeps each endpoint's
+// state, ejects endpoints and lets them back in. Times are package mono's.
 type detector[K comparable] struct {
 	c        outlierConfig
 	sr       bool // the success-rate detector is on
@@ -66,8 +65,8 @@ func (d *detector[K]) add(st *outlierState[K]) {
 	d.eps = append(d.eps, st)
 }
 
-// forget stops watching st, which has left the balancer: it frees its
-// place in the ejected share if it was out.
+// forget stops watching st, which has left the balancer, freeing its place
+// in the ejected share if it was out.
 func (d *detector[K]) forget(st *outlierState[K]) {
 	d.mu.Lock()
 	out := false
@@ -97,8 +96,8 @@ func (d *detector[K]) add1(delta int) {
 }
 
 // record counts the end of a call to st that started in epoch. A call
-// that started before st's last ejection or return, or while st was out,
-// is not counted: an endpoint comes back with a clean slate.
+// that started before st's last ejection or return, or ended while st was
+// out, is not counted: an endpoint comes back with a clean slate.
 func (d *detector[K]) record(st *outlierState[K], epoch uint64, failed bool, err error) {
 	if st.epoch.Load() != epoch || st.out.Load() {
 		return
@@ -150,8 +149,8 @@ func (d *detector[K]) capLocked() int {
 }
 
 // ejectLocked ejects st, which is in, if the share allows, and returns
-// the report of it, or nil. The multiplier first decays by one for each
-// interval st has stayed in since its last ejection ended.
+// the report, or nil. The multiplier first decays by one per interval st
+// has stayed in since its last ejection ended.
 func (d *detector[K]) ejectLocked(st *outlierState[K], now time.Duration, reason EjectionReason) *Ejection[K] {
 	if d.ejected >= d.capLocked() {
 		return nil
@@ -193,9 +192,9 @@ func (d *detector[K]) expireLocked(now time.Duration) int {
 	return n
 }
 
-// announce reports what an ejection or an evaluation did, once the lock
-// is let go of: the metric, the ready cache told to stop offering each
-// endpoint ejected, and the reports.
+// announce reports, without the lock, what an ejection or an evaluation
+// did: the metric, the ready cache told to stop offering each endpoint
+// ejected, and the reports.
 func (d *detector[K]) announce(returned int, evs []*Ejection[K]) {
 	defer d.announceAll(evs)
 	d.add1(-returned)
@@ -222,10 +221,10 @@ func (d *detector[K]) announceOne(ev *Ejection[K]) {
 }
 
 // waitOut waits, as long as ctx lasts, until st is not out, and lets it
-// back in when its time is up. With a done ctx, it only says whether st is
-// out: a return that is due is left to the ready cache's driver, which
-// the cache starts when Ready says no, because the probe may come with the
-// cache's lock held, and the metric must not be reported under it.
+// back in when its time is up. With a done ctx it only says whether st is
+// out: the probe may come with the cache's lock held, under which the
+// metric must not be reported, so a due return is left to the driver the
+// cache starts when Ready says no.
 func (d *detector[K]) waitOut(ctx context.Context, st *outlierState[K]) error {
 	for {
 		until, out := d.outUntil(st, ctx.Err() != nil)

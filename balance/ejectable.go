@@ -9,9 +9,8 @@ import (
 )
 
 // ejectable wraps an endpoint for outlier detection: its permits classify
-// the calls' results, and while it is ejected its Ready waits, so that the
-// ready cache keeps it pending and no picker sees it. It has the inner
-// endpoint's Load, for a P2C (a RoundRobin never asks for it).
+// the calls' results, and while it is ejected its Ready waits. It has the
+// inner endpoint's Load, for a P2C (a RoundRobin never asks for it).
 type ejectable[K comparable, Req, Res any, S tower.Service[Req, Res]] struct {
 	st     outlierState[K]
 	d      *detector[K]
@@ -22,9 +21,8 @@ type ejectable[K comparable, Req, Res any, S tower.Service[Req, Res]] struct {
 }
 
 // initOutlier sets b up to wrap its endpoints for outlier detection, and
-// returns the removal handler to give the cache: it forgets the endpoint
-// in the detector, then calls onRemove, if not nil, with the endpoint
-// unwrapped.
+// returns the cache's removal handler: it forgets the endpoint in the
+// detector, then calls onRemove, if not nil, with the endpoint unwrapped.
 func (b *balancer[K, Req, Res, S]) initOutlier(fn string, onRemove func(K, S)) func(K, S) {
 	c := b.o.outlier
 	failed, ok := c.failure.(func(Res, error) bool)

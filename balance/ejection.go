@@ -31,10 +31,9 @@ func (r EjectionReason) String() string {
 }
 
 // An Ejection reports an endpoint that outlier detection
-// ([WithOutlierDetection]) has ejected. It goes to the error handler
-// ([WithErrorHandler]) and the logger ([WithLogger]) as it happens; the
-// endpoint's return, when its time is up, is not reported (the metric
-// Ejected counts it). K is the Discover's key type.
+// ([WithOutlierDetection]) has ejected, to the error handler and the
+// logger. Its return is not reported (the metric Ejected counts it). K is
+// the Discover's key type.
 type Ejection[K comparable] struct {
 	Key      K              // the endpoint's key
 	Reason   EjectionReason // which detector ejected it

@@ -9,30 +9,23 @@ import (
 	"github.com/towergo/tower/readycache"
 )
 
-// WithLogger makes the balancer log to l what it handles on its own, each
-// once, as it happens:
+// WithLogger makes the balancer log to l, once each, what it handles on
+// its own and no caller sees:
 //
-//   - an endpoint it drops because its Ready failed (or panicked): at
-//     level Warn, with its key as "endpoint" and the failure as "err";
-//   - an error its Discover reports (a failed lookup, say), after which it
-//     carries on with the endpoints it has: Warn, with "err";
-//   - a panic in its Discover's Next, after which it stops asking that
-//     Discover and keeps the endpoints it has: Error, with "err" and the
-//     panic's "stack";
-//   - an endpoint its outlier detection ejects: Warn, with its key as
-//     "endpoint", the "reason", the duration as "for", and the *[Ejection]'s
-//     message as "detail".
+//   - an endpoint dropped because its Ready failed or panicked: Warn, with
+//     its key as "endpoint" and the failure as "err";
+//   - an error of its Discover: Warn, with "err";
+//   - a panic in its Discover's Next: Error, with "err" and "stack";
+//   - an endpoint ejected by outlier detection: Warn, with "endpoint",
+//     "reason", the duration as "for", and the *[Ejection]'s message as
+//     "detail".
 //
-// Requests are not logged: none of these reaches a caller. The handler of
-// [WithErrorHandler], if any, still gets each of them, after the log. A
-// balancer over a DNS Discover of package discover gets that Discover's
-// reports as errors of its own: give a logger to one of the two, not both.
-//
-// The default is no logging: a library does not write to the program's
-// log unasked. The log is written where the error handler is called: a
-// panic in l's handler goes up to the caller of Ready, and on the
-// balancer's goroutines it is logged to log/slog's default logger. It
-// panics if l is nil.
+// The error handler, if any, still gets each, after the log. A balancer
+// gets a DNS Discover's (package discover) reports as errors of its own:
+// give a logger to one of the two, not both. The default is no logging.
+// The log is written where the error handler is called, and a panic in
+// l's handler goes where one in the error handler would. It panics if l
+// is nil.
 func WithLogger(l *slog.Logger) Option {
 	if l == nil {
 		panic("balance.WithLogger: nil logger")
@@ -45,9 +38,8 @@ type logging struct {
 	l *slog.Logger
 }
 
-// logReport logs err, which the balancer is about to report to its error
-// handler: a *readycache.Failed of an endpoint it dropped, or a
-// *DiscoverError.
+// logReport logs err, which the balancer is about to hand its error
+// handler.
 func logReport[K comparable](lg logging, err error) {
 	if lg.l == nil {
 		return

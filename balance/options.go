@@ -18,18 +18,17 @@ var ErrNoEndpoints error = unavailable{errors.New("load balancer has no endpoint
 // Unavailable answers true (see [tower.IsUnavailable]).
 var ErrClosed error = unavailable{errors.New("load balancer closed")}
 
-// A DiscoverError reports an error from the balancer's Discover: a failed
-// lookup, say. The balancer carries on with the endpoints it has. A panic
-// in the Discover's Next on the balancer's goroutine is reported as a
-// DiscoverError whose Err is a *tower.PanicError; the balancer stops
-// asking that Discover for changes then. Its message is tower's, "load
-// balancer discovery error: " and the Discover's.
+// A DiscoverError reports an error from the balancer's Discover, after
+// which the balancer carries on with the endpoints it has. A panic in the
+// Discover's Next on the balancer's goroutine is a DiscoverError whose Err
+// is a *tower.PanicError, after which the balancer stops asking that
+// Discover for changes.
 type DiscoverError struct {
 	Err error
 }
 
-// Error returns "load balancer discovery error: " and the Discover's
-// message.
+// Error returns tower's message: "load balancer discovery error: " and
+// the Discover's.
 func (e *DiscoverError) Error() string { return "load balancer discovery error: " + e.Err.Error() }
 
 // Unwrap returns the Discover's error.
@@ -61,10 +60,9 @@ type options struct {
 
 // WithRand makes a P2C draw its endpoints with r instead of math/rand/v2's
 // global source: give a seeded one for results that repeat. The balancer
-// calls r with its lock held, so r need not be safe for concurrent use, but
-// it must not be shared with anything else. A panic in r goes up to the
-// caller of Ready. RoundRobin ignores it. It panics if r is nil or holds a
-// nil pointer.
+// calls r with its lock held, so r need not be safe for concurrent use,
+// but it must not be shared. A panic in r goes up to the caller of Ready.
+// RoundRobin ignores it. It panics if r is nil or holds a nil pointer.
 func WithRand(r Rand) Option {
 	if isnil.Is(r) {
 		panic("balance.WithRand: nil Rand")
@@ -74,24 +72,22 @@ func WithRand(r Rand) Option {
 
 // WithFailFast makes a balancer with no endpoints at all (none ready, none
 // pending) fail requests at once with ErrNoEndpoints, instead of making
-// them wait until an endpoint is ready. Until the Discover has answered
-// for the first time (a change, an error or its end), requests wait even
-// so: a balancer being built is not empty. The error comes from the
-// permit's Call: Ready succeeds, since an error from Ready would mean the
-// balancer is broken for good, and it is not.
+// them wait. Until the Discover has answered once (a change, an error or
+// its end), requests wait even so. The error comes from the permit's
+// Call: Ready succeeds, since an error from Ready would mean the balancer
+// is broken for good, and endpoints may yet come.
 func WithFailFast() Option {
 	return func(o *options) { o.failFast = true }
 }
 
-// WithErrorHandler makes the balancer call f with what it drops: a
-// *readycache.Failed for each endpoint removed because its Ready failed or
-// panicked, a *[DiscoverError] for each error (or panic) of the
-// Discover, and an *[Ejection] for each endpoint its outlier detection
-// ejects ([WithOutlierDetection]). f is called from the balancer's goroutines and from callers of
-// Ready, without any lock, so it must be safe for concurrent use. A panic
-// in f goes up to the caller of Ready; on the balancer's goroutines, it is
-// logged. By default these errors are dropped, as tower's balancer does
-// (it logs them).
+// WithErrorHandler makes the balancer call f with what it handles on its
+// own: a *readycache.Failed for each endpoint dropped because its Ready
+// failed or panicked, a *[DiscoverError] for each error or panic of the
+// Discover, and an *[Ejection] for each endpoint outlier detection ejects.
+// f is called without any lock, from the balancer's goroutines and from
+// callers of Ready, so it must be safe for concurrent use. A panic in f
+// goes up to the caller of Ready; on the balancer's goroutines, it is
+// logged. By default these errors are dropped.
 func WithErrorHandler(f func(error)) Option {
 	if f == nil {
 		panic("balance.WithErrorHandler: nil handler")
@@ -100,19 +96,18 @@ func WithErrorHandler(f func(error)) Option {
 }
 
 // WithRemovalHandler makes the balancer call f with each endpoint that
-// leaves its set: removed by the Discover, replaced under its key, removed
-// because its Ready failed, or dropped by Close. By then the balancer has
-// released the reservation the endpoint held and no goroutine of its own is
-// using it, so f may close it, as dropping a service ends it in tower.
-// Permits taken from the endpoint before belong to their callers and may
-// still be in use: close it in a way that lets them finish (or fail), as
-// suits the endpoint. f is called from the balancer's goroutines and from
-// callers of Ready and Close, without any lock, so it must be safe for
-// concurrent use. A panic in f goes up to the caller of Ready or Close; on
-// the balancer's goroutines, it is logged.
+// leaves its set: removed by the Discover, replaced under its key, dropped
+// because its Ready failed, or by Close. By then the balancer has released
+// the endpoint's reservation and no goroutine of its own uses it, so f may
+// close it, as dropping a service ends it in tower. Permits taken from it
+// before belong to their callers and may still be in use: close it in a
+// way that lets them finish or fail. f is called without any lock, from
+// the balancer's goroutines and from callers of Ready and Close, so it
+// must be safe for concurrent use. A panic in f goes up to the caller of
+// Ready or Close; on the balancer's goroutines, it is logged.
 //
 // K is the Discover's key type and S the endpoint type: load.Service[Req,
-// Res] for a P2C, tower.Service[Req, Res] for a RoundRobin. The
+// Res] for a P2C, tower.Service[Req, Res] for a RoundRobin; the
 // constructor panics if they are not the balancer's. WithRemovalHandler
 // panics if f is nil.
 func WithRemovalHandler[K comparable, S any](f func(key K, svc S)) Option {
@@ -122,13 +117,13 @@ func WithRemovalHandler[K comparable, S any](f func(key K, svc S)) Option {
 	return func(o *options) { o.onRemove = f }
 }
 
-// WithMetrics makes the balancer report to sink: [metrics.Ejected], +1
-// when its outlier detection ejects an endpoint and -1 when the endpoint
-// comes back or leaves the set while ejected. The sink is called without
-// any lock of the balancer's, on the goroutine where that happens: the
-// caller whose call ended (an ejection), the goroutine waiting for the
-// endpoint (a return), or the one that removed it. By default nothing is
-// reported. It panics if sink is nil, or holds a nil pointer.
+// WithMetrics makes the balancer report to sink [metrics.Ejected]: +1 when
+// outlier detection ejects an endpoint, -1 when the endpoint comes back or
+// leaves the set while ejected. The sink is called without the balancer's
+// locks, on the goroutine where that happens: the caller whose call ended
+// (an ejection), the one waiting for the endpoint (a return), or the one
+// that removed it. By default nothing is reported. It panics if sink is
+// nil or holds a nil pointer.
 func WithMetrics(sink metrics.Sink) Option {
 	if isnil.Is(sink) {
 		panic("balance.WithMetrics: nil sink")

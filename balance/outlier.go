@@ -39,20 +39,19 @@ type outlierConfig struct {
 }
 
 // WithOutlierDetection makes the balancer eject, for a while, an endpoint
-// whose calls fail more than the others': see the package doc's section
-// on outlier detection. failure says whether a call failed, from its
-// response and error: typically err != nil, or a response that says the
-// server failed (a 5xx), and not an error that is the caller's (its
-// context ended, its request was bad). It is called on the caller's
-// goroutine once the call has returned, with no lock held, and must be
-// safe for concurrent use; a panic in it goes up to the caller of Call,
-// with the call already done.
+// whose calls fail more than the others': see the package doc. failure
+// says whether a call failed, from its response and error: typically err
+// != nil or a response that says the server failed (a 5xx), not an error
+// that is the caller's (its context ended, its request was bad). It is
+// called on the caller's goroutine once the call has returned, with no
+// lock held, and must be safe for concurrent use; a panic in it goes up to
+// the caller of Call.
 //
-// The balancer wraps each endpoint to watch its calls; the removal
-// handler ([WithRemovalHandler]) and the error handler still get the
-// endpoint the Discover gave. Res is the balancer's response type: the
-// constructor panics if it is not. WithOutlierDetection panics if failure or an option is nil, or if
-// the maximum ejection time is shorter than the base one.
+// The removal and error handlers still get the endpoint the Discover gave,
+// not the wrapper that watches its calls. Res is the balancer's response
+// type: the constructor panics if it is not. WithOutlierDetection panics
+// if failure or an option is nil, or if MaxEjectionTime is shorter than
+// BaseEjectionTime.
 func WithOutlierDetection[Res any](failure func(res Res, err error) bool, opts ...OutlierOption) Option {
 	const fn = "balance.WithOutlierDetection"
 	if failure == nil {
@@ -76,9 +75,10 @@ func WithOutlierDetection[Res any](failure func(res Res, err error) bool, opts .
 	return func(o *options) { o.outlier = &c }
 }
 
-// ConsecutiveFailures ejects an endpoint at its n-th failed call in a row
-// (a success starts the count again); 0 turns this detector off. The
-// default is 5, Envoy's consecutive_5xx. It panics if n is negative.
+// ConsecutiveFailures ejects an endpoint at the end of its n-th failed call
+// in a row (a success starts the count again); 0 turns this detector off.
+// An endpoint refused for [MaxEjectedShare] stays a candidate: each further
+// failure tries again. The default is 5. It panics if n is negative.
 func ConsecutiveFailures(n int) OutlierOption {
 	if n < 0 {
 		panic(fmt.Sprintf("balance.ConsecutiveFailures: n is %d, want 0 (off) or more", n))
@@ -87,9 +87,9 @@ func ConsecutiveFailures(n int) OutlierOption {
 }
 
 // OutlierInterval is the length of the intervals over which success rates
-// are compared, and the step by which an endpoint's ejection multiplier
-// decays while it stays in. The default is 10s, Envoy's interval. It
-// panics if d is not positive.
+// are compared; an endpoint's ejection multiplier drops by one for each
+// interval it stays in. The default is 10s. It panics if d is not
+// positive.
 func OutlierInterval(d time.Duration) OutlierOption {
 	if d <= 0 {
 		panic(fmt.Sprintf("balance.OutlierInterval: d is %v, want more than 0", d))
@@ -99,8 +99,7 @@ func OutlierInterval(d time.Duration) OutlierOption {
 
 // BaseEjectionTime is how long an endpoint is ejected the first time: its
 // k-th ejection in a row lasts k times as long, up to MaxEjectionTime. The
-// default is 30s, Envoy's base_ejection_time. It panics if d is not
-// positive.
+// default is 30s. It panics if d is not positive.
 func BaseEjectionTime(d time.Duration) OutlierOption {
 	if d <= 0 {
 		panic(fmt.Sprintf("balance.BaseEjectionTime: d is %v, want more than 0", d))
@@ -108,9 +107,9 @@ func BaseEjectionTime(d time.Duration) OutlierOption {
 	return func(c *outlierConfig) { c.base = d }
 }
 
-// MaxEjectionTime caps how long one ejection lasts. The default is 300s,
-// Envoy's max_ejection_time. It panics if d is not positive;
-// WithOutlierDetection panics if it is shorter than BaseEjectionTime.
+// MaxEjectionTime caps how long one ejection lasts. The default is 300s.
+// It panics if d is not positive; WithOutlierDetection panics if it is
+// shorter than BaseEjectionTime.
 func MaxEjectionTime(d time.Duration) OutlierOption {
 	if d <= 0 {
 		panic(fmt.Sprintf("balance.MaxEjectionTime: d is %v, want more than 0", d))
@@ -120,10 +119,8 @@ func MaxEjectionTime(d time.Duration) OutlierOption {
 
 // MaxEjectedShare caps the endpoints ejected at once to this share of the
 // set, rounded down, but lets one out whatever the share (5 endpoints at
-// 0.1 still allow one ejection, as Envoy does), and never the last one in
-// (one endpoint alone is never ejected: there would be nowhere left to
-// send requests). The default is 0.1, Envoy's max_ejection_percent of 10.
-// It panics if r is not in [0, 1].
+// 0.1 still allow one), and never the last one in, so a lone endpoint is
+// never ejected. The default is 0.1. It panics if r is not in [0, 1].
 func MaxEjectedShare(r float64) OutlierOption {
 	if !(r >= 0 && r <= 1) {
 		panic(fmt.Sprintf("balance.MaxEjectedShare: r is %v, want a ratio in [0, 1]", r))
@@ -133,9 +130,8 @@ func MaxEjectedShare(r float64) OutlierOption {
 
 // SuccessRateMinHosts is how many endpoints must have had the request
 // volume in an interval for their success rates to be compared; 0 turns
-// the success-rate detector off. The default is 5, Envoy's
-// success_rate_minimum_hosts: a mean and a deviation over fewer say
-// little. It panics if n is negative.
+// the success-rate detector off. The default is 5. It panics if n is
+// negative.
 func SuccessRateMinHosts(n int) OutlierOption {
 	if n < 0 {
 		panic(fmt.Sprintf("balance.SuccessRateMinHosts: n is %d, want 0 (off) or more", n))
@@ -144,8 +140,8 @@ func SuccessRateMinHosts(n int) OutlierOption {
 }
 
 // SuccessRateRequestVolume is how many calls an endpoint must have ended
-// in an interval for its success rate to count. The default is 100,
-// Envoy's success_rate_request_volume. It panics if n is less than 1.
+// in an interval for its success rate to count. The default is 100. It
+// panics if n is less than 1.
 func SuccessRateRequestVolume(n int) OutlierOption {
 	if n < 1 {
 		panic(fmt.Sprintf("balance.SuccessRateRequestVolume: n is %d, want 1 or more", n))
@@ -153,11 +149,10 @@ func SuccessRateRequestVolume(n int) OutlierOption {
 	return func(c *outlierConfig) { c.volume = n }
 }
 
-// SuccessRateStdevFactor sets how far below the others an endpoint's
-// success rate must be to be an outlier: below the mean minus f standard
-// deviations. The default is 1.9, Envoy's success_rate_stdev_factor of
-// 1900 (Envoy's is in thousandths). It panics if f is not positive and
-// finite.
+// SuccessRateStdevFactor makes an endpoint an outlier when its success
+// rate in an interval is below the mean minus f (population) standard
+// deviations; outliers are ejected at the interval's end, worst first. The
+// default is 1.9. It panics if f is not positive and finite.
 func SuccessRateStdevFactor(f float64) OutlierOption {
 	if !(f > 0 && f <= math.MaxFloat64) {
 		panic(fmt.Sprintf("balance.SuccessRateStdevFactor: f is %v, want a finite number more than 0", f))

@@ -10,27 +10,17 @@ import (
 
 // P2C is a load balancer that sends each request to the less loaded of two
 // ready endpoints drawn at random: the "power of two choices", tower's
-// p2c::Balance. Its endpoints come from a Discover, and each reports its
-// load ([load.Service]): with [load.PeakEwma], a slow endpoint is avoided
-// from its first slow answer.
+// p2c::Balance. Each endpoint reports its load ([load.Service]).
 //
-// Ready waits until an endpoint is ready, then picks among the ready ones:
-// with one, it is the one; with more, two distinct ones are drawn with
-// Floyd's sampling, as tower does, and the one with the lower load wins,
-// the first drawn on a tie. The loads are read with the balancer's lock
-// held: an endpoint's Load must be quick and must not call the balancer. A
-// panic in Load (or in the Rand) goes up to the caller of Ready, with the
-// lock released and nothing taken.
-// Ready returns the chosen endpoint's own permit,
-// which the balancer's ready cache held (package readycache): calling it
-// sends the request straight to the endpoint, and releasing it gives the
-// reservation back to the endpoint. Picking allocates nothing.
-//
-// An endpoint whose Ready fails or panics is dropped, and reported to the
-// error handler ([WithErrorHandler]); it is never an error for the caller. With
-// no endpoint ready, Ready waits, even with none at all, unless the
-// balancer was built [WithFailFast]. Ready fails only with ctx's error, or
-// with ErrClosed once the balancer is closed.
+// Ready picks among the ready endpoints: two distinct ones drawn with
+// Floyd's sampling, the lower load winning and the first drawn on a tie.
+// Loads are read with the balancer's lock held, so an endpoint's Load must
+// be quick and must not call the balancer; a panic in Load or the Rand
+// goes up to the caller of Ready, with the lock released and nothing
+// taken. Ready returns the chosen endpoint's own permit (see the package
+// doc). It fails only with ctx's error, or with ErrClosed once the
+// balancer is closed: an endpoint that fails is dropped, never an error
+// for the caller.
 //
 // A P2C is safe for concurrent use. The zero P2C is not usable; make one
 // with [NewP2C], and Close it when done. K is the Discover's key type, Req
@@ -51,10 +41,9 @@ func NewP2C[K comparable, Req, Res any](d discover.Discover[K, load.Service[Req,
 }
 
 // Ready waits until an endpoint is ready, picks one by the power of two
-// choices, and returns its permit. A ready endpoint is taken even if ctx is
-// already done; otherwise, if ctx ends first, Ready returns ctx.Err()
-// unchanged. Built WithFailFast, a balancer with no endpoints returns at
-// once a permit whose Call fails with ErrNoEndpoints.
+// choices, and returns its permit, as the tower contract says for ctx.
+// Built WithFailFast, a balancer with no endpoints returns at once a
+// permit whose Call fails with ErrNoEndpoints.
 func (p *P2C[K, Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	return p.b.ready(ctx)
 }
@@ -65,27 +54,22 @@ func (p *P2C[K, Req, Res]) Len() int { return p.b.cache.Len() }
 // ReadyLen returns the number of endpoints ready now.
 func (p *P2C[K, Req, Res]) ReadyLen() int { return p.b.cache.ReadyLen() }
 
-// Close stops the discovery, releases the reservations the ready endpoints
-// hold, and stops and waits for the balancer's goroutines. Ready fails with
+// Close stops the discovery, releases the ready endpoints' reservations,
+// and stops and waits for the balancer's goroutines, however long a
+// Discover's Next or an endpoint's Ready takes to return. Ready fails with
 // ErrClosed from then on; permits already returned stay good. Close is
-// Shutdown with a context that never ends: it waits as long as a
-// Discover's Next or an endpoint's Ready takes to return. It is idempotent
-// and returns nil.
+// idempotent and returns nil.
 func (p *P2C[K, Req, Res]) Close() error { return p.b.shutdown(context.Background()) }
 
 // Shutdown does what Close does, but waits for the balancer's goroutines
-// only as long as ctx lasts, as net/http's Server.Shutdown does: it returns
-// nil once they have all exited, or ctx.Err() if ctx ends first. Those
-// still running then are in a Discover's Next or an endpoint's Ready that
-// ignores its context, which Shutdown has cancelled; each exits on its own
-// when that call returns, giving back what it got: an endpoint's permit is
-// released, and an endpoint that the Discover inserts then, or whose Ready
-// returns then, goes to the removal handler. Call Shutdown or Close again
-// to wait for them.
-//
-// The first call releases the ready endpoints' reservations and calls the
-// removal handler for them on its own goroutine, before it waits, whatever
-// ctx says.
+// only as long as ctx lasts: it returns nil once they have all exited, or
+// ctx.Err() if ctx ends first. Those still running are in a Discover's Next
+// or an endpoint's Ready that ignores its cancelled context; each exits
+// when that call returns, releasing the permit it got and handing any
+// endpoint it got to the removal handler. Call Shutdown or Close again to
+// wait for them. Whatever ctx says, the first call releases the ready
+// endpoints' reservations and calls the removal handler for them on its
+// own goroutine before it waits.
 func (p *P2C[K, Req, Res]) Shutdown(ctx context.Context) error { return p.b.shutdown(ctx) }
 
 // p2cPicker is P2C's readycache.Picker, kept off its method set.
@@ -93,7 +77,7 @@ type p2cPicker[K comparable, Req, Res any] P2C[K, Req, Res]
 
 // Pick draws two distinct indexes with Floyd's sampling (tower's
 // sample_floyd2) and returns the one with the lower load, the first on a
-// tie. It is called with the cache's lock held, which also guards rand.
+// tie. The cache's lock, held here, also guards rand.
 func (p *p2cPicker[K, Req, Res]) Pick(ready []load.Service[Req, Res]) int {
 	n := len(ready)
 	if n == 1 {

@@ -8,16 +8,10 @@ import (
 )
 
 // RoundRobin is a load balancer that sends requests to its ready endpoints
-// in turn: the baseline users know, which ignores how loaded or slow each
-// endpoint is. Everything else is as for [P2C]: endpoints come from a
-// Discover; Ready waits until one is ready and returns its own permit; an
-// endpoint whose Ready fails is dropped and reported; [WithFailFast] fails
-// requests at once while there are no endpoints.
-//
-// The turn goes round the ready endpoints in the ready cache's order
-// (package readycache). An endpoint that is not ready is skipped, and one
-// that becomes ready again joins at the end, so with endpoints that are not
-// always ready the rotation is approximate.
+// in turn, ignoring how loaded or slow each is; everything else is as for
+// [P2C]. The turn goes round the ready endpoints in the ready cache's
+// order: one that is not ready is skipped, and one that becomes ready
+// again joins at the end, so the rotation is approximate.
 //
 // A RoundRobin is safe for concurrent use. The zero RoundRobin is not
 // usable; make one with [NewRoundRobin], and Close it when done. K is the
@@ -52,9 +46,8 @@ func (r *RoundRobin[K, Req, Res]) ReadyLen() int { return r.b.cache.ReadyLen() }
 // does. It is idempotent and returns nil.
 func (r *RoundRobin[K, Req, Res]) Close() error { return r.b.shutdown(context.Background()) }
 
-// Shutdown does what Close does, but waits for the balancer's goroutines
-// only as long as ctx lasts: it returns nil once they have all exited, or
-// ctx.Err() if ctx ends first, as P2C's Shutdown does.
+// Shutdown does what Close does, but waits only as long as ctx lasts, as
+// P2C's Shutdown does.
 func (r *RoundRobin[K, Req, Res]) Shutdown(ctx context.Context) error { return r.b.shutdown(ctx) }
 
 // rrPicker is RoundRobin's readycache.Picker, kept off its method set.

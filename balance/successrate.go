@@ -12,10 +12,9 @@ import (
 	"github.com/towergo/tower/internal/stripe"
 )
 
-// stripedCounts counts calls and successes, each addition to one of its
-// cache lines, picked by the goroutine's stack (package stripe): callers
-// on many CPUs do not take turns on one line. Each line holds calls<<32 |
-// successes.
+// stripedCounts counts calls and successes over cache lines picked by the
+// goroutine's stack (package stripe), so callers on many CPUs do not
+// contend on one line. Each line holds calls<<32 | successes.
 type stripedCounts struct {
 	_ [64]byte // off the line of the fields read on every call
 	l [8]struct {
@@ -43,9 +42,8 @@ type rateSample[K comparable] struct {
 }
 
 // arm schedules the evaluation of the interval under way at its end, if
-// none is: a balancer that gets no calls runs no timer. Intervals are
-// aligned on the balancer's construction: the k-th ends k intervals after
-// it.
+// none is: a balancer that gets no calls runs no timer. The k-th interval
+// ends k intervals after the balancer's construction.
 func (d *detector[K]) arm() {
 	if d.armed.Load() || !d.armed.CompareAndSwap(false, true) {
 		return
@@ -69,8 +67,7 @@ func (d *detector[K]) arm() {
 const whereEvaluate = "the outlier detection's evaluation, on a balancer's timer goroutine"
 
 // evaluateOnTimer evaluates the interval that has just ended, on the
-// timer's goroutine. A panic in what it calls has no caller to go to: it
-// is logged.
+// timer's goroutine, where a panic has no caller to go to and is logged.
 func (d *detector[K]) evaluateOnTimer() {
 	d.mu.Lock()
 	if d.closed {

@@ -11,11 +11,11 @@ import (
 // Tried records the endpoints that a request's attempts were sent to, so
 // that its retries and hedges go to others: Envoy's previous_hosts retry
 // predicate. Put one in the request's context with [WithTried] before the
-// retry or hedge layer; each Ready of a balancer of this package under
-// that context then picks among the ready endpoints not tried yet, if
-// there is one, and records the key of the one it picks. An endpoint that
-// failed fast is otherwise the cheapest to its load metric, and a retry
-// drawn against it may well land on it again.
+// retry or hedge layer (towerhttp.BalancedTransport does); each balancer
+// Ready under that context then picks among the ready endpoints not tried
+// yet, if there is one, and records the one it picks. Without it, an
+// endpoint that failed fast looks the least loaded, and a retry may well
+// land on it again.
 //
 // The zero Tried is empty and ready to use; it must not be copied. A
 // Tried is for one request, and its keys are the balancer's, of type K.

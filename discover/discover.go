@@ -44,26 +44,21 @@ type Change[K comparable, S any] struct {
 
 // A Discover is a keyed stream of changes to a set of endpoints: tower's
 // Discover. Its consumer (a balancer, or a readycache.Cache fed by hand)
-// applies each change in order. Keys are unique among the endpoints in the
-// set; a key may be used again once it has been removed, and an Insert of a
-// key already in the set replaces its endpoint.
-//
-// A Discover has one consumer, which calls Next from one goroutine at a
-// time; it need not be safe for concurrent use.
+// applies each change in order. Keys are unique in the set; a key may be
+// used again once removed, and an Insert of a key in the set replaces its
+// endpoint. A Discover has one consumer, which calls Next from one
+// goroutine at a time; it need not be safe for concurrent use.
 type Discover[K comparable, S any] interface {
-	// Next returns the next change, waiting until there is one.
-	//
-	// A change available without waiting is returned even when ctx is
-	// already done, as [tower.Service]'s Ready grants free capacity: Next
-	// with a done context asks "is there a change now?". Otherwise, when
-	// ctx ends, Next returns ctx.Err() unchanged.
+	// Next returns the next change, waiting until there is one. A change
+	// available without waiting is returned even when ctx is done, as
+	// Ready grants free capacity; otherwise, when ctx ends, Next returns
+	// ctx.Err() unchanged.
 	//
 	// io.EOF means the set will not change any more: the consumer keeps
-	// the endpoints it has and stops calling Next. Any other error is a
-	// report that no change could be made this time (a DNS lookup failed):
-	// the set is as it was, and the consumer may call Next again. The
-	// Discover paces its own retries (a DNS Discover waits for its next
-	// refresh), so a consumer can call Next in a loop.
+	// its endpoints and stops calling Next. Any other error is a report
+	// that no change could be made this time (a DNS lookup failed): the
+	// set is as it was, and the consumer may call Next again. The Discover
+	// paces its own retries, so a consumer can call Next in a loop.
 	Next(ctx context.Context) (Change[K, S], error)
 }
 
@@ -103,13 +98,9 @@ func (l *List[S]) Next(context.Context) (Change[int, S], error) {
 }
 
 // Chan is a Discover that receives its changes from a channel, for
-// discovery that pushes changes as they happen (and for tests). Next returns
-// io.EOF once the channel is closed and drained. Convert a channel to it:
-//
-//	changes := make(chan discover.Change[string, Endpoint], 16)
-//	d := discover.Chan[string, Endpoint](changes)
-//
-// A nil Chan never has a change: its Next waits until ctx ends.
+// discovery that pushes changes as they happen (and for tests); convert a
+// channel to it. Next returns io.EOF once the channel is closed and
+// drained. A nil Chan never has a change: its Next waits until ctx ends.
 type Chan[K comparable, S any] <-chan Change[K, S]
 
 // Next receives the next change from the channel, waiting until there is

@@ -30,36 +30,21 @@ type Resolver interface {
 // DNS is a Discover of the addresses a DNS name resolves to, looked up
 // again on an interval. Each address ("10.0.0.1:8080", "[2001:db8::1]:8080",
 // or for SRV records "host.example.com:8080") is a key; the user's function
-// makes the endpoint for it.
+// makes the endpoint for it, and the consumer, not DNS, closes it.
 //
 // The first Next looks the name up at once; then a lookup starts every
-// interval, counted from the start of the previous one. Each lookup is
-// compared with the set the previous ones built, by key: new addresses are
-// inserted first, in sorted order, then vanished ones removed, in sorted
-// order, so that a set that is replaced whole never goes through empty.
-// Next returns these changes one by one, and waits for the next lookup only
-// when it has returned them all.
+// interval, counted from the start of the previous one. Next returns the
+// changes from the last set, one by one: new addresses inserted first,
+// then vanished ones removed, each in sorted order, so a set replaced
+// whole never goes through empty. It looks up again only once it has
+// returned them all.
 //
-// A lookup that fails, or that succeeds with no address, is reported by
-// Next as a *[LookupError] and changes nothing: the endpoints of the last
-// good lookup stay, and the next lookup is an interval later. If the
-// function that makes a service fails for an address, Next reports a
+// A lookup that fails, or finds no address, is a *[LookupError] and
+// changes nothing. A failure to make an address's service is a
 // *[ServiceError], and the address is tried again at the next lookup. A
-// panic in the Resolver or in that function is recovered, and reported
-// the same way, with a *tower.PanicError as the report's Err: a buggy
-// function does not stop the discovery.
-//
-// The set holds at most [DefaultMaxEndpoints] endpoints, or as many as
-// [WithMaxEndpoints] says: a lookup that finds more keeps the addresses
-// already in the set first, then new ones in sorted order, and is reported
-// by Next, before its changes, as a *[TruncatedError]; the number of
-// addresses left out goes to the sink of [WithMetrics].
-//
-// SRV records give host names, not addresses: the keys are "target:port",
-// and the function that makes the service resolves the target when it
-// connects. Priorities and weights are not used.
-//
-// A removed endpoint is dropped by the consumer; DNS does not close it.
+// panic in the Resolver or that function is reported the same way, with a
+// *tower.PanicError as Err. The set holds at most [DefaultMaxEndpoints]
+// endpoints ([WithMaxEndpoints]). SRV priorities and weights are not used.
 //
 // A DNS is not safe for concurrent use (a Discover has one consumer). The
 // zero DNS is not usable; make one with [NewDNS] or [NewDNSSRV]. S is the
@@ -87,8 +72,7 @@ type dnsItem[S any] struct {
 
 // NewDNS returns a Discover of the addresses host resolves to (A and AAAA
 // records), each with port, looked up every interval. newService makes the
-// endpoint for an address ("10.0.0.1:8080", "[2001:db8::1]:8080"); the
-// consumer owns it, and a balancer hands it to its removal handler when
+// endpoint for an address; a balancer hands it to its removal handler when
 // the address goes (balance.WithRemovalHandler). A nil r (or one holding a
 // nil pointer) means net.DefaultResolver. An interval too long for the
 // clock to reach means no lookup after the first. It panics if host is
@@ -117,9 +101,9 @@ func NewDNS[S any](r Resolver, host string, port int, interval time.Duration, ne
 // NewDNSSRV returns a Discover of the targets of the SRV records of
 // _service._proto.name (or of name, if service and proto are empty), looked
 // up every interval. newService makes the endpoint for a "target:port" key,
-// the target without its final dot. A nil r means net.DefaultResolver. It
-// panics if name is empty, interval is not positive, newService is nil, or
-// an option is nil.
+// the target without its final dot, and resolves the target itself when it
+// connects. A nil r means net.DefaultResolver. It panics if name is empty,
+// interval is not positive, newService is nil, or an option is nil.
 func NewDNSSRV[S any](r Resolver, service, proto, name string, interval time.Duration, newService func(addr string) (S, error), opts ...DNSOption) *DNS[S] {
 	const fn = "discover.NewDNSSRV"
 	if name == "" {
@@ -168,9 +152,9 @@ func newDNS[S any](fn string, r Resolver, name string, interval time.Duration, n
 
 // Next returns the next change, looking the name up again when the last
 // lookup's changes have all been returned and the interval has passed. It
-// returns a *LookupError, a *ServiceError or a *TruncatedError as a report
-// (the set is unchanged by it), and ctx.Err() if ctx ends first. With a
-// done ctx, it returns a change only if one is queued: it does not look up.
+// returns a *LookupError, a *ServiceError or a *TruncatedError as a
+// report, and ctx.Err() if ctx ends first. With a done ctx, it returns a
+// change only if one is queued: it does not look up.
 func (d *DNS[S]) Next(ctx context.Context) (Change[string, S], error) {
 	for len(d.queue) == 0 {
 		if err := d.wait(ctx); err != nil {
@@ -208,7 +192,7 @@ func (d *DNS[S]) wait(ctx context.Context) error {
 	}
 }
 
-// Where the user code a DNS calls in Next, on its caller's goroutine,
+// Where user code that a DNS calls in Next, on its caller's goroutine,
 // panicked.
 const (
 	whereResolver   = "the Resolver, in a DNS Discover's Next"
@@ -229,8 +213,8 @@ func (d *DNS[S]) refresh(ctx context.Context) error {
 	} else if err != nil && ctx.Err() != nil {
 		return ctx.Err() // cut short: the lookup is still due
 	}
-	// A time too far for the monotonic clock falls back on the wall clock's,
-	// which reaches 292 years on: an interval that long never ends.
+	// A time beyond the monotonic clock's reach falls back on the wall
+	// clock's: an interval that long never ends.
 	d.due = start.Add(d.interval)
 	if err == nil && len(addrs) == 0 {
 		err = ErrNoAddresses

@@ -1,27 +1,7 @@
 // Package discover describes a changing set of endpoints as a keyed stream
-// of changes, tower's Discover: each [Change] inserts an endpoint under a
-// key or removes the key. A load balancer (package balance) consumes the
-// stream and spreads requests over the endpoints it describes.
-//
-// A [Discover] is an interface with one blocking method, Next(ctx), rather
-// than a channel: its consumer calls it in a loop on a goroutine of its own
-// and stops it by ending ctx, so nothing is left running when the consumer
-// is closed. Next with a context that is already done asks "is there a
-// change now?", as a service's Ready does; a balancer uses that to take in
-// a static list synchronously when it is built.
-//
-// Three Discovers come with the package:
-//
-//   - [List]: a fixed set, keyed by index (tower's ServiceList).
-//   - [Chan]: changes sent on a channel, for discovery that pushes.
-//   - [DNS]: the addresses a name resolves to (A/AAAA with [NewDNS], SRV
-//     with [NewDNSSRV]), looked up again on an interval and compared with
-//     the last set by key. A failed lookup is reported and changes nothing:
-//     the last good set stays. The set holds at most
-//     [DefaultMaxEndpoints] endpoints ([WithMaxEndpoints]); a lookup that
-//     finds more is reported as a [TruncatedError], and the addresses left
-//     out are counted by the sink of [WithMetrics]. The [Resolver] is an
-//     interface that *net.Resolver satisfies, so tests can give a fake one.
+// of changes, tower's Discover, for a load balancer (package balance) to
+// consume. Use [NewList] for a fixed set, [NewDNS] or [NewDNSSRV] for the
+// addresses a name resolves to, or [Chan] for changes pushed on a channel.
 //
 // A DNS Discover needs a function that makes the endpoint for an address;
 // wrapping it in a load metric (package load) there gives a balancer what
@@ -34,24 +14,20 @@
 //	bal := balance.NewP2C(d)
 //	defer bal.Close()
 //
-// # Errors and the end of the stream
+// A [Discover] is an interface with one blocking method, Next(ctx), rather
+// than a channel: its consumer calls it in a loop on a goroutine of its own
+// and stops it by ending ctx, so nothing is left running when the consumer
+// is closed. As with a service's Ready, Next with a done context asks "is
+// there a change now?"; a balancer takes in a static list that way when it
+// is built.
 //
-// Next returns io.EOF when the set will not change any more; a List does
-// after its last Insert. Any other error is a report: the set is
-// unchanged, and the consumer may call Next again. A balancer passes the
-// reports to its error handler and carries on with the endpoints it has.
-// A DNS Discover writes no log by default; given a *slog.Logger with
-// [WithLogger], it logs each report it returns.
+// Next returns io.EOF when the set will not change any more. Any other
+// error is a report: the set is unchanged, and the consumer may call Next
+// again; a balancer passes reports to its error handler. A DNS Discover
+// recovers a panic in its Resolver or its service function and reports it
+// like a failure, so a bug there does not stop the discovery.
 //
-// A DNS Discover recovers a panic in its Resolver or in the function that
-// makes a service, and reports it as a failed lookup or a failed service:
-// a bug there does not stop the discovery. A balancer that meets a panic
-// in any other Discover's Next reports it and stops asking that Discover
-// (package balance).
-//
-// # Duplicate keys
-//
-// An Insert of a key already in the set replaces the endpoint under it: a
-// balancer drops the old one, giving back the reservation it held, and
-// uses the new one. A Remove of a key that is not in the set does nothing.
+// An Insert of a key already in the set replaces its endpoint: a balancer
+// drops the old one, giving back the reservation it held. A Remove of a
+// key not in the set does nothing.
 package discover

@@ -9,10 +9,9 @@ import (
 // all. It is reported like a failed lookup: the last set found is kept.
 var ErrNoAddresses = errors.New("no addresses")
 
-// A LookupError reports a failed lookup (or one with no address,
-// [ErrNoAddresses]). The set of endpoints is left as the last good lookup
-// found it. A Resolver that panicked is reported with a *tower.PanicError
-// as Err.
+// A LookupError reports a failed lookup, or one with no address
+// ([ErrNoAddresses]); the set stays as the last good lookup left it. For a
+// Resolver that panicked, Err is a *tower.PanicError.
 type LookupError struct {
 	Name string // the name looked up
 	Err  error
@@ -25,9 +24,8 @@ func (e *LookupError) Error() string { return "discover: lookup " + e.Name + ": 
 func (e *LookupError) Unwrap() error { return e.Err }
 
 // A ServiceError reports that the function making a service for a new
-// address failed. The address is left out of the set, and tried again at the
-// next refresh. A function that panicked is reported with a
-// *tower.PanicError as Err.
+// address failed; the address is left out, and tried again at the next
+// lookup. For a function that panicked, Err is a *tower.PanicError.
 type ServiceError struct {
 	Addr string
 	Err  error
@@ -48,9 +46,9 @@ func (e *ServiceError) Unwrap() error { return e.Err }
 var ErrTooManyAddresses = errors.New("more addresses than the cap")
 
 // A TruncatedError reports a lookup that found more addresses than the
-// DNS Discover keeps ([WithMaxEndpoints]). Unlike the other reports, it
-// comes with changes: the set is the lookup's, cut to the cap. It is
-// reported at each lookup that finds too many.
+// DNS Discover keeps ([WithMaxEndpoints]), at each such lookup. Unlike the
+// other reports, it comes with changes, which Next returns after it: the
+// set is the lookup's, cut to the cap.
 type TruncatedError struct {
 	Name  string // the name looked up
 	Found int    // the distinct addresses the lookup found

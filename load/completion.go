@@ -11,14 +11,13 @@ import (
 )
 
 // A Completion decides when a request stops counting in its endpoint's
-// load: tower's TrackCompletion. Without one, a request counts from the
-// moment it is called until its Call returns (tower's CompleteOnResponse).
-// A response whose real end comes later, such as a body streamed after the
-// headers, can give a Completion that moves the request's [Handle] into the
-// response and marks it done when the body has been read.
+// load: tower's TrackCompletion. Without one, a request counts until its
+// Call returns (tower's CompleteOnResponse). For a response whose real end
+// comes later, such as a body streamed after the headers, a Completion
+// moves the request's [Handle] into the response and marks it done when
+// the body has been read. Using one allocates the Handle per request.
 //
-// A Completion is used by every call of the services it is given to, at
-// once: it must be safe for concurrent use. Res is the response type.
+// A Completion must be safe for concurrent use. Res is the response type.
 type Completion[Res any] interface {
 	// Track is called with each response that comes back without an
 	// error, and the request's Handle, and returns the response the caller
@@ -55,8 +54,8 @@ type completer interface {
 // with a Handle that reports to c. The request is complete when comp says
 // so, or at once if the call fails or panics.
 func callTracked[Req, Res any](ctx context.Context, inner tower.Permit[Req, Res], req Req, comp Completion[Res], c completer, sent time.Time) (Res, error) {
-	// This Handle is the one allocation a request makes with a Completion:
-	// it outlives the call.
+	// The one allocation a request makes with a Completion: h outlives
+	// the call.
 	h := &Handle{c: c, sent: sent}
 	handed := false
 	defer func() {

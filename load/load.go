@@ -20,8 +20,7 @@ type Service[Req, Res any] interface {
 }
 
 // Constant is a service whose load never changes: tower's Constant. Its
-// Ready and permits are the inner service's own; it adds nothing to a
-// request.
+// Ready and permits are the inner service's own.
 //
 // A Constant is safe for concurrent use. The zero Constant is not usable;
 // make one with [NewConstant]. Req and Res are the request and response

@@ -13,30 +13,18 @@ import (
 )
 
 // PeakEwma is a service whose load is its expected latency times its
-// requests in flight: tower's PeakEwma, a port of Finagle's. It keeps an
-// estimate of the round-trip time (RTT), and its load is
+// requests in flight, estimate × (pending + 1) in nanoseconds: tower's
+// PeakEwma. The round-trip time (RTT) estimate starts at a default, so an
+// endpoint without history is neither avoided nor flooded. Each completed
+// request's RTT, errors included, updates it: an RTT above the estimate
+// replaces it at once (the peak); a lower one is folded in as an EWMA,
+// estimate×w + rtt×(1−w) with w = exp(−Δt/decay), Δt the time since the
+// last update. Reading the load is an update with an RTT of zero, so an
+// endpoint that gets no requests decays towards zero and is tried again.
 //
-//	estimate × (pending + 1)
-//
-// in nanoseconds, where pending is the number of requests in flight. The
-// estimate starts at a default RTT, so that an endpoint without history is
-// neither avoided nor flooded. When a request completes, its RTT (from the
-// call to the completion) updates the estimate:
-//
-//   - an RTT above the estimate replaces it: the estimate jumps to a peak
-//     at once, so a backend that turns slow is avoided from its first slow
-//     answer;
-//   - otherwise the estimate moves towards the RTT as an exponentially
-//     weighted moving average whose weight depends on the time since the
-//     last update: estimate = estimate×w + rtt×(1−w), w = exp(−Δt/decay).
-//
-// Reading the load is itself an update with an RTT of zero, so the estimate
-// of an endpoint that gets no requests decays towards zero, and it is tried
-// again in time. Errors count like any response: their RTT is measured too.
-//
-// A request counts as pending, and its RTT runs, from the moment its permit
-// is called until its Call returns, or, with [WithCompletion], until its
-// [Handle] is done. A permit reserved and not yet called does not count.
+// A request is pending, and its RTT runs, from the moment its permit is
+// called until its Call returns, or, with [WithCompletion], until its
+// [Handle] is done.
 //
 // A PeakEwma is safe for concurrent use. The zero PeakEwma is not usable;
 // make one with [NewPeakEwma]. Req and Res are the request and response

@@ -12,7 +12,7 @@ import (
 // PendingRequests is a service whose load is the number of its requests in
 // flight: tower's PendingRequests. A request counts from the moment its
 // permit is called until its Call returns, or, with [WithCompletion], until
-// its [Handle] is done. A permit reserved and not yet called does not count.
+// its [Handle] is done.
 //
 // A PendingRequests is safe for concurrent use. The zero PendingRequests
 // is not usable; make one with [NewPendingRequests]. Req and Res are the

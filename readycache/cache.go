@@ -25,49 +25,18 @@ type Picker[S any] interface {
 }
 
 // Cache is a keyed set of endpoints whose readiness is driven in the
-// background: tower's ReadyCache, for a model in which readiness is a
-// reservation. An endpoint is either ready, holding a permit that its
-// Ready returned, or pending, while the cache waits for one. Take hands a
-// ready endpoint's permit to the caller.
+// background; see the package doc. An endpoint is ready, holding a permit
+// its Ready returned, or pending, while a driver waits in its Ready. Take
+// hands a ready endpoint's permit to the caller.
 //
-// Readiness is driven by one goroutine per pending endpoint: it waits in
-// the endpoint's Ready, and when the permit comes, the endpoint is ready.
-// Before starting one, the cache asks the endpoint whether it is ready now
-// (Ready with a done context, [tower.ReadyNow]): an endpoint with capacity
-// to spare is ready at once and costs no goroutine. It does so when an
-// endpoint is pushed, and again as soon as Take has taken its permit; a
-// ready endpoint thus holds one reservation at all times, until it is
-// taken, evicted or replaced, or the cache is closed.
+// The ready endpoints are kept in the order they became ready; one that
+// stops being ready is swapped with the last, as in tower's ReadyCache,
+// and one that is ready again as soon as it is taken keeps its place.
 //
-// An endpoint whose Ready fails (with an error that is not its context's)
-// is broken for good: it is removed, and reported with its key to the
-// failure handler ([WithFailureHandler]) as a *[Failed]. A ready endpoint
-// is not watched: if it breaks, that is seen at its next Ready, once its
-// permit has been taken.
-//
-// An endpoint whose Ready panics fails its readiness just the same,
-// wherever the cache asks it: on a driver, or on the goroutine of the
-// caller of Push, TryTake, TakeKey or Take. The panic is recovered, and
-// the endpoint removed and reported as a *Failed whose Err is a
-// *[tower.PanicError], which says where it happened and holds the stack;
-// no panic of an endpoint's Ready leaves the cache. A permit taken just
-// before is still the caller's: it was granted before the endpoint broke.
-//
-// A panic in a handler (or in a Picker) goes up to the caller that made the
-// cache call it, once the cache has given back every reservation it held
-// for that call; the cache stays as consistent as if the handler had
-// returned. On a driver, which has no caller, a handler's panic is logged
-// (see [tower.PanicError]) and the driver carries on.
-//
-// The ready endpoints are kept in a slice, in the order they became ready;
-// an endpoint that stops being ready is swapped with the last one, as in
-// tower's ReadyCache. An endpoint that is ready again as soon as it is
-// taken keeps its place.
-//
-// The cache calls an endpoint's Ready with a done context while holding its
-// lock: such a call must not wait (the readiness contract says it does
-// not), and must not call the cache. Permits are released, and failures
-// reported, without the lock.
+// The cache calls an endpoint's Ready with a done context while holding
+// its lock: such a call must not wait (the contract says it does not) and
+// must not call the cache. Permits are released, and handlers called,
+// without the lock.
 //
 // A Cache is safe for concurrent use. The zero Cache is not usable; make
 // one with [New], and Close (or Shutdown) it when done: no goroutine
@@ -112,12 +81,11 @@ type options[K comparable] struct {
 }
 
 // WithFailureHandler makes the cache call f with each endpoint it removes
-// because its Ready failed or panicked. f is called without the cache's lock, on the
-// goroutine that saw the failure (a driver, or the caller of Push or Take),
-// so it must be safe for concurrent use. A panic in f goes up to that
-// caller; on a driver, it is logged. By default failures are dropped,
-// as tower's ReadyCache does once it has returned them. It panics if f is
-// nil.
+// because its Ready failed or panicked. f is called without the cache's
+// lock, on the goroutine that saw the failure (a driver, or the caller of
+// Push, Take or Repoll), so it must be safe for concurrent use. A panic in
+// f goes up to that caller; on a driver, it is logged. By default failures
+// are dropped. It panics if f is nil.
 func WithFailureHandler[K comparable](f func(*Failed[K])) Option[K] {
 	if f == nil {
 		panic("readycache.WithFailureHandler: nil handler")
@@ -127,18 +95,17 @@ func WithFailureHandler[K comparable](f func(*Failed[K])) Option[K] {
 
 // WithRemovalHandler makes the cache call f with each endpoint that leaves
 // it: evicted, replaced by a Push of its key, removed because its Ready
-// failed (after the failure handler has heard of it), dropped by Close, or
-// pushed on a closed cache.
-// By then the cache has released the reservation the endpoint held and no
-// goroutine of the cache is using it, so f may close it: tower's cache
-// drops the service, which in Rust ends it. Permits taken from the endpoint
-// before are their callers', and may still be in use.
+// failed (after the failure handler), dropped by Close, or pushed on a
+// closed cache. By then the cache has released the endpoint's reservation
+// and no goroutine of the cache uses it, so f may close it, as dropping a
+// service ends it in tower. Permits taken from it before are their
+// callers', and may still be in use.
 //
 // f is called without the cache's lock, on the goroutine that removed the
-// endpoint (Close, Evict or Push's caller, a driver, or a Take that found
-// it broken), so it must be safe for concurrent use. A panic in f goes up
-// to that caller; on a driver, it is logged. S must be the cache's
-// endpoint type: New panics if it is not. It panics if f is nil.
+// endpoint (the caller of Close, Evict, Push, Take or Repoll, or a
+// driver), so it must be safe for concurrent use. A panic in f goes up to
+// that caller; on a driver, it is logged. S must be the cache's endpoint
+// type: New panics if it is not. It panics if f is nil.
 func WithRemovalHandler[K comparable, S any](f func(key K, svc S)) Option[K] {
 	if f == nil {
 		panic("readycache.WithRemovalHandler: nil handler")
@@ -210,10 +177,9 @@ func (c *Cache[K, Req, Res, S]) Evict(key K) bool {
 	return r != nil
 }
 
-// evict removes the endpoint under key, if there is one, and returns what
-// is left to do. The lock is released even if looking key up panics: a key
-// of an interface type may hold a value that cannot be hashed, such as a
-// slice.
+// evict removes the endpoint under key, if any, and returns what is left
+// to do. The deferred unlock matters: looking up an interface key that
+// holds an unhashable value, such as a slice, panics.
 func (c *Cache[K, Req, Res, S]) evict(key K) *removal[K, Req, Res, S] {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -235,10 +201,10 @@ func (c *Cache[K, Req, Res, S]) TryTake(pick Picker[S]) (key K, p tower.Permit[R
 }
 
 // TryTakeExcept is TryTake, but an endpoint whose key except reports is
-// taken only if no other is ready: pick then chooses among the others
-// (given to it in the cache's order). A retry so goes to an endpoint its
-// request has not tried. except is called with the cache's lock held: it
-// must be quick, and must not call the cache. A nil except excepts none.
+// taken only if no other is ready: pick then chooses among the others, in
+// the cache's order. This sends a retry to an endpoint its request has not
+// tried. except is called with the cache's lock held: it must be quick and
+// must not call the cache. A nil except excepts none.
 func (c *Cache[K, Req, Res, S]) TryTakeExcept(pick Picker[S], except func(K) bool) (key K, p tower.Permit[Req, Res], ok bool) {
 	var failed *removal[K, Req, Res, S]
 	key, p, ok, failed = c.tryTake(pick, except)
@@ -266,7 +232,7 @@ func (c *Cache[K, Req, Res, S]) tryTake(pick Picker[S], except func(K) bool) (ke
 
 // pickExceptLocked returns the index of the ready endpoint pick chooses
 // among those except does not report, or first if there is none. It
-// allocates, on the path of a retry only.
+// allocates, on a retry's path only.
 func (c *Cache[K, Req, Res, S]) pickExceptLocked(pick Picker[S], except func(K) bool, first int) int {
 	var idx []int
 	var svcs []S
@@ -338,9 +304,9 @@ func (c *Cache[K, Req, Res, S]) Take(ctx context.Context, pick Picker[S]) (K, to
 
 // Changed returns a channel that is closed at the cache's next change: an
 // endpoint pushed, becoming ready, evicted or removed, or the cache closed.
-// Wait on it after a TryTake that found nothing, asking for it before
-// trying again so that no change is missed. On a closed cache, the channel
-// is closed already.
+// To wait after a TryTake that found nothing, get the channel, TryTake
+// again, then wait, so that no change is missed. On a closed cache, the
+// channel is closed already.
 func (c *Cache[K, Req, Res, S]) Changed() <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -7,29 +7,27 @@ import (
 	"github.com/towergo/tower/internal/safe"
 )
 
-// Close empties the cache: it releases the reservations of the ready
-// endpoints, stops the goroutines waiting for the pending ones and waits
-// for them to exit, and wakes every Take with ErrClosed. Permits already
-// taken stay valid: they belong to their callers. Close is Shutdown with a
-// context that never ends: it waits as long as an endpoint's Ready takes
-// to return. It is idempotent and returns nil.
+// Close empties the cache: it releases the ready endpoints' reservations,
+// stops the drivers and waits for them, however long an endpoint's Ready
+// takes to return, and wakes every Take with ErrClosed. Permits already
+// taken stay valid: they belong to their callers. Close is idempotent and
+// returns nil.
 func (c *Cache[K, Req, Res, S]) Close() error {
 	return c.Shutdown(context.Background())
 }
 
-// Shutdown does what Close does, but waits for the cache's goroutines only
-// as long as ctx lasts, as net/http's Server.Shutdown does: it returns nil
-// once they have all exited, or ctx.Err() if ctx ends first. A goroutine
-// still waiting then is in the Ready of an endpoint that ignores its
-// context, which Shutdown has cancelled; it exits on its own when that
-// Ready returns, releasing the permit it got, and tells the removal handler
-// of its endpoint then. Call Shutdown or Close again to wait for it.
+// Shutdown does what Close does, but waits for the drivers only as long as
+// ctx lasts: it returns nil once they have all exited, or ctx.Err() if ctx
+// ends first. A driver still running is in the Ready of an endpoint that
+// ignores its cancelled context; it exits when that Ready returns,
+// releasing the permit it got and telling the removal handler then. Call
+// Shutdown or Close again to wait for it.
 //
-// The first call closes the cache and calls the removal handler for every
-// endpoint not waited for, on its own goroutine, before it waits, whatever
-// ctx says. If one of those calls panics, the others are made all the same,
-// and then the panic goes on up to the caller; the goroutines are stopped,
-// and not waited for.
+// Whatever ctx says, the first call closes the cache and, before it waits,
+// calls the removal handler on its own goroutine for every endpoint no
+// driver is in. If one of those calls panics, the others are made all the
+// same, then the panic goes on up to the caller, the drivers stopped but
+// not waited for.
 func (c *Cache[K, Req, Res, S]) Shutdown(ctx context.Context) error {
 	if removed, first := c.closeAll(); first {
 		c.stop()
@@ -69,10 +67,9 @@ func (c *Cache[K, Req, Res, S]) closeAll() ([]*removal[K, Req, Res, S], bool) {
 }
 
 // A removal is an endpoint that has left the cache, with what its remover
-// must do once it has let go of the lock: release the reservation the
-// endpoint held, report its failure, and then tell the removal handler.
-// Removals are rare, so they are allocated: the paths that take a permit
-// pass a nil one.
+// must do once it has let go of the lock: release the endpoint's
+// reservation, report its failure, then tell the removal handler. Removals
+// are rare, so they are allocated; the take paths pass a nil one.
 type removal[K comparable, Req, Res any, S tower.Service[Req, Res]] struct {
 	e      *entry[K, Req, Res, S]
 	held   tower.Permit[Req, Res]
@@ -80,12 +77,11 @@ type removal[K comparable, Req, Res any, S tower.Service[Req, Res]] struct {
 	tell   bool // no driver is in e's Ready: that one would tell the handler
 }
 
-// finish does what r, if not nil, left to do, without the lock, on the
-// goroutine of a caller of the cache: release the reservation, then call
-// the failure handler, then the removal handler. A panic in any of them
-// goes on up to that caller once the others have run: an endpoint whose
-// Release panics is still handed to the removal handler, which may be all
-// that closes it.
+// finish does what r, if not nil, left to do, without the lock, on a
+// caller's goroutine: release the reservation, then call the failure
+// handler, then the removal handler. A panic in any of them goes on up
+// once the others have run: an endpoint whose Release panics still reaches
+// the removal handler, which may be all that closes it.
 func (c *Cache[K, Req, Res, S]) finish(r *removal[K, Req, Res, S]) {
 	if r == nil {
 		return
@@ -133,8 +129,8 @@ func (c *Cache[K, Req, Res, S]) finishTaken(r *removal[K, Req, Res, S], p tower.
 	finished = true
 }
 
-// What a driver, which has no caller to hand a panic to, calls user code
-// for: a panic there is recovered and logged, as safe.Orphan does.
+// Where a driver, which has no caller to hand a panic to, runs user code;
+// a panic there is logged with safe.Orphan.
 const (
 	whereRelease   = "an endpoint's permit's Release, on a ready cache's driver"
 	whereOnFailure = "the failure handler, on a ready cache's driver"

@@ -8,9 +8,8 @@ import (
 )
 
 // takeLocked moves e's permit out to the caller, and asks e for its next
-// reservation at once. It returns e's removal if e turned out broken: e is
-// gone then, and the permit taken is still the caller's (it was granted
-// before e broke). c.mu must be held.
+// reservation at once. It returns e's removal if e turned out broken; the
+// permit taken, granted before, is still the caller's. c.mu must be held.
 func (c *Cache[K, Req, Res, S]) takeLocked(e *entry[K, Req, Res, S]) (tower.Permit[Req, Res], *removal[K, Req, Res, S]) {
 	p := e.permit
 	e.permit = tower.Permit[Req, Res]{}
@@ -29,9 +28,7 @@ func (c *Cache[K, Req, Res, S]) refillLocked(e *entry[K, Req, Res, S]) (failed *
 	asked := false
 	defer func() {
 		if !asked {
-			// Ready panicked: e failed its readiness. The deferred call
-			// costs nothing on the way through (it is open-coded), and the
-			// recovery allocates only when there is a panic.
+			// Ready panicked: e failed its readiness.
 			failed = c.removeLocked(e, safe.Recovered(whereRefill, recover()))
 		}
 	}()
@@ -70,10 +67,9 @@ func (c *Cache[K, Req, Res, S]) driveLocked(e *entry[K, Req, Res, S]) {
 const whereDriver = "an endpoint's Ready, on a ready cache's driver"
 
 // drive waits in e's Ready. The permit makes e ready, unless e has left the
-// cache meanwhile; an error other than e's context ending, or a panic,
-// removes e and is reported. A panic in Ready, or a runtime.Goexit, never
-// ends the program: it is e failing its readiness, or, if e has left the
-// cache already, a panic no one is left to hear of, which is logged.
+// cache meanwhile. An error, a panic or a runtime.Goexit removes e and is
+// reported, or, if e has left already, a panic is logged: it never ends
+// the program.
 func (c *Cache[K, Req, Res, S]) drive(e *entry[K, Req, Res, S]) {
 	defer c.driverDone()
 	returned := false
@@ -90,8 +86,8 @@ func (c *Cache[K, Req, Res, S]) drive(e *entry[K, Req, Res, S]) {
 	c.driven(e, p, err)
 }
 
-// driven is the end of e's driver, whose Ready returned p or err. It
-// reports whether e was still in the cache, to fail with err.
+// driven ends e's driver, whose Ready returned p or err, and reports
+// whether e was still in the cache.
 func (c *Cache[K, Req, Res, S]) driven(e *entry[K, Req, Res, S], p tower.Permit[Req, Res], err error) bool {
 	c.mu.Lock()
 	e.driving = false
@@ -125,8 +121,8 @@ func (c *Cache[K, Req, Res, S]) driven(e *entry[K, Req, Res, S], p tower.Permit[
 	return !gone
 }
 
-// driverDone counts a driver out, once it has done all it had to do (its
-// removal handler's call included): Close waits for that.
+// driverDone counts a driver out once it has done everything, its removal
+// handler's call included: Close waits for that.
 func (c *Cache[K, Req, Res, S]) driverDone() {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -16,16 +16,14 @@ import (
 	"github.com/towergo/tower/timeout"
 )
 
-// Each method below adds one layer, made by its package's constructor with
-// the arguments as they are given, and panics where that constructor
-// does, with its message: a constructor's message names the parameter,
-// which has the same name here. A middleware to come is one more method
-// of the same shape.
+// Each method below adds one layer made by its package's constructor with
+// the same arguments, and panics where that constructor does, with its
+// message, which names the parameter.
 
-// Timeout adds a Timeout of d: a call that the layers below have not
-// answered within d of its start fails with [timeout.ErrElapsed]. Ready
-// is not timed, so above a limit the wait for its permit does not count.
-// It is [timeout.NewLayer](d, opts...).
+// Timeout adds a Timeout of d: a call not answered within d of its start
+// fails with [timeout.ErrElapsed]. Ready is not timed, so above a limit
+// the wait for its permit does not count. It is [timeout.NewLayer](d,
+// opts...).
 func (b Builder[Req, Res]) Timeout(d time.Duration, opts ...timeout.Option) Builder[Req, Res] {
 	return b.with(timeout.NewLayer[Req, Res](d, opts...))
 }
@@ -46,15 +44,12 @@ func (b Builder[Req, Res]) SharedConcurrencyLimit(sem *limit.Semaphore, opts ...
 	return b.with(limit.NewSharedConcurrencyLayer[Req, Res](sem, opts...))
 }
 
-// AdaptiveLimit adds a concurrency limit that moves by itself, as the
-// algorithm that newAlg makes sees each call's latency and drops: Ready
-// waits for a permit under it, higher priorities first. Each service the
-// builder wraps gets a limit and an algorithm of its own. With no number
-// to choose, a server's stack reads
-//
-//	LoadShed().AdaptiveLimit(adaptive.Gradient2())
-//
-// It is [adaptive.NewLayer](newAlg, opts...).
+// AdaptiveLimit adds a concurrency limit that moves as the algorithm newAlg
+// makes sees each call's latency and drops: Ready waits for a permit under
+// it, higher priorities first. Each service the builder wraps gets a limit
+// and an algorithm of its own. Under a LoadShed it protects a server with
+// no number to choose: LoadShed().AdaptiveLimit(adaptive.Gradient2()). It
+// is [adaptive.NewLayer](newAlg, opts...).
 func (b Builder[Req, Res]) AdaptiveLimit(newAlg func() adaptive.Algorithm, opts ...adaptive.Option) Builder[Req, Res] {
 	return b.with(adaptive.NewLayer[Req, Res](newAlg, opts...))
 }
@@ -77,13 +72,9 @@ func (b Builder[Req, Res]) LoadShed(opts ...loadshed.Option) Builder[Req, Res] {
 // Buffer adds a bounded queue of bound requests in front of the layers
 // below: Ready reserves a slot, and Call waits in the queue for its turn
 // at the inner service's readiness. It is [buffer.NewLayer](bound,
-// opts...).
-//
-// The Buffers outlive requests, until they are closed: the Builder's
-// Close and Shutdown close every Buffer this layer makes, for every
-// service the Builder wraps. A Buffer that is never closed starts no
-// goroutine and leaks none; it is kept by the layer until the Builder is
-// closed or dropped.
+// opts...). The Builder's Close and Shutdown close every Buffer this layer
+// makes; a Buffer never closed leaks no goroutine, and is kept by the
+// layer until the Builder is closed or dropped.
 func (b Builder[Req, Res]) Buffer(bound int, opts ...buffer.Option) Builder[Req, Res] {
 	return b.own(buffer.NewLayer[Req, Res](bound, opts...))
 }
@@ -92,20 +83,15 @@ func (b Builder[Req, Res]) Buffer(bound int, opts ...buffer.Option) Builder[Req,
 // retries the results retryable reports true for ([retry.AnyError] for
 // every error), as policy options say: an attempt limit, a backoff, a
 // budget. It is [retry.NewLayer]([retry.NewPolicy](retryable, opts...)),
-// and panics if retryable is nil, as NewPolicy does.
-//
-// Options of the Retry itself ([retry.WithMetrics]) are of another type
-// than the policy's; [Builder.RetryWith] takes both.
+// and panics if retryable is nil. For options of the Retry itself
+// ([retry.WithMetrics]), use [Builder.RetryWith].
 func (b Builder[Req, Res]) Retry(retryable func(res Res, err error) bool, opts ...retry.PolicyOption) Builder[Req, Res] {
 	return b.RetryWith(retryable, opts)
 }
 
 // RetryWith is [Builder.Retry] with options for the Retry too: the
-// policy's options are given as a slice, so that the Retry's can follow,
-// and neither needs a type argument. It is [retry.NewLayer]([retry.NewPolicy](retryable,
-// policy...), opts...):
-//
-//	RetryWith(retry.AnyError, []retry.PolicyOption{retry.WithMaxAttempts(3)}, retry.WithMetrics(&counts))
+// policy's options come as a slice, so that the Retry's can follow. It is
+// [retry.NewLayer]([retry.NewPolicy](retryable, policy...), opts...).
 func (b Builder[Req, Res]) RetryWith(retryable func(res Res, err error) bool, policy []retry.PolicyOption, opts ...retry.Option) Builder[Req, Res] {
 	return b.RetryPolicy(retry.NewPolicy[Req, Res](retryable, policy...), opts...)
 }
@@ -135,17 +121,16 @@ func (b Builder[Req, Res]) CircuitBreaker(failure func(res Res, err error) bool,
 	return b.with(breaker.NewLayer[Req, Res](failure, opts...))
 }
 
-// Throttle adds client-side adaptive throttling: a request is failed at
-// once with [throttle.ErrThrottled], with a probability that grows as the
-// backend accepts less than a share of what is sent (the results accepted
-// says were accepted). It is [throttle.NewLayer](accepted, opts...).
+// Throttle adds client-side adaptive throttling: a request fails at once
+// with [throttle.ErrThrottled], with a probability that grows as the
+// backend accepts (as accepted says) less than a share of what is sent. It
+// is [throttle.NewLayer](accepted, opts...).
 func (b Builder[Req, Res]) Throttle(accepted func(res Res, err error) bool, opts ...throttle.Option) Builder[Req, Res] {
 	return b.with(throttle.NewLayer[Req, Res](accepted, opts...))
 }
 
-// Filter adds a Filter: pred sees each request in Call, and either
-// returns the request to send or an error that the caller gets instead,
-// without the layers below seeing the request. It is
+// Filter adds a Filter: pred sees each request in Call, and returns either
+// the request to send or an error that the caller gets instead. It is
 // [filter.NewLayer](pred).
 func (b Builder[Req, Res]) Filter(pred filter.Predicate[Req]) Builder[Req, Res] {
 	return b.with(filter.NewLayer[Req, Res](pred))
