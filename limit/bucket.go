@@ -2,14 +2,12 @@ package limit
 
 import (
 	"context"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/internal/mono"
-	"github.com/towergo/tower/internal/safe"
 	"github.com/towergo/tower/internal/waitq"
 	"github.com/towergo/tower/metrics"
 )
@@ -47,12 +45,10 @@ type Bucket[Req, Res any] struct {
 
 	// The bucket's tat (see gcra), in readings since origin: it starts at
 	// 0, full, and is never negative. Taking a token CASes it.
-	tat    atomic.Int64
-	queued atomic.Int32 // len(q), for the lock-free path
+	tat atomic.Int64
 
-	mu    sync.Mutex
-	q     waitq.Queue
-	timer *time.Timer // wakes the queue when its head's token is there
+	line  waitq.Line  // waiters; its lock guards timer, and giving back
+	timer *time.Timer // wakes the line when its head's token is there
 }
 
 // NewBucket returns inner wrapped in a token bucket of burst tokens that
@@ -116,7 +112,7 @@ func (b *Bucket[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], e
 // take takes a token, lock-free if nobody waits and one is there, and
 // returns its mark: the bucket's state its take left (see gcra.reserve).
 func (b *Bucket[Req, Res]) take(ctx context.Context) (time.Duration, error) {
-	if b.queued.Load() == 0 {
+	if b.line.Len() == 0 {
 		if mark, wait := b.tryTake(b.now()); wait == 0 {
 			return mark, nil
 		}
@@ -141,97 +137,46 @@ func (b *Bucket[Req, Res]) tryTake(now time.Duration) (mark, wait time.Duration)
 
 // takeSlow takes a token under the lock, or waits in line for one.
 func (b *Bucket[Req, Res]) takeSlow(ctx context.Context) (time.Duration, error) {
-	b.mu.Lock()
+	b.line.Lock()
 	now := b.now()
-	if b.q.Len() == 0 {
+	if b.line.Len() == 0 {
 		if mark, wait := b.tryTake(now); wait == 0 {
-			b.mu.Unlock()
+			b.line.Unlock()
 			return mark, nil
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		b.mu.Unlock()
+		b.line.Unlock()
 		return 0, err
 	}
-	w := waitq.New()
-	b.q.Push(w)
-	b.queued.Add(1)
+	w := b.line.Join()
 	// A token that came while the lock was free goes to the oldest waiter.
+	// The timer stays set when a waiter leaves: the instant it is set for
+	// is then the next waiter's.
 	b.grant(now)
-	b.mu.Unlock()
-	if b.sink == nil {
-		return b.wait(ctx, w)
-	}
-	b.watched(w)
-	mark, err := b.wait(ctx, w)
-	b.unwatched(mark, err)
-	return mark, err
+	b.line.Unlock()
+	mark, err := b.line.Wait(ctx, w, b.sink, b.giveBackNote)
+	return time.Duration(mark), err
 }
 
-// wait waits until w is granted a token, and returns its mark, or
-// withdraws w when ctx ends.
-func (b *Bucket[Req, Res]) wait(ctx context.Context, w *waitq.Waiter) (time.Duration, error) {
-	select {
-	case <-w.Ready:
-		return time.Duration(w.Value), nil
-	case <-ctx.Done():
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if !b.q.Remove(w) {
-		return time.Duration(w.Value), nil // granted as ctx ended: the grant stands
-	}
-	b.queued.Add(-1)
-	// The timer stays set: that instant is now the next waiter's.
-	return 0, ctx.Err()
-}
-
-// watched tells the sink that w waits. If the sink panics, w leaves the
-// queue (or gives back a token granted meanwhile) and the panic goes on.
-func (b *Bucket[Req, Res]) watched(w *waitq.Waiter) {
-	safe.Undo(func() { b.sink.Add(metrics.Waiting, 1) }, func() { b.withdraw(w) })
-}
-
-// withdraw takes w out of the queue, or gives back the token it was
-// granted.
-func (b *Bucket[Req, Res]) withdraw(w *waitq.Waiter) {
-	b.mu.Lock()
-	removed := b.q.Remove(w)
-	if removed {
-		b.queued.Add(-1)
-	}
-	b.mu.Unlock()
-	if !removed {
-		b.giveBack(time.Duration(w.Value))
-	}
-}
-
-// unwatched tells the sink that a wait is over, granted mark's token if
-// err is nil. If the sink panics, that token goes back first.
-func (b *Bucket[Req, Res]) unwatched(mark time.Duration, err error) {
-	safe.Undo(func() { b.sink.Add(metrics.Waiting, -1) }, func() {
-		if err == nil {
-			b.giveBack(mark)
-		}
-	})
-}
+// giveBackNote is giveBack for the line, whose units are marks.
+func (b *Bucket[Req, Res]) giveBackNote(mark uint64) { b.giveBack(time.Duration(mark)) }
 
 // grant hands the tokens there at now to the waiters, oldest first, and
-// sets the timer for the next token if anyone still waits. b.mu must be
+// sets the timer for the next token if anyone still waits. b.line must be
 // held.
 func (b *Bucket[Req, Res]) grant(now time.Duration) {
-	for b.q.Len() > 0 {
+	for b.line.Len() > 0 {
 		mark, wait := b.tryTake(now)
 		if wait > 0 {
 			b.setTimer(wait)
 			return
 		}
-		b.q.Wake(uint64(mark), nil)
-		b.queued.Add(-1)
+		b.line.Serve(uint64(mark))
 	}
 }
 
-// setTimer sets the one timer to run tokenDue after d. b.mu must be held.
+// setTimer sets the one timer to run tokenDue after d. b.line must be held.
 // It is set whenever a waiter queues and left alone when waiters leave
 // (the next waiter's token is due at the same instant). It is early only
 // if a lock-free Ready took a token as the first waiter queued, and may
@@ -247,16 +192,16 @@ func (b *Bucket[Req, Res]) setTimer(d time.Duration) {
 
 // tokenDue runs on the timer: see grant.
 func (b *Bucket[Req, Res]) tokenDue() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.line.Lock()
+	defer b.line.Unlock()
 	b.grant(b.now())
 }
 
 // giveBack returns the unused token of mark, if no token was taken after
 // it (see gcra.giveBack), to the oldest waiter or the bucket.
 func (b *Bucket[Req, Res]) giveBack(mark time.Duration) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.line.Lock()
+	defer b.line.Unlock()
 	// Under the lock, so that no waiter queues meanwhile and misses it;
 	// with a CAS, since lock-free Readies take tokens.
 	now := b.now()

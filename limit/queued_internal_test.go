@@ -23,7 +23,7 @@ func TestRateQueuedComesBackToZero(t *testing.T) {
 		queued := func(when string, want int32) {
 			t.Helper()
 			synctest.Wait()
-			if got := r.queued.Load(); got != want {
+			if got := int32(r.line.Len()); got != want {
 				t.Errorf("%s: queued = %d, want %d", when, got, want)
 			}
 		}
@@ -95,7 +95,7 @@ func TestRateQueuedAfterSinkPanic(t *testing.T) {
 			}()
 			r.Ready(t.Context())
 		}()
-		if got := r.queued.Load(); got != 0 {
+		if got := int32(r.line.Len()); got != 0 {
 			t.Errorf("queued = %d after the sink panicked, want 0", got)
 		}
 	})
@@ -132,8 +132,60 @@ func TestRateGrantLeavesTheRest(t *testing.T) {
 		if got := time.Since(start); got != 0 {
 			t.Errorf("the next caller waited %v for the window's second place, want 0", got)
 		}
-		if got := r.queued.Load(); got != 0 {
+		if got := int32(r.line.Len()); got != 0 {
 			t.Errorf("queued = %d, want 0", got)
+		}
+	})
+}
+
+// A Ready takes a place with no clock read until the window comes within
+// its margin of the end: a timer says when. From then on it reads the
+// clock, so the window still ends at its exact instant; with nobody
+// waiting, nothing is scheduled after that. A window too short to have a
+// margin is near its end from the start.
+func TestRateNearEnd(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		echo := tower.ServiceFunc[int, int](func(_ context.Context, req int) (int, error) { return req, nil })
+		r := NewRate[int, int](echo, 3, time.Second)
+		start := time.Now()
+		take := func(wantWindow uint64) {
+			t.Helper()
+			n, err := r.reserve(t.Context())
+			if err != nil || n != wantWindow {
+				t.Fatalf("at %v: got window %d, %v; want window %d", time.Since(start), n, err, wantWindow)
+			}
+		}
+		near := func(want bool) {
+			t.Helper()
+			synctest.Wait()
+			if got := r.places.Load()&nearEnd != 0; got != want {
+				t.Errorf("at %v: near the end %t, want %t", time.Since(start), got, want)
+			}
+		}
+		take(1)
+		near(false)
+		time.Sleep(996*time.Millisecond - 1)
+		near(false)
+		take(1)
+		time.Sleep(1)
+		near(true) // 4ms before the end
+		r.line.Lock()
+		if r.alarm != 0 {
+			t.Errorf("a timer is set for %v with nobody waiting", r.alarm)
+		}
+		r.line.Unlock()
+		time.Sleep(4*time.Millisecond - 1)
+		take(1) // the window's last place, 1ns before its end
+		time.Sleep(1)
+		take(2) // the next window, at the first window's end
+		near(false)
+
+		short := NewRate[int, int](echo, 3, 7*time.Nanosecond)
+		if _, err := short.reserve(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if short.places.Load()&nearEnd == 0 {
+			t.Error("a 7ns window is not near its end from the start")
 		}
 	})
 }

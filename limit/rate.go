@@ -3,14 +3,12 @@ package limit
 import (
 	"context"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/internal/mono"
-	"github.com/towergo/tower/internal/safe"
 	"github.com/towergo/tower/internal/waitq"
 	"github.com/towergo/tower/metrics"
 )
@@ -32,8 +30,12 @@ import (
 //
 // A Rate is safe for concurrent use; unlike tower's RateLimit, which
 // cannot be cloned, one Rate is one rate shared by all its callers. It
-// allocates nothing when a place is free. Build one with [NewRate]. Req
-// and Res are the request and response types.
+// allocates nothing when a place is free, and until a window is within
+// per/8 (at most 4ms) of its end, a Ready reads no clock: a timer says
+// when the window comes near its end. On a machine so busy that the timer
+// fires after the end, the window lasts until it fires, which lets fewer
+// requests through, never more. Build one with [NewRate]. Req and Res are
+// the request and response types.
 type Rate[Req, Res any] struct {
 	inner tower.Service[Req, Res]
 	num   int
@@ -44,13 +46,11 @@ type Rate[Req, Res any] struct {
 	// The current window, and its places left tagged with its number, so
 	// that a lock-free Ready takes a place only from the window it saw.
 	cur    atomic.Pointer[window]
-	places atomic.Uint64 // tag(window) | places left
-	queued atomic.Int32  // len(q), for the lock-free path
+	places atomic.Uint64 // tag(window) | nearEnd | places left
 
-	mu    sync.Mutex
-	q     waitq.Queue // Value of a granted waiter: its place's window
-	timer *time.Timer // wakes the queue when the window ends
-	armed bool        // timer is set and has not fired
+	line  waitq.Line    // waiters, granted a window; its lock opens windows
+	timer *time.Timer   // runs tick: see schedule
+	alarm time.Duration // the instant timer is set for; 0: not set
 }
 
 // A window is immutable once published.
@@ -59,17 +59,28 @@ type window struct {
 	until time.Duration // its end
 }
 
-// Places are counted in the low 40 bits of Rate.places, and the high 24
-// bits hold the low bits of the window's number.
+// Places are counted in the low 40 bits of Rate.places; the next bit says
+// the window is near its end, and the high 23 bits hold the window's
+// number, which wraps.
 const (
 	placeBits = 40
 	placeMask = 1<<placeBits - 1
+	nearEnd   = 1 << placeBits
+	tagShift  = placeBits + 1
+	tagBits   = ^uint64(nearEnd | placeMask)
 	// MaxRate is the largest number of requests a Rate lets through per
 	// period.
 	MaxRate = placeMask
 )
 
-func tag(n uint64) uint64 { return n << placeBits }
+func tag(n uint64) uint64 { return n << tagShift }
+
+// margin is how long before a window's end a Ready starts to read the
+// clock to tell whether the window is still open. Until then a timer
+// vouches for it, so that a Ready takes a place with no clock read; a
+// timer that fires late only makes the window last longer, which lets
+// fewer requests through, never more.
+func (r *Rate[Req, Res]) margin() time.Duration { return min(r.per/8, 4*time.Millisecond) }
 
 // NewRate returns inner wrapped in a [Rate] of num requests per period. A
 // per too long for the clock is a window that never ends: num requests in
@@ -133,20 +144,32 @@ func (r *Rate[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], err
 
 // reserve takes a place and returns the window it belongs to.
 func (r *Rate[Req, Res]) reserve(ctx context.Context) (uint64, error) {
-	if r.queued.Load() == 0 {
-		if w := r.cur.Load(); w != nil && r.now() < w.until {
-			if r.takePlace(w.n) {
-				return w.n, nil
-			}
+	if r.line.Len() == 0 {
+		if n, ok := r.takeEarly(); ok {
+			return n, nil
+		}
+		if w := r.cur.Load(); w != nil && r.now() < w.until && r.takePlace(w.n) {
+			return w.n, nil
 		}
 	}
 	return r.reserveSlow(ctx)
 }
 
+// takeEarly takes a place in the current window, if one is left and the
+// window is not near its end, and returns the window's number.
+func (r *Rate[Req, Res]) takeEarly() (uint64, bool) {
+	for s := r.places.Load(); s&nearEnd == 0 && s&placeMask > 0; s = r.places.Load() {
+		if r.places.CompareAndSwap(s, s-1) {
+			return s >> tagShift, true
+		}
+	}
+	return 0, false
+}
+
 // takePlace takes a place in window n, if it is still the current one and
 // has one left.
 func (r *Rate[Req, Res]) takePlace(n uint64) bool {
-	for s := r.places.Load(); s&^placeMask == tag(n) && s&placeMask > 0; s = r.places.Load() {
+	for s := r.places.Load(); s&tagBits == tag(n) && s&placeMask > 0; s = r.places.Load() {
 		if r.places.CompareAndSwap(s, s-1) {
 			return true
 		}
@@ -157,81 +180,27 @@ func (r *Rate[Req, Res]) takePlace(n uint64) bool {
 // reserveSlow takes a place under the lock, opening a window if need be,
 // or waits in line for one.
 func (r *Rate[Req, Res]) reserveSlow(ctx context.Context) (uint64, error) {
-	r.mu.Lock()
-	if r.q.Len() == 0 {
-		w := r.roll(r.now())
+	r.line.Lock()
+	now := r.now()
+	if r.line.Len() == 0 {
+		w := r.roll(now)
 		if r.takePlace(w.n) {
-			r.mu.Unlock()
+			r.line.Unlock()
 			return w.n, nil
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		r.mu.Unlock()
+		r.line.Unlock()
 		return 0, err
 	}
-	w := waitq.New()
-	r.q.Push(w)
-	r.queued.Add(1)
-	r.arm()
-	r.mu.Unlock()
-	if r.sink == nil {
-		return r.wait(ctx, w)
-	}
-	r.watched(w)
-	n, err := r.wait(ctx, w)
-	r.unwatched(n, err)
-	return n, err
-}
-
-// wait waits until w is granted a place, and returns its window, or
-// withdraws w when ctx ends.
-func (r *Rate[Req, Res]) wait(ctx context.Context, w *waitq.Waiter) (uint64, error) {
-	select {
-	case <-w.Ready:
-		return w.Value, nil
-	case <-ctx.Done():
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.q.Remove(w) {
-		return w.Value, nil // granted as ctx ended: the grant stands
-	}
-	r.queued.Add(-1)
-	return 0, ctx.Err()
-}
-
-// watched tells the sink that w waits. If the sink panics, w leaves the
-// queue (or gives back a place granted meanwhile) and the panic goes on.
-func (r *Rate[Req, Res]) watched(w *waitq.Waiter) {
-	safe.Undo(func() { r.sink.Add(metrics.Waiting, 1) }, func() { r.withdraw(w) })
-}
-
-// withdraw takes w out of the queue, or gives back the place it was
-// granted.
-func (r *Rate[Req, Res]) withdraw(w *waitq.Waiter) {
-	r.mu.Lock()
-	removed := r.q.Remove(w)
-	if removed {
-		r.queued.Add(-1)
-	}
-	r.mu.Unlock()
-	if !removed {
-		r.giveBack(w.Value)
-	}
-}
-
-// unwatched tells the sink that a wait is over, with window n or err. If
-// the sink panics, a place granted goes back first.
-func (r *Rate[Req, Res]) unwatched(n uint64, err error) {
-	safe.Undo(func() { r.sink.Add(metrics.Waiting, -1) }, func() {
-		if err == nil {
-			r.giveBack(n)
-		}
-	})
+	w := r.line.Join()
+	r.schedule(now)
+	r.line.Unlock()
+	return r.line.Wait(ctx, w, r.sink, r.giveBack)
 }
 
 // roll opens a new window if the current one has ended, and returns the
-// current window. r.mu must be held.
+// current window. r.line must be locked.
 func (r *Rate[Req, Res]) roll(now time.Duration) *window {
 	w := r.cur.Load()
 	if w != nil && now < w.until {
@@ -239,7 +208,7 @@ func (r *Rate[Req, Res]) roll(now time.Duration) *window {
 	}
 	n := uint64(1)
 	if w != nil {
-		n = w.n + 1
+		n = (w.n + 1) & (tagBits >> tagShift)
 	}
 	// A period too long for the clock saturates: that window never ends,
 	// rather than ending in the past and letting everyone through.
@@ -247,66 +216,75 @@ func (r *Rate[Req, Res]) roll(now time.Duration) *window {
 	// Published before its places, so that a taker that sees the places
 	// tagged with n finds window n current.
 	r.cur.Store(w)
-	r.places.Store(tag(n) | uint64(r.num))
+	places := tag(n) | uint64(r.num)
+	if r.margin() == 0 {
+		places |= nearEnd // too short a window to time its bulk
+	}
+	r.places.Store(places)
+	r.schedule(now)
 	return w
 }
 
-// arm sets the timer for the end of the window, if it is not set.
-// r.mu must be held.
-func (r *Rate[Req, Res]) arm() {
-	if r.armed {
+// schedule sets the timer for what comes next, if anything: the instant
+// the current window comes near its end, then, if anyone waits, its end.
+// r.line must be locked.
+func (r *Rate[Req, Res]) schedule(now time.Duration) {
+	w := r.cur.Load()
+	var at time.Duration
+	switch {
+	case r.places.Load()&nearEnd == 0:
+		at = w.until - r.margin()
+	case r.line.Len() > 0:
+		at = w.until
+	default:
 		return
 	}
-	r.armed = true
-	d := r.cur.Load().until - r.now()
+	if at == r.alarm {
+		return
+	}
+	r.alarm = at
 	if r.timer == nil {
-		r.timer = time.AfterFunc(d, r.windowEnded)
+		r.timer = time.AfterFunc(at-now, r.tick)
 	} else {
-		r.timer.Reset(d)
+		r.timer.Reset(at - now)
 	}
 }
 
-// windowEnded runs on the timer: if anyone waits, it opens the next
-// window and grants its places to the oldest waiters; if not, the next
-// Ready opens it. The timer may be set for an earlier window's end (it is
-// not moved when waiters leave and a Ready opens a window): then roll
-// finds the window open, grants nothing, and the timer is set again.
-func (r *Rate[Req, Res]) windowEnded() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.armed = false
-	if r.q.Len() == 0 {
-		return
+// tick runs on the timer. Near the window's end, it makes Readies read
+// the clock from then on; at or after it, if anyone waits, it opens the
+// next window and grants its places to the oldest waiters (if nobody
+// waits, the next Ready opens it). A timer that fires for an instant it
+// is no longer set for, as it is reset, finds the state as it is and does
+// what that calls for.
+func (r *Rate[Req, Res]) tick() {
+	r.line.Lock()
+	defer r.line.Unlock()
+	r.alarm = 0
+	now := r.now()
+	w := r.cur.Load()
+	if now < w.until {
+		r.places.Or(nearEnd)
+	} else if r.line.Len() > 0 {
+		w = r.roll(now)
+		for r.line.Len() > 0 && r.takePlace(w.n) {
+			r.line.Serve(w.n)
+		}
 	}
-	r.grant(r.roll(r.now()))
-	if r.q.Len() > 0 {
-		r.arm()
-	}
-}
-
-// grant hands free places of window w to waiters, oldest first. r.mu must
-// be held.
-func (r *Rate[Req, Res]) grant(w *window) {
-	for r.q.Len() > 0 && r.takePlace(w.n) {
-		r.q.Wake(w.n, nil)
-		r.queued.Add(-1)
-	}
+	r.schedule(now)
 }
 
 // giveBack returns an unused place to window n, if that window is still
 // the current one: to the oldest waiter, or to the window's count.
 func (r *Rate[Req, Res]) giveBack(n uint64) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.line.Lock()
+	defer r.line.Unlock()
 	w := r.cur.Load()
 	if w == nil || w.n != n || r.now() >= w.until {
 		return
 	}
-	if r.q.Wake(n, nil) {
-		r.queued.Add(-1)
-		return
+	if !r.line.Serve(n) {
+		r.places.Add(1) // the tag is n's: only this lock opens windows
 	}
-	r.places.Add(1) // the tag is n's: only this lock opens windows
 }
 
 // rateWrapper is the Rate's tower.NotedWrapper, kept off its method set;

@@ -1,0 +1,98 @@
+package waitq
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+
+	"github.com/towergo/tower/internal/safe"
+	"github.com/towergo/tower/metrics"
+)
+
+// A Line is the waiting engine of a limit that grants one unit at a time
+// (a token, a place in a window) to callers in the order they came: a
+// Queue under a mutex, with a count of its waiters that a lock-free fast
+// path reads, so that a newcomer never overtakes someone waiting.
+//
+// The limit holds the Line's lock to look for a free unit, to Join, and to
+// Serve; a waiter then calls Wait without it. The value a waiter is
+// served with is the limit's own: the unit's mark, which its give-back
+// function understands. The zero Line is empty and ready to use.
+type Line struct {
+	sync.Mutex
+	q      Queue
+	queued atomic.Int32
+}
+
+// Len returns the number of waiters. Read without the lock, it is a
+// hint: a caller that finds it 0 and a free unit may take the unit at
+// once, since nobody it would overtake has joined yet.
+func (l *Line) Len() int { return int(l.queued.Load()) }
+
+// Join puts a new waiter at the back of the line and returns it. l must be
+// locked.
+func (l *Line) Join() *Waiter {
+	w := New()
+	l.q.Push(w)
+	l.queued.Add(1)
+	return w
+}
+
+// Serve grants the oldest waiter, if any, the unit v, and reports whether
+// there was one. l must be locked.
+func (l *Line) Serve(v uint64) bool {
+	if !l.q.Wake(v, nil) {
+		return false
+	}
+	l.queued.Add(-1)
+	return true
+}
+
+// Wait waits, without l's lock, until w is served, and returns its unit,
+// or takes w out of the line when ctx ends and returns ctx.Err(). A unit
+// served as ctx ended is kept: the grant stands.
+//
+// A sink, if not nil, is told Waiting +1 and -1 around the wait. If it
+// panics, the panic goes on up to the caller, who then holds nothing: w
+// leaves the line, or the unit it was served goes to giveBack, first.
+func (l *Line) Wait(ctx context.Context, w *Waiter, sink metrics.Sink, giveBack func(uint64)) (uint64, error) {
+	if sink == nil {
+		return l.wait(ctx, w)
+	}
+	safe.Undo(func() { sink.Add(metrics.Waiting, 1) }, func() {
+		if !l.withdraw(w) {
+			giveBack(w.Value)
+		}
+	})
+	v, err := l.wait(ctx, w)
+	safe.Undo(func() { sink.Add(metrics.Waiting, -1) }, func() {
+		if err == nil {
+			giveBack(v)
+		}
+	})
+	return v, err
+}
+
+func (l *Line) wait(ctx context.Context, w *Waiter) (uint64, error) {
+	select {
+	case <-w.Ready:
+		return w.Value, nil
+	case <-ctx.Done():
+	}
+	if !l.withdraw(w) {
+		return w.Value, nil
+	}
+	return 0, ctx.Err()
+}
+
+// withdraw takes w out of the line, and reports false if it was served
+// first.
+func (l *Line) withdraw(w *Waiter) bool {
+	l.Lock()
+	defer l.Unlock()
+	if !l.q.Remove(w) {
+		return false
+	}
+	l.queued.Add(-1)
+	return true
+}
