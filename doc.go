@@ -14,7 +14,7 @@
 // around a concurrency limit times only the call, because the wait for the
 // limit's permit happens in Ready:
 //
-//	svc := tower.NewBuilder[string, string]().
+//	svc := stack.New[string, string]().
 //		Layer(timeout.NewLayer[string, string](150 * time.Millisecond)).
 //		Layer(limit.NewConcurrencyLayer[string, string](1)).
 //		Service(handler)

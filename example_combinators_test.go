@@ -8,6 +8,7 @@ import (
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/limit"
+	"github.com/towergo/tower/stack"
 )
 
 // greeter answers a name with a greeting.
@@ -132,7 +133,7 @@ func ExampleOptionalLayer() {
 		if loud {
 			shout = tower.MapResponseLayer[string](strings.ToUpper)
 		}
-		svc := tower.NewBuilder[string, string]().
+		svc := stack.New[string, string]().
 			Layer(tower.OptionalLayer(shout)).
 			Service(greeter)
 		rsp, _ := tower.Call(context.Background(), svc, "Ada")

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/stack"
 )
 
 // The two phases: Ready reserves capacity, the permit's Call uses it. The
@@ -87,7 +88,7 @@ func ExampleStack() {
 // A Builder adds layers one at a time, the first added outermost. It is a
 // value: extending it leaves the original as it was.
 func ExampleBuilder() {
-	base := tower.NewBuilder[string, string]().Layer(traceLayer("outer"))
+	base := stack.New[string, string]().Layer(traceLayer("outer"))
 	svc := base.Layer(traceLayer("inner")).Service(tower.ServiceFunc[string, string](handler))
 	tower.Call(context.Background(), svc, "hello")
 

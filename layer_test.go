@@ -34,14 +34,6 @@ func TestStackOrder(t *testing.T) {
 			if got != tt.want || err != nil {
 				t.Errorf("got %q, %v; want %q, nil", got, err, tt.want)
 			}
-			b := tower.NewBuilder[string, string]()
-			for _, l := range tt.layers {
-				b = b.Layer(l)
-			}
-			got, err = tower.Call(t.Context(), b.Service(tower.ServiceFunc[string, string](echo)), "req")
-			if got != tt.want || err != nil {
-				t.Errorf("Builder: got %q, %v; want %q, nil", got, err, tt.want)
-			}
 		})
 	}
 }
@@ -56,40 +48,6 @@ func TestStackCopiesItsList(t *testing.T) {
 	}
 }
 
-// Builders extended from a common base must not share their layers.
-func TestBuilderIsAValue(t *testing.T) {
-	base := tower.NewBuilder[string, string]().Layer(tag("a")).Layer(tag("b"))
-	left := base.Layer(tag("l"))
-	right := base.Layer(tag("r"))
-	h := tower.ServiceFunc[string, string](echo)
-	for _, tt := range []struct {
-		b    tower.Builder[string, string]
-		want string
-	}{{base, "reqab"}, {left, "reqabl"}, {right, "reqabr"}} {
-		if got, _ := tower.Call(t.Context(), tt.b.Service(h), "req"); got != tt.want {
-			t.Errorf("got %q, want %q", got, tt.want)
-		}
-	}
-}
-
-// A Builder is a Layer: a built stack nests inside another.
-func TestBuilderIsALayer(t *testing.T) {
-	inner := tower.NewBuilder[string, string]().Layer(tag("b")).Layer(tag("c"))
-	outer := tower.NewBuilder[string, string]().Layer(tag("a")).Layer(inner).Layer(tag("d"))
-	got, _ := tower.Call(t.Context(), outer.Service(tower.ServiceFunc[string, string](echo)), "req")
-	if got != "reqabcd" {
-		t.Errorf("got %q, want %q", got, "reqabcd")
-	}
-}
-
-func TestZeroBuilder(t *testing.T) {
-	var b tower.Builder[string, string]
-	h := tower.ServiceFunc[string, string](echo)
-	if got, _ := tower.Call(t.Context(), b.Service(h), "req"); got != "req" {
-		t.Errorf("got %q, want %q", got, "req")
-	}
-}
-
 // typedNil is a service type whose nil pointer, in a tower.Service, is
 // not == nil: constructors must still refuse it.
 type typedNil struct{ inner tower.Service[string, string] }
@@ -101,7 +59,7 @@ func (s *typedNil) Ready(ctx context.Context) (tower.Permit[string, string], err
 // An empty Stack is a layer like any other: it wraps a service in nothing.
 func TestEmptyStackIsALayer(t *testing.T) {
 	empty := tower.Stack[string, string]()
-	svc := tower.NewBuilder[string, string]().Layer(empty).Layer(tower.Stack(empty, tag("a"))).Service(tower.ServiceFunc[string, string](echo))
+	svc := tower.Stack(empty, tower.Stack(empty, tag("a"))).Wrap(tower.ServiceFunc[string, string](echo))
 	if got, err := tower.Call(context.Background(), svc, "x"); got != "xa" || err != nil {
 		t.Errorf("got %q, %v; want %q, nil", got, err, "xa")
 	}
@@ -116,19 +74,9 @@ func TestBadInput(t *testing.T) {
 		{"Stack with a nil layer", func() {
 			tower.Stack(tag("a"), nil)
 		}, "tower.Stack: layer 1 is nil"},
-		{"Builder.Layer(nil)", func() {
-			tower.NewBuilder[string, string]().Layer(nil)
-		}, "tower.Builder.Layer: nil Layer"},
-		{"Builder.Service(nil)", func() {
-			tower.NewBuilder[string, string]().Service(nil)
-		}, "tower.Builder.Service: nil Service"},
-		{"Builder.Service of a typed nil", func() {
-			var svc *typedNil
-			tower.NewBuilder[string, string]().Service(svc)
-		}, "tower.Builder.Service: nil Service"},
 		{"a layer that returns nil", func() {
 			returnsNil := tower.LayerFunc[string, string](func(tower.Service[string, string]) tower.Service[string, string] { return nil })
-			tower.NewBuilder[string, string]().Layer(tag("a")).Layer(returnsNil).Service(tower.ServiceFunc[string, string](echo))
+			tower.Stack(tag("a"), returnsNil).Wrap(tower.ServiceFunc[string, string](echo))
 		}, "tower: layer 1 (tower.LayerFunc[string,string]) returned a nil Service"},
 		{"a layer that returns a typed nil", func() {
 			returnsNil := tower.LayerFunc[string, string](func(tower.Service[string, string]) tower.Service[string, string] { return (*typedNil)(nil) })

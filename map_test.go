@@ -13,6 +13,7 @@ import (
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/buffer"
 	"github.com/towergo/tower/limit"
+	"github.com/towergo/tower/stack"
 	"github.com/towergo/tower/towertest"
 )
 
@@ -271,7 +272,7 @@ func TestBuilderWithMapSteps(t *testing.T) {
 			func(r string) bool { return r == "world" })
 		buf := buffer.NewLayer[string, bool](5)
 		defer buf.Close()
-		svc := tower.NewBuilder[string, bool]().
+		svc := stack.New[string, bool]().
 			Layer(buf).
 			Layer(limit.NewConcurrencyLayer[string, bool](5)).
 			Layer(limit.NewRateLayer[string, bool](5, 5*time.Second)).

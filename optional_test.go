@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/stack"
 	"github.com/towergo/tower/towertest"
 )
 
@@ -14,7 +15,7 @@ func TestOptionalLayerNil(t *testing.T) {
 	if got := tower.OptionalLayer[string, string](nil).Wrap(mock); got != tower.Service[string, string](mock) {
 		t.Errorf("got %p, want the service itself, %p", got, mock)
 	}
-	svc := tower.NewBuilder[string, string]().
+	svc := stack.New[string, string]().
 		Layer(tower.OptionalLayer[string, string](nil)).
 		Service(mock)
 	if svc != tower.Service[string, string](mock) {
@@ -25,7 +26,7 @@ func TestOptionalLayerNil(t *testing.T) {
 // A layer that is there is applied.
 func TestOptionalLayerPresent(t *testing.T) {
 	bang := tower.MapResponseLayer[string](func(s string) string { return s + "!" })
-	svc := tower.NewBuilder[string, string]().
+	svc := stack.New[string, string]().
 		Layer(tower.OptionalLayer(bang)).
 		Service(tower.ServiceFunc[string, string](echo))
 	if res, err := tower.Call(t.Context(), svc, "hi"); res != "hi!" || err != nil {

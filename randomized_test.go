@@ -14,6 +14,7 @@ import (
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/buffer"
 	"github.com/towergo/tower/limit"
+	"github.com/towergo/tower/stack"
 	"github.com/towergo/tower/timeout"
 )
 
@@ -43,7 +44,7 @@ func TestRandomizedTimeoutBufferConcurrencyRate(t *testing.T) {
 		inner := &randomInner{fates: fates, calls: make([]atomic.Int32, requests), ends: make([]atomic.Int32, requests)}
 		sem := limit.NewSemaphore(limitN)
 		buf := buffer.NewLayer[int, int](bound)
-		svc := tower.NewBuilder[int, int]().
+		svc := stack.New[int, int]().
 			Layer(timeout.NewLayer[int, int](50 * time.Millisecond)).
 			Layer(buf).
 			Layer(limit.NewSharedConcurrencyLayer[int, int](sem)).

@@ -18,6 +18,7 @@ import (
 	"github.com/towergo/tower/limit"
 	"github.com/towergo/tower/loadshed"
 	"github.com/towergo/tower/retry"
+	"github.com/towergo/tower/stack"
 	"github.com/towergo/tower/timeout"
 	"github.com/towergo/tower/towertest"
 )
@@ -97,7 +98,7 @@ func TestStackRetryTimeoutConcurrencyLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mock, h := towertest.NewMock[string, string]()
 		timedOut := func(_ string, err error) bool { return errors.Is(err, timeout.ErrElapsed) }
-		svc := tower.NewBuilder[string, string]().
+		svc := stack.New[string, string]().
 			Layer(retry.NewLayer(retry.NewPolicy[string, string](timedOut))).
 			Layer(timeout.NewLayer[string, string](100 * time.Millisecond)).
 			Layer(limit.NewConcurrencyLayer[string, string](1)).
@@ -169,7 +170,7 @@ func TestStackTimeoutRetry(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				mock, h := towertest.NewMock[string, string]()
-				svc := tower.NewBuilder[string, string]().
+				svc := stack.New[string, string]().
 					Layer(timeout.NewLayer[string, string](250 * time.Millisecond)).
 					Layer(retry.NewLayer(tt.policy)).
 					Service(mock)
@@ -214,7 +215,7 @@ func TestStackHedgeBuffer(t *testing.T) {
 		mock, h := towertest.NewMock[string, string]()
 		buf := buffer.NewLayer[string, string](1)
 		defer buf.Close()
-		svc := tower.NewBuilder[string, string]().
+		svc := stack.New[string, string]().
 			Layer(hedge.NewLayer[string, string](hedge.Idempotent[string]{}, 1, 0.5, time.Second)).
 			Layer(buf).
 			Service(mock)
@@ -279,7 +280,7 @@ func TestStackRetryLoadShed(t *testing.T) {
 			retry.WithBackoff(backoff), retry.WithBudget(retry.NewTPSBudget(time.Second, 2, 0)))
 		start := time.Now()
 		counter := &rhCounter{start: start}
-		svc := tower.NewBuilder[string, string]().
+		svc := stack.New[string, string]().
 			Layer(retry.NewLayer(policy)).
 			Layer(tower.LayerFunc[string, string](func(inner tower.Service[string, string]) tower.Service[string, string] {
 				counter.inner = inner

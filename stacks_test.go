@@ -17,6 +17,7 @@ import (
 	"github.com/towergo/tower/buffer"
 	"github.com/towergo/tower/limit"
 	"github.com/towergo/tower/loadshed"
+	"github.com/towergo/tower/stack"
 	"github.com/towergo/tower/timeout"
 	"github.com/towergo/tower/towertest"
 )
@@ -29,7 +30,7 @@ func TestStackBufferConcurrencyRate(t *testing.T) {
 		mock, h := towertest.NewMock[string, string]()
 		buf := buffer.NewLayer[string, string](5)
 		defer buf.Close()
-		svc := tower.NewBuilder[string, string]().
+		svc := stack.New[string, string]().
 			Layer(buf).
 			Layer(limit.NewConcurrencyLayer[string, string](5)).
 			Layer(limit.NewRateLayer[string, string](5, 5*time.Second)).
@@ -113,7 +114,7 @@ func TestStackPlacementDecidesAdmission(t *testing.T) {
 func TestStackLoadShedConcurrency(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mock, h := towertest.NewMock[string, string]()
-		svc := tower.NewBuilder[string, string]().
+		svc := stack.New[string, string]().
 			Layer(loadshed.NewLayer[string, string]()).
 			Layer(limit.NewConcurrencyLayer[string, string](1)).
 			Service(mock)
@@ -220,7 +221,7 @@ func TestStackTimeoutBufferSkipsExpired(t *testing.T) {
 		})
 		buf := buffer.NewLayer[int, int](8)
 		defer buf.Close()
-		svc := tower.NewBuilder[int, int]().
+		svc := stack.New[int, int]().
 			Layer(timeout.NewLayer[int, int](150 * time.Millisecond)).
 			Layer(buf).
 			Layer(limit.NewConcurrencyLayer[int, int](1)).

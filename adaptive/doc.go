@@ -3,7 +3,7 @@
 // limit after Netflix's concurrency-limits. Most users want [NewLayer] with
 // [Gradient2] (a server) or [AIMD] (a client), under a LoadShed:
 //
-//	svc := tower.NewBuilder[string, string]().
+//	svc := stack.New[string, string]().
 //		Layer(loadshed.NewLayer[string, string]()).
 //		Layer(adaptive.NewLayer[string, string](adaptive.Gradient2())).
 //		Service(handler)

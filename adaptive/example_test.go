@@ -8,6 +8,7 @@ import (
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/adaptive"
 	"github.com/towergo/tower/loadshed"
+	"github.com/towergo/tower/stack"
 	"github.com/towergo/tower/timeout"
 )
 
@@ -17,7 +18,7 @@ func Example_gradient2() {
 	handler := tower.ServiceFunc[string, string](func(_ context.Context, req string) (string, error) {
 		return "hello, " + req, nil
 	})
-	svc := tower.NewBuilder[string, string]().
+	svc := stack.New[string, string]().
 		Layer(loadshed.NewLayer[string, string]()).
 		Layer(adaptive.NewLayer[string, string](adaptive.Gradient2())).
 		Service(handler)

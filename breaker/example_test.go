@@ -9,6 +9,7 @@ import (
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/breaker"
 	"github.com/towergo/tower/loadshed"
+	"github.com/towergo/tower/stack"
 )
 
 // A breaker trips at the third failure in a row: the callback hears of it
@@ -58,7 +59,7 @@ func Example_loadShed() {
 		sent++
 		return "", errors.New("backend down")
 	})
-	svc := tower.NewBuilder[string, string]().
+	svc := stack.New[string, string]().
 		Layer(loadshed.NewLayer[string, string]()). // outermost
 		Layer(breaker.NewLayer[string, string](breaker.AnyError, breaker.WithConsecutiveFailures(1))).
 		Service(backend)

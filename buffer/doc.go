@@ -4,7 +4,7 @@
 //
 //	buf := buffer.NewLayer[string, string](8)
 //	defer buf.Close() // closes every Buffer it made
-//	svc := tower.NewBuilder[string, string]().
+//	svc := stack.New[string, string]().
 //		Layer(buf). // Buffer > Timeout > ConcurrencyLimit(1)
 //		Layer(timeout.NewLayer[string, string](150 * time.Millisecond)).
 //		Layer(limit.NewConcurrencyLayer[string, string](1)).

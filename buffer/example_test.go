@@ -11,6 +11,7 @@ import (
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/buffer"
 	"github.com/towergo/tower/limit"
+	"github.com/towergo/tower/stack"
 )
 
 func Example() {
@@ -40,7 +41,7 @@ func ExampleNewLayer() {
 	})
 	buf := buffer.NewLayer[int, int](8)
 	defer buf.Close()
-	svc := tower.NewBuilder[int, int]().
+	svc := stack.New[int, int]().
 		Layer(buf). // outermost: sees each request first
 		Layer(limit.NewConcurrencyLayer[int, int](1)).
 		Service(double)

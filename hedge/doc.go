@@ -4,7 +4,7 @@
 // that says which requests are safe to send twice; [Idempotent] says all
 // are:
 //
-//	svc := tower.NewBuilder[Req, Res]().
+//	svc := stack.New[Req, Res]().
 //		Layer(hedge.NewLayer[Req, Res](hedge.Idempotent[Req]{}, // every request is safe to send twice
 //			100,            // hedge only once the last period saw 100 latencies
 //			0.95,           // after the 95th percentile of them

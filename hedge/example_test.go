@@ -9,6 +9,7 @@ import (
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/hedge"
 	"github.com/towergo/tower/retry"
+	"github.com/towergo/tower/stack"
 )
 
 // markHedge hedges every request, and marks the copy so that the example
@@ -47,7 +48,7 @@ func ExampleWithBudget() {
 		return strings.ToUpper(req), nil
 	})
 	budget := retry.NewTPSBudget(10*time.Second, 10, 0.1)
-	svc := tower.NewBuilder[string, string]().
+	svc := stack.New[string, string]().
 		Layer(retry.NewLayer(retry.NewPolicy[string, string](retry.AnyError, retry.WithBudget(budget)))).
 		Layer(hedge.NewLayer[string, string](hedge.Idempotent[string]{}, 100, 0.9, 10*time.Second, hedge.WithBudget(budget))).
 		Service(upper)

@@ -12,7 +12,7 @@
 // done ctx, turns waiting into rejection. A layer gives each service it
 // wraps a limit of its own, except [NewSharedConcurrencyLayer].
 //
-//	svc := tower.NewBuilder[string, string]().
+//	svc := stack.New[string, string]().
 //		Layer(timeout.NewLayer[string, string](150 * time.Millisecond)).
 //		Layer(limit.NewConcurrencyLayer[string, string](10)).
 //		Layer(limit.NewRateLayer[string, string](100, time.Second)).

@@ -9,6 +9,7 @@ import (
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/limit"
+	"github.com/towergo/tower/stack"
 )
 
 // Each tenant, the part of the request before the slash, may send 2
@@ -46,7 +47,7 @@ func ExampleNewKeyed() {
 // rather than refused.
 func ExampleNewKeyedLayer() {
 	clientIP := func(req string) string { return req }
-	svc := tower.NewBuilder[string, string]().
+	svc := stack.New[string, string]().
 		Layer(limit.NewKeyedLayer[string, string](clientIP, 100, time.Second, 10,
 			limit.WithMaxKeys(50_000), limit.WithMaxWait(20*time.Millisecond))).
 		Layer(limit.NewConcurrencyLayer[string, string](64)).

@@ -11,7 +11,7 @@
 //
 // The first layer listed is the outermost:
 //
-//	svc := tower.NewBuilder[string, string]().
+//	svc := stack.New[string, string]().
 //		Layer(loadshed.NewLayer[string, string]()). // LoadShed > ConcurrencyLimit(10)
 //		Layer(limit.NewConcurrencyLayer[string, string](10)).
 //		Service(handler)

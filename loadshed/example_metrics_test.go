@@ -8,6 +8,7 @@ import (
 	"github.com/towergo/tower/limit"
 	"github.com/towergo/tower/loadshed"
 	"github.com/towergo/tower/metrics"
+	"github.com/towergo/tower/stack"
 )
 
 // The LoadShed counts the requests it turns away.
@@ -16,7 +17,7 @@ func ExampleWithMetrics() {
 	echo := tower.ServiceFunc[string, string](func(_ context.Context, req string) (string, error) {
 		return req, nil
 	})
-	svc := tower.NewBuilder[string, string]().
+	svc := stack.New[string, string]().
 		Layer(loadshed.NewLayer[string, string](loadshed.WithMetrics(&c))). // LoadShed > ConcurrencyLimit(1)
 		Layer(limit.NewConcurrencyLayer[string, string](1)).
 		Service(echo)

@@ -7,6 +7,7 @@ import (
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/limit"
 	"github.com/towergo/tower/loadshed"
+	"github.com/towergo/tower/stack"
 )
 
 // LoadShed > ConcurrencyLimit(1): while one request holds the only permit,
@@ -15,7 +16,7 @@ func Example() {
 	echo := tower.ServiceFunc[string, string](func(_ context.Context, s string) (string, error) {
 		return s, nil
 	})
-	svc := tower.NewBuilder[string, string]().
+	svc := stack.New[string, string]().
 		Layer(loadshed.NewLayer[string, string]()). // outermost
 		Layer(limit.NewConcurrencyLayer[string, string](1)).
 		Service(echo)

@@ -44,7 +44,7 @@
 // and the limit counts what it lets in and who waits:
 //
 //	var calls, shed, limited, timedOut metrics.Counts
-//	svc := tower.NewBuilder[Req, Res]().
+//	svc := stack.New[Req, Res]().
 //		Layer(metrics.NewLayer[Req, Res](&calls)). // latency and InFlight of the whole stack
 //		Layer(loadshed.NewLayer[Req, Res](loadshed.WithMetrics(&shed))).
 //		Layer(limit.NewConcurrencyLayer[Req, Res](100, limit.WithMetrics(&limited))).

@@ -9,6 +9,7 @@ import (
 	"github.com/towergo/tower/limit"
 	"github.com/towergo/tower/loadshed"
 	"github.com/towergo/tower/metrics"
+	"github.com/towergo/tower/stack"
 )
 
 // A stack with one sink per layer: the metrics layer outermost sees every
@@ -19,7 +20,7 @@ func Example() {
 	echo := tower.ServiceFunc[string, string](func(_ context.Context, req string) (string, error) {
 		return req, nil
 	})
-	svc := tower.NewBuilder[string, string]().
+	svc := stack.New[string, string]().
 		Layer(metrics.NewLayer[string, string](&calls)).                                  // outermost
 		Layer(loadshed.NewLayer[string, string](loadshed.WithMetrics(&shed))).            // LoadShed > ConcurrencyLimit(1)
 		Layer(limit.NewConcurrencyLayer[string, string](1, limit.WithMetrics(&limited))). // innermost

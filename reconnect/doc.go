@@ -17,7 +17,7 @@
 //	maker := timeout.New(dial, 2*time.Second) // a connect takes 2s at most
 //	conn := reconnect.New(maker, "db-1:5432")
 //	defer conn.Close()
-//	svc := tower.NewBuilder[Req, Res]().
+//	svc := stack.New[Req, Res]().
 //		Layer(timeout.NewLayer[Req, Res](time.Second)).
 //		Service(conn)
 //

@@ -33,7 +33,7 @@ var pairs = []struct {
 				ServiceFunc(echo)
 		},
 		func() tower.Service[string, string] {
-			return tower.NewBuilder[string, string]().
+			return stack.New[string, string]().
 				Layer(timeout.NewLayer[string, string](time.Second)).
 				Layer(retry.NewLayer(retry.NewPolicy[string, string](retry.AnyError))).
 				Layer(limit.NewConcurrencyLayer[string, string](10)).

@@ -10,9 +10,9 @@ import (
 )
 
 // A Builder collects layers, the first added outermost, and applies them
-// to a service, as [tower.Builder] does, with a method for each middleware
-// of this module, so that its type arguments are given once, to [New]. A
-// Builder is itself a [tower.Layer].
+// to a service, with a method for each middleware of this module, so that
+// its type arguments are given once, to [New]. It is this module's one
+// builder, and is itself a [tower.Layer].
 //
 // A Builder is an immutable value: each method returns a new Builder and
 // leaves the receiver as it was, so a partly built stack can be shared

@@ -239,3 +239,12 @@ func TestTimeoutAboveRetryBoundsEveryAttempt(t *testing.T) {
 		h.ExpectIdle(t, 2)
 	})
 }
+
+// A Builder is a Layer: a built stack nests inside another, in place.
+func TestBuilderIsALayer(t *testing.T) {
+	inner := stack.New[string, string]().Layer(tag("b")).Layer(tag("c"))
+	outer := stack.New[string, string]().Layer(tag("a")).Layer(inner).Layer(tag("d"))
+	if got := through(t, outer.ServiceFunc(echo)); got != "abcd" {
+		t.Errorf("got %q, want %q", got, "abcd")
+	}
+}

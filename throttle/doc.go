@@ -5,7 +5,7 @@
 // sending them, so that an overloaded backend spends less work on
 // refusing.
 //
-//	svc := tower.NewBuilder[string, string]().
+//	svc := stack.New[string, string]().
 //		Layer(throttle.NewLayer[string, string](throttle.NotOverloaded)).
 //		Service(client)
 //

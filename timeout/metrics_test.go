@@ -10,6 +10,7 @@ import (
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/limit"
 	"github.com/towergo/tower/metrics"
+	"github.com/towergo/tower/stack"
 	"github.com/towergo/tower/timeout"
 	"github.com/towergo/tower/towertest"
 )
@@ -93,7 +94,7 @@ func TestMetricsTimedOut(t *testing.T) {
 func TestMetricsNestedTimeouts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var outer, inner metrics.Counts
-		svc := tower.NewBuilder[string, string]().
+		svc := stack.New[string, string]().
 			Layer(timeout.NewLayer[string, string](200*ms, timeout.WithMetrics(&outer))).
 			Layer(timeout.NewLayer[string, string](100*ms, timeout.WithMetrics(&inner))).
 			Service(sleeper(150 * ms))

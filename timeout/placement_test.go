@@ -15,6 +15,7 @@ import (
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/limit"
 	"github.com/towergo/tower/loadshed"
+	"github.com/towergo/tower/stack"
 	"github.com/towergo/tower/timeout"
 )
 
@@ -120,7 +121,7 @@ func TestPlacementUnderALimit(t *testing.T) {
 // timedOut, and LoadShed > ConcurrencyLimit(10) > Timeout(50ms) > h
 // otherwise.
 func placed(h tower.Service[string, string], timedOut bool, opts []timeout.Option) tower.Service[string, string] {
-	b := tower.NewBuilder[string, string]().Layer(loadshed.NewLayer[string, string]())
+	b := stack.New[string, string]().Layer(loadshed.NewLayer[string, string]())
 	if timedOut {
 		b = b.Layer(timeout.NewLayer[string, string](50*ms, opts...)).Layer(limit.NewConcurrencyLayer[string, string](10))
 	} else {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/stack"
 	"github.com/towergo/tower/timeout"
 	"github.com/towergo/tower/towertest"
 )
@@ -163,7 +164,7 @@ func wrapLayer(name string) tower.Layer[string, string] {
 func TestErrElapsedThroughWrappingLayers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mock, _ := towertest.NewMock[string, string]()
-		svc := tower.NewBuilder[string, string]().
+		svc := stack.New[string, string]().
 			Layer(wrapLayer("outer")).
 			Layer(wrapLayer("middle")).
 			Layer(timeout.NewLayer[string, string](150 * ms)).

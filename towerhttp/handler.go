@@ -66,7 +66,7 @@ type Handler struct {
 // NewHandler returns a Handler that serves each request through stack
 // around h: stack's layers, the first one outermost, wrap
 // [HandlerService](h). Give several layers with tower.Stack or a
-// tower.Builder. It panics if h, stack or an option is nil.
+// stack.Builder ([ServerStack]). It panics if h, stack or an option is nil.
 func NewHandler(h http.Handler, stack tower.Layer[*http.Request, Response], opts ...HandlerOption) *Handler {
 	if isnil.Is(h) {
 		panic("towerhttp.NewHandler: nil http.Handler")
@@ -86,7 +86,7 @@ func NewHandler(h http.Handler, stack tower.Layer[*http.Request, Response], opts
 
 // NewServiceHandler returns a Handler that serves each request through
 // svc, a stack whose leaves are [HandlerService]s: one built with
-// tower.Builder, or a steer.Steer that picks a stack per path. It panics
+// [ServerStack], or a steer.Steer that picks a stack per path. It panics
 // if svc or an option is nil.
 func NewServiceHandler(svc tower.Service[*http.Request, Response], opts ...HandlerOption) *Handler {
 	if isnil.Is(svc) {

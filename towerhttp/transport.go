@@ -72,7 +72,7 @@ func WithMaxHosts(n int) TransportOption {
 
 // NewTransport returns a Transport whose host stacks are stack's layers,
 // the first one outermost, around a leaf that calls base.RoundTrip. Give
-// several layers with tower.Stack or a tower.Builder. It panics if base,
+// several layers with tower.Stack or a stack.Builder. It panics if base,
 // stack or an option is nil.
 func NewTransport(base http.RoundTripper, stack tower.Layer[*http.Request, *http.Response], opts ...TransportOption) *Transport {
 	if isnil.Is(base) {

@@ -17,6 +17,7 @@ import (
 	"github.com/towergo/tower/limit"
 	"github.com/towergo/tower/loadshed"
 	"github.com/towergo/tower/metrics"
+	"github.com/towergo/tower/stack"
 	"github.com/towergo/tower/towerotel"
 )
 
@@ -42,7 +43,7 @@ func Example() {
 	echo := tower.ServiceFunc[string, string](func(_ context.Context, req string) (string, error) {
 		return req, nil
 	})
-	svc := tower.NewBuilder[string, string]().
+	svc := stack.New[string, string]().
 		Layer(metrics.NewLayer[string, string](sink("stack"))). // the first layer is the outermost
 		Layer(loadshed.NewLayer[string, string](loadshed.WithMetrics(sink("loadshed")))).
 		Layer(limit.NewConcurrencyLayer[string, string](2, limit.WithMetrics(sink("limit")))).

@@ -16,6 +16,7 @@ import (
 	"github.com/towergo/tower/limit"
 	"github.com/towergo/tower/metrics"
 	"github.com/towergo/tower/retry"
+	"github.com/towergo/tower/stack"
 	"github.com/towergo/tower/towerotel"
 )
 
@@ -39,7 +40,7 @@ func ExampleNewTraceLayer() {
 	policy := retry.PolicyFunc[string, string](func(_ context.Context, a *retry.Attempt[string, string]) (time.Duration, bool) {
 		return 5 * time.Millisecond, a.Err != nil && a.N < 3
 	})
-	svc := tower.NewBuilder[string, string]().
+	svc := stack.New[string, string]().
 		Layer(towerotel.NewTraceLayer[string, string](tracer)). // outermost: sees the whole wait
 		Layer(retry.NewLayer(policy)).
 		Service(flaky)

@@ -20,6 +20,7 @@ import (
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/limit"
 	"github.com/towergo/tower/metrics"
+	"github.com/towergo/tower/stack"
 	"github.com/towergo/tower/towerotel"
 	"github.com/towergo/tower/towertest"
 )
@@ -263,14 +264,14 @@ func TestAttributesAndBuckets(t *testing.T) {
 func TestStackExports(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		meter, reader := newReader()
-		stack := mustSink(t, meter, towerotel.WithAttributes(attribute.String("layer", "stack")))
+		stackSink := mustSink(t, meter, towerotel.WithAttributes(attribute.String("layer", "stack")))
 		lim := mustSink(t, meter, towerotel.WithAttributes(attribute.String("layer", "limit")))
 		handler := tower.ServiceFunc[string, string](func(_ context.Context, req string) (string, error) {
 			time.Sleep(100 * ms)
 			return req, nil
 		})
-		svc := tower.NewBuilder[string, string]().
-			Layer(metrics.NewLayer[string, string](stack)).
+		svc := stack.New[string, string]().
+			Layer(metrics.NewLayer[string, string](stackSink)).
 			Layer(limit.NewConcurrencyLayer[string, string](1, limit.WithMetrics(lim))).
 			Service(handler)
 		start := time.Now()

@@ -23,6 +23,7 @@ import (
 	"github.com/towergo/tower/limit"
 	"github.com/towergo/tower/metrics"
 	"github.com/towergo/tower/retry"
+	"github.com/towergo/tower/stack"
 	"github.com/towergo/tower/towerotel"
 	"github.com/towergo/tower/towertest"
 )
@@ -129,7 +130,7 @@ func TestTraceQueueAndRetry(t *testing.T) {
 		backoff := retry.PolicyFunc[string, string](func(_ context.Context, a *retry.Attempt[string, string]) (time.Duration, bool) {
 			return 10 * time.Millisecond, a.Err != nil && a.N < 3
 		})
-		svc := tower.NewBuilder[string, string]().
+		svc := stack.New[string, string]().
 			Layer(towerotel.NewTraceLayer[string, string](tracer)).
 			Layer(retry.NewLayer(backoff)).
 			Layer(buf).
@@ -170,7 +171,7 @@ func TestTraceHedge(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tracer, rec := newTracer()
 		m, h := towertest.NewMock[string, string]()
-		svc := tower.NewBuilder[string, string]().
+		svc := stack.New[string, string]().
 			Layer(towerotel.NewTraceLayer[string, string](tracer)).
 			Layer(hedge.NewLayer[string, string](hedge.Idempotent[string]{}, 1, 0.5, time.Second)).
 			Service(m)
@@ -213,7 +214,7 @@ func TestTraceWaitEndsWithError(t *testing.T) {
 		h.Allow(0)
 		buf := buffer.NewLayer[string, string](8)
 		defer buf.Close()
-		svc := tower.NewBuilder[string, string]().
+		svc := stack.New[string, string]().
 			Layer(towerotel.NewTraceLayer[string, string](tracer, towerotel.WithSpanAttributes(attribute.String("tower.stack", "db")))).
 			Layer(buf).
 			Service(m)

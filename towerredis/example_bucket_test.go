@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/stack"
 	"github.com/towergo/tower/towerredis"
 	"github.com/towergo/tower/towerredis/redistest"
 )
@@ -125,7 +126,7 @@ func ExampleNewBucketLayer() {
 	}
 	defer stop()
 
-	svc := tower.NewBuilder[string, string]().
+	svc := stack.New[string, string]().
 		Layer(towerredis.NewBucketLayer[string, string](rdb, "api", 50, time.Second, 10,
 			towerredis.WithFailMode(towerredis.FailClosed),
 			towerredis.WithTimeout(time.Second))). // generous, for a first round trip that dials

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/stack"
 	"github.com/towergo/tower/towerredis"
 	"github.com/towergo/tower/towerredis/redistest"
 )
@@ -68,7 +69,7 @@ func ExampleNewConcurrencyLayer() {
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true})
 	defer rdb.Close()
 
-	svc := tower.NewBuilder[string, string]().
+	svc := stack.New[string, string]().
 		Layer(towerredis.NewConcurrencyLayer[string, string](rdb, "exports", 4, 30*time.Second,
 			towerredis.WithFailMode(towerredis.FailClosed),
 			towerredis.WithTimeout(time.Second))). // generous, for a first round trip that dials

@@ -23,6 +23,7 @@ import (
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/examples/internal/timeline"
 	"github.com/towergo/tower/limit"
+	"github.com/towergo/tower/stack"
 )
 
 // main runs the experiment in real time.
@@ -41,7 +42,7 @@ func work(ctx context.Context, id int) (int, error) {
 func run(w io.Writer, settle func()) {
 	ctx := context.Background()
 	start := time.Now()
-	svc := tower.NewBuilder[int, int]().
+	svc := stack.New[int, int]().
 		Layer(limit.NewConcurrencyLayer[int, int](2)).
 		Service(tower.ServiceFunc[int, int](work))
 

@@ -30,6 +30,7 @@ import (
 	"github.com/towergo/tower/buffer"
 	"github.com/towergo/tower/examples/internal/timeline"
 	"github.com/towergo/tower/limit"
+	"github.com/towergo/tower/stack"
 	"github.com/towergo/tower/timeout"
 )
 
@@ -47,7 +48,7 @@ func work(ctx context.Context, id int) (int, error) {
 func run(w io.Writer, settle func()) {
 	const t = 150 * time.Millisecond
 	handler := tower.ServiceFunc[int, int](work)
-	b := tower.NewBuilder[int, int]()
+	b := stack.New[int, int]()
 
 	a := b.Layer(timeout.NewLayer[int, int](t)).
 		Layer(limit.NewConcurrencyLayer[int, int](1)).

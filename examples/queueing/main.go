@@ -34,6 +34,7 @@ import (
 	"github.com/towergo/tower/buffer"
 	"github.com/towergo/tower/examples/internal/timeline"
 	"github.com/towergo/tower/limit"
+	"github.com/towergo/tower/stack"
 	"github.com/towergo/tower/timeout"
 )
 
@@ -57,7 +58,7 @@ func queued(w io.Writer, settle func()) {
 	start := time.Now()
 	buf := buffer.NewLayer[int, int](8)
 	defer buf.Close()
-	svc := tower.NewBuilder[int, int]().
+	svc := stack.New[int, int]().
 		Layer(timeout.NewLayer[int, int](150 * time.Millisecond)).
 		Layer(buf).
 		Layer(limit.NewConcurrencyLayer[int, int](1)).
@@ -87,7 +88,7 @@ func queued(w io.Writer, settle func()) {
 // readiness and call, a deadline of 150ms.
 func deadlined(w io.Writer, settle func()) {
 	start := time.Now()
-	svc := tower.NewBuilder[int, int]().
+	svc := stack.New[int, int]().
 		Layer(timeout.NewLayer[int, int](150 * time.Millisecond)).
 		Layer(limit.NewConcurrencyLayer[int, int](1)).
 		Service(tower.ServiceFunc[int, int](func(ctx context.Context, id int) (int, error) {

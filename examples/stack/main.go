@@ -22,6 +22,7 @@ import (
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/examples/internal/timeline"
 	"github.com/towergo/tower/limit"
+	"github.com/towergo/tower/stack"
 	"github.com/towergo/tower/timeout"
 )
 
@@ -41,7 +42,7 @@ func sleep(ctx context.Context, ms int) (int, error) {
 func run(w io.Writer, settle func()) {
 	ctx := context.Background()
 	start := time.Now()
-	svc := tower.NewBuilder[int, int]().
+	svc := stack.New[int, int]().
 		Layer(timeout.NewLayer[int, int](100 * time.Millisecond)).
 		Layer(limit.NewConcurrencyLayer[int, int](1)).
 		Service(tower.ServiceFunc[int, int](sleep))
