@@ -13,10 +13,12 @@ import (
 	"github.com/towergo/tower/metrics"
 )
 
-// DefaultKnownMethods are the HTTP methods a RequestSink records as they
-// are, unless [WithKnownMethods] says otherwise: those the semantic
-// conventions call known. A RequestSink reads it when it is made.
-var DefaultKnownMethods = []string{"CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "QUERY", "TRACE"}
+// DefaultKnownMethods returns the HTTP methods a RequestSink records as
+// they are, unless [WithKnownMethods] says otherwise: those the semantic
+// conventions call known. Each call returns a new slice.
+func DefaultKnownMethods() []string {
+	return []string{"CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "QUERY", "TRACE"}
+}
 
 // other is the value of a method the RequestSink does not know.
 const other = "_OTHER"

@@ -80,7 +80,7 @@ func WithProtocols(protocols ...metrics.Protocol) Option {
 // apply applies opts over the defaults, or returns an error naming fn and
 // the position of a nil option.
 func apply(fn string, opts []Option) (options, error) {
-	o := options{buckets: DefaultLatencyBuckets}
+	o := options{buckets: DefaultLatencyBuckets()}
 	for i, opt := range opts {
 		if opt == nil {
 			return o, fmt.Errorf("%s: option %d is nil", fn, i)

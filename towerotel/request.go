@@ -95,7 +95,7 @@ func NewRequestSink(meter metric.Meter, opts ...Option) (*RequestSink, error) {
 	s := &RequestSink{base: o.attrs}
 	methods := o.methods
 	if methods == nil {
-		methods = DefaultKnownMethods
+		methods = DefaultKnownMethods()
 	}
 	s.known = make(map[string]string, len(methods))
 	for _, m := range methods {

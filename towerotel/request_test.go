@@ -279,8 +279,8 @@ func TestRequestSinkSemanticConventions(t *testing.T) {
 			t.Errorf("%s: got unit %q, description %q; want %q, %q", tt.name, m.Unit, m.Description, tt.unit, tt.description)
 		}
 		h := m.Data.(metricdata.Histogram[float64])
-		if b := h.DataPoints[0].Bounds; fmt.Sprint(b) != fmt.Sprint(towerotel.DefaultLatencyBuckets) {
-			t.Errorf("%s: got bounds %v, want %v", tt.name, b, towerotel.DefaultLatencyBuckets)
+		if b := h.DataPoints[0].Bounds; fmt.Sprint(b) != fmt.Sprint(towerotel.DefaultLatencyBuckets()) {
+			t.Errorf("%s: got bounds %v, want %v", tt.name, b, towerotel.DefaultLatencyBuckets())
 		}
 	}
 	if towerotel.HTTPServerDurationName != tests[0].name || towerotel.RPCServerDurationName != tests[1].name || towerotel.RPCClientDurationName != tests[2].name {

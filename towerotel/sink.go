@@ -42,11 +42,13 @@ const (
 // do not pull its percentiles down.
 const OutcomeKey = attribute.Key("tower.outcome")
 
-// DefaultLatencyBuckets are the latency histograms' bucket boundaries, in
-// seconds, unless [WithLatencyBuckets] says otherwise: OpenTelemetry's
+// DefaultLatencyBuckets returns the latency histograms' bucket boundaries,
+// in seconds, unless [WithLatencyBuckets] says otherwise: OpenTelemetry's
 // advice for HTTP and RPC durations. (The SDK's own default is meant for
-// milliseconds.)
-var DefaultLatencyBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10}
+// milliseconds.) Each call returns a new slice.
+func DefaultLatencyBuckets() []float64 {
+	return []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10}
+}
 
 // instrument describes the instrument of one Kind.
 type instrument struct {

@@ -149,7 +149,7 @@ func TestInstruments(t *testing.T) {
 	latency := func(o string, count uint64, sum, min, max float64, buckets ...uint64) metricdata.HistogramDataPoint[float64] {
 		return metricdata.HistogramDataPoint[float64]{
 			Attributes: outcome(o), Count: count, Sum: sum,
-			Bounds: towerotel.DefaultLatencyBuckets, BucketCounts: buckets,
+			Bounds: towerotel.DefaultLatencyBuckets(), BucketCounts: buckets,
 			Min: metricdata.NewExtrema(min), Max: metricdata.NewExtrema(max),
 		}
 	}
