@@ -38,23 +38,34 @@ type NotedWrapper[Req, Res any] interface {
 // The zero WrapPool is ready to use. A WrapPool is safe for concurrent use
 // and must not be copied after first use; embed one in the middleware.
 type WrapPool[Req, Res any] struct {
-	pool sync.Pool
+	plain, noted sync.Pool // of *wrapped and *notedRecord
 }
 
-// wrapped is the record behind a permit issued by a WrapPool.
+// wrapped is the record behind a permit issued by Wrap. It keeps w after
+// it is pooled: the Wrapper lives as long as the middleware.
 type wrapped[Req, Res any] struct {
 	Ticket
-	w     Wrapper[Req, Res]      // nil for a noted permit
-	nw    NotedWrapper[Req, Res] // nil for a plain one
+	w     Wrapper[Req, Res]
+	inner Permit[Req, Res]
+	pool  *sync.Pool
+}
+
+// notedRecord is the record behind a permit issued by WrapNoted.
+type notedRecord[Req, Res any] struct {
+	Ticket
+	w     NotedWrapper[Req, Res]
 	note  uint64
 	inner Permit[Req, Res]
-	pool  *WrapPool[Req, Res]
+	pool  *sync.Pool
 }
 
 // Wrap returns a permit that, when called, runs w.CallWrapped with inner,
 // and when released, runs w.ReleaseWrapped with inner.
 func (wp *WrapPool[Req, Res]) Wrap(w Wrapper[Req, Res], inner Permit[Req, Res]) Permit[Req, Res] {
-	rec := wp.record()
+	rec, _ := wp.plain.Get().(*wrapped[Req, Res])
+	if rec == nil {
+		rec = &wrapped[Req, Res]{pool: &wp.plain}
+	}
 	rec.w, rec.inner = w, inner
 	return Permit[Req, Res]{r: rec, token: rec.Token()}
 }
@@ -62,45 +73,55 @@ func (wp *WrapPool[Req, Res]) Wrap(w Wrapper[Req, Res], inner Permit[Req, Res]) 
 // WrapNoted returns a permit that, when called, runs w.CallNoted with
 // inner and note, and when released, runs w.ReleaseNoted with them.
 func (wp *WrapPool[Req, Res]) WrapNoted(w NotedWrapper[Req, Res], inner Permit[Req, Res], note uint64) Permit[Req, Res] {
-	rec := wp.record()
-	rec.nw, rec.inner, rec.note = w, inner, note
+	rec, _ := wp.noted.Get().(*notedRecord[Req, Res])
+	if rec == nil {
+		rec = &notedRecord[Req, Res]{pool: &wp.noted}
+	}
+	rec.w, rec.inner, rec.note = w, inner, note
 	return Permit[Req, Res]{r: rec, token: rec.Token()}
 }
 
-func (wp *WrapPool[Req, Res]) record() *wrapped[Req, Res] {
-	rec, _ := wp.pool.Get().(*wrapped[Req, Res])
-	if rec == nil {
-		rec = &wrapped[Req, Res]{pool: wp}
-	}
-	return rec
-}
-
-// take empties a redeemed record and pools it before any middleware code
-// runs, so nothing that outlives the call can reach it.
-func (rec *wrapped[Req, Res]) take() (Wrapper[Req, Res], NotedWrapper[Req, Res], uint64, Permit[Req, Res]) {
-	w, nw, note, inner := rec.w, rec.nw, rec.note, rec.inner
-	rec.w, rec.nw, rec.note, rec.inner = nil, nil, 0, Permit[Req, Res]{}
-	rec.pool.pool.Put(rec)
-	return w, nw, note, inner
+// take moves the inner permit out of the redeemed record and pools the
+// record, before any code of the wrapper's runs.
+func (rec *wrapped[Req, Res]) take() Permit[Req, Res] {
+	inner := rec.inner
+	rec.inner = Permit[Req, Res]{}
+	rec.pool.Put(rec)
+	return inner
 }
 
 func (rec *wrapped[Req, Res]) CallReserved(ctx context.Context, token uint64, req Req) (Res, error) {
 	rec.MustRedeem(token)
-	w, nw, note, inner := rec.take()
-	if nw != nil {
-		return nw.CallNoted(ctx, inner, note, req)
-	}
-	return w.CallWrapped(ctx, inner, req)
+	w := rec.w
+	return w.CallWrapped(ctx, rec.take(), req)
 }
 
 func (rec *wrapped[Req, Res]) ReleaseReserved(token uint64) {
-	if !rec.Redeem(token) {
-		return
+	if rec.Redeem(token) {
+		w := rec.w
+		w.ReleaseWrapped(rec.take())
 	}
-	w, nw, note, inner := rec.take()
-	if nw != nil {
-		nw.ReleaseNoted(inner, note)
-		return
+}
+
+// take is wrapped's take, with the note.
+func (rec *notedRecord[Req, Res]) take() (Permit[Req, Res], uint64) {
+	inner, note := rec.inner, rec.note
+	rec.inner = Permit[Req, Res]{}
+	rec.pool.Put(rec)
+	return inner, note
+}
+
+func (rec *notedRecord[Req, Res]) CallReserved(ctx context.Context, token uint64, req Req) (Res, error) {
+	rec.MustRedeem(token)
+	w := rec.w
+	inner, note := rec.take()
+	return w.CallNoted(ctx, inner, note, req)
+}
+
+func (rec *notedRecord[Req, Res]) ReleaseReserved(token uint64) {
+	if rec.Redeem(token) {
+		w := rec.w
+		inner, note := rec.take()
+		w.ReleaseNoted(inner, note)
 	}
-	w.ReleaseWrapped(inner)
 }
