@@ -2,7 +2,6 @@ package adaptive
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/towergo/tower"
@@ -26,7 +25,7 @@ import (
 type Limiter[Req, Res any] struct {
 	g     gate
 	inner tower.Service[Req, Res]
-	spare sync.Pool // *record[Req, Res]
+	wraps tower.WrapPool[Req, Res]
 	shed  shedder[Req, Res]
 }
 
@@ -140,12 +139,11 @@ func (l *Limiter[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], 
 		return p, err
 	}
 	held = false
-	rec, _ := l.spare.Get().(*record[Req, Res])
-	if rec == nil {
-		rec = &record[Req, Res]{l: l}
+	var timed uint64
+	if l.g.timed(seq) {
+		timed = 1
 	}
-	rec.inner, rec.timed = p, l.g.timed(seq)
-	return tower.NewPermit(rec, rec.Token()), nil
+	return l.wraps.WrapNoted((*wrapper[Req, Res])(l), p, timed), nil
 }
 
 // release gives a permit back. InFlight drops first, so that it never
@@ -159,30 +157,15 @@ func (l *Limiter[Req, Res]) release() {
 	l.g.release()
 }
 
-// record is the record behind a permit, from the limiter's pool. Its
-// Ticket refuses stale copies of the permit.
-type record[Req, Res any] struct {
-	tower.Ticket
-	l     *Limiter[Req, Res]
-	inner tower.Permit[Req, Res]
-	timed bool // the call is to be timed
-}
+// wrapper is the Limiter's tower.NotedWrapper, kept off its method set;
+// a permit's note is 1 if its call is to be timed.
+type wrapper[Req, Res any] Limiter[Req, Res]
 
-// take moves what the permit holds out of the redeemed record and pools
-// the record, before any inner code runs.
-func (r *record[Req, Res]) take() (*Limiter[Req, Res], tower.Permit[Req, Res], bool) {
-	l, inner, timed := r.l, r.inner, r.timed
-	r.inner = tower.Permit[Req, Res]{}
-	l.spare.Put(r)
-	return l, inner, timed
-}
-
-func (r *record[Req, Res]) CallReserved(ctx context.Context, token uint64, req Req) (res Res, err error) {
-	r.MustRedeem(token)
-	l, inner, timed := r.take()
+func (w *wrapper[Req, Res]) CallNoted(ctx context.Context, inner tower.Permit[Req, Res], timed uint64, req Req) (res Res, err error) {
+	l := (*Limiter[Req, Res])(w)
 	var start time.Duration
 	inflight := -1 // not timed
-	if timed {
+	if timed != 0 {
 		inflight, start = l.g.inFlight(), now()
 	}
 	ended := false
@@ -197,12 +180,8 @@ func (r *record[Req, Res]) CallReserved(ctx context.Context, token uint64, req R
 	return res, err
 }
 
-func (r *record[Req, Res]) ReleaseReserved(token uint64) {
-	if !r.Redeem(token) {
-		return
-	}
-	l, inner, _ := r.take()
-	defer l.release()
+func (w *wrapper[Req, Res]) ReleaseNoted(inner tower.Permit[Req, Res], _ uint64) {
+	defer (*Limiter[Req, Res])(w).release()
 	inner.Release()
 }
 
