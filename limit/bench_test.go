@@ -30,6 +30,12 @@ func BenchmarkRate(b *testing.B) {
 	towertest.Bench(b, limit.NewRate[int, int](echoInt, limit.MaxRate, time.Second), 1)
 }
 
+// BenchmarkRateParallel is BenchmarkRate from every CPU at once: what the
+// lock-free place count is for.
+func BenchmarkRateParallel(b *testing.B) {
+	towertest.BenchParallel(b, limit.NewRate[int, int](echoInt, limit.MaxRate, time.Second), 1)
+}
+
 // BenchmarkConcurrencyMetrics is BenchmarkConcurrency reporting to a
 // metrics.Counts: two atomic adds per request.
 func BenchmarkConcurrencyMetrics(b *testing.B) {
