@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/mono"
 	"github.com/towergo/tower/internal/safe"
 	"github.com/towergo/tower/metrics"
 )
@@ -60,7 +61,7 @@ func (b *Buffer[Req, Res]) watchedTurn(ctx context.Context, p *permit[Req, Res],
 // now. If that settles the request (done), the slot is given back and
 // inner or err is the answer; if not, the caller queues, holding its slot.
 func (b *Buffer[Req, Res]) skip(ctx context.Context) (inner tower.Permit[Req, Res], done bool, err error) {
-	if err := gone(ctx); err != nil {
+	if err := mono.Err(ctx); err != nil {
 		b.slots.Release()
 		return inner, true, err
 	}
@@ -87,7 +88,7 @@ func (b *Buffer[Req, Res]) inTurn(ctx context.Context, p *permit[Req, Res]) (tow
 		return tower.Permit[Req, Res]{}, err
 	}
 	defer b.passTurn()
-	if err := gone(ctx); err != nil {
+	if err := mono.Err(ctx); err != nil {
 		return tower.Permit[Req, Res]{}, err
 	}
 	inner, ok, err := b.readyNow(false)
@@ -100,7 +101,7 @@ func (b *Buffer[Req, Res]) inTurn(ctx context.Context, p *permit[Req, Res]) (tow
 		}
 	}
 	if err == nil {
-		if err := gone(ctx); err != nil {
+		if err := mono.Err(ctx); err != nil {
 			// The permit came at the instant the caller's deadline passed,
 			// before its context noticed: the caller has given up.
 			inner.Release()
@@ -260,18 +261,4 @@ func (b *Buffer[Req, Res]) traceOut(ctx context.Context, t metrics.Tracer, start
 			inner.Release()
 		}
 	})
-}
-
-// gone returns the error of a caller that has given up: ctx's error, or
-// context.DeadlineExceeded once ctx's deadline has passed, which the clock
-// tells a moment before the context's own timer does. A request whose caller
-// is gone must not reach the inner service.
-func gone(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
-		return context.DeadlineExceeded
-	}
-	return nil
 }

@@ -227,7 +227,8 @@ func (w *wrapper[Req, Res]) putAttempt(a *Attempt[Req, Res]) {
 	w.attempts.Put(a)
 }
 
-// sleep waits for d, or until ctx is done, and returns done(ctx).
+// sleep waits for d, or until ctx is done, and returns mono.Err(ctx): a
+// backoff that ends at the very instant of the deadline starts no attempt.
 func sleep(ctx context.Context, d time.Duration) error {
 	if d > 0 {
 		t := time.NewTimer(d)
@@ -237,18 +238,5 @@ func sleep(ctx context.Context, d time.Duration) error {
 			t.Stop()
 		}
 	}
-	return done(ctx)
-}
-
-// done returns ctx.Err(), or context.DeadlineExceeded if ctx's deadline has
-// passed and its timer has not fired yet: a backoff that ends at the very
-// instant of the deadline must not start another attempt.
-func done(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
-		return context.DeadlineExceeded
-	}
-	return nil
+	return mono.Err(ctx)
 }

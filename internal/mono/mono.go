@@ -3,6 +3,7 @@
 package mono
 
 import (
+	"context"
 	"math"
 	"time"
 )
@@ -43,4 +44,18 @@ func Add(t, d time.Duration) time.Duration {
 		return math.MaxInt64
 	}
 	return t + d
+}
+
+// Err returns ctx.Err(), or context.DeadlineExceeded once ctx's deadline
+// has passed, which the clock tells a moment before the context's own
+// timer does: a caller whose deadline is reached must not start more work
+// in that moment.
+func Err(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }
