@@ -41,7 +41,7 @@ func Failure(res *http.Response, err error) bool {
 // NotOverloaded counts errors.
 func Accepted(res *http.Response, err error) bool {
 	if err != nil {
-		return !refused(err)
+		return !retryLater(err)
 	}
 	return res.StatusCode != http.StatusTooManyRequests && res.StatusCode != http.StatusServiceUnavailable
 }

@@ -74,8 +74,9 @@ func StatusCode(err error) int {
 	return http.StatusInternalServerError
 }
 
-// retryLater reports whether err says that the server cannot take the
-// request now: the errors that come with Retry-After.
+// retryLater reports whether err is a layer's refusal for overload,
+// throttling or unavailability: the server cannot take the request now,
+// and says so with Retry-After.
 func retryLater(err error) bool {
 	return tower.IsOverloaded(err) || tower.IsUnavailable(err) || tower.IsThrottled(err)
 }

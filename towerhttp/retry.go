@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/towergo/tower"
 	"github.com/towergo/tower/retry"
 )
 
@@ -228,15 +227,9 @@ func (s *statusSet) retryIdempotent(res *http.Response, err error) bool {
 // retryUnsent is the classifier of the other requests.
 func (s *statusSet) retryUnsent(res *http.Response, err error) bool {
 	if err != nil {
-		return refused(err) || dialFailed(err)
+		return retryLater(err) || dialFailed(err)
 	}
 	return res.StatusCode == http.StatusTooManyRequests && s.has(http.StatusTooManyRequests)
-}
-
-// refused reports whether err is a refusal for overload, throttling or
-// unavailability by a layer.
-func refused(err error) bool {
-	return tower.IsOverloaded(err) || tower.IsUnavailable(err) || tower.IsThrottled(err)
 }
 
 // dialFailed reports whether err says that no connection could be made.
