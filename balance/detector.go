@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/towergo/tower/internal/mono"
+	"github.com/towergo/tower/internal/safe"
 	"github.com/towergo/tower/metrics"
 )
 
@@ -196,22 +197,8 @@ func (d *detector[K]) expireLocked(now time.Duration) int {
 // did: the metric, the ready cache told to stop offering each endpoint
 // ejected, and the reports.
 func (d *detector[K]) announce(returned int, evs []*Ejection[K]) {
-	defer d.announceAll(evs)
+	defer safe.Each(evs, d.announceOne) // every one, even if a handler panics
 	d.add1(-returned)
-}
-
-// announceAll announces each ejection of evs, even if a handler panics:
-// the panic goes on once all are announced.
-func (d *detector[K]) announceAll(evs []*Ejection[K]) {
-	i := 0
-	defer func() {
-		if i < len(evs) {
-			d.announceAll(evs[i+1:]) // evs[i]'s announcement panicked
-		}
-	}()
-	for ; i < len(evs); i++ {
-		d.announceOne(evs[i])
-	}
 }
 
 func (d *detector[K]) announceOne(ev *Ejection[K]) {

@@ -31,7 +31,7 @@ func (c *Cache[K, Req, Res, S]) Close() error {
 func (c *Cache[K, Req, Res, S]) Shutdown(ctx context.Context) error {
 	if removed, first := c.closeAll(); first {
 		c.stop()
-		c.finishAll(removed)
+		safe.Each(removed, c.finish) // every one, even if a handler panics
 	}
 	select {
 	case <-c.stopped:
@@ -99,20 +99,6 @@ func (c *Cache[K, Req, Res, S]) finish(r *removal[K, Req, Res, S]) {
 func (c *Cache[K, Req, Res, S]) finishBoth(a, b *removal[K, Req, Res, S]) {
 	defer c.finish(b)
 	c.finish(a)
-}
-
-// finishAll finishes every removal in rs, even if a handler panics: the
-// panic goes on once all are finished.
-func (c *Cache[K, Req, Res, S]) finishAll(rs []*removal[K, Req, Res, S]) {
-	i := 0
-	defer func() {
-		if i < len(rs) {
-			c.finishAll(rs[i+1:]) // rs[i]'s handler panicked
-		}
-	}()
-	for ; i < len(rs); i++ {
-		c.finish(rs[i])
-	}
 }
 
 // finishTaken finishes r, the removal of the endpoint whose permit p the

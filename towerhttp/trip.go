@@ -138,11 +138,11 @@ func (t *trip) end(resp *http.Response, err error) (*http.Response, error) {
 // discardAll discards each response of rs but keep, all of them even if
 // a Close panics: the panic goes on up once the rest are discarded.
 func discardAll(rs []*http.Response, keep *http.Response) {
-	for i, r := range rs {
+	safe.Each(rs, func(r *http.Response) {
 		if r != keep {
-			safe.Undo(func() { discard(r) }, func() { discardAll(rs[i+1:], keep) })
+			discard(r)
 		}
-	}
+	})
 }
 
 // maxDrain is the longest declared body a discarded response has drained,

@@ -87,3 +87,17 @@ func Orphan(p *tower.PanicError) {
 	slog.Error("tower: recovered a panic that no caller is left to hear of",
 		"where", p.Where, "panic", p.Value, "stack", string(p.Stack))
 }
+
+// Each calls f with each element of s, every one of them even if f
+// panics: the first panic goes on up once the rest are done.
+func Each[T any](s []T, f func(T)) {
+	i := 0
+	defer func() {
+		if i < len(s) {
+			Each(s[i+1:], f) // f(s[i]) panicked
+		}
+	}()
+	for ; i < len(s); i++ {
+		f(s[i])
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -92,4 +93,26 @@ func ExampleCall() {
 	// A goroutine of the module's hands perr to the caller it concerns.
 	_ = error(perr)
 	// Output:
+}
+
+// Each calls f with every element even when f panics on some, and the
+// first panic reaches the caller after all of them.
+func TestEach(t *testing.T) {
+	var seen []int
+	var got any
+	func() {
+		defer func() { got = recover() }()
+		safe.Each([]int{1, 2, 3, 4}, func(v int) {
+			seen = append(seen, v)
+			if v == 2 {
+				panic("two")
+			}
+		})
+	}()
+	if !slices.Equal(seen, []int{1, 2, 3, 4}) {
+		t.Errorf("f saw %v, want [1 2 3 4]", seen)
+	}
+	if got != "two" {
+		t.Errorf("recovered %v, want the panic of 2", got)
+	}
 }
