@@ -11,9 +11,8 @@ import (
 )
 
 // A UnaryServerCall is one unary RPC on its way through a server's stack.
-// The stack's innermost step calls the RPC's handler with the call's
-// context and Req; a layer may read the fields, or change Req before
-// passing the call on.
+// The innermost step calls the RPC's handler with the call's context and
+// Req; a layer may read the fields, or change Req.
 type UnaryServerCall struct {
 	// Method is the full name of the RPC's method,
 	// "/package.Service/Method"; it is Info.FullMethod.
@@ -27,8 +26,8 @@ type UnaryServerCall struct {
 }
 
 // A StreamServerCall is one streaming RPC on its way through a server's
-// stack. The stack's innermost step calls the RPC's handler, which runs for
-// the stream's whole life, with Stream wrapped so that its Context method
+// stack. The innermost step calls the RPC's handler, which runs for the
+// stream's whole life, with Stream wrapped so that its Context method
 // returns the call's context.
 type StreamServerCall struct {
 	// Method is the full name of the RPC's method; it is Info.FullMethod.
@@ -44,9 +43,8 @@ type StreamServerCall struct {
 }
 
 // A UnaryClientCall is one unary RPC on its way through a client's stack.
-// The stack's innermost step calls the invoker grpc gave the interceptor
-// (the next interceptor, or the RPC itself), which decodes the response
-// into Reply.
+// The innermost step calls the invoker grpc gave the interceptor, which
+// decodes the response into Reply.
 type UnaryClientCall struct {
 	// Method is the full name of the RPC's method.
 	Method string
@@ -64,10 +62,9 @@ type UnaryClientCall struct {
 }
 
 // A StreamClientCall is the opening of one client stream on its way
-// through a client's stack. The stack's innermost step opens the stream
-// with the streamer grpc gave the interceptor, hands it to the caller, and
-// returns only when the stream has ended, so that whatever the stack
-// reserved is held for the stream's whole life.
+// through a client's stack. The innermost step opens the stream with the
+// streamer grpc gave the interceptor, hands it to the caller, and returns
+// only when the stream has ended.
 type StreamClientCall struct {
 	// Method is the full name of the RPC's method.
 	Method string
@@ -82,12 +79,11 @@ type StreamClientCall struct {
 	stream   *clientStream
 }
 
-// build returns the service each RPC of an interceptor goes through, leaf
-// wrapped in stack, and the interceptor's configuration, made of opts. It
-// panics, naming fn, if stack or an option is nil, a nil in an interface
-// with a type included, or if stack wraps the leaf in a nil service. The
-// options are checked before stack wraps anything, so that a panic leaves
-// nothing behind: no Buffer's worker, for instance.
+// build returns leaf wrapped in stack, and the configuration opts make.
+// It panics, naming fn, if stack (even a typed nil) or an option is nil,
+// or if stack wraps the leaf in a nil service. The options are checked
+// before stack wraps anything, so that a panic leaves no Buffer's worker
+// behind.
 func build[Req, Res any, O ~func(*config)](fn string, leaf tower.ServiceFunc[Req, Res], stack tower.Layer[Req, Res], opts []O) (tower.Service[Req, Res], config) {
 	if isnil.Is(stack) {
 		panic(fn + ": nil stack")
@@ -106,10 +102,9 @@ func serveUnary(ctx context.Context, c UnaryServerCall) (any, error) {
 }
 
 func serveStream(ctx context.Context, c StreamServerCall) (struct{}, error) {
-	// A layer may have given the call a context of its own, a Timeout's
-	// for instance, and the handler must see it. The stream is wrapped
-	// whatever the context: comparing two contexts could panic, and one
-	// small allocation is little next to what grpc spends on a stream.
+	// The handler must see the context a layer gave the call (a
+	// Timeout's). The stream is wrapped whatever the context: comparing
+	// two contexts could panic.
 	return struct{}{}, c.handler(c.Srv, &serverStream{ServerStream: c.Stream, ctx: ctx})
 }
 

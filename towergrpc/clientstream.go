@@ -16,13 +16,11 @@ import (
 	"github.com/towergo/tower/towergrpc/internal/safe"
 )
 
-// startStream opens one client stream through svc: it waits for the
-// stack's readiness, starts the stack's call on a goroutine of its own,
-// and returns once that call has opened the stream, or failed to. It
-// returns the stream, or the error the opening fails with and the stack's
-// own error, from which that one was mapped. sink, if not nil, is where
-// the stream is reported once it has ended, with start the reading of the
-// clock the interceptor began at.
+// startStream opens one client stream through svc: it waits for Ready,
+// starts the stack's call on a goroutine of its own, and returns once that
+// call has opened the stream, or failed to, with the error and the stack's
+// error it was mapped from. sink, if not nil, gets the stream once it has
+// ended, with start the interceptor's start.
 func startStream(ctx context.Context, svc tower.Service[StreamClientCall, struct{}], call StreamClientCall, sink metrics.RequestSink, start time.Duration) (_ grpc.ClientStream, err, stackErr error) {
 	p, err := svc.Ready(ctx)
 	if err != nil {
@@ -45,26 +43,20 @@ func startStream(ctx context.Context, svc tower.Service[StreamClientCall, struct
 	return cs, nil, nil
 }
 
-// streamCall is the Where of the PanicError of a panic in a client stream
-// stack's call, which runs on a goroutine of the interceptor's.
+// streamCall is the Where of a panic in a client stream stack's call.
 const streamCall = "the stream stack's Call, on a StreamClientInterceptor's goroutine"
 
-// streamSink is the Where of the PanicError of a panic in the request
-// sink as a client stream is reported, on a goroutine of the
-// interceptor's.
+// streamSink is the Where of a panic in the request sink as a client
+// stream is reported.
 const streamSink = "the request sink given with WithClientMetrics, on a StreamClientInterceptor's goroutine"
 
 // runStream is the goroutine that runs the stack's call for a client
 // stream: it opens the stream, hands it to the caller, and holds what the
-// stack reserved until the stream has ended. A panic in the stack (a
-// layer, the streamer or an interceptor after this one), or its
-// runtime.Goexit, must not end the program: it becomes a
-// *tower.PanicError, the caller's error if the stream has not been handed
-// over yet, and otherwise is reported to safe.Orphan, as no caller is left
-// to hear of it. Either way the stack's layers have given back what they
-// held on the way up, and the stream's end is not kept waiting. A stream
-// handed over is reported to the sink before the end is; a panic in the
-// sink goes to safe.Orphan too.
+// stack reserved until the stream has ended. A panic or runtime.Goexit in
+// the stack becomes a *tower.PanicError: the caller's error if the stream
+// has not been handed over, otherwise safe.Orphan's. A stream handed over
+// is reported to the sink before done is closed; a panic in the sink goes
+// to safe.Orphan too.
 func runStream(ctx context.Context, p tower.Permit[StreamClientCall, struct{}], call StreamClientCall) {
 	cs := call.stream
 	defer close(cs.done)
@@ -79,9 +71,8 @@ func runStream(ctx context.Context, p tower.Permit[StreamClientCall, struct{}], 
 			}
 		}
 		if cs.sink != nil {
-			// The sink's panic, on this goroutine, must not end the
-			// program either: the stream is over, and no caller is left
-			// to hear of it.
+			// The stream is over, and no caller is left to hear of a
+			// panic in the sink.
 			report := func() { cs.report(call.Method, stackErr) }
 			if pe := safe.Call(streamSink, report); pe != nil {
 				safe.Orphan(pe)
@@ -118,8 +109,8 @@ func openStream(ctx context.Context, c StreamClientCall) (struct{}, error) {
 		return struct{}{}, err
 	}
 	if !cs.start(s, nil, nil) {
-		// The stack gave up before the stream opened, at a deadline of a
-		// Timeout that does not wait; ctx has ended, so grpc ends s.
+		// A Timeout in Abandon mode gave up before the stream opened;
+		// ctx has ended, so grpc ends s.
 		return struct{}{}, nil
 	}
 	select {
@@ -137,8 +128,8 @@ func openStream(ctx context.Context, c StreamClientCall) (struct{}, error) {
 }
 
 // clientStream is a client stream opened through a stack. It tells the
-// stack's call when the stream has ended, and waits for that call to return
-// before it reports the end to the caller.
+// stack's call when the stream has ended, and waits for that call to
+// return before the caller's call that ended it returns.
 type clientStream struct {
 	grpc.ClientStream // set by start, before started is closed
 	desc              *grpc.StreamDesc
@@ -189,11 +180,10 @@ func (cs *clientStream) end(err error) {
 	<-cs.done
 }
 
-// report reports the stream to the sink, of method, once the stack's call
-// has returned with stackErr, if the stream was handed to the caller; the
-// interceptor reports one that was not. The status is that of the error
-// the stream ended with, or, if the stack's call returned before it ended
-// (a Timeout in Abandon mode gave up on it), that of the stack's error.
+// report reports a stream handed to the caller to the sink, once the
+// stack's call has returned with stackErr (the interceptor reports one not
+// handed over). The status is that of the error the stream ended with, or
+// of stackErr if the stack's call returned first (Abandon mode).
 func (cs *clientStream) report(method string, stackErr error) {
 	<-cs.started // closed already, unless the stream was opened on another goroutine
 	if cs.err != nil {

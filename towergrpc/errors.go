@@ -13,10 +13,7 @@ import (
 )
 
 // A statusError is a gRPC status that keeps the error it was made from:
-// status.FromError and status.Code find the status, and errors.Is and
-// errors.As find the original error, so a client can test for
-// loadshed.ErrOverloaded, or tower.IsOverloaded, as well as for
-// codes.ResourceExhausted.
+// status.Code finds the status, and errors.Is and errors.As the error.
 type statusError struct {
 	st  *status.Status
 	err error
@@ -38,10 +35,9 @@ func newStatusError(c codes.Code, err error) *statusError {
 }
 
 // The statuses of the context's errors are made once, so that a caller
-// going away allocates nothing for its error; so are those of the errors
-// a request is shed, timed out or refused with, the first time each is met
-// (see statusCache). A status is not changed once made, so sharing one is
-// safe.
+// going away costs no allocation; those of the errors a request is shed,
+// timed out or refused with are cached (see statusCache). A status is
+// never changed, so sharing one is safe.
 var (
 	errCanceled = newStatusError(codes.Canceled, context.Canceled)
 	errDeadline = newStatusError(codes.DeadlineExceeded, context.DeadlineExceeded)
@@ -52,13 +48,9 @@ var (
 	unavailableStatus = statusCache{code: codes.Unavailable}
 )
 
-// readyError returns the error an RPC fails with when the stack's Ready
-// failed with err, ctx being the context Ready was given. The caller's own
-// context ending is reported as grpc reports it; a status error passes
-// through unchanged; any other error means the stack is broken for good
-// (see package tower), and is codes.Unavailable, a panic in the stack's
-// readiness included (a *tower.PanicError, even one whose value is a
-// status).
+// readyError returns the error an RPC fails with when the stack's Ready,
+// given ctx, failed with err: see the table in the package doc. A panic in
+// Ready is codes.Unavailable even if its value is a status.
 func readyError(ctx context.Context, err error) error {
 	if err == context.Canceled && ctx.Err() == err {
 		return errCanceled
@@ -73,13 +65,8 @@ func readyError(ctx context.Context, err error) error {
 }
 
 // callError returns the error an RPC fails with when the stack's call
-// failed with err: see the table in the package doc. It asks err what it
-// is through the functions of package tower, so that an error of a user's
-// own middleware with the same method maps as the library's do. A panic
-// recovered on a goroutine of a layer's is codes.Internal, whatever its
-// value, which may be an error with a code of its own. An error it does
-// not know is returned unchanged, and a grpc server then sends it as
-// codes.Unknown with its message, as it does any error a handler returns.
+// failed with err: see the table in the package doc. A recovered panic is
+// codes.Internal whatever its value, even an error with a code of its own.
 func callError(err error) error {
 	switch err { // a caller going away, without walking a chain of wrapped errors
 	case nil:
@@ -97,9 +84,8 @@ func callError(err error) error {
 	case tower.IsOverloaded(err):
 		return overloadedStatus.of(err)
 	case tower.IsTimeout(err) && !errors.Is(err, context.DeadlineExceeded):
-		// A layer's timeout, such as timeout.ErrElapsed, even one that an
-		// unavailable service's error wraps; a context's deadline there is
-		// the service's failure.
+		// A layer's timeout, even one an unavailable service's error
+		// wraps; a context's deadline there is the service's failure.
 		return timeoutStatus.of(err)
 	case tower.IsUnavailable(err):
 		return unavailableStatus.of(err)
@@ -121,9 +107,8 @@ func panicked(err error) bool {
 }
 
 // brokeStack reports whether the panic err carries is wrapped by an error
-// of err's chain that says the service is unavailable, a failed Buffer's
-// for instance: the panic broke the service, and every call fails the same
-// way, as for any service that failed.
+// that says the service is unavailable (a failed Buffer's): the panic broke
+// the service, and every call fails the same way.
 func brokeStack(err error) bool {
 	pe, ok := errors.AsType[*tower.PanicError](err)
 	if !ok {
@@ -146,12 +131,10 @@ func isStatus(err error) bool {
 }
 
 // A statusCache keeps the status error made for the last error of one
-// kind, and gives it again for the same error: the errors a request is
-// shed, timed out or refused with are mostly a package's sentinel
-// (loadshed.ErrOverloaded, timeout.ErrElapsed), met again for every such
-// request, and a status error costs two allocations. It knows them by
-// value, not by name, so this package needs no import of theirs, and a
-// user's own sentinel is cached as well.
+// kind, and gives it again for the same error: those errors are mostly
+// sentinels (loadshed.ErrOverloaded, timeout.ErrElapsed), met on every
+// such request, and making a status error allocates. It knows them by
+// value, so it needs no import of theirs and caches a user's too.
 type statusCache struct {
 	code codes.Code
 	last atomic.Pointer[statusError]
@@ -167,10 +150,9 @@ func (c *statusCache) of(err error) error {
 	return s
 }
 
-// sameError reports whether cached and err are the same error, with the
-// same message. An error whose type cannot be compared is never the same:
-// comparing it would panic. The message is compared too, for an error
-// pointer whose message changed since it was cached.
+// sameError reports whether cached and err are the same error with the
+// same message (a pointer's may have changed). An error whose type cannot
+// be compared is never the same: comparing it would panic.
 func sameError(cached, err error) bool {
 	return reflect.TypeOf(err).Comparable() && cached == err && cached.Error() == err.Error()
 }

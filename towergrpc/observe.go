@@ -13,8 +13,8 @@ import (
 	"github.com/towergo/tower/towergrpc/internal/mono"
 )
 
-// An observation is what an interceptor learns of one RPC as it runs it,
-// for the request metrics. It lives on the interceptor's stack.
+// An observation is what an interceptor learns of one RPC, for the
+// request metrics.
 type observation struct {
 	start    time.Duration // a reading of package mono's clock
 	stackErr error         // the stack's error, which gives the outcome
@@ -43,10 +43,9 @@ func (o *observation) report(sink metrics.RequestSink, p metrics.Protocol, metho
 }
 
 // outcomeOf returns the outcome of an RPC whose stack failed with err:
-// metrics.OutcomeOf, except that a gRPC status that says the RPC's
-// context ended (codes.Canceled, codes.DeadlineExceeded) is canceled or
-// timed out. grpc reports a caller's context ending that way, not with
-// the context's error. It allocates nothing.
+// metrics.OutcomeOf, except that a status codes.Canceled or
+// codes.DeadlineExceeded is canceled or timed out, since grpc reports a
+// caller's context ending that way.
 func outcomeOf(err error) metrics.Outcome {
 	o := metrics.OutcomeOf(err)
 	if o != metrics.OutcomeError || tower.IsUnavailable(err) || panicked(err) {
@@ -63,16 +62,14 @@ func outcomeOf(err error) metrics.Outcome {
 	return o
 }
 
-// grpcStatus is an error that carries a gRPC status, as package status
-// looks for it.
+// grpcStatus is an error that carries a gRPC status.
 type grpcStatus interface {
 	error
 	GRPCStatus() *status.Status
 }
 
-// statusCode returns the code of err as status.Code tells it, which is
-// what a client's caller sees, without the status that status.Code
-// allocates for an error that carries none.
+// statusCode returns the code of err as status.Code does, without the
+// status that status.Code allocates for an error that carries none.
 func statusCode(err error) codes.Code {
 	if err == nil {
 		return codes.OK
@@ -84,10 +81,8 @@ func statusCode(err error) codes.Code {
 }
 
 // sentCode returns the code a grpc server sends for a handler that
-// returned err: its status's, or for an error without one,
-// codes.DeadlineExceeded or codes.Canceled for a context's error, as
-// grpc's server does (status.FromContextError), and codes.Unknown for any
-// other.
+// returned err: its status's, a context error's (as
+// status.FromContextError), or codes.Unknown.
 func sentCode(err error) codes.Code {
 	if err == nil {
 		return codes.OK

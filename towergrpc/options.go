@@ -11,18 +11,13 @@ import (
 )
 
 // A ServerOption configures [UnaryServerInterceptor] or
-// [StreamServerInterceptor]. It is not a grpc.ServerOption: it configures
-// the interceptor, which is then given to grpc.NewServer in one of those.
-//
-// The server and the client interceptors take options of two types so
-// that an option for one side cannot be given to the other: the compiler
-// refuses [WithClientMetrics] on a server interceptor, where one Option
-// type would let it through, to report the server's RPCs as a client's.
+// [StreamServerInterceptor]; it is not a grpc.ServerOption. Server and
+// client options have two types so that an option for one side, such as
+// [WithClientMetrics], cannot be given to the other.
 type ServerOption func(*config)
 
 // A ClientOption configures [UnaryClientInterceptor] or
-// [StreamClientInterceptor]. It is not a grpc.DialOption: it configures
-// the interceptor, which is then given to grpc.NewClient in one of those.
+// [StreamClientInterceptor]; it is not a grpc.DialOption.
 type ClientOption func(*config)
 
 // config is what the options of either side set.
@@ -33,35 +28,24 @@ type config struct {
 }
 
 // WithServerMetrics makes a server interceptor report each RPC to sink
-// once it has ended: a metrics.Request with
+// once it has ended, before grpc sends the response: a metrics.Request with
 //
 //   - Protocol metrics.GRPCServer;
-//   - Method the RPC's full method name, "/package.Service/Method";
+//   - Method the full method name, "/package.Service/Method";
 //   - Status the code the server sends for the error the interceptor
-//     returned, as grpc works it out: the error's status's code (0,
-//     codes.OK, for no error), or for an error without one,
-//     codes.DeadlineExceeded or codes.Canceled for a context's error, and
-//     codes.Unknown for any other;
-//   - Outcome metrics.OutcomeOf of the stack's error, the one the
-//     interceptor mapped to a status, except that a gRPC status with
-//     codes.Canceled or codes.DeadlineExceeded is metrics.OutcomeCanceled
-//     or metrics.OutcomeTimedOut: it is how grpc says that an RPC's
-//     context ended. Any other status, one that a handler chose, such as
-//     codes.NotFound, is metrics.OutcomeError: the handler failed;
-//   - Latency the time from the interceptor's start to its return:
-//     readiness included, and a stream's whole life;
-//   - Route and Scheme "": gRPC has no routes apart from methods.
+//     returned: its status's (codes.OK for none), DeadlineExceeded or
+//     Canceled for a context's error, Unknown for any other;
+//   - Outcome metrics.OutcomeOf of the stack's error, except that a status
+//     codes.Canceled or codes.DeadlineExceeded, grpc's way of saying the
+//     RPC's context ended, is canceled or timed out; any other status a
+//     handler chose, such as codes.NotFound, is an error;
+//   - Latency from the interceptor's start to its return: readiness
+//     included, and a stream's whole life;
+//   - Route and Scheme "".
 //
-// A panic that goes up through the interceptor, which does not recover
-// it, is reported as it goes, with metrics.OutcomeError and codes.Unknown:
-// the interceptor returned no status, and what the client gets, if
-// anything, is up to whoever recovers the panic. The report is made
-// before the interceptor returns, so before grpc sends the response.
-//
-// With a sink, an RPC costs two readings of the clock and the sink's call;
-// nothing is allocated. Without one, it costs nothing: the interceptor is
-// another function. The default is no metrics. It panics if sink is nil,
-// or holds a nil pointer.
+// A panic that goes up through the interceptor is reported as it goes,
+// with metrics.OutcomeError and codes.Unknown. The default is no metrics.
+// It panics if sink is nil, or holds a nil pointer.
 func WithServerMetrics(sink metrics.RequestSink) ServerOption {
 	if isnil.Is(sink) {
 		panic("towergrpc.WithServerMetrics: nil sink")
@@ -70,36 +54,26 @@ func WithServerMetrics(sink metrics.RequestSink) ServerOption {
 }
 
 // WithClientMetrics makes a client interceptor report each RPC to sink
-// once it has ended, as [WithServerMetrics] does on a server, with
-// Protocol metrics.GRPCClient, and:
+// once it has ended, as [WithServerMetrics] does, with Protocol
+// metrics.GRPCClient, and:
 //
 //   - Status the code of the error the caller got, as status.Code tells
-//     it: a status's code, and codes.Unknown for an error without one;
-//     for a stream handed to the caller, the code of the error the stream
-//     ended with (io.EOF, and the response of a stream whose server does
-//     not stream, are codes.OK), or that of its context's error, if the
-//     context ended the stream first;
+//     it; for a stream handed to the caller, that of the error the stream
+//     ended with (io.EOF and a non-streaming server's response are
+//     codes.OK), or of its context's error if that ended it first;
 //   - Outcome that of the stack's error, as on a server; for a stream
-//     whose stack's call returned no error, that of the error the stream
-//     ended with. A server's status is an error: the client cannot tell
-//     what made the server choose it, except for codes.Canceled and
-//     codes.DeadlineExceeded, which grpc also gives for the caller's own
-//     context, and are canceled and timed out;
-//   - Latency the time from the interceptor's start to its return, or for
-//     a stream handed to the caller, to the stream's end as
-//     [StreamClientInterceptor] defines it.
+//     whose stack returned no error, that of the error the stream ended
+//     with. A server's status is an error, except Canceled and
+//     DeadlineExceeded, which are canceled and timed out;
+//   - Latency to the interceptor's return or, for a stream handed to the
+//     caller, to the stream's end as [StreamClientInterceptor] defines it.
 //
-// A stream is reported once the stack's call has returned: before the
-// RecvMsg, SendMsg or Header that ended it returns, or if the stream was
-// never handed to the caller, before the interceptor returns. A panic on
-// the stack's goroutine is an error, with the code the caller got:
-// codes.Internal before the stream is handed over, and after, the code
-// the stream ended with. A panic in the sink itself goes on up to the
-// caller, except as it is told of a stream handed to the caller, on the
-// interceptor's goroutine: that one is logged through log/slog.
-//
-// It costs what WithServerMetrics costs. The default is no metrics. It
-// panics if sink is nil, or holds a nil pointer.
+// A stream is reported before the RecvMsg, SendMsg or Header that ended it
+// returns. A panic on the stack's goroutine is an error with the code the
+// caller got. A panic in the sink goes on up to the caller, except for a
+// stream handed over, reported on the interceptor's goroutine: that one is
+// logged through log/slog. The default is no metrics. It panics if sink is
+// nil, or holds a nil pointer.
 func WithClientMetrics(sink metrics.RequestSink) ClientOption {
 	if isnil.Is(sink) {
 		panic("towergrpc.WithClientMetrics: nil sink")

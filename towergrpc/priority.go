@@ -9,20 +9,17 @@ import (
 	"github.com/towergo/tower/towergrpc/internal/isnil"
 )
 
-// WithPriority makes a server interceptor give each RPC the priority f
-// returns for it, in its context ([tower.WithPriority]), before the stack
-// is asked for anything: a limit that keeps room for higher priorities
-// (package adaptive's) admits, queues and, under a LoadShed, sheds by it,
-// and the handler reads it with tower.PriorityFrom. f gets the RPC's
-// context, with its incoming metadata, and its full method name,
-// "/package.Service/Method"; it runs on the RPC's goroutine. An RPC f says
-// is [tower.PriorityNormal] keeps its context as it is.
+// WithPriority makes a server interceptor put the priority f returns for
+// each RPC in its context ([tower.WithPriority]) before the stack sees it:
+// a limit that keeps room for higher priorities (package adaptive's)
+// admits and sheds by it, and the handler reads it with
+// tower.PriorityFrom. f gets the RPC's context, with its incoming
+// metadata, and its full method name, on the RPC's goroutine.
 //
-// A priority a client can set is a priority a client can claim: read it
-// from metadata ([PriorityMetadata]) only where the metadata comes from a
-// party you trust, such as your own services, and otherwise derive it
-// from what the server knows: the method, the peer's identity. The
-// default is no priority: every RPC is normal. It panics if f is nil.
+// A priority a client can set is one a client can claim: read it from
+// metadata ([PriorityMetadata]) only where the metadata comes from a party
+// you trust, and otherwise derive it from the method or the peer's
+// identity. The default is every RPC normal. It panics if f is nil.
 func WithPriority(f func(ctx context.Context, fullMethod string) tower.Priority) ServerOption {
 	if isnil.Is(f) {
 		panic("towergrpc.WithPriority: nil function")
@@ -50,8 +47,8 @@ func PriorityMetadata(key string) func(ctx context.Context, fullMethod string) t
 	}
 }
 
-// prioritize returns ctx with the priority c's function gives the RPC of
-// method, or ctx itself if it is normal or c has no function.
+// prioritize returns ctx with the priority c gives the RPC of method, or
+// ctx itself for normal.
 func (c *config) prioritize(ctx context.Context, method string) context.Context {
 	if c.priority == nil {
 		return ctx

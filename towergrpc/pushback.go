@@ -11,37 +11,32 @@ import (
 	"github.com/towergo/tower"
 )
 
-// DefaultPushback is the pushback a server interceptor sends, in the
-// [PushbackKey] trailer, with a call it sheds, unless [WithPushback] says
-// otherwise: one second, as towerhttp's DefaultRetryAfter, long enough for
-// the calls in flight to finish (they are meant to take milliseconds),
-// short enough that a client does not stay away long once the burst has
-// passed.
+// DefaultPushback is the pushback a server interceptor sends with a call
+// it sheds, unless [WithPushback] says otherwise: as towerhttp's
+// DefaultRetryAfter, long enough for the calls in flight to finish, short
+// enough that clients come back soon after a burst.
 const DefaultPushback = time.Second
 
 var defaultPushback = pushbackTrailer(strconv.FormatInt(DefaultPushback.Milliseconds(), 10))
 
 // pushbackTrailer returns the trailer that carries the pushback v. grpc
-// copies a trailer it is given, so one trailer serves every call.
+// copies a trailer, so one serves every call.
 func pushbackTrailer(v string) metadata.MD {
 	return metadata.MD{PushbackKey: {v}}
 }
 
-// WithPushback sets the pushback a server interceptor sends when it sheds
-// a call: a [PushbackKey] trailer that tells a client that follows gRPC's
-// retry design (grpc's own retry, a [RetryPolicy]) how long to wait
-// before it retries. It is sent with the calls the stack refuses for
-// overload or throttling (an error that answers tower.IsOverloaded or
-// tower.IsThrottled: codes.ResourceExhausted), or because it takes none
-// (tower.IsUnavailable, or an error from Ready: codes.Unavailable), as
-// towerhttp's Handler sends Retry-After; never with a call the handler
-// ran. The trailer carries whole milliseconds, d rounded up: math.MaxInt64
-// sends 9223372036855. An error that says when to try again itself
-// ([tower.RetryAfter]: a per-key limit's, the time until the key's next
-// token) sends that instead, rounded up the same way, unless [WithNoRetry]
-// asks for no retry. The default is [DefaultPushback]; 0 sends no
-// pushback. It panics if d is negative: to ask clients not to retry, use
-// [WithNoRetry].
+// WithPushback sets the pushback a server interceptor sends, a
+// [PushbackKey] trailer telling a client that follows gRPC's retry design
+// (grpc's own retry, a [RetryPolicy]) how long to wait before it retries.
+// It is sent, as towerhttp's Handler sends Retry-After, with the calls the
+// stack refuses: for overload or throttling (tower.IsOverloaded,
+// tower.IsThrottled), or because it takes none (tower.IsUnavailable, an
+// error from Ready); never with a call the handler ran. It carries d in
+// whole milliseconds, rounded up. An error that says when to try again
+// ([tower.RetryAfter]) sends that instead, rounded up too, unless
+// [WithNoRetry] is set.
+// The default is [DefaultPushback]; 0 sends none. It panics if d is
+// negative: to ask clients not to retry, use WithNoRetry.
 func WithPushback(d time.Duration) ServerOption {
 	if d < 0 {
 		panic(fmt.Sprintf("towergrpc.WithPushback: d must not be negative, got %v", d))
@@ -63,25 +58,23 @@ func wholeMillis(d time.Duration) string {
 }
 
 // WithNoRetry makes a server interceptor send, with each call it sheds
-// (see [WithPushback]), a pushback of -1, which asks a client that follows
-// gRPC's retry design not to retry it at all: for a server whose clients
-// should go elsewhere, or give up, rather than come back, such as one
+// (see [WithPushback]), a pushback of -1, which asks a client not to retry:
+// for a server whose clients should go elsewhere or give up, such as one
 // behind a layer that retries itself, where retries at every layer would
-// multiply the load the server is shedding.
+// multiply the load being shed.
 func WithNoRetry() ServerOption {
 	md := pushbackTrailer("-1")
 	return func(c *config) { c.pushback = md }
 }
 
-// shed reports whether a call's err says the stack refused it: the calls
-// a pushback is sent with.
+// shed reports whether err says the stack refused the call, so that a
+// pushback is sent.
 func shed(err error) bool {
 	return refused(err) && !panicked(err)
 }
 
-// setPushback sets the pushback md, or the one err says (see
-// [WithPushback]), on the stream st, if there is one: an interceptor
-// called outside a grpc server has none.
+// setPushback sets the pushback md, or the one err says, on st, if there
+// is one: an interceptor called outside a grpc server has none.
 func setPushback(st grpc.ServerTransportStream, md metadata.MD, err error) {
 	if st == nil {
 		return

@@ -17,19 +17,16 @@ import (
 	"github.com/towergo/tower/retry"
 )
 
-// PushbackKey is the trailer metadata key with which a server tells a
-// client how long to wait before it retries a call, in milliseconds, as
-// gRPC's retry design (proposal A6) defines it: a non-negative integer is
-// the wait, anything else, a negative number among them, asks for no retry.
+// PushbackKey is the trailer key with which a server tells a client how
+// long to wait before it retries a call, in milliseconds, as gRPC's retry
+// design (proposal A6) defines it: a non-negative integer is the wait;
+// anything else, a negative number among them, asks for no retry.
 const PushbackKey = "grpc-retry-pushback-ms"
 
 // DefaultMaxPushback is the longest pushback a [RetryPolicy] waits for
-// unless [WithMaxPushback] says otherwise: ten seconds, ten times the
-// [DefaultPushback] a server of this package sends when it sheds, room for
-// a server that asks for a few seconds while a burst passes, and short
-// enough that a caller without a deadline is not kept waiting on a server
-// that asks for minutes: that caller gets the server's status, and
-// decides.
+// unless [WithMaxPushback] says otherwise: room for a server that asks for
+// a few seconds while a burst passes, short enough that a caller is not
+// kept waiting on one that asks for minutes; that caller gets the status.
 const DefaultMaxPushback = 10 * time.Second
 
 // A RetryPolicy is a ready-made retry.Policy for a unary client stack:
@@ -39,52 +36,29 @@ const DefaultMaxPushback = 10 * time.Second
 //	))
 //	conn, err := grpc.NewClient(target, grpc.WithChainUnaryInterceptor(towergrpc.UnaryClientInterceptor(stack)))
 //
-// It builds on retry.StandardPolicy, which counts the attempts, waits the
-// backoff, draws on a budget, and gives up when the call's deadline leaves
-// too little time (see there); what it adds is what gRPC needs. It
-// retries:
+// It builds on retry.StandardPolicy (attempts, backoff, budget, deadline)
+// and retries:
 //
-//   - a call the stack below the Retry refused, with an error that
-//     answers tower.IsOverloaded, tower.IsUnavailable or
-//     tower.IsThrottled (a LoadShed, an open breaker, a throttle, a
-//     balancer without endpoints): it never left;
-//   - codes.ResourceExhausted, only when the server sent a pushback
-//     ([PushbackKey]), as A6 does: a server that sends one refused the
-//     call (a server of this package sends one with each call it sheds,
-//     see [WithPushback]); without one, RESOURCE_EXHAUSTED is a quota, or
-//     a message too large, which a retry would meet again;
-//   - codes.Unavailable, when nothing was sent, when the server sent a
-//     pushback, or when the method is idempotent ([RetryPolicy.WithIdempotent]).
+//   - a call the stack below the Retry refused, with an error that answers
+//     tower.IsOverloaded, tower.IsUnavailable or tower.IsThrottled: it
+//     never left;
+//   - codes.ResourceExhausted only with a pushback ([PushbackKey]), as A6
+//     does: without one it is a quota, or a message too large;
+//   - codes.Unavailable when grpc opened no stream for the call (no
+//     connection could be made or picked, so nothing was sent), when the
+//     server sent a pushback, or when the method is idempotent
+//     ([RetryPolicy.WithIdempotent]). Other UNAVAILABLEs may come from a
+//     server that took the call, and gRPC has no notion of an idempotent
+//     method, so by default no method is.
 //
-// Nothing was sent when grpc opened no stream for the call: no connection
-// could be made or picked (a server that is down, with wait-for-ready
-// off), and the call failed UNAVAILABLE before anything of it left. (grpc
-// itself sends again, once, a call whose stream the server refused
-// unprocessed.) Any other UNAVAILABLE may come from a server, or a proxy,
-// that took the call and then failed: gRPC's table of codes warns that it
-// is not always safe to retry non-idempotent operations on it. gRPC has no
-// notion of an idempotent method, so by default no method is: say which
-// are with WithIdempotent.
+// The retry waits the longer of the pushback and the backoff. A pushback
+// that asks for no retry, or is longer than [WithMaxPushback] allows, is
+// obeyed: the caller gets the status.
 //
-// A pushback is honoured: the retry waits the longer of the pushback and
-// the backoff. A pushback that asks for no retry (negative, not a number,
-// or given more than once) is obeyed, and so is a pushback longer than
-// [DefaultMaxPushback], or than [WithMaxPushback] allows, which is not
-// waited for: the caller gets the status.
-//
-// To read an attempt's trailer, the policy asks the innermost step of
-// [UnaryClientInterceptor] to collect it (a grpc.Trailer call option),
-// which only a call through that interceptor can do. That costs each call
-// through the policy one allocation of its own and those of the call
-// option; and each unary RPC through a client interceptor of this
-// package carries a slot of its own for it (one allocation of 16 bytes),
-// whatever its stack: the first attempt is sent before the policy sees
-// anything but a copy of the call, so the slot must come with the call,
-// and the interceptor cannot see into its stack to tell whether a
-// RetryPolicy is in it.
-//
-// A RetryPolicy is safe for concurrent use. The zero RetryPolicy is not
-// usable: build one with [NewRetryPolicy].
+// It reads an attempt's trailer through [UnaryClientInterceptor]'s
+// innermost step: only a call through that interceptor has its pushback
+// read, or is known unsent. A RetryPolicy is safe for concurrent use. The
+// zero RetryPolicy is not usable: build one with [NewRetryPolicy].
 type RetryPolicy struct {
 	std        *retry.StandardPolicy[UnaryClientCall, struct{}]
 	idempotent func(fullMethod string) bool // nil: no method is
@@ -92,9 +66,8 @@ type RetryPolicy struct {
 
 // NewRetryPolicy returns a RetryPolicy with opts, the options of a
 // retry.StandardPolicy: retry.WithMaxAttempts (3 by default),
-// retry.WithBackoff (none by default), retry.WithBudget (none by
-// default), and [WithMaxPushback] to change the longest pushback it
-// waits for. It panics if an option is nil.
+// retry.WithBackoff and retry.WithBudget (none by default), and
+// [WithMaxPushback]. It panics if an option is nil.
 func NewRetryPolicy(opts ...retry.PolicyOption) *RetryPolicy {
 	for i, o := range opts {
 		if o == nil {
@@ -115,13 +88,11 @@ func WithMaxPushback(max time.Duration) retry.PolicyOption {
 	return retry.WithPushback(pushbackOf, max)
 }
 
-// WithIdempotent returns a copy of p that retries UNAVAILABLE for the
-// methods idempotent reports true for, given their full name,
-// "/package.Service/Method", whether or not the call was sent; p is
-// unchanged, and the copy shares its attempts, backoff and budget. A
-// method is idempotent if calling it twice has the effect of calling it
-// once: a read, or a write keyed by the client. It panics if idempotent
-// is nil.
+// WithIdempotent returns a copy of p that retries UNAVAILABLE, sent or
+// not, for the methods idempotent reports true for, given their full name;
+// the copy shares p's attempts, backoff and budget. A method is idempotent
+// if calling it twice has the effect of calling it once: a read, or a
+// write keyed by the client. It panics if idempotent is nil.
 func (p *RetryPolicy) WithIdempotent(idempotent func(fullMethod string) bool) *RetryPolicy {
 	if idempotent == nil {
 		panic("towergrpc.RetryPolicy.WithIdempotent: nil function")
@@ -143,7 +114,7 @@ func (p *RetryPolicy) Clone(c UnaryClientCall) (UnaryClientCall, bool) {
 	return c, true
 }
 
-// Retry decides on a's result as the type's doc describes.
+// Retry decides on a's result as [RetryPolicy] says.
 func (p *RetryPolicy) Retry(ctx context.Context, a *retry.Attempt[UnaryClientCall, struct{}]) (time.Duration, bool) {
 	err := a.Err
 	if err == nil {
@@ -186,8 +157,7 @@ func refused(err error) bool {
 }
 
 // A judged error is an attempt's error that a RetryPolicy found worth a
-// retry, with the pushback its server sent, as the StandardPolicy under it
-// is shown it, for the time of its Retry.
+// retry, with its pushback, as shown to the StandardPolicy during Retry.
 type judged struct {
 	error
 	wait   time.Duration
@@ -212,8 +182,11 @@ func pushbackOf(_ struct{}, err error) (time.Duration, bool) {
 }
 
 // A trailerSlot is where the innermost step of a client stack leaves the
-// trailer of each attempt of a call, for a RetryPolicy: the call and
-// every copy the policy makes share it.
+// trailer of each attempt of a call, for a RetryPolicy: the call and every
+// copy the policy makes share it. Every unary RPC through a client
+// interceptor carries one, whatever its stack: the first attempt is sent
+// before the policy sees the call, and the interceptor cannot tell
+// whether its stack holds a RetryPolicy.
 type trailerSlot struct {
 	want atomic.Bool                   // a RetryPolicy asked for trailers
 	last atomic.Pointer[trailerRecord] // the last attempt's, nil before it ends
@@ -225,9 +198,9 @@ type trailerRecord struct {
 	md metadata.MD
 }
 
-// unsentKey is a key no trailer has: grpc gives keys in lower case. A
-// record that still holds it once its attempt has ended got no trailer:
-// grpc opened no stream.
+// unsentKey is a key no trailer has (grpc gives keys in lower case). A
+// record that still holds it after its attempt got no trailer: grpc opened
+// no stream.
 const unsentKey = "Towergrpc-Unsent"
 
 var unsent = metadata.MD{unsentKey: nil}
@@ -285,17 +258,13 @@ func (r *trailerRecord) pushback() (time.Duration, bool) {
 }
 
 // Failure is a classifier of unary client results, for a circuit breaker
-// or an outlier detector on a [UnaryClientStack]: it reports whether err
-// says that the backend failed. The code of err, as the interceptor maps
-// it (an error of a layer's is mapped as the package doc says), is a
-// failure if it is codes.Unavailable (the server is down, or a layer
-// below takes nothing), codes.DeadlineExceeded (a slow backend is a
-// failing one, to its callers), codes.Internal, codes.Unknown (an error
-// with no status) or codes.DataLoss. codes.Canceled, the caller's, is
-// not; nor codes.ResourceExhausted, a refusal for overload (see
-// [Accepted]), nor any code that says something of the request
-// (InvalidArgument, NotFound, PermissionDenied...). It allocates nothing
-// for a status, and for the sentinels of this module's layers.
+// or an outlier detector on a [UnaryClientStack]: it reports whether err,
+// mapped as the interceptor maps it, says the backend failed. The codes
+// that do are Unavailable, DeadlineExceeded (a slow backend is a failing
+// one), Internal, Unknown (an error with no status) and DataLoss; not
+// Canceled, the caller's, nor ResourceExhausted, a refusal for overload
+// (see [Accepted]), nor any code about the request (InvalidArgument,
+// NotFound...).
 func Failure(_ struct{}, err error) bool {
 	if err == nil {
 		return false
@@ -307,14 +276,10 @@ func Failure(_ struct{}, err error) bool {
 
 // Accepted is a classifier of unary client results, for a client-side
 // throttle (package throttle) on a [UnaryClientStack]: it reports whether
-// the backend accepted the call, that is, did not refuse it for overload.
-// It did not if the code of err, mapped as the interceptor maps it, is
-// codes.ResourceExhausted (a server of this package answers it for a call
-// it shed) or codes.Unavailable (a server that takes nothing, or a layer
-// below without endpoints; a connection that fails too, which gRPC does
-// not tell apart). Any other result is the backend's answer to a call it
-// took. It allocates nothing for a status, and for the sentinels of this
-// module's layers.
+// the backend accepted the call, that is, err mapped as the interceptor
+// maps it is not codes.ResourceExhausted (a call shed) nor
+// codes.Unavailable (a server that takes nothing, no endpoints, or a
+// failed connection, which gRPC does not tell apart).
 func Accepted(_ struct{}, err error) bool {
 	if err == nil {
 		return true

@@ -12,18 +12,15 @@ import (
 )
 
 // UnaryServerInterceptor returns an interceptor that runs every unary RPC
-// of a server through stack: a [UnaryServerStack], a tower.Builder or
-// tower.Stack of several layers, the first one outermost (it sees the
-// call first), or a single layer. The stack is built once, so its state
-// (a concurrency limit, a rate window) is shared by all the server's unary
-// RPCs, whatever their method.
+// of a server through stack, whose first layer is the outermost. The stack
+// is built once, so its state (a concurrency limit, a rate window) is
+// shared by all the server's unary RPCs, whatever their method.
 //
-// Each RPC first waits for the stack to be ready, with the RPC's context,
-// and only then calls the handler, with the context the stack passes down.
-// What the stack reserved is held until the handler returns. Errors become
-// gRPC statuses as the package doc says. [WithServerMetrics] reports each
-// RPC. It panics if stack or an option is nil, or if stack wraps the
-// handler in a nil service.
+// Each RPC waits for the stack's Ready with the RPC's context, then calls
+// the handler with the context the stack passes down. What Ready reserved
+// is held until the handler returns. Errors become gRPC statuses as the
+// package doc says. It panics if stack or an option is nil, or if stack
+// wraps the handler in a nil service.
 func UnaryServerInterceptor(stack tower.Layer[UnaryServerCall, any], opts ...ServerOption) grpc.UnaryServerInterceptor {
 	const fn = "towergrpc.UnaryServerInterceptor"
 	svc, o := build(fn, serveUnary, stack, opts)
@@ -62,20 +59,20 @@ func unaryRPC(ctx context.Context, svc tower.Service[UnaryServerCall, any], req 
 }
 
 // StreamServerInterceptor returns an interceptor that runs every streaming
-// RPC of a server through stack, whose first layer is outermost (see
-// [UnaryServerInterceptor]). The stack is built once and shared by all the
-// server's streams.
+// RPC of a server through stack, whose first layer is the outermost,
+// built once and shared by all the server's streams.
 //
-// Each stream first waits for the stack to be ready, with the stream's
-// context, before its handler starts and before any message is read. The
-// handler runs for the stream's whole life, so what the stack reserved is
-// held until the stream ends: a concurrency limit of n admits n streams at
-// once. The handler sees the context the stack passes down as its stream's
-// Context: under a Timeout, a handler that watches it ends the stream at
-// the deadline, and the client gets codes.DeadlineExceeded.
-// [WithServerMetrics] reports each stream once it has ended. It panics if
-// stack or an option is nil, or if stack wraps the handler in a nil
-// service.
+// Each stream waits for the stack's Ready before its handler starts and
+// any message is read. The handler runs for the stream's whole life, so
+// what Ready reserved is held until the stream ends: a concurrency limit of
+// n admits n streams at once. The handler's stream reports the context the
+// stack passes down as its Context: under a Timeout, a handler that
+// watches it ends the stream at the deadline, with codes.DeadlineExceeded;
+// one blocked in RecvMsg does not see it until a message comes or the
+// client goes away. A Timeout in Abandon mode does not suit a stream
+// stack: grpc would end the stream while the handler still uses it. It
+// panics if stack or an option is nil, or if stack wraps the handler in a
+// nil service.
 func StreamServerInterceptor(stack tower.Layer[StreamServerCall, struct{}], opts ...ServerOption) grpc.StreamServerInterceptor {
 	const fn = "towergrpc.StreamServerInterceptor"
 	svc, o := build(fn, serveStream, stack, opts)

@@ -3,17 +3,9 @@ package towergrpc
 import "github.com/towergo/tower/stack"
 
 // UnaryServerStack returns an empty stack.Builder typed for
-// [UnaryServerInterceptor], so that a server's stack is declared without a
-// type argument:
-//
-//	protect := towergrpc.UnaryServerStack().
-//		LoadShed().           // turn away what the limit cannot take now
-//		Timeout(time.Second). // each handler for at most a second
-//		ConcurrencyLimit(64)  // at most 64 in the handlers
-//	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(towergrpc.UnaryServerInterceptor(protect)))
-//
-// A stack with a Buffer is closed by the Builder's Close (see package
-// stack).
+// [UnaryServerInterceptor], so that a server's stack needs no type
+// argument (see the package example). A stack with a Buffer is closed by
+// the Builder's Close (see package stack).
 func UnaryServerStack() stack.Builder[UnaryServerCall, any] {
 	return stack.New[UnaryServerCall, any]()
 }

@@ -10,10 +10,9 @@ import (
 )
 
 // stock is a replica's batch of tokens, for [WithBatch]: the tokens of
-// one grant, token i due at first + i*interval (the script's schedule),
-// handed out in order. A short mutex guards it; the round trip for the
-// next batch is made outside it, by one caller at a time, and the others
-// wait for that batch.
+// one grant, token i due at first + i*interval, handed out in order under
+// mu. One caller at a time fetches the next batch, outside mu, and the
+// others wait for it.
 type stock struct {
 	b    *gcra
 	keys []string
@@ -44,12 +43,11 @@ func newStock(b *gcra, keys []string, size int) *stock {
 	return &stock{b: b, keys: keys, size: size, keep: time.Duration(b.burst) * b.interval}
 }
 
-// take hands out a token of the batch, asking Redis for the next batch
-// when this one is spent, and sleeps until the token is due. It returns
-// where the token came from and its mark. A done ctx gets a token due
-// now, from the batch or from Redis (the next batch's tokens there now,
-// or one token, in one round trip), or ctx.Err(). w reports the caller's
-// waits to the sink.
+// take hands out a token of the batch, fetching the next batch when this
+// one is spent, and sleeps until the token is due. It returns where the
+// token came from and its mark. A done ctx gets a token due now, from the
+// batch or from Redis in one round trip, or ctx.Err(). w reports the
+// caller's waits to the sink.
 func (s *stock) take(ctx context.Context, w *watch) (outcome, uint64, error) {
 	for {
 		probe := ctx.Err() != nil
@@ -72,8 +70,7 @@ func (s *stock) take(ctx context.Context, w *watch) (outcome, uint64, error) {
 		if probe {
 			s.mu.Unlock()
 			// The batch's next token is not due yet, or another caller is
-			// asking for the next batch: one token there now, if Redis
-			// has one, rather than wait. It goes back to Redis if unused.
+			// fetching: take one token there now from Redis, if any.
 			g, from, err := s.b.take(ctx, s.keys, 1, w)
 			return from, uint64(g.tat), err
 		}
@@ -82,8 +79,8 @@ func (s *stock) take(ctx context.Context, w *watch) (outcome, uint64, error) {
 			w.start(s.b.o.sink, nothing)
 			select {
 			case <-f.done:
-				// Redis did not answer that round trip: fail open, or
-				// closed, too, rather than each try in turn.
+				// Redis did not answer that fetch: fail as it did, rather
+				// than each try in turn.
 				if f.failedOpen {
 					return failedOpen, 0, nil
 				}
@@ -123,8 +120,7 @@ func (s *stock) by(ctx context.Context, now time.Duration, probe bool) time.Dura
 // lost. s.mu must be held.
 func (s *stock) pop(now, by time.Duration) (time.Duration, bool) {
 	if s.next < s.n && s.due(s.next)+s.keep < now {
-		// Skip to the first token due at or after now - keep; the skipped
-		// tokens are lost.
+		// Skip to the first token due at or after now - keep.
 		iv := s.b.interval
 		s.next = int((now - s.keep - s.first + iv - 1) / iv)
 	}
@@ -187,17 +183,11 @@ func (s *stock) fetch(ctx context.Context, w *watch) (outcome, uint64, error) {
 	return fromStock, stockMark(batch, 0), nil
 }
 
-// giveBack returns a token of the batch released unused, the one of m,
-// if it is the last one handed out of the batch still there: then it is
-// handed out again, at its own due instant, and lost like any token of
-// the batch after its keep. Any other is lost: a later token of the batch
-// holds the instant after it, as in the bucket itself.
-//
-// Token 0, taken by the caller that fetched the batch, does not stay in
-// the replica: with it, the whole batch is unused, and goes back to Redis
-// in one round trip (if no replica took a token since, as for any token
-// given back to Redis). So the replica never holds more than n-1 of a
-// batch's tokens unused, which is what bounds the fleet's bursts.
+// giveBack returns the token of mark m, released unused, to the batch if
+// it is the last one handed out of the current batch; any other is lost,
+// since a later token holds the instant after it. Token 0 instead sends
+// the whole unused batch back to Redis, so that the replica never holds
+// more than n-1 of a batch's tokens unused: that bounds the fleet's bursts.
 func (s *stock) giveBack(m uint64) {
 	s.mu.Lock()
 	batch, i := uint32(m>>32), int(uint32(m))

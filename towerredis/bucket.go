@@ -10,65 +10,33 @@ import (
 	"github.com/towergo/tower/towerredis/internal/isnil"
 )
 
-// Bucket is middleware that lets at most num requests per period through,
-// for a whole fleet: every replica that builds a Bucket with the same
-// client's Redis, prefix and name shares one token bucket, of burst
-// tokens that fills at num per period. The bucket lives in Redis as one
-// key, "{prefix:rate:name}", holding the bucket's theoretical arrival time
-// (GCRA, as in go-redis/redis_rate), read and moved by one atomic Lua
-// script on Redis's own clock, so that the replicas' clocks do not matter.
-// The whole key is the hash tag: the bucket is one key in one slot of a
-// Redis Cluster, and any other key the limit may ever keep with it lands
-// on the same node. The key expires when the bucket is full again, so
-// Redis keeps nothing for a limit idle for the bucket's span
-// (burst*per/num). The script takes the rate and the burst from each
-// caller: replicas that share a name must agree on them, or each applies
-// its own to the shared state.
+// Bucket is middleware that lets at most num requests per period through
+// for a whole fleet: the replicas that build a Bucket with the same Redis,
+// prefix and name share one token bucket of burst tokens, with a token
+// every per/num, rounded up to the microsecond so that the rate is never
+// above num per period. Its state is one key, [Bucket.Key], moved by an
+// atomic Lua script (GCRA) on Redis's clock, which expires once the bucket
+// is full again. The script takes num, per and burst from each caller:
+// replicas that share a name must agree on them.
 //
-// The bucket has the meaning of package limit's token bucket: a token
-// every per/num, rounded up to the microsecond (Redis's clock's
-// resolution), so the rate is never above num per period, and room for
-// burst tokens at once.
+// Ready takes a token there now in one round trip, even with a done ctx.
+// Otherwise the same round trip reserves the next token if it is due
+// before ctx's deadline and within max(burst*per/num, [MinReserve]), and
+// Ready sleeps until it, so the fleet's waiters are served in the order
+// they reach Redis; a token further away is slept for, then asked for
+// again. If ctx ends while Ready sleeps, Ready returns ctx.Err() at once
+// and the reserved token is lost, erring on the side of the limit.
 //
-// Ready takes a token, then waits for the inner service. A token there
-// now is taken in one round trip, even with a done ctx (the "ready now?"
-// probe of a LoadShed). Otherwise Ready reserves, in the same round trip,
-// the next token if it is due before ctx's deadline and at most
-// max(burst*per/num, [MinReserve]) from now, and sleeps until it: one
-// round trip per request even for a caller that waits, and the fleet's
-// waiters are served in the order their requests reach Redis. If the next
-// token is further away, Ready sleeps until it and asks again. If ctx
-// ends while Ready sleeps, Ready returns ctx.Err() and its reserved token
-// is lost: the fleet gets one token fewer, which errs on the side of the
-// limit, and Ready returns at once rather than after a round trip to give
-// it back. [WithMetrics] reports Waiting while a caller sleeps.
+// A token goes back, in one round trip, when its permit is released unused
+// or the inner service's Ready fails, but only if no replica took a token
+// after it (that taker holds the instant after it); otherwise it is lost.
 //
-// Each round trip is bounded by the timeout ([WithTimeout]). When Redis
-// does not answer, or answers with an error, the [FailMode] decides:
-// FailOpen admits the request without a token; FailClosed returns at once
-// a permit whose Call fails with an [*UnreachableError], without reaching
-// the inner service. A reply that is not the script's (a key of
-// another type, say) never grants: Ready returns an error wrapping
-// [ErrBadReply], which, being an error other than ctx's, marks the limit
-// broken until someone repairs the key.
+// When Redis does not answer, the [FailMode] decides. A bad reply makes
+// Ready fail with [ErrBadReply], marking the limit broken until the key is
+// repaired.
 //
-// A permit released unused gives its token back to the bucket in one
-// round trip, bounded by the timeout (with [WithBatch], to the replica's
-// batch at no cost); so does Ready when the inner service fails or ctx
-// ends while Ready waits for it. As in package limit's token bucket, the
-// token goes back only if no token was taken after it, by any replica: a
-// later taker holds the instant after it, and giving it back would hand
-// that instant to a second caller. Otherwise it is lost.
-//
-// With [WithBatch], a replica takes up to n tokens in one round trip and
-// hands them out itself; see there for the accuracy it costs.
-//
-// A Bucket is safe for concurrent use. Without WithBatch each request
-// makes one round trip to Redis; with WithBatch(n), n-1 requests in n
-// take a token of the batch under a short mutex, with no round trip and
-// no allocation. The zero Bucket is not
-// usable: build one with [NewBucket]. Req and Res are the request and
-// response types.
+// A Bucket is safe for concurrent use. The zero Bucket is not usable: build
+// one with [NewBucket]. Req and Res are the request and response types.
 type Bucket[Req, Res any] struct {
 	inner tower.Service[Req, Res]
 	b     gcra
@@ -79,8 +47,8 @@ type Bucket[Req, Res any] struct {
 
 // NewBucket returns inner wrapped in a fleet-wide limit of num requests per
 // period with room for burst at once, kept in Redis through client under
-// the given name: the replicas that use the same name share the limit.
-// Options: every [Option], and [WithBatch].
+// name, which the replicas that share the limit use. Options: every
+// [Option], and [WithBatch].
 //
 // It panics, naming the parameter, if inner or client is nil (a typed nil
 // too), client is a go-redis client whose ContextTimeoutEnabled is false,
@@ -106,10 +74,9 @@ func newBucket[Req, Res any](fn string, inner tower.Service[Req, Res], client re
 
 // NewBucketLayer returns a Layer that wraps each service in a [NewBucket]
 // limit with these arguments: every service it wraps shares the one
-// bucket named name, as the replicas do. It panics as NewBucket does.
+// bucket named name. It panics as NewBucket does, when called.
 func NewBucketLayer[Req, Res any](client redis.Scripter, name string, num int, per time.Duration, burst int, opts ...BucketOption) tower.Layer[Req, Res] {
-	// Checked now, with a stand-in service, so that bad input panics where
-	// the layer is built.
+	// Checked now, with a stand-in service, so that bad input panics here.
 	newBucket[Req, Res]("towerredis.NewBucketLayer", tower.ServiceFunc[Req, Res](standIn[Req, Res]), client, name, num, per, burst, opts)
 	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
 		return NewBucket(inner, client, name, num, per, burst, opts...)
@@ -125,10 +92,8 @@ func standIn[Req, Res any](context.Context, Req) (Res, error) {
 // Key returns the Redis key that holds the bucket's state.
 func (r *Bucket[Req, Res]) Key() string { return r.keys[0] }
 
-// Ready takes a token of the fleet's bucket, waiting for one as the type's
-// doc says, then waits for the inner service. A token there now is taken
-// even if ctx is already done. If ctx ends first, Ready returns ctx.Err()
-// unchanged.
+// Ready takes a token as [Bucket] says, then waits for the inner service.
+// If ctx ends first, Ready returns ctx.Err() unchanged.
 func (r *Bucket[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	from, mark, err := r.acquire(ctx)
 	if ue, ok := err.(*UnreachableError); ok {
@@ -153,12 +118,9 @@ func (r *Bucket[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], e
 }
 
 // acquire takes a token, from the replica's batch or from Redis, and
-// returns where it came from and its mark, which says where it goes back
-// if unused: the tat its take answered, for a token of Redis; the
-// batch's and the token's numbers, for a token of the batch.
-//
-// If the sink panics as the caller's wait ends, the token the wait got
-// goes back before the panic goes on up to the caller.
+// returns where it came from and its mark, for giveBack: the tat its take
+// answered, or the batch's and the token's numbers (stockMark). If the sink
+// panics as the wait ends, the token goes back before the panic goes on.
 func (r *Bucket[Req, Res]) acquire(ctx context.Context) (from outcome, mark uint64, err error) {
 	var w watch
 	defer w.done(r.b.o.sink, func() { r.giveBack(from, mark) })
@@ -169,9 +131,8 @@ func (r *Bucket[Req, Res]) acquire(ctx context.Context) (from outcome, mark uint
 	if g, from, err = r.b.take(ctx, r.keys, 1, &w); err != nil || from != fromRedis {
 		return from, 0, err
 	}
-	// A reserved token, due later: if ctx ends first it is lost, which
-	// errs on the side of the limit; if the sink panics as the wait
-	// begins, it goes back.
+	// A reserved token: lost if ctx ends first; given back if the sink
+	// panics as the wait begins.
 	if !sleepUntil(ctx, g.due, &w, r.b.o.sink, func() { r.b.giveBack(r.keys, 1, g.tat) }) {
 		return 0, 0, ctx.Err()
 	}
@@ -188,7 +149,7 @@ func (r *Bucket[Req, Res]) giveBack(from outcome, mark uint64) {
 }
 
 // wrapper is the NotedWrapper for a permit whose token came from where
-// from says: each is a pointer to r, so storing one allocates nothing. A
+// from says; each is r itself, so storing one allocates nothing. A
 // permit's note is its token's mark.
 func (r *Bucket[Req, Res]) wrapper(from outcome) tower.NotedWrapper[Req, Res] {
 	if from == fromStock {
@@ -238,31 +199,21 @@ func (p *openPermit[Req, Res]) ReleaseNoted(inner tower.Permit[Req, Res], _ uint
 
 // WithBatch makes a [Bucket] take up to n tokens from Redis in one round
 // trip and hand them out to its own callers, so that a hot limit costs
-// about one round trip per n requests instead of one per request. n = 1
-// is no batching, the default.
+// about one round trip per n requests. n = 1, the default, is no batching.
 //
-// A batch holds the tokens Redis granted, each with the instant the
-// fleet's bucket made it due (a batch asked for by a caller that may wait
-// reserves tokens due up to its wait, as Ready does for one); the replica
-// hands each out no earlier than that instant, in order, and a token not
-// handed out within the bucket's span (burst*per/num) of it is lost: no
-// replica keeps a token longer than the bucket itself would have, and the
-// fleet's bursts stay within burst plus n-1 per replica. A permit released
-// unused gives its token back to the batch if it was the last handed out,
-// where it is lost after a span too, or, if it was the batch's first and
-// nothing else of the batch was handed out, gives the whole batch back to
-// Redis; any other token released unused is lost.
+// The replica hands a batch's tokens out in order, none before the instant
+// the fleet's bucket made it due, and drops one not handed out within the
+// bucket's span (burst*per/num) of it, so the fleet's bursts stay within
+// burst plus n-1 per replica. A token released unused goes back to the
+// batch if it was the last handed out; the batch's first, if nothing else
+// was handed out, sends the whole batch back to Redis; any other is lost.
 //
-// The cost is accuracy when a replica's traffic stops or stalls: the
-// tokens it took and did not use are lost, at most n-1 per replica per
-// batch, so a fleet of R replicas whose traffic stops admits up to
-// R*(n-1) fewer requests than the limit allows (with 8 replicas and
-// batches of 10, 72 tokens: 7% of a second of a 1,000/s limit, once). While
-// callers keep coming, every token is used: TestBucketFleetAccuracy measures
-// 8 replicas sharing 1,000/s within 2% of the limit with batches of 10, at
-// about 0.1 round trips per request. It panics if n is below 1, and
-// NewBucket panics if n is above its burst. A Keyed takes no batch: the
-// tokens of one key are too few per replica to batch.
+// The cost is accuracy when a replica's traffic stops: the tokens it took
+// and did not use are lost, up to n-1 per replica. While callers keep
+// coming, every token is used.
+//
+// It panics if n is below 1, and NewBucket panics if n is above its burst.
+// A [Keyed] takes no batch: one key's tokens are too few per replica.
 func WithBatch(n int) BucketOption {
 	if n < 1 {
 		panic(fmt.Sprintf("towerredis.WithBatch: n must be at least 1, got %d", n))

@@ -8,20 +8,17 @@ import (
 	"github.com/towergo/tower"
 )
 
-// ErrUnreachable is what an [*UnreachableError] matches with errors.Is: a
-// request that a limit failing closed refused because Redis did not
-// answer.
+// ErrUnreachable is what an [*UnreachableError] matches with errors.Is.
 var ErrUnreachable = errors.New("towerredis: Redis unreachable")
 
 // An UnreachableError is the error of a request refused by a limit that
 // fails closed ([FailClosed]) because Redis did not answer its round trip
-// within the timeout, or answered with an error. Nothing of the request
-// was sent. It wraps [ErrUnreachable] and Err.
+// within the timeout, or answered with an error. The request was not sent
+// to the inner service. It wraps [ErrUnreachable] and Err.
 //
-// It answers [tower.IsOverloaded], and not [tower.IsThrottled] nor
-// [tower.IsTimeout]: the caller did nothing wrong, and the same request
-// may succeed once Redis answers again; it was the round trip that timed
-// out, not the request. So package towerhttp answers 503.
+// It answers [tower.IsOverloaded], not [tower.IsThrottled] nor
+// [tower.IsTimeout]: the caller did nothing wrong, and it was the round
+// trip that timed out, not the request. So package towerhttp answers 503.
 type UnreachableError struct {
 	// Name is the limit's name.
 	Name string
@@ -58,17 +55,15 @@ var ErrBadReply = errors.New("towerredis: unexpected reply from Redis")
 // around by sharing one bucket among such requests.
 var ErrEmptyKey = errors.New("towerredis: the key function returned an empty key")
 
-// refuse returns a permit whose Call fails with err, without reaching the
-// inner service, and whose Release does nothing: what the Ready of a
-// limit failing closed returns when Redis does not answer, since an error
-// from Ready would mean the limit is broken for good.
+// refuse returns a permit whose Call fails with err and whose Release does
+// nothing: what a FailClosed limit's Ready returns when Redis does not
+// answer, since an error from Ready would mean the limit is broken for good.
 func refuse[Req, Res any](err *UnreachableError) tower.Permit[Req, Res] {
 	r := &refusal[Req, Res]{err: err}
 	return tower.NewPermit[Req, Res](r, r.Token())
 }
 
-// refusal serves the permit of refuse. It holds nothing; its Ticket
-// refuses a second Call, as the contract asks.
+// refusal serves the permit of refuse. Its Ticket refuses a second Call.
 type refusal[Req, Res any] struct {
 	tower.Ticket
 	err error

@@ -18,8 +18,8 @@ import (
 //go:embed rate.lua
 var rateSource string
 
-// rateHash is the script's SHA-1, for EVALSHA: the source goes over the
-// wire only when Redis does not know the script yet (after a restart).
+// rateHash is the script's SHA-1, for EVALSHA: the source is sent only
+// when Redis does not know the script (after a restart).
 var rateHash = redis.NewScript(rateSource).Hash()
 
 // maxSpan bounds a bucket's span, burst*interval, in microseconds: Redis's
@@ -27,14 +27,12 @@ var rateHash = redis.NewScript(rateSource).Hash()
 // below 2^53 for the script's doubles to be exact. 2^52µs is 142 years.
 const maxSpan = 1 << 52
 
-// MinReserve is the least a Ready without a deadline reserves ahead: a
-// caller reserves a token due at most max(burst*interval, MinReserve)
-// from now, or the time left to its ctx's deadline if it has one. A
-// token further away is not reserved: the caller sleeps until it and asks
-// again. The bound keeps a caller that has no deadline, and may give up,
-// from holding a token an hour away; one second lets a fleet's waiters
-// line up in Redis in the order they came, for a second's worth of
-// tokens, instead of all asking again at each token.
+// MinReserve is the least a [Bucket]'s Ready without a deadline reserves
+// ahead: it reserves a token due within max(burst*per/num, MinReserve), or
+// within ctx's deadline if that is sooner, and sleeps and asks again for
+// one further away. The bound keeps a caller that may give up from holding
+// a token an hour away; a second lets the fleet's waiters line up in Redis
+// in the order they came rather than all ask again at each token.
 const MinReserve = time.Second
 
 // gcra is what a Bucket and a Keyed share: the client, the options,
@@ -49,14 +47,13 @@ type gcra struct {
 
 	// args are the script's constant arguments, boxed once.
 	intervalArg, burstArg any
-	// clock, in tests only, gives the script its now (microseconds)
-	// instead of Redis's TIME, to check the arithmetic exactly and to run
-	// the conformance suite on synctest's clock.
+	// clock, in tests only, gives the script its now (µs) instead of
+	// Redis's TIME.
 	clock func() int64
 }
 
-// newGCRA checks the parameters for the function named fn, and panics
-// naming the one out of range.
+// newGCRA checks the parameters, and panics naming fn and the one out of
+// range.
 func newGCRA(fn string, client redis.Scripter, name string, num int, per time.Duration, burst int, o options) gcra {
 	checkClient(fn, client)
 	checkName(fn, name)
@@ -72,8 +69,8 @@ func newGCRA(fn string, client redis.Scripter, name string, num int, per time.Du
 	if burst < 1 {
 		panic(fmt.Sprintf("%s: burst must be at least 1, got %d", fn, burst))
 	}
-	// per/num rounded up to the microsecond, so that the fleet's rate is
-	// never above num per period: 3 per second is a token every 333,334µs.
+	// per/num rounded up to the microsecond, so that the rate is never
+	// above num per period.
 	us := (int64(per)-1)/(int64(num)*1000) + 1
 	interval := time.Duration(us) * time.Microsecond
 	if int64(burst) > maxSpan/us {
@@ -100,23 +97,23 @@ type grant struct {
 // threeInts checks the script's reply.
 var threeInts = ints(3)
 
-// ask runs the script on key to take up to want tokens (want >= 1),
-// those due within maxWait included. The due instant is read on the local
-// clock when the answer arrives, so a token is never used before Redis's
-// clock allows it, only up to a round trip later.
+// ask runs the script on keys to take up to want tokens (want >= 1),
+// those due within maxWait included. The due instant is counted from the
+// answer's arrival on the local clock, so a token is never used before
+// Redis's clock allows it, only up to a round trip later.
 func (b *gcra) ask(ctx context.Context, keys []string, want int, maxWait time.Duration) (grant, error) {
 	return b.run(ctx, keys, want, int64(max(maxWait, 0)/time.Microsecond))
 }
 
-// run runs the script on key with n and its fourth argument: see
+// run runs the script on keys with want and its fourth argument: see
 // rate.lua.
 func (b *gcra) run(ctx context.Context, keys []string, want int, arg4 int64) (grant, error) {
 	return b.runWith(ctx, &b.o, keys, want, arg4)
 }
 
 // runWith is run under the options o. If the observer panics on a round
-// trip that granted tokens, they go back, without its being told, before
-// the panic goes on up to the caller.
+// trip that granted tokens, they go back (unobserved) before the panic
+// goes on up.
 func (b *gcra) runWith(ctx context.Context, o *options, keys []string, want int, arg4 int64) (grant, error) {
 	args := []any{b.intervalArg, b.burstArg, int64(want), arg4}
 	if b.clock != nil {
@@ -148,9 +145,8 @@ func rateReply(reply any, want int) ([]int64, bool) {
 	if !ok || v[0] < 0 || v[0] > int64(max(want, 0)) {
 		return nil, false
 	}
-	// A refusal is always for a token after the max wait, so its wait is
-	// positive: one that says otherwise would have the caller ask again at
-	// once, forever.
+	// A refusal's wait is always positive: one that said otherwise would
+	// have the caller ask again at once, forever.
 	return v, want < 0 || v[0] > 0 || v[1] > 0
 }
 
@@ -173,15 +169,12 @@ const (
 	failedOpen                    // no token: Redis was unreachable and the limit fails open
 )
 
-// take asks for up to want tokens of the bucket at keys, for a Ready
-// with ctx, until it gets some: the tokens due within the time ctx has
-// left, at most b.reserve, are reserved, and if none is, take sleeps until
-// the next token and asks again. It returns the grant, whose first token
-// may be due later: the caller sleeps until then. A done ctx gets what is
-// there now, after one round trip. Redis unreachable: FailOpen admits
-// with no token (failedOpen), FailClosed refuses with the
-// *UnreachableError that failed returns. A bad reply is an error. w
-// reports the waits to the sink.
+// take asks for up to want tokens of the bucket at keys until it gets
+// some, reserving those due within budget(ctx) and otherwise sleeping
+// until the next token. The grant's first token may be due later: the
+// caller sleeps until then. A done ctx gets what is there now, in one
+// round trip. When Redis does not answer, it returns failedOpen or
+// failed's *UnreachableError. w reports the waits to the sink.
 func (b *gcra) take(ctx context.Context, keys []string, want int, w *watch) (grant, outcome, error) {
 	for {
 		// A ctx that ended while the caller slept is a probe from then
@@ -236,26 +229,24 @@ func sleepUntil(ctx context.Context, due time.Duration, w *watch, sink metrics.S
 	return sleep(ctx, d)
 }
 
-// giveBack returns n tokens taken together to the bucket at keys, unused,
-// in one round trip bounded by the timeout, if no token was taken after
-// them: mark is the tat their take answered (see rate.lua). If Redis does
-// not answer, they are lost, which errs on the side of the limit.
+// giveBack returns n unused tokens taken together to the bucket at keys,
+// in one round trip, if no token was taken after them: mark is the tat
+// their take answered (see rate.lua). If Redis does not answer, they are
+// lost, on the side of the limit.
 func (b *gcra) giveBack(keys []string, n int, mark int64) {
 	b.run(context.Background(), keys, -n, mark)
 }
 
-// forget gives back n tokens as giveBack does, but tells the observer
-// nothing: it is for tokens whose round trip's observer panicked, and may
-// panic again.
+// forget is giveBack without the observer, for tokens whose round trip's
+// observer panicked and may panic again.
 func (b *gcra) forget(keys []string, n int, mark int64) {
 	quiet := b.o
 	quiet.observer = nil
 	b.runWith(context.Background(), &quiet, keys, -n, mark)
 }
 
-// watch reports a caller waiting to a sink, once, from its first wait to
-// its end. If the sink panics, the panic goes on up to the caller after
-// an undo function has given back what the caller holds.
+// watch reports a caller as Waiting to a sink once, from its first wait to
+// its end.
 type watch struct{ on bool }
 
 // start tells sink, if not nil, that the caller waits, unless it was told

@@ -13,50 +13,31 @@ import (
 	"github.com/towergo/tower/towerredis/internal/mono"
 )
 
-// Keyed is middleware that limits requests per key, for a whole
-// fleet: each key drawn from the requests (a tenant, a client address)
-// has a token bucket of its own in Redis, as a [Bucket] has, of burst
-// tokens filling at num per period, shared by every replica that uses the
-// same name. A key's bucket is the Redis key "prefix:rate:name:{key}":
-// the request's key is the hash tag, so the buckets of a million keys
-// spread over a Redis Cluster's nodes by key instead of all landing on
-// one, and the buckets of one key under several names (a rate and a quota,
-// say) share a node. (A key holding a '}' has a tag cut short at it: still
-// one slot per key, so still correct.) Each bucket expires when it is full
-// again, so Redis holds at most burst*per/num of each key after its last
-// request, and nothing at all is kept per key in the replica: memory stays
-// bounded under any number of distinct keys.
+// Keyed is middleware that limits requests per key for a whole fleet:
+// each key drawn from the requests (a tenant, a client address) has a
+// token bucket of its own in Redis, as a [Bucket] has, shared by every
+// replica that uses the same name. A key's bucket is [Keyed.Key],
+// "prefix:rate:name:{key}" (a key holding '}' has its tag cut short there:
+// still one slot per key), and expires once it is full again. The replica
+// keeps nothing per key, so memory stays bounded under any number of keys.
 //
-// The key is known only when the request is, in Call; so Ready is the
-// inner service's Ready, and readiness says nothing about any key. Call
-// draws the key and takes a token of its bucket in one round trip: if
-// there is none, Call refuses at once, without calling the inner service,
-// with the error of package limit's per-key refusal, a
-// [*limit.KeyLimitError] (wrapped with the limit's name and the key), which
-// answers [tower.IsThrottled] and says when the key's next token comes
-// ([tower.RetryAfter]); or, with [WithMaxWait], Call reserves the key's
-// next token if it is due within that wait and before the Call's ctx's
-// deadline, and waits for it in Call, holding the inner permit. If ctx
-// ends while it waits, Call returns ctx.Err(), and the token goes back to
-// the key's bucket (one more round trip) if no request of the key reserved
-// one after it; otherwise it is lost, since the waiter behind holds the
-// instant after it. These are the semantics of limit.Keyed, kept here for
-// the fleet: a per-key wait happens in Call, after the request was built,
-// and is bounded; see limit.Keyed for why a waiting Call holds the inner
-// permit, and why the default is not to wait.
+// The key is known only in Call, so Ready is the inner service's Ready.
+// Call takes a token of the key's bucket in one round trip. If there is
+// none, Call refuses at once without calling the inner service, with a
+// [*limit.KeyLimitError] wrapped with the limit's name and the key, as
+// limit.Keyed does, so that a caller checks one error whichever backend
+// refused; it answers [tower.IsThrottled] and [tower.RetryAfter]. With
+// [WithMaxWait], Call reserves the key's next token if it is due within
+// that wait and ctx's deadline, and waits for it holding the inner permit;
+// if ctx ends first, Call returns ctx.Err() and the token goes back unless
+// a request of the key reserved one after it.
 //
-// Redis unreachable: FailOpen calls the inner service; FailClosed refuses
-// at once with an [*UnreachableError] that wraps the round trip's error. A
-// reply that is not the script's refuses with an error that wraps
-// [ErrBadReply]. An empty key is refused with [ErrEmptyKey]. In every
-// refusal the inner permit is released unused.
+// When Redis does not answer, the [FailMode] decides. A bad reply refuses
+// with [ErrBadReply], an empty key with [ErrEmptyKey]. Every refusal
+// releases the inner permit unused.
 //
-// [WithMetrics] reports Waiting, for Calls waiting for their key's token,
-// and Throttled, +1 for each Call refused because its key had no token.
-//
-// A Keyed is safe for concurrent use. The zero Keyed is not
-// usable: build one with [NewKeyed]. Req and Res are the request and
-// response types.
+// A Keyed is safe for concurrent use. The zero Keyed is not usable: build
+// one with [NewKeyed]. Req and Res are the request and response types.
 type Keyed[Req, Res any] struct {
 	inner  tower.Service[Req, Res]
 	b      gcra
@@ -90,9 +71,9 @@ func newKeyed[Req, Res any](fn string, inner tower.Service[Req, Res], client red
 	}
 }
 
-// NewKeyedLayer returns a Layer that wraps each service in a
-// [NewKeyed] limit with these arguments: every service it wraps
-// shares the buckets of name. It panics as NewKeyed does.
+// NewKeyedLayer returns a Layer that wraps each service in a [NewKeyed]
+// limit with these arguments: every service it wraps shares the buckets of
+// name. It panics as NewKeyed does, when called.
 func NewKeyedLayer[Req, Res any](client redis.Scripter, name string, key func(Req) string, num int, per time.Duration, burst int, opts ...KeyedOption) tower.Layer[Req, Res] {
 	newKeyed[Req, Res]("towerredis.NewKeyedLayer", tower.ServiceFunc[Req, Res](standIn[Req, Res]), client, name, key, num, per, burst, opts)
 	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
@@ -117,8 +98,8 @@ func (r *Keyed[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], er
 // limit.
 type keyedPermit[Req, Res any] Keyed[Req, Res]
 
-// CallWrapped takes a token of req's key, as the type's doc says, and
-// calls the inner permit, or releases it and refuses.
+// CallWrapped takes a token of req's key, as [Keyed] says, and calls the
+// inner permit, or releases it and refuses.
 func (p *keyedPermit[Req, Res]) CallWrapped(ctx context.Context, inner tower.Permit[Req, Res], req Req) (Res, error) {
 	r := (*Keyed[Req, Res])(p)
 	defer inner.Release() // if the key function or the admission panics; after Call, nothing
@@ -172,12 +153,11 @@ func (r *Keyed[Req, Res]) admit(ctx context.Context, k string) (err error) {
 	return nil
 }
 
-// WithMaxWait lets a [Keyed]'s Call wait up to d for its key's next token
-// (and never beyond the Call's ctx), rather than fail at once (default 0:
-// fail at once), as limit.WithMaxWait does for limit.Keyed: a key's
-// caller waits in Call, after its request was built, holding the inner
-// permit, so the default keeps a hot key from tying up the callers of the
-// other keys. It panics if d is negative.
+// WithMaxWait lets a [Keyed]'s Call wait up to d, and never beyond its
+// ctx, for its key's next token, as limit.WithMaxWait does for
+// limit.Keyed. The default, 0, fails at once: a waiting Call holds the
+// inner permit, and a hot key would tie up the other keys' callers. It
+// panics if d is negative.
 func WithMaxWait(d time.Duration) KeyedOption {
 	if d < 0 {
 		panic(fmt.Sprintf("towerredis.WithMaxWait: d must not be negative, got %v", d))

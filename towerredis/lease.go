@@ -18,17 +18,15 @@ import (
 )
 
 // The scripts of the concurrency limit, one per round trip. KEYS[1] is the
-// limit's sorted set: member, a lease id; score, the lease's expiry in
-// milliseconds on Redis's clock (TIME), so that the replicas' clocks do
-// not matter. A key of another type is answered with a string saying so,
-// which the replica reads as an ErrBadReply, rather than a WRONGTYPE error,
-// which would read as Redis failing.
+// limit's sorted set: member, a lease id; score, the lease's expiry in ms
+// on Redis's clock (TIME). A key of another type is answered with a string,
+// read as an ErrBadReply, rather than a WRONGTYPE error, which would read
+// as Redis failing.
 var (
 	// acquireScript: ARGV = member, max, ttl (ms). Drops the expired
 	// leases, then grants member (again, if it holds it already) if fewer
 	// than max are held: {1, 0}; otherwise {0, ms until the earliest lease
-	// expires}. The set expires a TTL after its last write, so that an
-	// abandoned limit leaves nothing behind.
+	// expires}. The set expires a TTL after its last write.
 	acquireScript = redis.NewScript(`
 local key = KEYS[1]
 local kind = redis.call('TYPE', key).ok
@@ -48,8 +46,7 @@ return {0, tonumber(first[2]) - now}
 	// renewScript: ARGV = ttl (ms), then the members to renew. Moves the
 	// expiry of each one still in the set to now + ttl, and returns the
 	// positions (from 1) of those that are gone. A lease past its expiry
-	// that is still in the set is renewed: no acquire has dropped it, so
-	// nobody was granted its place.
+	// but still in the set is renewed: nobody was granted its place.
 	renewScript = redis.NewScript(`
 local key = KEYS[1]
 local kind = redis.call('TYPE', key).ok
@@ -73,36 +70,30 @@ return lost
 )
 
 // MinTTLTimeouts is how many round-trip timeouts a lease's TTL must hold
-// at least. A replica renews its leases a third of the TTL after its last
-// renewal ended, and a renewal takes at most the timeout, so the second
-// renewal after the one that last wrote a lease's expiry lands within
-// 3 timeouts and two thirds of the TTL: with a TTL of 9 timeouts or more,
-// a lease outlives one renewal that failed, even if every round trip
-// takes its whole timeout.
+// at least. Renewals start a third of the TTL after the last one ended and
+// take at most a timeout, so the second renewal after a lease's last write
+// lands within 3 timeouts plus two thirds of the TTL: with a TTL of 9
+// timeouts or more, a lease outlives one failed renewal.
 const MinTTLTimeouts = 9
 
 // MinTTL is the shortest TTL a lease may have whatever the timeout: Redis
-// keeps a lease's expiry in milliseconds, and a replica renews it every
-// third of the TTL.
+// keeps its expiry in milliseconds, renewed every third of the TTL.
 const MinTTL = 3 * time.Millisecond
 
 // ErrLeaseLost is reported to the observer of [WithObserver] when a lease
-// of this replica was gone from Redis when it was renewed or released: it
-// had expired and another replica's request had dropped it, because the
-// replica could not renew it for a whole TTL (a process paused by the
-// garbage collector or a debugger, a Redis unreachable for that long).
-// The call that held it goes on, without a lease: until it returns, the
-// fleet may run one request more than the limit for each lease lost.
+// of this replica was gone from Redis when renewed or released: the replica
+// could not renew it for a whole TTL (a pause, or Redis unreachable that
+// long), and another request dropped it. The call that held it goes on
+// without a lease, so until it returns the fleet may run one request over
+// the limit for each lease lost.
 var ErrLeaseLost = errors.New("towerredis: lease lost: it expired before this replica renewed it")
 
-// WithPollInterval sets how often a caller waiting in a concurrency
-// limit's Ready asks Redis again for a lease, instead of
-// DefaultPollInterval: each wait lasts between half and one and a half
-// times d, at random, so that the fleet's waiters do not ask in step, or
-// until the earliest lease expires if that is sooner. Each waiter costs
-// about one round trip per d: 100 per second by default. A shorter d
-// hands a place given back to a waiter sooner, at more round trips. It
-// panics if d is not positive.
+// WithPollInterval sets how often a caller waiting in a [Concurrency]'s
+// Ready asks Redis again for a lease, instead of DefaultPollInterval: each
+// wait lasts from half to one and a half times d, at random, so that the
+// fleet's waiters do not ask in step, or until the earliest lease expires
+// if sooner. Each waiter costs about one round trip per d; a shorter d
+// hands a freed place on sooner. It panics if d is not positive.
 func WithPollInterval(d time.Duration) ConcurrencyOption {
 	if d <= 0 {
 		panic(fmt.Sprintf("towerredis.WithPollInterval: interval must be positive, got %v", d))
@@ -110,50 +101,29 @@ func WithPollInterval(d time.Duration) ConcurrencyOption {
 	return concurrencyOption(func(o *options) { o.poll = d })
 }
 
-// Concurrency is middleware that limits how many requests are in flight
-// in the inner service across a whole fleet: each request holds a lease,
-// a place in a sorted set in Redis that every replica sharing the limit's
-// name counts, and at most max leases are held at once.
+// Concurrency is middleware that limits the requests in flight in the
+// inner service across a whole fleet to max: each holds a lease, a member
+// of a sorted set in Redis counted by every replica sharing the name.
 //
-// A lease has a time to live, on Redis's clock. A replica renews the
-// leases it holds every third of the TTL, all in one round trip, from one
-// goroutine that runs only while it holds leases; a call that lasts longer
-// than the TTL keeps its lease. The leases of a replica that crashed, or
-// that was cut off from Redis, are not renewed, and come back to the fleet
-// at most one TTL later. A lease that its replica finds gone when it
-// renews it (the replica was paused longer than the TTL) is reported as
-// [ErrLeaseLost], and its call goes on without it.
+// A lease has a time to live on Redis's clock. A replica renews its leases
+// every third of the TTL, in one round trip, from a goroutine that runs
+// only while it holds some; the leases of a replica that crashed come back
+// within a TTL. A lease its replica finds gone (it was paused longer than
+// the TTL) is reported as [ErrLeaseLost], and its call goes on.
 //
-// Ready asks Redis for a lease: a free place is granted at once, even to a
-// done ctx, in one round trip. If none is free, the caller waits the poll
-// interval ([WithPollInterval]) or until the earliest lease expires, if
-// that is sooner, and asks again, until it gets one or ctx ends. Waiters
-// are not served first come, first served across the fleet: a place given
-// back goes to whichever waiter asks first after it, on any replica. Each
-// waiter costs about one round trip per poll interval. With a lease, Ready
-// asks the inner service, and gives the lease back if that fails. A lease
-// granted by a round trip that timed out all the same holds its place
-// until its TTL ends.
+// Ready asks Redis for a lease, granted at once if a place is free, even
+// to a done ctx; otherwise it asks again after the poll interval
+// ([WithPollInterval]), or when the earliest lease expires if sooner, until
+// ctx ends. Waiters are not served in order: a freed place goes to the
+// first waiter, on any replica, to ask. A lease granted by a round trip
+// that timed out holds its place until its TTL ends.
 //
-// A request is in flight from the grant of its lease until its call
-// returns, with a response, an error or a panic, or until its permit is
-// released unused; then the lease is given back, in one round trip on the
-// goroutine that ends it. A give back that fails is reported to the
-// observer, and the lease expires by itself within the TTL.
-//
-// When Redis does not answer within the timeout, or answers with an
-// error, the [FailMode] decides: FailOpen grants the permit without a
-// lease (the observer sees the error); FailClosed returns at once a
-// permit whose Call fails with an [*UnreachableError], without reaching
-// the inner service. A reply that is not of the
-// form the script returns (an [ErrBadReply]: a key of another type where
-// the limit's sorted set should be) never grants, whatever the FailMode:
-// Ready returns an error wrapping ErrBadReply, which, being an error other
-// than ctx's, marks the limit broken until someone repairs the key, as a
-// [Bucket] does.
-//
-// Each request costs two round trips, one for its lease and one to give
-// it back, and allocates for the go-redis commands that carry them.
+// The lease is given back, in a second round trip on the goroutine that
+// ends the request, when its call returns or panics, its permit is
+// released unused, or the inner service's Ready fails; if that round trip
+// fails, the lease expires within the TTL. When Redis does not answer, the
+// [FailMode] decides (FailOpen admits without a lease). A bad reply makes
+// Ready fail with [ErrBadReply], as in a [Bucket].
 //
 // A Concurrency is safe for concurrent use; build one with
 // [NewConcurrency]. Req and Res are the request and response types.
@@ -177,18 +147,14 @@ type Concurrency[Req, Res any] struct {
 }
 
 // NewConcurrency returns inner wrapped in a limit of max requests in
-// flight across every replica that uses a limit of the same name on the
-// same Redis, through client, each request holding a lease of time to
-// live ttl. Options: every [Option], and [WithPollInterval].
-//
-// The limit's leases live in the key "{prefix:lease:name}", whose hash tag
-// puts it on one slot of a Redis Cluster. Replicas that share a limit must
-// give it the same max and ttl: each one grants by its own max.
+// flight across the replicas that use name on client's Redis, each request
+// holding a lease of time to live ttl. Replicas that share a limit must
+// give it the same max and ttl. Options: every [Option], and
+// [WithPollInterval].
 //
 // ttl is how long the leases of a replica that crashed take to come back;
 // it must be at least MinTTLTimeouts times the round-trip timeout (450ms
-// with DefaultTimeout), so that renewals keep up, and at least MinTTL. It
-// is kept in whole milliseconds.
+// with DefaultTimeout) and at least MinTTL, and is kept in whole ms.
 //
 // NewConcurrency panics if inner or client is nil (a typed nil too), if
 // client is a go-redis client whose ContextTimeoutEnabled is false, if
@@ -211,8 +177,8 @@ func NewConcurrency[Req, Res any](inner tower.Service[Req, Res], client redis.Sc
 
 // NewConcurrencyLayer returns a Layer that wraps each service in a
 // [NewConcurrency] limit with these arguments: all the services it wraps
-// share the one limit of that name, with the rest of the fleet. It panics
-// as NewConcurrency does, at once rather than when the layer is used.
+// share the one limit of that name. It panics as NewConcurrency does, when
+// called.
 func NewConcurrencyLayer[Req, Res any](client redis.Scripter, name string, max int, ttl time.Duration, opts ...ConcurrencyOption) tower.Layer[Req, Res] {
 	checkConcurrency("towerredis.NewConcurrencyLayer", client, name, max, ttl, opts)
 	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
@@ -239,10 +205,9 @@ func checkConcurrency(fn string, client redis.Scripter, name string, limit int, 
 	return o
 }
 
-// Ready gets a lease, then waits for the inner service; see
-// [Concurrency]. If ctx ends first, Ready returns ctx.Err() unchanged; if
-// the inner service fails or ctx ends while waiting for it, the lease is
-// given back and its error returned.
+// Ready gets a lease as [Concurrency] says, then waits for the inner
+// service. If ctx ends first, Ready returns ctx.Err() unchanged; if the
+// inner service fails, the lease is given back and its error returned.
 func (c *Concurrency[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	id, err := c.acquire(ctx)
 	if ue, ok := err.(*UnreachableError); ok {
@@ -276,10 +241,9 @@ func (c *Concurrency[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Re
 }
 
 // acquire asks Redis for a lease until it gets one or ctx ends, and
-// returns the lease's id. A round trip that fails ends it: FailOpen admits
-// without a lease (id 0), FailClosed refuses with an *UnreachableError. The
-// polls of one call ask for the same lease, and the script grants a lease
-// it holds already.
+// returns its id; 0 is admitted without a lease (FailOpen). The polls of
+// one call ask for the same member, which the script grants again if it
+// holds it already.
 func (c *Concurrency[Req, Res]) acquire(ctx context.Context) (lease uint64, err error) {
 	id := c.next.Add(1)
 	member := c.member(id)
@@ -324,9 +288,7 @@ func (c *Concurrency[Req, Res]) acquire(ctx context.Context) (lease uint64, err 
 	}
 }
 
-// failed returns what a round trip that failed with err comes to, as
-// gcra.failed does: err itself if it is an ErrBadReply, nil (no lease)
-// under FailOpen, an *UnreachableError under FailClosed.
+// failed is gcra.failed for a Concurrency.
 func (c *Concurrency[Req, Res]) failed(err error) error {
 	switch {
 	case errors.Is(err, ErrBadReply):
@@ -382,8 +344,8 @@ func (c *Concurrency[Req, Res]) hold(id uint64, member string) {
 }
 
 // unhold takes a lease out of those the replica renews, and returns its
-// member and whether it was there: not if a renewal found it lost. The last one out
-// wakes the renewal goroutine, to end it.
+// member and whether it was there (not if a renewal found it lost). The
+// last one out wakes the renewal goroutine, to end it.
 func (c *Concurrency[Req, Res]) unhold(id uint64) (string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -401,10 +363,9 @@ func (c *Concurrency[Req, Res]) unhold(id uint64) (string, bool) {
 	return member, true
 }
 
-// release ends a request that held lease id (0: admitted without one).
-// The request leaves InFlight first, so that the count never shows more
-// requests than there are, and the lease is given back even if the sink
-// panics.
+// release ends a request that held lease id (0: none). The request leaves
+// InFlight first, so that the count never shows more requests than there
+// are; the lease is given back even if the sink panics.
 func (c *Concurrency[Req, Res]) release(id uint64) {
 	defer c.giveBack(id)
 	if c.o.sink != nil {
@@ -412,9 +373,8 @@ func (c *Concurrency[Req, Res]) release(id uint64) {
 	}
 }
 
-// giveBack removes lease id from Redis, in one round trip, unless it was
-// none or was found lost. A lease that could not be removed expires by
-// itself.
+// giveBack removes lease id from Redis in one round trip, unless it was
+// none or was found lost. One that could not be removed expires by itself.
 func (c *Concurrency[Req, Res]) giveBack(id uint64) {
 	if id == 0 {
 		return
@@ -438,9 +398,9 @@ func removed(reply any) (bool, bool) {
 	return true, ok && n == 1
 }
 
-// forget removes member from Redis, for an acquire that did not finish:
-// Redis may have granted it. It tells no observer, as the observer may be
-// what panicked.
+// forget removes member from Redis, which may have granted it, for an
+// acquire that did not finish. It tells no observer, which may be what
+// panicked.
 func (c *Concurrency[Req, Res]) forget(member string) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.o.timeout)
 	defer cancel()

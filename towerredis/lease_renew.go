@@ -10,9 +10,8 @@ import (
 )
 
 // renew is the renewal goroutine: it renews the replica's leases every
-// third of the TTL, and ends as soon as the replica holds none, so that an
-// idle limiter has no goroutine. A renewal that fails is not retried
-// before the next one: MinTTLTimeouts leaves room for one to fail.
+// third of the TTL, and ends as soon as the replica holds none. A failed
+// renewal is not retried: MinTTLTimeouts leaves room for one to fail.
 func (c *Concurrency[Req, Res]) renew() {
 	t := time.NewTimer(c.ttl / 3)
 	ended := false
@@ -78,10 +77,8 @@ type leaseID struct {
 }
 
 // renewOnce renews leases in one round trip. Those Redis no longer has
-// and the replica still holds are lost: they stop being renewed, and the
-// round trip's error for the observer is an ErrLeaseLost. (One released
-// while the round trip ran is not lost: it is gone because it was given
-// back.)
+// and the replica still holds (not given back meanwhile) are lost: they
+// stop being renewed, and the observer gets an ErrLeaseLost.
 func (c *Concurrency[Req, Res]) renewOnce(leases []leaseID) {
 	args := make([]any, 1, 1+len(leases))
 	args[0] = c.ttlArg
@@ -135,9 +132,9 @@ func (c *Concurrency[Req, Res]) drop(leases []leaseID, positions []int64) int {
 	return n
 }
 
-// leasePermit is the record behind a permit: the inner permit and the
-// lease it holds. Records come from the limit's sync.Pool, and a Ticket in
-// each refuses stale copies of a permit.
+// leasePermit is the record behind a permit: the inner permit and its
+// lease. Records come from the limit's sync.Pool; the Ticket refuses stale
+// copies of a permit.
 type leasePermit[Req, Res any] struct {
 	tower.Ticket
 	c     *Concurrency[Req, Res]

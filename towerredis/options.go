@@ -11,34 +11,26 @@ import (
 // FailMode says what a limit does when Redis does not answer a round trip
 // within the timeout, or answers with an error.
 //
-// During an outage each round trip waits up to the timeout
-// ([WithTimeout]): a Redis that hangs, or a network that drops packets,
-// answers nothing, and a go-redis client whose dial fails retries it after
-// DialerRetryTimeout (100ms) and a failed command after its retry backoff
-// (MaxRetries, 3 by default), all within the round trip's deadline. So a
-// FailOpen Ready, or a FailClosed refusal, costs up to one timeout per
-// request while Redis is away. With MaxRetries -1 (one try per round
-// trip, the limit deciding what comes next) and a Redis that refuses
-// connections, a client fails at once from its pool's PoolSize-th failed
-// dial in a row on, with the last dial's error, and dials Redis once a
-// second in the background until it answers: after Redis comes back, a
-// client sends to it again within about a second.
+// While Redis is away each request may wait up to one timeout
+// ([WithTimeout]) before its FailMode applies, since go-redis retries
+// dials and commands within the round trip's deadline. A client with
+// MaxRetries -1 facing refused connections fails at once after PoolSize
+// failed dials in a row, and uses Redis again about a second after it is
+// back.
 type FailMode uint8
 
 const (
 	// FailOpen admits the request as though Redis had granted it: the
 	// fleet runs unlimited while Redis is away, and each replica's local
 	// limits still hold. It is the default, as in Envoy's rate-limit
-	// filter: a limit's store going down should not take the service
-	// down with it.
+	// filter: a limit's store going down should not take the service down.
 	FailOpen FailMode = iota + 1
 	// FailClosed refuses the request at once, without calling the inner
 	// service, with an [*UnreachableError] that wraps the round trip's
 	// error. A [Bucket]'s or a [Concurrency]'s Ready returns a permit
 	// whose Call fails with it (an error from Ready would mean the limit
-	// is broken for good); a [Keyed]'s Call returns it. Use FailClosed
-	// where going over the limit costs more than refusing, as in front of
-	// a paid or fragile backend.
+	// is broken for good); a [Keyed]'s Call returns it. Use it where going
+	// over the limit costs more than refusing, as for a paid backend.
 	FailClosed
 )
 
@@ -69,10 +61,9 @@ type RoundTrip struct {
 }
 
 // An Option configures any limit of this package: it is a [BucketOption],
-// a [KeyedOption] and a [ConcurrencyOption]. An option that applies to
-// one kind of limit only has that kind's option type ([WithBatch],
-// [WithMaxWait], [WithPollInterval]), so that giving it to another kind
-// does not compile.
+// a [KeyedOption] and a [ConcurrencyOption]. An option for one kind of
+// limit only ([WithBatch], [WithMaxWait], [WithPollInterval]) has that
+// kind's type, so that giving it to another does not compile.
 type Option func(*options)
 
 func (o Option) applyBucket(x *options)      { o(x) }
@@ -124,9 +115,8 @@ const (
 )
 
 // WithTimeout bounds each round trip to Redis by d, instead of
-// DefaultTimeout: a round trip that has no answer by then counts as Redis
-// being unreachable, and the [FailMode] decides. It panics if d is not
-// positive.
+// DefaultTimeout: a round trip with no answer by then leaves the request
+// to the [FailMode]. It panics if d is not positive.
 func WithTimeout(d time.Duration) Option {
 	if d <= 0 {
 		panic(fmt.Sprintf("towerredis.WithTimeout: timeout must be positive, got %v", d))
@@ -164,9 +154,8 @@ func WithMetrics(sink metrics.Sink) Option {
 }
 
 // WithObserver calls observe after each round trip to Redis, on the
-// goroutine that made it, with its latency and error: the hook for Redis's
-// errors and latency in a monitoring system. It must be cheap and must not
-// block.
+// goroutine that made it, with its latency and error. It must be cheap and
+// must not block. It panics if observe is nil.
 func WithObserver(observe func(RoundTrip)) Option {
 	if observe == nil {
 		panic("towerredis.WithObserver: observe is nil")
@@ -174,9 +163,9 @@ func WithObserver(observe func(RoundTrip)) Option {
 	return func(o *options) { o.observer = observe }
 }
 
-// newOptions applies opts, in order, for the function named fn, with
-// apply, and fills in the defaults. It panics, naming fn and the option's
-// position, if an option is nil (a typed nil too).
+// newOptions applies opts in order with apply and fills in the defaults.
+// It panics, naming fn and the position, if an option is nil (a typed nil
+// too).
 func newOptions[O any](fn string, opts []O, apply func(O, *options)) options {
 	var o options
 	for i, opt := range opts {

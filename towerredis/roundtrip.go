@@ -12,8 +12,8 @@ import (
 )
 
 // checkClient panics, naming fn, if client is nil, or is a go-redis client
-// that ignores context deadlines: then no timeout of ours could bound a
-// round trip to a Redis that hangs, and Ready would hang with it.
+// that ignores context deadlines: no timeout could bound a round trip to
+// a Redis that hangs.
 func checkClient(fn string, client redis.Scripter) {
 	if isnil.Is(client) {
 		panic(fn + ": client is nil")
@@ -40,14 +40,12 @@ func checkName(fn, name string) {
 }
 
 // roundTrip runs one script call for op, bounded by the limit's timeout,
-// and tells the observer how it went. The call runs under ctx's values but
-// not its cancellation: a done ctx (a LoadShed's probe) still gets its one
-// round trip, and a caller that gives up does not cut a script off after
-// Redis ran it, which would lose what it granted without our knowing; the
-// timeout bounds it either way. A reply that check refuses is an
+// and tells the observer how it went. The call keeps ctx's values but not
+// its cancellation: a done ctx (a LoadShed's probe) still gets its round
+// trip, and a caller that gives up cannot cut off a script Redis ran, which
+// would lose what it granted. A reply that check refuses is an
 // ErrBadReply. If the observer panics after a reply that check accepted,
-// undo, unless it is nil, gives back what that reply granted before the
-// panic goes on up to the caller, who will never see the reply.
+// undo, if not nil, gives back what it granted before the panic goes on.
 func roundTrip[T any](ctx context.Context, o *options, op string, run func(context.Context) (any, error), check func(any) (T, bool), undo func(T)) (T, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.timeout)
 	start := mono.Now()

@@ -1,10 +1,8 @@
-// Package redistest runs a real redis-server for tests: on a free loopback
-// port, in a temporary directory, with no persistence, stopped when the
-// test ends. Nothing here is a mock: the tests of package towerredis talk
-// to the same server its users run.
-//
-// The tests use the real clock with this server, as they must with a
-// process outside the test, and bound every wait.
+// Package redistest runs a real redis-server for tests: [Start] gives a
+// test one on a free loopback port, in a temporary directory, with no
+// persistence, stopped when the test ends. Tests that use it run on the
+// real clock, as they must with a process outside the test, and should
+// bound every wait.
 package redistest
 
 import (
@@ -54,7 +52,7 @@ type Server struct {
 
 // Start starts a redis-server for t on a free loopback port and stops it
 // when t ends. It fails t, with how to install it, if redis-server is
-// missing: CI installs it, and a test that skipped would claim nothing.
+// missing, rather than skip and claim nothing.
 func Start(t testing.TB) *Server {
 	t.Helper()
 	s, err := StartServer(t.TempDir())
@@ -72,8 +70,7 @@ func StartServer(dir string) (*Server, error) {
 		return nil, errors.New(InstallHint)
 	}
 	var last error
-	// A free port found by listening can be taken by someone else before
-	// the server binds it; a few tries make that harmless.
+	// A free port can be taken by someone else before the server binds it.
 	for range 5 {
 		port, err := freePort()
 		if err != nil {

@@ -1,10 +1,8 @@
 // Package mono reads the monotonic clock cheaply, for middleware that time
 // every request.
 //
-// It is a copy of the core module's internal/mono, kept in this module
-// because a module imports no other module's internal packages: those
-// change between the core's releases without notice, and an adapter
-// released against one release of the core must build against the next.
+// It is a copy of the core module's internal/mono: a module imports no
+// other module's internal packages, which may change in any release.
 package mono
 
 import "time"

@@ -2,10 +2,8 @@
 // constructors, all in one way: in order, and with a panic that names the
 // constructor and the position of a nil option.
 //
-// It is a copy of the core module's internal/option, kept in this module
-// because a module imports no other module's internal packages: those
-// change between the core's releases without notice, and an adapter
-// released against one release of the core must build against the next.
+// It is a copy of the core module's internal/option: a module imports no
+// other module's internal packages, which may change in any release.
 package option
 
 import "fmt"

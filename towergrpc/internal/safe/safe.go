@@ -1,18 +1,12 @@
-// Package safe recovers the panics of user code that runs on goroutines
-// this module starts, and turns them into *tower.PanicError. A panic on
-// such a goroutine would otherwise end the program; the callers it
-// concerns get the error instead, and one that no caller is left to hear
-// of is logged, as net/http logs a handler's panic.
+// Package safe recovers the panics of user code on goroutines this module
+// starts, as *tower.PanicError: the callers concerned get the error, and
+// one no caller is left to hear of is logged ([Orphan]), as net/http logs
+// a handler's panic. Such a goroutine calls user code through [Call].
+// runtime.Goexit cannot be stopped: the goroutine's own deferred function
+// must see that its code did not return and fail with [Recovered]'s error.
 //
-// A goroutine that must survive a panic in user code calls that code
-// through [Call]. runtime.Goexit cannot be stopped: the
-// goroutine's own deferred function must see that its code did not return
-// and turn [Recovered]'s error into its failure.
-//
-// It is a copy of the core module's internal/safe, kept in this module
-// because a module imports no other module's internal packages: those
-// change between the core's releases without notice, and an adapter
-// released against one release of the core must build against the next.
+// It is a copy of the core module's internal/safe: a module imports no
+// other module's internal packages, which may change in any release.
 package safe
 
 import (

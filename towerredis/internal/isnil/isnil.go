@@ -3,10 +3,8 @@
 // pointer passed as a tower.Service is not == nil, and would fail later,
 // at the first request, with a nil dereference far from the mistake.
 //
-// It is a copy of the core module's internal/isnil, kept in this module
-// because a module imports no other module's internal packages: those
-// change between the core's releases without notice, and an adapter
-// released against one release of the core must build against the next.
+// It is a copy of the core module's internal/isnil: a module imports no
+// other module's internal packages, which may change in any release.
 package isnil
 
 import "reflect"

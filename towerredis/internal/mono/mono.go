@@ -1,10 +1,8 @@
-// Package mono reads the monotonic clock cheaply, for middleware that time
-// every request.
+// Package mono reads the monotonic clock cheaply, for middleware that
+// times every request.
 //
-// It is a copy of the core module's internal/mono, kept in this module
-// because a module imports no other module's internal packages: those
-// change between the core's releases without notice, and an adapter
-// released against one release of the core must build against the next.
+// It is a copy of the core module's internal/mono: a module imports no
+// other module's internal packages, which may change in any release.
 package mono
 
 import "time"
@@ -17,13 +15,11 @@ var base = time.Now()
 // taken inside one, where time.Since follows the bubble's fake clock.
 func Now() time.Duration { return time.Since(base) }
 
-// Time returns the instant of the reading d as a time.Time that carries a
-// monotonic reading, so that time.Until and Sub measure it on the
-// monotonic clock, and Of gives d back. Its wall clock part is the wall
-// clock's at the base plus d: off by as much as the wall clock has been
-// stepped since the program started. Inside a testing/synctest bubble,
-// where readings follow the bubble's clock, its wall clock part is the
-// bubble's.
+// Time returns the reading d as a time.Time that carries a monotonic
+// reading, so that time.Until and Sub measure it on the monotonic clock,
+// and Of gives d back. Its wall clock part is off by as much as the wall
+// clock was stepped since the program started; in a testing/synctest
+// bubble, it is the bubble's.
 func Time(d time.Duration) time.Time { return base.Add(d) }
 
 // Of returns t on the scale of Now's readings, without reading the clock,
