@@ -164,19 +164,19 @@ func TestRateNearEnd(t *testing.T) {
 		}
 		take(1)
 		near(false)
-		time.Sleep(996*time.Millisecond - 1)
+		time.Sleep(996*time.Millisecond - time.Nanosecond)
 		near(false)
 		take(1)
-		time.Sleep(1)
+		time.Sleep(time.Nanosecond)
 		near(true) // 4ms before the end
 		r.line.Lock()
 		if r.alarm != 0 {
 			t.Errorf("a timer is set for %v with nobody waiting", r.alarm)
 		}
 		r.line.Unlock()
-		time.Sleep(4*time.Millisecond - 1)
+		time.Sleep(4*time.Millisecond - time.Nanosecond)
 		take(1) // the window's last place, 1ns before its end
-		time.Sleep(1)
+		time.Sleep(time.Nanosecond)
 		take(2) // the next window, at the first window's end
 		near(false)
 
