@@ -1,7 +1,7 @@
 // Package tower is the readiness contract for Go services, and the pieces
 // that stack on it. Start with [Service] and [Call]; compose middleware
-// with [Builder], or with package stack, which has a method for each
-// middleware of this module.
+// with package stack's builder, stack.New, which has a method for each
+// middleware of this module, or with [Stack].
 //
 // A [Service] answers a request in two phases. Ready(ctx) waits until the
 // service can take one more request and reserves what that request needs
@@ -90,16 +90,19 @@
 //
 // # Building stacks and services
 //
-// [Stack] and [Builder] compose [Layer]s; in every list of layers in this
+// [Stack] and stack.New compose [Layer]s; in every list of layers in this
 // module the first one is the outermost: it sees the request first.
 // [MapRequest], [MapResponse], [MapErr], [MapResult], [AndThen] and [Then]
 // change requests, responses or errors; [Either] and [OptionalLayer]
 // choose a service or a layer when the stack is built.
 //
 // A leaf service that reserves nothing is a [ServiceFunc]. A middleware
-// whose permits wrap the inner service's permit implements [Wrapper] (or
-// [NotedWrapper], to keep a number with each permit) and issues permits
-// from a [WrapPool], which makes them allocation-free and safe against
-// stale copies. Anything else implements [Reserver] and builds permits with
-// [NewPermit], using a [Ticket] to tell a permit's owner from a stale copy.
+// builds its permits one way: if they wrap the inner service's permit, as
+// most do, it implements [Wrapper] (or [NotedWrapper], to keep a number
+// with each permit, such as the window a place was taken in) and issues
+// them from a [WrapPool], which makes them allocation-free and safe
+// against stale copies. Only a permit that is not a wrapper (a queue
+// slot, a semaphore's unit) needs a record of its own: it implements
+// [Reserver], is issued with [NewPermit], and tells its owner from a stale
+// copy with a [Ticket].
 package tower
