@@ -1,14 +1,12 @@
 package towerredis
 
+// In-package: it checks a batch's unexported stock (due, pop, giveBack, take).
+
 import (
 	"context"
 	"errors"
 	"testing"
-	"testing/synctest"
 	"time"
-
-	"github.com/towergo/tower/towerredis/internal/mono"
-	"github.com/towergo/tower/towerredis/redistest"
 )
 
 // never is an instant no deadline reaches.
@@ -109,30 +107,6 @@ func TestStockGiveBack(t *testing.T) {
 	}
 }
 
-// The caller that asks Redis for a batch takes its first token, a token
-// of the batch (given back to the batch if unused), and sleeps until it is
-// due: a batch reserved ahead is not spent early. A bucket of 2 tokens, one
-// a second, batches of 2, on the bubble's clock (the script's too): the
-// first batch is there now, the second is reserved, due 1s and 2s later.
-func TestStockFetchWaitsForFirstToken(t *testing.T) {
-	srv := redistest.Start(t)
-	synctest.Test(t, func(t *testing.T) {
-		r, _, rt := newTestBucket(t, srv.Addr(), "fetch", 1, time.Second, 2, WithBatch(2))
-		r.b.clock = bubbleNow
-		start := mono.Now()
-		for i, want := range []struct {
-			at    time.Duration // after start
-			trips int64
-		}{{0, 1}, {0, 1}, {time.Second, 2}, {2 * time.Second, 2}} {
-			from, _, err := r.stock.take(t.Context(), new(watch))
-			if at := mono.Now() - start; from != fromStock || err != nil || at != want.at || rt.n.Load() != want.trips {
-				t.Errorf("take %d = %d, %v at %v after %d round trips; want %d (a token of the batch), nil at %v after %d",
-					i, from, err, at, rt.n.Load(), fromStock, want.at, want.trips)
-			}
-		}
-	})
-}
-
 // A round trip for a batch that gets no token installs nothing, and its
 // caller gets what the bucket's take says: with Redis unreachable, failing
 // open, admitted with no token (nothing to give back); failing closed, an
@@ -151,7 +125,9 @@ func TestStockFetchWithoutToken(t *testing.T) {
 		{FailClosed, t.Context(), 0, true},
 		{FailClosed, done, 0, true},
 	} {
-		r, _, rt := newTestBucket(t, addr, "none", 1, time.Second, 2, WithBatch(2), WithFailMode(tt.mode))
+		rt := &trips{}
+		r := NewBucket[string, string](okService, newClient(t, addr), "none", 1, time.Second, 2,
+			WithBatch(2), WithFailMode(tt.mode), WithObserver(rt.observe), WithTimeout(time.Second))
 		from, _, err := r.stock.take(tt.ctx, new(watch))
 		var ue *UnreachableError
 		if from != tt.from || errors.As(err, &ue) != tt.unreachable || (!tt.unreachable && err != nil) {

@@ -1,6 +1,7 @@
-package towerredis
+package towerredis_test
 
 import (
+	"github.com/towergo/tower/towerredis"
 	"testing"
 	"time"
 
@@ -12,11 +13,11 @@ import (
 // burst as large, on a real redis-server, so that the limit never makes a
 // caller wait and what is measured is the round trip and the limit's
 // overhead; it reports the round trips per request.
-func benchBucket(b *testing.B, parallel bool, opts ...BucketOption) {
+func benchBucket(b *testing.B, parallel bool, opts ...towerredis.BucketOption) {
 	srv := redistest.Start(b)
 	rt := &trips{}
-	opts = append(opts, WithObserver(rt.observe), WithTimeout(time.Second))
-	r := NewBucket(okService, newClient(b, srv.Addr()), "bench", 1_000_000, time.Second, 1_000_000, opts...)
+	opts = append(opts, towerredis.WithObserver(rt.observe), towerredis.WithTimeout(time.Second))
+	r := towerredis.NewBucket(okService, newClient(b, srv.Addr()), "bench", 1_000_000, time.Second, 1_000_000, opts...)
 	if parallel {
 		towertest.BenchParallel(b, r, "x")
 	} else {
@@ -33,11 +34,11 @@ func BenchmarkBucket(b *testing.B) { benchBucket(b, false) }
 func BenchmarkBucketParallel(b *testing.B) { benchBucket(b, true) }
 
 // BenchmarkBucketBatch10: one round trip per 10 requests.
-func BenchmarkBucketBatch10(b *testing.B) { benchBucket(b, false, WithBatch(10)) }
+func BenchmarkBucketBatch10(b *testing.B) { benchBucket(b, false, towerredis.WithBatch(10)) }
 
 // BenchmarkBucketBatch100Parallel: one round trip per 100 requests, from
 // GOMAXPROCS goroutines.
-func BenchmarkBucketBatch100Parallel(b *testing.B) { benchBucket(b, true, WithBatch(100)) }
+func BenchmarkBucketBatch100Parallel(b *testing.B) { benchBucket(b, true, towerredis.WithBatch(100)) }
 
 // BenchmarkKeyed: one round trip per request, 100 keys.
 func BenchmarkKeyed(b *testing.B) {
@@ -47,6 +48,6 @@ func BenchmarkKeyed(b *testing.B) {
 		keys[i] = "key" + string(rune('a'+i%26)) + string(rune('a'+i/26))
 	}
 	i := 0
-	r := NewKeyed(okService, newClient(b, srv.Addr()), "bench", func(string) string { i++; return keys[i%len(keys)] }, 1_000_000, time.Second, 1_000_000)
+	r := towerredis.NewKeyed(okService, newClient(b, srv.Addr()), "bench", func(string) string { i++; return keys[i%len(keys)] }, 1_000_000, time.Second, 1_000_000)
 	towertest.Bench(b, r, "x")
 }

@@ -1,5 +1,7 @@
 package towerredis
 
+// In-package: some tests read a Bucket's unexported interval and batch (b, stock).
+
 import (
 	"context"
 	"errors"

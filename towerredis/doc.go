@@ -45,7 +45,6 @@
 //
 // The tests run a real redis-server, on the real clock with every wait
 // bounded, through package [github.com/towergo/tower/towerredis/redistest],
-// which your tests can use too. Tests of the script's arithmetic, and the
-// conformance suite on testing/synctest's clock, give the script the
-// test's clock instead of Redis's, through an unexported path.
+// which your tests can use too. The script always reads Redis's own
+// clock (TIME); no test replaces it.
 package towerredis

@@ -1,8 +1,10 @@
-package towerredis
+package towerredis_test
 
 import (
 	"context"
 	"fmt"
+	"github.com/towergo/tower/towerredis"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -32,7 +34,7 @@ func (f fleet) deviation() float64 { return float64(f.admitted)/f.want - 1 }
 // runFleet runs replicas, each a Bucket with a client of its own and
 // callers goroutines taking tokens as fast as they get them, for d, on
 // one limit of num per second with room for burst.
-func runFleet(t *testing.T, addr, name string, replicas, callers, num, burst int, d time.Duration, opts ...BucketOption) fleet {
+func runFleet(t *testing.T, addr, name string, replicas, callers, num, burst int, d time.Duration, opts ...towerredis.BucketOption) fleet {
 	var (
 		trips, errs atomic.Int64
 		wg          sync.WaitGroup
@@ -40,27 +42,33 @@ func runFleet(t *testing.T, addr, name string, replicas, callers, num, burst int
 	// A round trip that fails admits nothing (FailClosed), and a busy
 	// machine gets a second for each: what is measured is the limit, not
 	// its fail mode.
-	opts = append(opts, WithObserver(func(rt RoundTrip) {
+	opts = append(opts, towerredis.WithObserver(func(rt towerredis.RoundTrip) {
 		trips.Add(1)
 		if rt.Err != nil {
 			errs.Add(1)
 		}
-	}), WithFailMode(FailClosed), WithTimeout(time.Second))
-	rates := make([]*Bucket[string, string], replicas)
+	}), towerredis.WithFailMode(towerredis.FailClosed), towerredis.WithTimeout(time.Second))
+	src, err := os.ReadFile("rate.lua") // the script, as the package embeds it
+	if err != nil {
+		t.Fatal(err)
+	}
+	rates := make([]*towerredis.Bucket[string, string], replicas)
+	clients := make([]*redis.Client, replicas)
 	for i := range rates {
 		c := newClient(t, addr)
+		clients[i] = c
 		// Connections dialled and the script loaded beforehand: the
 		// bucket keeps no more than burst tokens while nobody asks.
 		for range callers {
 			wg.Go(func() { c.Ping(t.Context()) })
 		}
-		c.ScriptLoad(t.Context(), rateSource)
-		rates[i] = NewBucket[string, string](okService, c, name, num, time.Second, burst, opts...)
+		c.ScriptLoad(t.Context(), string(src))
+		rates[i] = towerredis.NewBucket[string, string](okService, c, name, num, time.Second, burst, opts...)
 	}
 	wg.Wait()
 	// The window starts on Redis's clock, just before the callers do: the
 	// same machine's clock as ours, read where the bucket reads it.
-	start, err := rates[0].b.client.(*redis.Client).Time(t.Context()).Result()
+	start, err := clients[0].Time(t.Context()).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +130,7 @@ func TestBucketFleetAccuracy(t *testing.T) {
 	)
 	one := runFleet(t, srv.Addr(), "fleet1", replicas, callers, num, burst, d)
 	t.Logf("one token per round trip: %v", one)
-	batched := runFleet(t, srv.Addr(), "fleet10", replicas, callers, num, burst, d, WithBatch(10))
+	batched := runFleet(t, srv.Addr(), "fleet10", replicas, callers, num, burst, d, towerredis.WithBatch(10))
 	t.Logf("WithBatch(10):            %v", batched)
 	for _, f := range []fleet{one, batched} {
 		if dev := f.deviation(); dev > 0.02 {

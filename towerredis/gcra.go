@@ -47,9 +47,6 @@ type gcra struct {
 
 	// args are the script's constant arguments, boxed once.
 	intervalArg, burstArg any
-	// clock, in tests only, gives the script its now (µs) instead of
-	// Redis's TIME.
-	clock func() int64
 }
 
 // newGCRA checks the parameters, and panics naming fn and the one out of
@@ -116,9 +113,6 @@ func (b *gcra) run(ctx context.Context, keys []string, want int, arg4 int64) (gr
 // goes on up.
 func (b *gcra) runWith(ctx context.Context, o *options, keys []string, want int, arg4 int64) (grant, error) {
 	args := []any{b.intervalArg, b.burstArg, int64(want), arg4}
-	if b.clock != nil {
-		args = append(args, b.clock())
-	}
 	v, err := roundTrip(ctx, o, "rate", func(ctx context.Context) (any, error) {
 		res, err := b.client.EvalSha(ctx, rateHash, keys, args...).Result()
 		if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {

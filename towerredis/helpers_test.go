@@ -1,5 +1,7 @@
 package towerredis
 
+// In-package: helpers of the in-package tests; isRefusal reads the refusal type.
+
 import (
 	"context"
 	"errors"
@@ -24,21 +26,6 @@ func newClient(t testing.TB, addr string) *redis.Client {
 	t.Cleanup(func() { c.Close() })
 	return c
 }
-
-// bubbleClient is newClient for a client made inside a testing/synctest
-// bubble, and closed in it, so that none of its goroutines outlives the
-// bubble. A round trip dials once: go-redis's retries of a dial would
-// sleep on the bubble's clock.
-func bubbleClient(t *testing.T, addr string) *redis.Client {
-	t.Helper()
-	c := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, Protocol: 2, MaxRetries: -1, DialerRetries: 1})
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
-// bubbleNow is the script's clock in a testing/synctest bubble: the
-// bubble's, in microseconds, which stands still during a round trip.
-func bubbleNow() int64 { return time.Now().UnixMicro() }
 
 // trips counts round trips and their errors, through WithObserver.
 type trips struct {

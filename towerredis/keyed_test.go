@@ -1,28 +1,26 @@
-package towerredis
+package towerredis_test
 
 import (
 	"context"
 	"errors"
-	"slices"
+	"github.com/towergo/tower/towerredis"
 	"strings"
 	"sync"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/limit"
 	"github.com/towergo/tower/metrics"
 	"github.com/towergo/tower/towerredis/redistest"
-	"github.com/towergo/tower/towertest"
 )
 
-func newTestKeyed(t *testing.T, addr string, num int, per time.Duration, burst int, opts ...KeyedOption) (*Keyed[string, string], *counting, *trips) {
+func newTestKeyed(t *testing.T, addr string, num int, per time.Duration, burst int, opts ...towerredis.KeyedOption) (*towerredis.Keyed[string, string], *counting, *trips) {
 	t.Helper()
 	inner, rt := &counting{}, &trips{}
-	opts = append([]KeyedOption{WithObserver(rt.observe), WithTimeout(time.Second)}, opts...)
+	opts = append([]towerredis.KeyedOption{towerredis.WithObserver(rt.observe), towerredis.WithTimeout(time.Second)}, opts...)
 	key := func(req string) string { return req }
-	return NewKeyed[string, string](inner, newClient(t, addr), "keyed", key, num, per, burst, opts...), inner, rt
+	return towerredis.NewKeyed[string, string](inner, newClient(t, addr), "keyed", key, num, per, burst, opts...), inner, rt
 }
 
 // A Keyed's Ready is its inner service's, with no round trip; Call
@@ -36,7 +34,7 @@ func newTestKeyed(t *testing.T, addr string, num int, per time.Duration, burst i
 func TestKeyedRefuses(t *testing.T) {
 	srv := redistest.Start(t)
 	var counts metrics.Counts
-	r, inner, rt := newTestKeyed(t, srv.Addr(), 1, 10*time.Second, 2, WithMetrics(&counts))
+	r, inner, rt := newTestKeyed(t, srv.Addr(), 1, 10*time.Second, 2, towerredis.WithMetrics(&counts))
 	for i := range 2 {
 		if _, err := tower.Call[string, string](t.Context(), r, "alice"); err != nil {
 			t.Fatalf("alice's request %d: %v, want served from her burst of 2", i, err)
@@ -85,7 +83,7 @@ func TestKeyedRefuses(t *testing.T) {
 // Call's ctx bounds the wait too.
 func TestKeyedMaxWait(t *testing.T) {
 	srv := redistest.Start(t)
-	r, inner, rt := newTestKeyed(t, srv.Addr(), 5, time.Second, 1, WithMaxWait(250*time.Millisecond))
+	r, inner, rt := newTestKeyed(t, srv.Addr(), 5, time.Second, 1, towerredis.WithMaxWait(250*time.Millisecond))
 	start := time.Now()
 	if _, err := tower.Call[string, string](t.Context(), r, "k"); err != nil {
 		t.Fatal(err)
@@ -111,8 +109,8 @@ func TestKeyedMaxWait(t *testing.T) {
 	// that a busy machine can outlast.
 	reserved := make(chan struct{})
 	var once sync.Once
-	r2 := NewKeyed[string, string](inner, newClient(t, srv.Addr()), "keyed", func(s string) string { return s }, 5, time.Second, 1,
-		WithMaxWait(250*time.Millisecond), WithTimeout(time.Second), WithObserver(func(RoundTrip) { once.Do(func() { close(reserved) }) }))
+	r2 := towerredis.NewKeyed[string, string](inner, newClient(t, srv.Addr()), "keyed", func(s string) string { return s }, 5, time.Second, 1,
+		towerredis.WithMaxWait(250*time.Millisecond), towerredis.WithTimeout(time.Second), towerredis.WithObserver(func(towerredis.RoundTrip) { once.Do(func() { close(reserved) }) }))
 	hold := make(chan error, 1)
 	go func() {
 		_, err := tower.Call[string, string](t.Context(), r2, "k")
@@ -135,13 +133,13 @@ func TestKeyedMaxWait(t *testing.T) {
 func TestKeyedBadKeys(t *testing.T) {
 	srv := redistest.Start(t)
 	inner := &counting{}
-	r := NewKeyed[string, string](inner, newClient(t, srv.Addr()), "k", func(req string) string {
+	r := towerredis.NewKeyed[string, string](inner, newClient(t, srv.Addr()), "k", func(req string) string {
 		if req == "panic" {
 			panic("key function panicked")
 		}
 		return req
 	}, 1, time.Second, 1)
-	if _, err := tower.Call[string, string](t.Context(), r, ""); !errors.Is(err, ErrEmptyKey) {
+	if _, err := tower.Call[string, string](t.Context(), r, ""); !errors.Is(err, towerredis.ErrEmptyKey) {
 		t.Errorf("empty key: %v, want ErrEmptyKey", err)
 	}
 	func() {
@@ -168,11 +166,11 @@ func TestKeyedFailModes(t *testing.T) {
 	if _, err := tower.Call[string, string](t.Context(), open, "k"); err != nil || inner.calls.Load() != 1 {
 		t.Errorf("FailOpen: %v, %d calls; want served", err, inner.calls.Load())
 	}
-	closed, inner, rt := newTestKeyed(t, addr, 1, time.Second, 1, WithFailMode(FailClosed),
-		WithMaxWait(time.Minute), WithTimeout(20*time.Millisecond))
+	closed, inner, rt := newTestKeyed(t, addr, 1, time.Second, 1, towerredis.WithFailMode(towerredis.FailClosed),
+		towerredis.WithMaxWait(time.Minute), towerredis.WithTimeout(20*time.Millisecond))
 	_, err := tower.Call[string, string](t.Context(), closed, "k")
-	var ue *UnreachableError
-	if !errors.As(err, &ue) || ue.Err == nil || !errors.Is(err, ErrUnreachable) ||
+	var ue *towerredis.UnreachableError
+	if !errors.As(err, &ue) || ue.Err == nil || !errors.Is(err, towerredis.ErrUnreachable) ||
 		!tower.IsOverloaded(err) || tower.IsThrottled(err) || tower.IsTimeout(err) {
 		t.Errorf("FailClosed: %v, want an UnreachableError with the round trip's error, overloaded, neither throttled nor timed out", err)
 	}
@@ -183,7 +181,7 @@ func TestKeyedFailModes(t *testing.T) {
 	srv := redistest.Start(t)
 	bad, inner, _ := newTestKeyed(t, srv.Addr(), 1, time.Second, 1)
 	newClient(t, srv.Addr()).RPush(t.Context(), bad.Key("k"), "x")
-	if _, err := tower.Call[string, string](t.Context(), bad, "k"); !errors.Is(err, ErrBadReply) || inner.calls.Load() != 0 {
+	if _, err := tower.Call[string, string](t.Context(), bad, "k"); !errors.Is(err, towerredis.ErrBadReply) || inner.calls.Load() != 0 {
 		t.Errorf("a key of another type: %v, %d calls; want ErrBadReply and no call", err, inner.calls.Load())
 	}
 }
@@ -193,7 +191,7 @@ func TestKeyedFailModes(t *testing.T) {
 // instant, not one interval later.
 func TestKeyedGivesBackOnCancel(t *testing.T) {
 	srv := redistest.Start(t)
-	r, inner, _ := newTestKeyed(t, srv.Addr(), 4, time.Second, 1, WithMaxWait(time.Second))
+	r, inner, _ := newTestKeyed(t, srv.Addr(), 4, time.Second, 1, towerredis.WithMaxWait(time.Second))
 	start := time.Now()
 	if _, err := tower.Call[string, string](t.Context(), r, "k"); err != nil {
 		t.Fatal(err)
@@ -210,38 +208,4 @@ func TestKeyedGivesBackOnCancel(t *testing.T) {
 	if n, o := inner.calls.Load(), inner.outstanding.Load(); n != 2 || o != 0 {
 		t.Errorf("inner service got %d calls, %d outstanding; want 2, 0", n, o)
 	}
-}
-
-// The key's first waiter gives up between two others: its token is lost,
-// since the waiter behind it holds the next instant, and a newcomer is
-// served an interval after that waiter. Before, the give-up moved the
-// key's tat back one interval, and the newcomer was served at 400ms
-// beside the second waiter, with burst 1. On the bubble's clock, the
-// script's too, so the instants are exact.
-func TestKeyedGiveUpBetweenWaiters(t *testing.T) {
-	srv := redistest.Start(t)
-	synctest.Test(t, func(t *testing.T) {
-		inner := &recordKeys{start: time.Now(), at: map[string][]time.Duration{}}
-		r := NewKeyed[string, string](inner, bubbleClient(t, srv.Addr()), "between", func(k string) string { return k },
-			5, time.Second, 1, WithMaxWait(time.Hour))
-		r.b.clock = bubbleNow
-		call := func(ctx context.Context) *towertest.Outcome[string] {
-			return towertest.GoRequest(ctx, tower.Service[string, string](r), "a")
-		}
-		call(t.Context()) // 0ms: the burst's token
-		time.Sleep(10 * time.Millisecond)
-		ctx1, cancel1 := context.WithCancel(t.Context())
-		gaveUp := call(ctx1) // 10ms: due at 200ms
-		time.Sleep(10 * time.Millisecond)
-		call(t.Context()) // 20ms: due at 400ms
-		time.Sleep(30 * time.Millisecond)
-		cancel1() // 50ms
-		time.Sleep(10 * time.Millisecond)
-		call(t.Context()).Wait() // 60ms: a newcomer
-		gaveUp.ExpectError(t, context.Canceled)
-		want := []time.Duration{0, 400 * time.Millisecond, 600 * time.Millisecond}
-		if got := inner.at["a"]; !slices.Equal(got, want) {
-			t.Errorf("served at %v, want %v", got, want)
-		}
-	})
 }

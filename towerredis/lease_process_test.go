@@ -1,5 +1,7 @@
 package towerredis
 
+// In-package: it reads a Concurrency's unexported replica id, the prefix of its leases.
+
 import (
 	"bufio"
 	"context"

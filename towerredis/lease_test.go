@@ -1,5 +1,7 @@
 package towerredis
 
+// In-package: tests drive a Concurrency's unexported renewal, scripts, lease sets.
+
 import (
 	"context"
 	"errors"

@@ -1,5 +1,7 @@
 package towerredis
 
+// In-package: it checks the unexported options that the options build.
+
 import (
 	"context"
 	"errors"

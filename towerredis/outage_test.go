@@ -1,7 +1,8 @@
-package towerredis
+package towerredis_test
 
 import (
 	"context"
+	"github.com/towergo/tower/towerredis"
 	"testing"
 	"time"
 
@@ -29,7 +30,7 @@ func TestBucketUnreachable(t *testing.T) {
 			t.Parallel()
 			addr := where.addr(t)
 			t.Run("FailOpen", func(t *testing.T) {
-				r, inner, rt := newTestBucket(t, addr, "down", 1, time.Second, 1, WithTimeout(timeout))
+				r, inner, rt := newTestBucket(t, addr, "down", 1, time.Second, 1, towerredis.WithTimeout(timeout))
 				for i, ctx := range []context.Context{t.Context(), doneCtx()} {
 					start := time.Now()
 					p, err := r.Ready(ctx)
@@ -47,7 +48,7 @@ func TestBucketUnreachable(t *testing.T) {
 				}
 			})
 			t.Run("FailClosed", func(t *testing.T) {
-				r, inner, rt := newTestBucket(t, addr, "down", 1, time.Second, 1, WithTimeout(timeout), WithFailMode(FailClosed))
+				r, inner, rt := newTestBucket(t, addr, "down", 1, time.Second, 1, towerredis.WithTimeout(timeout), towerredis.WithFailMode(towerredis.FailClosed))
 				for i, ctx := range []context.Context{t.Context(), doneCtx(), t.Context()} {
 					start := time.Now()
 					p, err := r.Ready(ctx)
@@ -77,9 +78,9 @@ func TestBucketUnreachable(t *testing.T) {
 // fresh bucket, with the script loaded again without anyone's help.
 func TestBucketRedisRestart(t *testing.T) {
 	srv := redistest.Start(t)
-	open, _, ort := newTestBucket(t, srv.Addr(), "restart", 1, 10*time.Second, 1, WithTimeout(100*time.Millisecond))
+	open, _, ort := newTestBucket(t, srv.Addr(), "restart", 1, 10*time.Second, 1, towerredis.WithTimeout(100*time.Millisecond))
 	closed, _, _ := newTestBucket(t, srv.Addr(), "restart", 1, 10*time.Second, 1,
-		WithTimeout(100*time.Millisecond), WithFailMode(FailClosed))
+		towerredis.WithTimeout(100*time.Millisecond), towerredis.WithFailMode(towerredis.FailClosed))
 	p := mustReady(t, t.Context(), open)
 	p.Release()
 	p = mustReady(t, t.Context(), closed)
@@ -110,7 +111,7 @@ func TestBucketRedisRestart(t *testing.T) {
 	for {
 		if p, ok, err := tower.ReadyNow[string, string](closed); err != nil {
 			t.Fatal(err)
-		} else if ok && !isRefusal(&p) {
+		} else if ok && !towerredis.IsRefusal(&p) {
 			break // the restarted Redis is empty: a fresh bucket, whose token this is
 		} else if ok {
 			p.Release()
@@ -146,9 +147,9 @@ func TestBucketRedisRestart(t *testing.T) {
 func TestBucketBatchUnreachable(t *testing.T) {
 	const timeout = 100 * time.Millisecond
 	addr := blackHole(t)
-	for _, mode := range []FailMode{FailOpen, FailClosed} {
+	for _, mode := range []towerredis.FailMode{towerredis.FailOpen, towerredis.FailClosed} {
 		t.Run(mode.String(), func(t *testing.T) {
-			r, inner, _ := newTestBucket(t, addr, "down", 1, time.Second, 5, WithBatch(5), WithTimeout(timeout), WithFailMode(mode))
+			r, inner, _ := newTestBucket(t, addr, "down", 1, time.Second, 5, towerredis.WithBatch(5), towerredis.WithTimeout(timeout), towerredis.WithFailMode(mode))
 			ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 			defer cancel()
 			type answer struct {
@@ -169,9 +170,9 @@ func TestBucketBatchUnreachable(t *testing.T) {
 					t.Errorf("Ready: %v, want a permit", a.err)
 					continue
 				}
-				if mode == FailClosed {
+				if mode == towerredis.FailClosed {
 					refused(t, a.p, "down")
-				} else if isRefusal(&a.p) {
+				} else if towerredis.IsRefusal(&a.p) {
 					t.Error("FailOpen handed out a permit that refuses")
 				}
 				a.p.Release()

@@ -1,9 +1,10 @@
-package towerredis
+package towerredis_test
 
 import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/towergo/tower/towerredis"
 	"os"
 	"os/exec"
 	"strconv"
@@ -108,8 +109,8 @@ func TestBucketProcessChild(t *testing.T) {
 	defer c.Close()
 	// Failing closed, with a second per round trip: what is measured is
 	// the limit, not its fail mode on a busy machine.
-	r := NewBucket[string, string](okService, c, "processes", procNum, time.Second, procBurst,
-		WithFailMode(FailClosed), WithTimeout(time.Second))
+	r := towerredis.NewBucket[string, string](okService, c, "processes", procNum, time.Second, procBurst,
+		towerredis.WithFailMode(towerredis.FailClosed), towerredis.WithTimeout(time.Second))
 	ctx, cancel := context.WithDeadline(context.Background(), time.Unix(0, ns))
 	defer cancel()
 	var admitted int

@@ -10,7 +10,6 @@
 -- ARGV[4] taking: the max wait, in microseconds: tokens due within it are
 --         reserved. Giving back: the tat that the take of those tokens
 --         answered (their mark).
--- ARGV[5] (tests only) now, in microseconds, instead of Redis's clock.
 --
 -- Taking: token k (k = 1, 2, ...) is due at base + k*interval - span,
 -- where base = max(tat, now) and span = burst*interval. The script grants
@@ -37,13 +36,8 @@ local interval = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
 local n = tonumber(ARGV[3])
 local arg4 = tonumber(ARGV[4])
-local now
-if ARGV[5] then
-  now = tonumber(ARGV[5])
-else
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 
 -- A key of another type, or not holding a number, is answered with a
 -- string: the caller takes any reply but three integers as a bad reply,

@@ -1,5 +1,7 @@
 package towerredis
 
+// In-package: it checks the unexported roundTrip, ints and sleep.
+
 import (
 	"context"
 	"errors"

@@ -15,13 +15,6 @@ var base = time.Now()
 // taken inside one, where time.Since follows the bubble's fake clock.
 func Now() time.Duration { return time.Since(base) }
 
-// Time returns the reading d as a time.Time that carries a monotonic
-// reading, so that time.Until and Sub measure it on the monotonic clock,
-// and Of gives d back. Its wall clock part is off by as much as the wall
-// clock was stepped since the program started; in a testing/synctest
-// bubble, it is the bubble's.
-func Time(d time.Duration) time.Time { return base.Add(d) }
-
 // Of returns t on the scale of Now's readings, without reading the clock,
 // if t carries a monotonic reading (a time from time.Now, or one added to,
 // as context.WithTimeout's deadline is). It returns false for a time with

@@ -57,27 +57,3 @@ func TestOf(t *testing.T) {
 		}
 	})
 }
-
-// Time is Of's inverse, and a time it makes is measured on the monotonic
-// clock, outside a bubble and in one, where its wall clock part is the
-// bubble's.
-func TestTime(t *testing.T) {
-	d := mono.Now() + time.Hour
-	at := mono.Time(d)
-	if got, ok := mono.Of(at); !ok || got != d {
-		t.Errorf("Of(Time(d)): got %v, %t; want %v, true", got, ok, d)
-	}
-	if left := time.Until(at); left <= 59*time.Minute || left > time.Hour {
-		t.Errorf("time.Until(Time(Now()+1h)) = %v, want just under 1h", left)
-	}
-	synctest.Test(t, func(t *testing.T) {
-		at := mono.Time(mono.Now() + time.Second)
-		if want := time.Now().Add(time.Second); !at.Equal(want) {
-			t.Errorf("in a bubble: got %v, want %v", at, want)
-		}
-		time.Sleep(time.Second)
-		if left := time.Until(at); left != 0 {
-			t.Errorf("in a bubble, a second later: %v left, want 0", left)
-		}
-	})
-}

@@ -1,16 +1,15 @@
-package towerredis
+package towerredis_test
 
 import (
 	"fmt"
 	"strconv"
 	"sync"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/metrics"
-	"github.com/towergo/tower/towerredis/internal/mono"
+	"github.com/towergo/tower/towerredis"
 	"github.com/towergo/tower/towerredis/redistest"
 	"github.com/towergo/tower/towertest"
 )
@@ -60,7 +59,7 @@ func (a *armed) Add(k metrics.Kind, delta int64) {
 	}
 }
 
-func (a *armed) observe(rt RoundTrip) {
+func (a *armed) observe(rt towerredis.RoundTrip) {
 	if rt.Err == nil {
 		a.fire(rt.Op)
 	}
@@ -69,10 +68,13 @@ func (a *armed) observe(rt RoundTrip) {
 // A panic in a Bucket's sink or observer goes up to Ready's caller, and
 // the token Ready got or reserved goes back first: the next caller gets
 // its token when it would have if the Ready that panicked had never been
-// called. A bucket of a token every 10s, burst 1, or 2 with batches of 2,
-// on the bubble's clock, which the script reads too.
+// called, not a token (1s) later. A bucket of a token a second, burst 1,
+// or 2 with batches of 2, on Redis's clock; the cases run at once.
 func TestBucketPanicGivesTokenBack(t *testing.T) {
+	t.Parallel() // it waits on the real clock: beside the other such tests
 	srv := redistest.Start(t)
+	g := &together{t: t}
+	defer g.wait()
 	const s = time.Second
 	for i, tt := range []struct {
 		name   string
@@ -83,49 +85,48 @@ func TestBucketPanicGivesTokenBack(t *testing.T) {
 		next   time.Duration   // when the Ready after it gets its token
 	}{
 		{"ObserverOnGrant", 1, nil, "rate", 0, 0},
-		{"SinkAsWaitBegins", 1, []time.Duration{0}, "Waiting+1", 0, 10 * s},
-		{"SinkAsWaitEnds", 1, []time.Duration{0}, "Waiting-1", 10 * s, 10 * s},
+		{"SinkAsWaitBegins", 1, []time.Duration{0}, "Waiting+1", 0, s},
+		{"SinkAsWaitEnds", 1, []time.Duration{0}, "Waiting-1", s, s},
 		{"BatchObserverOnGrant", 2, nil, "rate", 0, 0},
-		{"BatchFetchSinkAsWaitBegins", 2, []time.Duration{0, 0}, "Waiting+1", 0, 10 * s},
-		{"BatchFetchSinkAsWaitEnds", 2, []time.Duration{0, 0}, "Waiting-1", 10 * s, 10 * s},
-		{"BatchTokenSinkAsWaitBegins", 2, []time.Duration{0, 0, 10 * s}, "Waiting+1", 10 * s, 20 * s},
-		{"BatchTokenSinkAsWaitEnds", 2, []time.Duration{0, 0, 10 * s}, "Waiting-1", 20 * s, 20 * s},
+		{"BatchFetchSinkAsWaitBegins", 2, []time.Duration{0, 0}, "Waiting+1", 0, s},
+		{"BatchFetchSinkAsWaitEnds", 2, []time.Duration{0, 0}, "Waiting-1", s, s},
+		{"BatchTokenSinkAsWaitBegins", 2, []time.Duration{0, 0, s}, "Waiting+1", s, 2 * s},
+		{"BatchTokenSinkAsWaitEnds", 2, []time.Duration{0, 0, s}, "Waiting-1", 2 * s, 2 * s},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				a := newArmed()
-				r := NewBucket[string, string](okService, bubbleClient(t, srv.Addr()), "panic"+strconv.Itoa(i), 1, 10*s, tt.batch,
-					WithBatch(tt.batch), WithMetrics(a), WithObserver(a.observe), WithTimeout(s))
-				r.b.clock = bubbleNow
-				start := mono.Now()
-				ready := func(n int, want time.Duration) {
-					t.Helper()
-					p, err := r.Ready(t.Context())
-					if at := mono.Now() - start; err != nil || at != want {
-						t.Fatalf("Ready %d: %v at %v, want a token at %v", n, err, at, want)
-					}
-					p.Call(t.Context(), "x")
+		g.run(tt.name, func(t *testing.T) {
+			a := newArmed()
+			r := towerredis.NewBucket[string, string](okService, newClient(t, srv.Addr()), "panic"+strconv.Itoa(i), 1, s, tt.batch,
+				towerredis.WithBatch(tt.batch), towerredis.WithMetrics(a), towerredis.WithObserver(a.observe), towerredis.WithTimeout(s))
+			start := time.Now()
+			ready := func(n int, want time.Duration) {
+				t.Helper()
+				p, err := r.Ready(t.Context())
+				if err != nil {
+					t.Fatalf("Ready %d: %v, want a token", n, err)
 				}
-				for n, want := range tt.before {
-					ready(n, want)
-				}
-				a.arm(tt.panics)
-				towertest.Panics(t, "armed: "+tt.panics, func() { r.Ready(t.Context()) })
-				if at := mono.Now() - start; at != tt.at {
-					t.Errorf("the Ready that panicked did at %v, want %v", at, tt.at)
-				}
-				ready(len(tt.before)+1, tt.next)
-			})
+				within(t, fmt.Sprint("Ready ", n), time.Since(start), want, want+late)
+				p.Call(t.Context(), "x")
+			}
+			for n, want := range tt.before {
+				ready(n, want)
+			}
+			a.arm(tt.panics)
+			towertest.Panics(t, "armed: "+tt.panics, func() { r.Ready(t.Context()) })
+			within(t, "the Ready that panicked", time.Since(start), tt.at, tt.at+late)
+			ready(len(tt.before)+1, tt.next)
 		})
 	}
 }
 
 // A panic in a Keyed's sink or observer goes up to the caller, and the
 // token of the key its Call got or reserved goes back first; the inner
-// permit is released. A key of a token every 10s, burst 1, and a max
-// wait of a minute, on the bubble's clock.
+// permit is released. A key of a token a second, burst 1, and a max wait
+// of a minute, on Redis's clock; the cases run at once.
 func TestKeyedPanicGivesTokenBack(t *testing.T) {
+	t.Parallel() // it waits on the real clock: beside the other such tests
 	srv := redistest.Start(t)
+	g := &together{t: t}
+	defer g.wait()
 	const s = time.Second
 	for i, tt := range []struct {
 		name   string
@@ -135,37 +136,32 @@ func TestKeyedPanicGivesTokenBack(t *testing.T) {
 		next   time.Duration // when the Call after it is served
 	}{
 		{"ObserverOnGrant", nil, "rate", 0, 0},
-		{"SinkAsWaitBegins", []time.Duration{0}, "Waiting+1", 0, 10 * s},
-		{"SinkAsWaitEnds", []time.Duration{0}, "Waiting-1", 10 * s, 10 * s},
+		{"SinkAsWaitBegins", []time.Duration{0}, "Waiting+1", 0, s},
+		{"SinkAsWaitEnds", []time.Duration{0}, "Waiting-1", s, s},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				a := newArmed()
-				inner := &counting{}
-				r := NewKeyed[string, string](inner, bubbleClient(t, srv.Addr()), "panic"+strconv.Itoa(i), func(s string) string { return s },
-					1, 10*s, 1, WithMaxWait(time.Minute), WithMetrics(a), WithObserver(a.observe), WithTimeout(s))
-				r.b.clock = bubbleNow
-				start := mono.Now()
-				call := func(n int, want time.Duration) {
-					t.Helper()
-					_, err := tower.Call[string, string](t.Context(), r, "k")
-					if at := mono.Now() - start; err != nil || at != want {
-						t.Fatalf("Call %d: %v at %v, want served at %v", n, err, at, want)
-					}
+		g.run(tt.name, func(t *testing.T) {
+			a := newArmed()
+			inner := &counting{}
+			r := towerredis.NewKeyed[string, string](inner, newClient(t, srv.Addr()), "panic"+strconv.Itoa(i), func(s string) string { return s },
+				1, s, 1, towerredis.WithMaxWait(time.Minute), towerredis.WithMetrics(a), towerredis.WithObserver(a.observe), towerredis.WithTimeout(s))
+			start := time.Now()
+			call := func(n int, want time.Duration) {
+				t.Helper()
+				if _, err := tower.Call[string, string](t.Context(), r, "k"); err != nil {
+					t.Fatalf("Call %d: %v, want served", n, err)
 				}
-				for n, want := range tt.before {
-					call(n, want)
-				}
-				a.arm(tt.panics)
-				towertest.Panics(t, "armed: "+tt.panics, func() { tower.Call[string, string](t.Context(), r, "k") })
-				if at := mono.Now() - start; at != tt.at {
-					t.Errorf("the Call that panicked did at %v, want %v", at, tt.at)
-				}
-				call(len(tt.before)+1, tt.next)
-				if o := inner.outstanding.Load(); o != 0 {
-					t.Errorf("%d inner permits outstanding, want 0", o)
-				}
-			})
+				within(t, fmt.Sprint("Call ", n), time.Since(start), want, want+late)
+			}
+			for n, want := range tt.before {
+				call(n, want)
+			}
+			a.arm(tt.panics)
+			towertest.Panics(t, "armed: "+tt.panics, func() { tower.Call[string, string](t.Context(), r, "k") })
+			within(t, "the Call that panicked", time.Since(start), tt.at, tt.at+late)
+			call(len(tt.before)+1, tt.next)
+			if o := inner.outstanding.Load(); o != 0 {
+				t.Errorf("%d inner permits outstanding, want 0", o)
+			}
 		})
 	}
 }
@@ -175,7 +171,9 @@ func TestKeyedPanicGivesTokenBack(t *testing.T) {
 func TestKeyedThrottledPanicReleasesInner(t *testing.T) {
 	srv := redistest.Start(t)
 	a := newArmed()
-	r, inner, _ := newTestKeyed(t, srv.Addr(), 1, time.Minute, 1, WithMetrics(a))
+	inner := &counting{}
+	r := towerredis.NewKeyed[string, string](inner, newClient(t, srv.Addr()), "keyed", func(s string) string { return s },
+		1, time.Minute, 1, towerredis.WithMetrics(a), towerredis.WithTimeout(time.Second))
 	if _, err := tower.Call[string, string](t.Context(), r, "k"); err != nil {
 		t.Fatalf("the burst's token: %v", err)
 	}
@@ -197,8 +195,8 @@ func TestLeaseSinkPanics(t *testing.T) {
 		t.Run(what, func(t *testing.T) {
 			a := newArmed()
 			name := "sinkpanic" + strconv.Itoa(i)
-			c := NewConcurrency(leaseEcho, leaseClient(t, srv.Addr()), name, 1, 5*time.Second,
-				WithMetrics(a), WithPollInterval(time.Millisecond), leasePatient)
+			c := towerredis.NewConcurrency(leaseEcho, leaseClient(t, srv.Addr()), name, 1, 5*time.Second,
+				towerredis.WithMetrics(a), towerredis.WithPollInterval(time.Millisecond), leasePatient)
 			panics, after := func() { c.Ready(t.Context()) }, func() {}
 			switch what {
 			case "Waiting+1":
@@ -236,10 +234,7 @@ func TestLeaseSinkPanics(t *testing.T) {
 			if n := leaseCard(t, rdb, name); n != 0 {
 				t.Errorf("%d leases in Redis after the panic, want 0", n)
 			}
-			c.mu.Lock()
-			held := len(c.held)
-			c.mu.Unlock()
-			if held != 0 {
+			if held := towerredis.HeldLeases(c); held != 0 {
 				t.Errorf("the limiter renews %d leases after the panic, want 0", held)
 			}
 			if p, ok := leaseReadyNow(t, c); !ok {

@@ -1,0 +1,16 @@
+package towerredis
+
+// In-package: what the tests of the public API may read of internals.
+
+import "github.com/towergo/tower"
+
+// HeldLeases returns how many leases c renews.
+func HeldLeases[Req, Res any](c *Concurrency[Req, Res]) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.held)
+}
+
+// IsRefusal reports whether p holds the permit that a limit failing
+// closed hands out with Redis unreachable, and leaves p as it was.
+func IsRefusal(p *tower.Permit[string, string]) bool { return isRefusal(p) }
