@@ -79,7 +79,6 @@ func newVegas(opts []VegasOption) *vegas {
 		}
 		o(v)
 	}
-	v.jitter = 0.5 + rand.Float64()/2
 	return v
 }
 
