@@ -28,19 +28,17 @@ func BenchmarkHedgeLearning(b *testing.B) {
 // sent, since the original answers at once: the cost every hedged request
 // pays.
 func BenchmarkHedgeArmed(b *testing.B) {
-	towertest.Bench(b, hedge.New[int, int](echoInt, hedge.Idempotent[int]{}, 1, 0.9, time.Minute,
-		hedge.WithMockLatencies(1000)), 1)
+	towertest.Bench(b, hedge.MockLatencies(hedge.New[int, int](echoInt, hedge.Idempotent[int]{}, 1, 0.9, time.Minute), 1000), 1)
 }
 
 // BenchmarkHedgeArmedNoBudget is BenchmarkHedgeArmed without a budget.
 func BenchmarkHedgeArmedNoBudget(b *testing.B) {
-	towertest.Bench(b, hedge.New[int, int](echoInt, hedge.Idempotent[int]{}, 1, 0.9, time.Minute,
-		hedge.WithMockLatencies(1000), hedge.WithBudget(nil)), 1)
+	towertest.Bench(b, hedge.MockLatencies(hedge.New[int, int](echoInt, hedge.Idempotent[int]{}, 1, 0.9, time.Minute, hedge.WithBudget(nil)), 1000), 1)
 }
 
 // BenchmarkHedgeArmedParallel shares one Hedge among GOMAXPROCS callers.
 func BenchmarkHedgeArmedParallel(b *testing.B) {
-	svc := hedge.New[int, int](echoInt, hedge.Idempotent[int]{}, 1, 0.9, time.Minute, hedge.WithMockLatencies(1000))
+	svc := hedge.MockLatencies(hedge.New[int, int](echoInt, hedge.Idempotent[int]{}, 1, 0.9, time.Minute), 1000)
 	towertest.BenchParallel(b, svc, 1)
 }
 

@@ -71,7 +71,7 @@ func TestHugeParameters(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				mock, h := towertest.NewMock[string, string]()
-				svc := hedge.New[string, string](mock, hedge.Idempotent[string]{}, tt.minPoints, 0.5, tt.period, hedge.WithMockLatencies(10))
+				svc := hedge.MockLatencies(hedge.New[string, string](mock, hedge.Idempotent[string]{}, tt.minPoints, 0.5, tt.period), 10)
 				time.Sleep(200 * 365 * 24 * time.Hour)
 				c := towertest.GoRequest(t.Context(), svc, "req")
 				orig := h.ExpectSettled(t, "req")

@@ -20,14 +20,8 @@ func TestConformance(t *testing.T) {
 		}},
 		// A hedge armed for 10ms with every call: the suite's calls are
 		// answered before it is sent.
-		{"Armed", func() tower.Layer[string, string] {
-			return hedge.NewLayer[string, string](hedge.Idempotent[string]{}, 1, 0.9, time.Minute,
-				hedge.WithMockLatencies(10))
-		}},
-		{"ArmedNoBudget", func() tower.Layer[string, string] {
-			return hedge.NewLayer[string, string](hedge.Idempotent[string]{}, 1, 0.9, time.Minute,
-				hedge.WithMockLatencies(10), hedge.WithBudget(nil))
-		}},
+		{"Armed", func() tower.Layer[string, string] { return armed() }},
+		{"ArmedNoBudget", func() tower.Layer[string, string] { return armed(hedge.WithBudget(nil)) }},
 		// Nothing is cloned, though the delay would be 0.
 		{"NeverCloned", func() tower.Layer[string, string] {
 			return hedge.NewLayer[string, string](neverClone{}, 0, 0.5, time.Minute)
@@ -43,3 +37,10 @@ func TestConformance(t *testing.T) {
 type neverClone struct{ hedge.Idempotent[string] }
 
 func (neverClone) Clone(string) (string, bool) { return "", false }
+
+// armed is a layer of Hedges with opts, each armed for 10ms from the start.
+func armed(opts ...hedge.Option) tower.Layer[string, string] {
+	return tower.LayerFunc[string, string](func(inner tower.Service[string, string]) tower.Service[string, string] {
+		return hedge.MockLatencies(hedge.New(inner, hedge.Idempotent[string]{}, 1, 0.9, time.Minute, opts...), 10)
+	})
+}

@@ -2,10 +2,24 @@ package hedge
 
 import "time"
 
-// WithMockLatencies records latencies, in milliseconds, in the histogram
-// the delay is read from, as tower's Hedge::new_with_mock_latencies does.
-func WithMockLatencies(ms ...uint64) Option {
-	return func(o *options) { o.preload = append([]uint64{}, ms...) }
+// MockLatencies records latencies, in milliseconds, in the histogram h
+// reads its delay from, as tower's Hedge::new_with_mock_latencies does,
+// and returns h.
+func MockLatencies[Req, Res any](h *Hedge[Req, Res], ms ...uint64) *Hedge[Req, Res] {
+	h.histo.preload(ms)
+	return h
+}
+
+// preload adds latencies in milliseconds to the read histogram, as tower's
+// new_with_mock_latencies does.
+func (r *rotating) preload(ms []uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.maybeRotate(time.Now())
+	for _, v := range ms {
+		r.read.record(v)
+	}
+	r.cached = false
 }
 
 // Histogram is the latency histogram.

@@ -66,7 +66,6 @@ type options struct {
 	budget    retry.Budget
 	budgetSet bool
 	sink      metrics.Sink
-	preload   []uint64 // latencies in ms for the read histogram, for tests
 }
 
 // WithMetrics makes the Hedge report to sink: Hedged +1 for each hedge,
@@ -125,9 +124,6 @@ func New[Req, Res any](inner tower.Service[Req, Res], policy Policy[Req], minDat
 	}
 	if !o.budgetSet {
 		h.budget = retry.NewTPSBudget(10*time.Second, 10, 1-percentile)
-	}
-	if o.preload != nil {
-		h.histo.preload(o.preload)
 	}
 	return h
 }

@@ -185,8 +185,7 @@ func TestHedgeLearnsFromSuccesses(t *testing.T) {
 func TestHedgeDelayFixedAtCall(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mock, h := towertest.NewMock[string, string]()
-		svc := hedge.New[string, string](mock, hedge.Idempotent[string]{}, 1, 0.5, 100*ms,
-			hedge.WithMockLatencies(50, 50))
+		svc := hedge.MockLatencies(hedge.New[string, string](mock, hedge.Idempotent[string]{}, 1, 0.5, 100*ms), 50, 50)
 		time.Sleep(60 * ms)
 		c := towertest.GoRequest(t.Context(), svc, "a") // at 60ms, delay 50ms
 		orig := h.ExpectSettled(t, "a")
@@ -213,7 +212,7 @@ func TestHedgeReleasesLoserReservation(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mock, h := towertest.NewMock[string, string]()
 		cl := limit.NewConcurrency[string, string](mock, 2)
-		svc := hedge.New[string, string](cl, hedge.Idempotent[string]{}, 1, 0.5, time.Minute, hedge.WithMockLatencies(10))
+		svc := hedge.MockLatencies(hedge.New[string, string](cl, hedge.Idempotent[string]{}, 1, 0.5, time.Minute), 10)
 		sem := cl.Semaphore()
 		for _, hedgeWins := range []bool{false, true} {
 			c := towertest.GoRequest(t.Context(), svc, "req")
@@ -248,7 +247,7 @@ func TestHedgeWaitingForReadinessGivesUp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mock, h := towertest.NewMock[string, string]()
 		h.Allow(1)
-		svc := hedge.New[string, string](mock, hedge.Idempotent[string]{}, 1, 0.5, time.Minute, hedge.WithMockLatencies(10))
+		svc := hedge.MockLatencies(hedge.New[string, string](mock, hedge.Idempotent[string]{}, 1, 0.5, time.Minute), 10)
 		c := towertest.GoRequest(t.Context(), svc, "req")
 		orig := h.ExpectSettled(t, "req")
 		time.Sleep(15 * ms) // the hedge has waited in Ready since 10ms
@@ -270,7 +269,7 @@ func TestHedgeWaitingForPermitGivesUp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mock, h := towertest.NewMock[string, string]()
 		cl := limit.NewConcurrency[string, string](mock, 1)
-		svc := hedge.New[string, string](cl, hedge.Idempotent[string]{}, 1, 0.5, time.Minute, hedge.WithMockLatencies(10))
+		svc := hedge.MockLatencies(hedge.New[string, string](cl, hedge.Idempotent[string]{}, 1, 0.5, time.Minute), 10)
 		c := towertest.GoRequest(t.Context(), svc, "req")
 		orig := h.ExpectSettled(t, "req")
 		time.Sleep(10 * ms)
@@ -317,7 +316,7 @@ func TestHedgeOriginalAnswersBeforeHedgeIsReady(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mock, h := towertest.NewMock[string, string]()
 		p := gatedPolicy{gate: make(chan struct{})}
-		svc := hedge.New[string, string](mock, p, 1, 0.5, time.Minute, hedge.WithMockLatencies(10))
+		svc := hedge.MockLatencies(hedge.New[string, string](mock, p, 1, 0.5, time.Minute), 10)
 		c := towertest.GoRequest(t.Context(), svc, "req")
 		orig := h.ExpectSettled(t, "req")
 		time.Sleep(15 * ms) // CanRetry has been deciding since 10ms
@@ -441,8 +440,7 @@ func TestHedgeRecordsWinningSuccessesOnly(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				mock, h := towertest.NewMock[string, string]()
-				svc := hedge.New[string, string](mock, hedge.Idempotent[string]{}, 2, 0.5, time.Second,
-					hedge.WithMockLatencies(10, 10))
+				svc := hedge.MockLatencies(hedge.New[string, string](mock, hedge.Idempotent[string]{}, 2, 0.5, time.Second), 10, 10)
 				start := time.Now()
 				for _, leg := range tt.legs {
 					c := towertest.GoRequest(t.Context(), svc, "req")

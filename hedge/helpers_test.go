@@ -57,8 +57,7 @@ var towerLatencies = []uint64{1, 1, 1, 1, 1, 1, 1, 1, 10, 10}
 func newHedge(opts ...hedge.Option) (*hedge.Hedge[string, string], *handle, *testPolicy) {
 	mock, h := towertest.NewMock[string, string]()
 	p := &testPolicy{start: time.Now()}
-	opts = append([]hedge.Option{hedge.WithMockLatencies(towerLatencies...)}, opts...)
-	return hedge.New[string, string](mock, p, 10, 0.9, 60*time.Second, opts...), h, p
+	return hedge.MockLatencies(hedge.New[string, string](mock, p, 10, 0.9, 60*time.Second, opts...), towerLatencies...), h, p
 }
 
 // cancelled fails t unless r's context was cancelled.

@@ -165,15 +165,3 @@ func (r *rotating) record(d time.Duration, now time.Time) {
 	r.maybeRotate(now)
 	r.write.record(ms)
 }
-
-// preload adds latencies in milliseconds to the read histogram, as tower's
-// new_with_mock_latencies does.
-func (r *rotating) preload(ms []uint64) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.maybeRotate(time.Now())
-	for _, v := range ms {
-		r.read.record(v)
-	}
-	r.cached = false
-}

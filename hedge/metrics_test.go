@@ -106,8 +106,7 @@ func TestMetricsDoNotAllocate(t *testing.T) {
 // BenchmarkHedgeArmedMetrics is BenchmarkHedgeArmed with a sink, which a
 // hedge never sent does not touch.
 func BenchmarkHedgeArmedMetrics(b *testing.B) {
-	towertest.Bench(b, hedge.New[int, int](echoInt, hedge.Idempotent[int]{}, 1, 0.9, time.Minute,
-		hedge.WithMockLatencies(1000), hedge.WithMetrics(new(metrics.Counts))), 1)
+	towertest.Bench(b, hedge.MockLatencies(hedge.New[int, int](echoInt, hedge.Idempotent[int]{}, 1, 0.9, time.Minute, hedge.WithMetrics(new(metrics.Counts))), 1000), 1)
 }
 
 // BenchmarkHedgeSentMetrics is BenchmarkHedgeSent reporting its hedge to a

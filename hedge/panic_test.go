@@ -91,11 +91,11 @@ func TestHedgeLegPanicIsItsAnswer(t *testing.T) {
 				if tt.opts == nil && tt.setup == nil && tt.hedge == nil {
 					policy = endingPolicy{end: tt.end}
 				}
-				opts := []hedge.Option{hedge.WithMockLatencies(10)}
+				var opts []hedge.Option
 				if tt.opts != nil {
-					opts = append(opts, tt.opts(tt.end)...)
+					opts = tt.opts(tt.end)
 				}
-				svc := hedge.New[string, string](mock, policy, 1, 0.5, time.Minute, opts...)
+				svc := hedge.MockLatencies(hedge.New[string, string](mock, policy, 1, 0.5, time.Minute, opts...), 10)
 				c := towertest.GoRequest(t.Context(), svc, "req")
 				orig := h.ExpectSettled(t, "req")
 				if tt.setup != nil {
@@ -166,7 +166,7 @@ func TestHedgeLegLatePanicIsLogged(t *testing.T) {
 					tt.end()
 					return "unreachable", nil
 				})
-				svc := hedge.New[string, string](inner, hedge.Idempotent[string]{}, 1, 0.5, time.Minute, hedge.WithMockLatencies(10))
+				svc := hedge.MockLatencies(hedge.New[string, string](inner, hedge.Idempotent[string]{}, 1, 0.5, time.Minute), 10)
 				c := towertest.GoRequest(t.Context(), svc, "req")
 				c.ExpectValue(t, "orig")
 				c.ExpectElapsed(t, 30*ms)
@@ -191,7 +191,7 @@ func TestHedgeLegPanicThenOriginalPanics(t *testing.T) {
 			time.Sleep(20 * ms)
 			panic("original")
 		})
-		svc := hedge.New[string, string](inner, endingPolicy{end: panics}, 1, 0.5, time.Minute, hedge.WithMockLatencies(10))
+		svc := hedge.MockLatencies(hedge.New[string, string](inner, endingPolicy{end: panics}, 1, 0.5, time.Minute), 10)
 		var got any
 		func() {
 			defer func() { got = recover() }()
