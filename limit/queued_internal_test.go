@@ -189,3 +189,32 @@ func TestRateNearEnd(t *testing.T) {
 		}
 	})
 }
+
+// A timer that fires after the window's end, as on a busy machine, still
+// sends Readies to the clock, which opens the next window, and sets
+// nothing more with nobody waiting: the window lasts until it fires, and
+// no longer.
+func TestRateLateTick(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		echo := tower.ServiceFunc[int, int](func(_ context.Context, req int) (int, error) { return req, nil })
+		r := NewRate[int, int](echo, 3, time.Second)
+		if n, err := r.reserve(t.Context()); n != 1 || err != nil {
+			t.Fatalf("got window %d, %v; want 1", n, err)
+		}
+		r.line.Lock()
+		r.timer.Stop() // it fires late, below
+		r.alarm = 0
+		r.line.Unlock()
+		time.Sleep(1500 * time.Millisecond)
+		r.tick()
+		r.line.Lock()
+		alarm := r.alarm
+		r.line.Unlock()
+		if alarm != 0 {
+			t.Fatalf("a late tick with nobody waiting set the timer for %v", alarm)
+		}
+		if n, err := r.reserve(t.Context()); n != 2 || err != nil {
+			t.Errorf("at 1.5s: got window %d, %v; want 2", n, err)
+		}
+	})
+}

@@ -250,21 +250,20 @@ func (r *Rate[Req, Res]) schedule(now time.Duration) {
 	}
 }
 
-// tick runs on the timer. Near the window's end, it makes Readies read
-// the clock from then on; at or after it, if anyone waits, it opens the
-// next window and grants its places to the oldest waiters (if nobody
-// waits, the next Ready opens it). A timer that fires for an instant it
-// is no longer set for, as it is reset, finds the state as it is and does
-// what that calls for.
+// tick runs on the timer. It makes Readies read the clock from then on,
+// near the window's end or, from a timer that fired late, past it; at or
+// after the end, if anyone waits, it opens the next window and grants its
+// places to the oldest waiters (if nobody waits, the next Ready opens
+// it). A timer that fires for an instant it is no longer set for, as it
+// is reset, finds the state as it is and does what that calls for.
 func (r *Rate[Req, Res]) tick() {
 	r.line.Lock()
 	defer r.line.Unlock()
 	r.alarm = 0
 	now := r.now()
 	w := r.cur.Load()
-	if now < w.until {
-		r.places.Or(nearEnd)
-	} else if r.line.Len() > 0 {
+	r.places.Or(nearEnd)
+	if now >= w.until && r.line.Len() > 0 {
 		w = r.roll(now)
 		for r.line.Len() > 0 && r.takePlace(w.n) {
 			r.line.Serve(w.n)
