@@ -38,12 +38,12 @@ type NotedWrapper[Req, Res any] interface {
 // The zero WrapPool is ready to use. A WrapPool is safe for concurrent use
 // and must not be copied after first use; embed one in the middleware.
 type WrapPool[Req, Res any] struct {
-	plain, noted sync.Pool // of *wrapped and *notedRecord
+	plain, noted sync.Pool // of *plainRecord and *notedRecord
 }
 
-// wrapped is the record behind a permit issued by Wrap. It keeps w after
+// plainRecord is the record behind a permit issued by Wrap. It keeps w after
 // it is pooled: the Wrapper lives as long as the middleware.
-type wrapped[Req, Res any] struct {
+type plainRecord[Req, Res any] struct {
 	Ticket
 	w     Wrapper[Req, Res]
 	inner Permit[Req, Res]
@@ -62,9 +62,9 @@ type notedRecord[Req, Res any] struct {
 // Wrap returns a permit that, when called, runs w.CallWrapped with inner,
 // and when released, runs w.ReleaseWrapped with inner.
 func (wp *WrapPool[Req, Res]) Wrap(w Wrapper[Req, Res], inner Permit[Req, Res]) Permit[Req, Res] {
-	rec, _ := wp.plain.Get().(*wrapped[Req, Res])
+	rec, _ := wp.plain.Get().(*plainRecord[Req, Res])
 	if rec == nil {
-		rec = &wrapped[Req, Res]{pool: &wp.plain}
+		rec = &plainRecord[Req, Res]{pool: &wp.plain}
 	}
 	rec.w, rec.inner = w, inner
 	return Permit[Req, Res]{r: rec, token: rec.Token()}
@@ -83,27 +83,27 @@ func (wp *WrapPool[Req, Res]) WrapNoted(w NotedWrapper[Req, Res], inner Permit[R
 
 // take moves the inner permit out of the redeemed record and pools the
 // record, before any code of the wrapper's runs.
-func (rec *wrapped[Req, Res]) take() Permit[Req, Res] {
+func (rec *plainRecord[Req, Res]) take() Permit[Req, Res] {
 	inner := rec.inner
 	rec.inner = Permit[Req, Res]{}
 	rec.pool.Put(rec)
 	return inner
 }
 
-func (rec *wrapped[Req, Res]) CallReserved(ctx context.Context, token uint64, req Req) (Res, error) {
+func (rec *plainRecord[Req, Res]) CallReserved(ctx context.Context, token uint64, req Req) (Res, error) {
 	rec.MustRedeem(token)
 	w := rec.w
 	return w.CallWrapped(ctx, rec.take(), req)
 }
 
-func (rec *wrapped[Req, Res]) ReleaseReserved(token uint64) {
+func (rec *plainRecord[Req, Res]) ReleaseReserved(token uint64) {
 	if rec.Redeem(token) {
 		w := rec.w
 		w.ReleaseWrapped(rec.take())
 	}
 }
 
-// take is wrapped's take, with the note.
+// take is plainRecord's take, with the note.
 func (rec *notedRecord[Req, Res]) take() (Permit[Req, Res], uint64) {
 	inner, note := rec.inner, rec.note
 	rec.inner = Permit[Req, Res]{}
