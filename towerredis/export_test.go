@@ -14,3 +14,12 @@ func HeldLeases[Req, Res any](c *Concurrency[Req, Res]) int {
 // IsRefusal reports whether p holds the permit that a limit failing
 // closed hands out with Redis unreachable, and leaves p as it was.
 func IsRefusal(p *tower.Permit[string, string]) bool { return isRefusal(p) }
+
+// Helpers of helpers_test.go that the black-box tests use too.
+var (
+	NewClient  = newClient
+	BlackHole  = blackHole
+	ClosedPort = closedPort
+	Within     = within
+	Refused    = refused
+)

@@ -2,8 +2,6 @@ package towerredis_test
 
 import (
 	"context"
-	"errors"
-	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,18 +13,6 @@ import (
 )
 
 // The helpers of the tests of the public API (package towerredis_test).
-
-// newClient returns a go-redis client of addr, with deadlines honoured,
-// closed when t ends.
-func newClient(t testing.TB, addr string) *redis.Client {
-	t.Helper()
-	c := redis.NewClient(&redis.Options{
-		Addr: addr, ContextTimeoutEnabled: true, Protocol: 2,
-		MaxRetries: -1, // a round trip is one try: the limit decides what to do next
-	})
-	t.Cleanup(func() { c.Close() })
-	return c
-}
 
 // redisNow returns Redis's clock, the script's, in microseconds.
 func redisNow(t testing.TB, c *redis.Client) int64 {
@@ -108,14 +94,6 @@ func (r *recordKeys) CallReserved(_ context.Context, _ uint64, key string) (stri
 
 func (r *recordKeys) ReleaseReserved(uint64) {}
 
-// between fails t unless d is in [lo, hi].
-func within(t testing.TB, what string, d, lo, hi time.Duration) {
-	t.Helper()
-	if d < lo || d > hi {
-		t.Errorf("%s took %v, want between %v and %v", what, d, lo, hi)
-	}
-}
-
 // poll waits, at most 10s, until cond holds, and fails t if it never
 // does.
 func poll(t testing.TB, what string, cond func() bool) {
@@ -138,18 +116,6 @@ func bubbleClient(t *testing.T, addr string) *redis.Client {
 	c := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true, Protocol: 2, MaxRetries: -1, DialerRetries: 1})
 	t.Cleanup(func() { c.Close() })
 	return c
-}
-
-// closedPort returns a loopback address nothing listens on.
-func closedPort(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
 }
 
 // late is how much later than its instant a test on the real clock lets
@@ -248,52 +214,11 @@ func doneCtx() context.Context {
 	return ctx
 }
 
-// blackHole listens on a loopback port, accepts connections and never
-// answers, as a Redis that hangs does; it closes when t ends.
-func blackHole(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var (
-		mu    sync.Mutex
-		conns []net.Conn
-		wg    sync.WaitGroup
-	)
-	wg.Go(func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	})
-	t.Cleanup(func() {
-		l.Close()
-		wg.Wait()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-	})
-	return l.Addr().String()
-}
-
-// refused checks that p is the permit of a limit failing closed with Redis
-// unreachable: its Call fails with an *UnreachableError of the limit named
-// name, wrapping the round trip's error, which answers IsOverloaded and
-// neither IsThrottled nor IsTimeout.
-func refused(t testing.TB, p tower.Permit[string, string], name string) {
-	t.Helper()
-	_, err := p.Call(t.Context(), "x")
-	var ue *towerredis.UnreachableError
-	if !errors.As(err, &ue) || ue.Name != name || ue.Err == nil || !errors.Is(err, towerredis.ErrUnreachable) ||
-		!tower.IsOverloaded(err) || tower.IsThrottled(err) || tower.IsTimeout(err) {
-		t.Errorf("Call = %v, want an UnreachableError of limit %q with the round trip's error, overloaded, neither throttled nor timed out", err, name)
-	}
-}
+// Helpers the in-package tests have too, through export_test.go.
+var (
+	newClient  = towerredis.NewClient
+	blackHole  = towerredis.BlackHole
+	closedPort = towerredis.ClosedPort
+	within     = towerredis.Within
+	refused    = towerredis.Refused
+)
