@@ -50,7 +50,12 @@
 // # HTTP
 //
 // Clients speak HTTP/1.1 or HTTP/2 (over TLS, or h2c if enabled); an
-// upstream is spoken to in HTTP/1.1 or h2c, which gRPC needs. Hop-by-hop
+// upstream is spoken to in HTTP/1.1 or h2c, which gRPC needs. HTTP/1.1 to
+// a plain-TCP backend goes through the proxy's own client, which writes a
+// request and reads its response on the request's goroutine over kept-alive
+// connections; a request it does not take (TLS, an Upgrade, Expect,
+// trailers, a body of unknown length or over 64KiB) goes through net/http's
+// Transport, as h2c does. Hop-by-hop
 // headers are removed, X-Forwarded-For, X-Forwarded-Proto and Forwarded
 // are set (and trusted from the proxies listed only), Via is added,
 // trailers are passed on, and streaming responses are flushed as they come.

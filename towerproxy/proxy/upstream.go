@@ -22,6 +22,7 @@ import (
 	"github.com/towergo/tower/load"
 	"github.com/towergo/tower/loadshed"
 	"github.com/towergo/tower/towerhttp"
+	"github.com/towergo/tower/towerproxy/internal/h1"
 )
 
 // endpoint is what an upstream's balancer balances over: one backend.
@@ -40,10 +41,11 @@ type upstream struct {
 
 	svc    tower.Service[*http.Request, towerhttp.Response]
 	trans  *towerhttp.BalancedTransport
-	base   *http.Transport
-	static *listDiscover // the Discover of a list of backends; nil for DNS or a file
-	health *healthChecks // nil: no active check
-	retry  *retrier      // nil: a request is tried once
+	base   *http.Transport   // health checks, and what send does not take
+	send   http.RoundTripper // the endpoints' sender: h1's, over base
+	static *listDiscover     // the Discover of a list of backends; nil for DNS or a file
+	health *healthChecks     // nil: no active check
+	retry  *retrier          // nil: a request is tried once
 	drain  drain
 	obs    *upstreamObs
 
@@ -67,6 +69,15 @@ func newUpstream(name string, cfg *Upstream, queue time.Duration, resolver disco
 		name: name, cfg: cfg, queue: queue, resolver: resolver, log: log,
 		base: baseTransport(cfg), backendHost: cfg.HostHeader == "backend",
 		obs: obs.upstream(name, cfg),
+	}
+	u.send = u.base
+	if cfg.Protocol != "h2c" {
+		u.send = h1.New(u.base, h1.Options{
+			MaxIdlePerHost:        u.base.MaxIdleConnsPerHost,
+			IdleTimeout:           u.base.IdleConnTimeout,
+			ResponseHeaderTimeout: u.base.ResponseHeaderTimeout,
+			Dial:                  u.base.DialContext,
+		})
 	}
 	if cfg.Health.Path != "" {
 		u.health = &healthChecks{cfg: cfg.Health, log: log}
@@ -224,7 +235,7 @@ func (u *upstream) endpoint(addr string) (endpoint, error) {
 	if u.backendHost {
 		opts = append(opts, towerhttp.WithTargetHost())
 	}
-	e := towerhttp.NewEndpoint(u.base, target, s, opts...)
+	e := towerhttp.NewEndpoint(u.send, target, s, opts...)
 	if c != nil {
 		u.health.add(e, c)
 	}
@@ -357,6 +368,9 @@ func (u *upstream) close() {
 	u.trans.Close()
 	if u.health != nil {
 		u.health.close()
+	}
+	if t, ok := u.send.(*h1.Transport); ok {
+		t.Close()
 	}
 	u.base.CloseIdleConnections()
 }
