@@ -300,6 +300,8 @@ func cell(c config, px proxy, sc *scenario) (result, error) {
 	}
 	var res result
 	switch {
+	case p == nil && sc.saturate > 0:
+		res = summarize(px.name, sc.name, r.window, closedLoop(r, sc.saturate))
 	case sc.conns > 0 && c.loadgen == "wrk":
 		if res, err = runWrk(c.bins["wrk"], dir, r, sc.conns, px.name, sc.name); err != nil {
 			return result{}, err

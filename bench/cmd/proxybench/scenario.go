@@ -22,6 +22,12 @@ type scenario struct {
 	// direct adds a row with the load sent to the backends themselves,
 	// in turn, with no proxy.
 	direct bool
+	// saturate > 0 makes the direct row a closed loop of that many
+	// connections over the backends in turn, more than they serve at
+	// once: what they serve when they are never idle, on this machine in
+	// this run. A proxy's goodput is judged against it where it is less
+	// than served, which assumes that a 10 ms sleep lasts 10 ms.
+	saturate int
 	// The oracles, what a peer is told to be at its best here and
 	// towerproxy is not: the latency above which a backend counts as
 	// failing, and each backend's capacity (requests at once).
@@ -85,6 +91,8 @@ var scenarios = []scenario{
 		rate:     3200,
 		capacity: 4,
 		served:   1600,
+		direct:   true,
+		saturate: 48, // 12 per backend of 4 workers
 	},
 	{
 		name:    "kill1",

@@ -89,8 +89,15 @@ func judge(rs results, subject string) []verdict {
 			unknown(sc.name, subject)
 			continue
 		}
-		share := s.okRPS() / sc.served
-		text := fmt.Sprintf("goodput %.0f/s = %.1f%% of the %.0f/s served at most, p99 %.1f ms", s.okRPS(), 100*share, sc.served, ms(s.p99))
+		capacity := sc.served
+		text := fmt.Sprintf("goodput %.0f/s = %.1f%% of the %.0f/s served at most", s.okRPS(), 100*s.okRPS()/capacity, capacity)
+		if d, ok := rs.get("direct", sc.name); ok && sc.saturate > 0 && d.okRPS() < capacity {
+			capacity = d.okRPS()
+			text = fmt.Sprintf("goodput %.0f/s = %.1f%% of the %.0f/s the backends served kept busy directly (%.1f%% of the nominal %.0f/s)",
+				s.okRPS(), 100*s.okRPS()/capacity, capacity, 100*s.okRPS()/sc.served, sc.served)
+		}
+		share := s.okRPS() / capacity
+		text += fmt.Sprintf(", p99 %.1f ms", ms(s.p99))
 		if sc.name == "drop" {
 			vs = append(vs, verdict{scenario: sc.name, text: text + " (no target in the issue)", state: "-"})
 			continue

@@ -78,3 +78,35 @@ func TestJudgeFloorAndUnknown(t *testing.T) {
 		t.Errorf("got %d unknown verdicts, want 6: %+v", unknown, vs)
 	}
 }
+
+// With a direct row in overload, the backends kept busy with no proxy,
+// goodput is judged against what they served if that is less than the
+// nominal 1600/s, and the text gives both shares.
+func TestJudgeOverloadAgainstDirect(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct {
+		name   string
+		direct int // ok answers of the direct row in 10 s; 0: no row
+		want   string
+		text   string
+	}{
+		{"no direct row", 0, "missed", "92.7% of the 1600/s served at most"},
+		{"backends slower than nominal", 14880, "met", "99.7% of the 1488/s the backends served kept busy directly (92.7% of the nominal 1600/s)"},
+		{"backends at nominal", 16500, "missed", "92.7% of the 1600/s served at most"},
+	} {
+		rs := results{}
+		add := func(r result) { rs[[2]string{r.proxy, r.scenario}] = r }
+		add(row("towerproxy", "overload", 32000, 14830, 32*ms, time.Second))
+		if c.direct > 0 {
+			add(row("direct", "overload", c.direct, c.direct, 40*ms, -1))
+		}
+		for _, v := range judge(rs, "towerproxy") {
+			if v.scenario != "overload" {
+				continue
+			}
+			if v.state != c.want || !strings.Contains(v.text, c.text) {
+				t.Errorf("%s: %s %q, want %s and %q", c.name, v.state, v.text, c.want, c.text)
+			}
+		}
+	}
+}
