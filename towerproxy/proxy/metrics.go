@@ -242,6 +242,22 @@ func (s *counterSink) Add(k metrics.Kind, delta int64) {
 
 func (s *counterSink) Observe(time.Duration, metrics.Outcome) {}
 
+// limitSink is the metrics.Sink of an adaptive limit: its numbers go to
+// counts, and the callers it sheds itself (granted a permit too late for
+// their deadline, which the LoadShed's patience sets) go to shed as well,
+// beside the ones the LoadShed in front of it sheds.
+type limitSink struct {
+	counts *metrics.Counts
+	shed   *counterSink
+}
+
+func (s limitSink) Add(k metrics.Kind, delta int64) {
+	s.counts.Add(k, delta)
+	s.shed.Add(k, delta)
+}
+
+func (s limitSink) Observe(latency time.Duration, o metrics.Outcome) { s.counts.Observe(latency, o) }
+
 // balanceSink is the metrics.Sink of an upstream's balancer: the
 // backends ejected now, and each ejection counted.
 type balanceSink struct {

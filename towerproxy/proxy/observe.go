@@ -154,7 +154,8 @@ func (o *observer) admission(limited bool) *admissionObs {
 // limitOptions are the options that make the whole proxy's limit report
 // here.
 func (a *admissionObs) loadShed() loadshed.Option { return loadshed.WithMetrics(a.shed) }
-func (a *admissionObs) adaptive() adaptive.Option { return adaptive.WithMetrics(&a.limit) }
+func (a *admissionObs) adaptive() adaptive.Option { return adaptive.WithMetrics(a.limitSink()) }
+func (a *admissionObs) limitSink() limitSink      { return limitSink{&a.limit, a.shed} }
 
 // handlerOptions are the options of the whole proxy's handler: the
 // request metrics, and an error handler that tells the request's record

@@ -46,3 +46,39 @@ func TestMetricsAllocateNothing(t *testing.T) {
 		t.Errorf("got %v allocations per request, want 0", allocs)
 	}
 }
+
+// An adaptive limit sheds callers itself, not only through the LoadShed
+// in front of it: one granted a permit too late for the deadline the
+// LoadShed's patience set. Those count in towerproxy_shed_total, and in
+// the limit's own numbers, as the LoadShed's do.
+func TestLimitShedsCounted(t *testing.T) {
+	cfg, err := Quick(":0", []string{"http://127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.AccessLog = "off"
+	p, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(context.Background())
+	uo := p.state.Load().routes[0].upstream.obs
+	a := p.state.Load().admission.obs
+	uo.limitSink().Add(metrics.Shed, 1)
+	uo.limitSink().Add(metrics.InFlight, 1)
+	a.limitSink().Add(metrics.Shed, 1)
+	for _, c := range []struct {
+		name           string
+		limit          *metrics.Counts
+		counted        int64 // what the shed counter's mirror holds
+		shed, inFlight int64
+	}{
+		{"upstream", uo.limit, uo.stats.shedLimit.Load(), 1, 1},
+		{"admission", &a.limit, p.obs.shed.Load(), 1, 0},
+	} {
+		if c.counted != 1 || c.limit.Get(metrics.Shed) != c.shed || c.limit.Get(metrics.InFlight) != c.inFlight {
+			t.Errorf("%s: shed counted %d, the limit's Shed %d and InFlight %d; want 1, %d and %d",
+				c.name, c.counted, c.limit.Get(metrics.Shed), c.limit.Get(metrics.InFlight), c.shed, c.inFlight)
+		}
+	}
+}

@@ -89,7 +89,8 @@ func (o *observer) upstream(name string, cfg *Upstream) *upstreamObs {
 
 // The options that make an upstream's middleware report here.
 func (u *upstreamObs) loadShed() loadshed.Option { return loadshed.WithMetrics(u.shed) }
-func (u *upstreamObs) adaptive() adaptive.Option { return adaptive.WithMetrics(u.limit) }
+func (u *upstreamObs) adaptive() adaptive.Option { return adaptive.WithMetrics(u.limitSink()) }
+func (u *upstreamObs) limitSink() limitSink      { return limitSink{u.limit, u.shed} }
 func (u *upstreamObs) retry() retry.Option       { return retry.WithMetrics(u.retried) }
 
 // balanceEvent notes what the balancer's error handler got: an ejection
