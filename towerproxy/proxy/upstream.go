@@ -120,9 +120,13 @@ func newUpstream(name string, cfg *Upstream, queue time.Duration, resolver disco
 		// proxy is busy, not the backends, and is its admission's to
 		// limit. A request waits for a permit as long as the admission's
 		// queue says (the LoadShed's patience), not the limit's own
-		// bound of twice the typical latency.
+		// bound of twice the typical latency. Its bounds are the whole
+		// proxy's: the package's default top of 200 held 400 clients of
+		// fast backends to 200 at once, and shed the rest after the
+		// patience while the backends were idle.
 		svc = svc.LoadShed(loadshed.WithPatience(queue), u.obs.loadShed()).
-			AdaptiveLimit(alg, adaptive.WithOwnDelay(adaptive.SchedDelay()), adaptive.WithWaitToDeadline(), u.obs.adaptive())
+			AdaptiveLimit(alg, adaptive.WithOwnDelay(adaptive.SchedDelay()), adaptive.WithWaitToDeadline(),
+				adaptive.WithBounds(1, 100_000), u.obs.adaptive())
 	}
 	u.leaf = new(switchable)
 	u.leaf.u.Store(u)
