@@ -14,16 +14,7 @@ import (
 // and latency, a backend's, the whole proxy's request, and the sinks the
 // middleware report to.
 func TestMetricsAllocateNothing(t *testing.T) {
-	cfg, err := Quick(":0", []string{"http://127.0.0.1:1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.AccessLog = "off"
-	p, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close(context.Background())
+	p := quickProxy(t)
 	rt := p.state.Load().routes[0]
 	uo := rt.upstream.obs
 	b := uo.backend("http://127.0.0.1:1", false)
@@ -52,16 +43,7 @@ func TestMetricsAllocateNothing(t *testing.T) {
 // LoadShed's patience set. Those count in towerproxy_shed_total, and in
 // the limit's own numbers, as the LoadShed's do.
 func TestLimitShedsCounted(t *testing.T) {
-	cfg, err := Quick(":0", []string{"http://127.0.0.1:1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.AccessLog = "off"
-	p, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close(context.Background())
+	p := quickProxy(t)
 	uo := p.state.Load().routes[0].upstream.obs
 	a := p.state.Load().admission.obs
 	uo.limitSink().Add(metrics.Shed, 1)
@@ -81,4 +63,21 @@ func TestLimitShedsCounted(t *testing.T) {
 				c.name, c.counted, c.limit.Get(metrics.Shed), c.limit.Get(metrics.InFlight), c.shed, c.inFlight)
 		}
 	}
+}
+
+// quickProxy returns the Proxy of a quick start to one backend, which
+// nothing is sent to, closed when the test ends.
+func quickProxy(t *testing.T) *Proxy {
+	t.Helper()
+	cfg, err := Quick(":0", []string{"http://127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.AccessLog = "off"
+	p, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close(context.Background()) })
+	return p
 }
