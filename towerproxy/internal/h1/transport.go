@@ -150,7 +150,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err == nil {
 			return res, nil
 		}
-		if !c.reused || c.got > 0 || ctx.Err() != nil || !replayable(req) {
+		if !c.reused || c.got > 0 || c.bodyFailed || ctx.Err() != nil || !replayable(req) {
 			closeBody(req)
 			return nil, err
 		}
@@ -248,7 +248,7 @@ func (t *Transport) get(ctx context.Context, addr string) (*conn, error) {
 		if idle := now.Sub(c.idleSince); idle < t.idleTimeout {
 			t.mu.Unlock()
 			if idle < checkAfter || alive(c.nc) {
-				c.reused, c.got = true, 0
+				c.reused, c.got, c.bodyFailed = true, 0, false
 				return c, nil
 			}
 			c.nc.Close()
@@ -317,14 +317,15 @@ func (t *Transport) Close() {
 
 // conn is a connection to a backend, and the state of the request on it.
 type conn struct {
-	nc        net.Conn
-	addr      string
-	br        *bufio.Reader // reads through lr
-	bw        *bufio.Writer
-	lr        limitedReader
-	reused    bool      // it served a request before this one
-	got       int64     // bytes of this request's response read
-	idleSince time.Time // when it was last put back
+	nc         net.Conn
+	addr       string
+	br         *bufio.Reader // reads through lr
+	bw         *bufio.Writer
+	lr         limitedReader
+	reused     bool      // it served a request before this one
+	got        int64     // bytes of this request's response read
+	bodyFailed bool      // reading this request's body failed: the sender's fault, not the connection's
+	idleSince  time.Time // when it was last put back
 }
 
 // limitedReader reads from its conn's net.Conn, at most n bytes while n
@@ -392,6 +393,11 @@ func (c *conn) roundTrip(t *Transport, req *http.Request) (*http.Response, error
 	}
 	if t.headerTimeout > 0 {
 		c.nc.SetReadDeadline(time.Time{})
+		if ctx.Err() != nil {
+			// ctx ended as the header came: the deadline just cleared may
+			// have been the one its AfterFunc set.
+			c.nc.SetDeadline(aLongTimeAgo)
+		}
 	}
 	keep := !res.Close && !closeRequested(req)
 	if res.Body == http.NoBody {
@@ -449,8 +455,10 @@ func (c *conn) write(req *http.Request) error {
 	}
 	w.WriteString("\r\n")
 	if body {
-		n, err := io.Copy(w, io.LimitReader(req.Body, req.ContentLength))
+		src := &bodySource{r: io.LimitReader(req.Body, req.ContentLength)}
+		n, err := io.Copy(w, src)
 		req.Body.Close()
+		c.bodyFailed = src.err != nil || err == nil && n < req.ContentLength
 		if err != nil {
 			return err
 		}
@@ -459,6 +467,21 @@ func (c *conn) write(req *http.Request) error {
 		}
 	}
 	return w.Flush()
+}
+
+// bodySource reads a request's body, and keeps the error of a read that
+// failed, to tell it from a failed write to the connection.
+type bodySource struct {
+	r   io.Reader
+	err error
+}
+
+func (b *bodySource) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && err != io.EOF {
+		b.err = err
+	}
+	return n, err
 }
 
 // readHeader reads req's response up to its body, passing 1xx responses

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/iotest"
 	"time"
 )
 
@@ -634,5 +635,36 @@ func TestCloseWhileReading(t *testing.T) {
 		}
 	case <-time.After(wait):
 		t.Fatal("Close did not end the read")
+	}
+}
+
+// A request whose body fails to read is not sent again, even on a reused
+// connection and with a GetBody: the sender failed, not the connection.
+// Its error is the body's.
+func TestBodyReadErrorNotRetried(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) }))
+	defer srv.Close()
+	tr, d, _ := newTransport(t, Options{})
+	res, err := get(t, tr, "GET", srv.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text(t, res)
+	boom := errors.New("boom")
+	gets := 0
+	body := func() io.ReadCloser {
+		return io.NopCloser(io.MultiReader(strings.NewReader("ab"), iotest.ErrReader(boom)))
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "PUT", srv.URL, body())
+	req.ContentLength = 4
+	req.Header.Set("Idempotency-Key", "k")
+	req.GetBody = func() (io.ReadCloser, error) { gets++; return body(), nil }
+	if _, err := tr.RoundTrip(req); !errors.Is(err, boom) {
+		t.Errorf("error %v, want the body's", err)
+	}
+	if gets != 0 || d.n.Load() != 1 {
+		t.Errorf("GetBody called %d times, %d connections opened; want 0 and 1", gets, d.n.Load())
 	}
 }
