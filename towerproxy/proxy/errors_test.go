@@ -52,8 +52,9 @@ func TestErrorStatuses(t *testing.T) {
 			case <-time.After(10 * time.Second):
 			}
 		})).URL
-		// The upstream's limit starts at 20 at most, and nothing may wait
-		// for it: of 40 requests held at once, some are shed at once.
+		// The upstream's limit starts with a probe at a quarter of its
+		// initial 100, and nothing may wait for it: of 40 requests held
+		// at once, some are shed at once.
 		p := startProxy(t, config([]string{backend}, "admission: {queue: 0s}", ""))
 		c := client(t)
 		var shed, ok atomic.Int64

@@ -38,7 +38,7 @@ func TestMetricsRequestsAndBackends(t *testing.T) {
 		{"towerproxy_backend_request_duration_seconds", []string{"upstream", "web"}, 30},
 		{"towerproxy_backend_state", []string{"upstream", "web", "state", "healthy"}, 2},
 		{"towerproxy_backend_state", []string{"upstream", "web", "state", "ejected"}, 0},
-		{"towerproxy_upstream_limit", []string{"upstream", "web"}, 20},
+		{"towerproxy_upstream_limit", []string{"upstream", "web"}, 100},
 		{"towerproxy_limit", nil, 1000},
 		{"towerproxy_upstream_in_flight", []string{"upstream", "web"}, 0},
 		{"towerproxy_in_flight", nil, 0},

@@ -123,16 +123,24 @@ func newUpstream(name string, cfg *Upstream, queue time.Duration, resolver disco
 		// bound of twice the typical latency. Its bounds are the whole
 		// proxy's: the package's default top of 200 held 400 clients of
 		// fast backends to 200 at once, and shed the rest after the
-		// patience while the backends were idle.
+		// patience while the backends were idle. It starts at 100, not
+		// the package's 20: a limit under the clients of a fresh proxy
+		// sheds them until it has grown, for a second or more on
+		// backends slower than the patience, and backends that cannot
+		// take 100 at once show it in the limit's first windows.
 		svc = svc.LoadShed(loadshed.WithPatience(queue), u.obs.loadShed()).
 			AdaptiveLimit(alg, adaptive.WithOwnDelay(adaptive.SchedDelay()), adaptive.WithWaitToDeadline(),
-				adaptive.WithBounds(1, 100_000), u.obs.adaptive())
+				adaptive.WithBounds(1, 100_000), adaptive.WithInitial(upstreamInitialLimit), u.obs.adaptive())
 	}
 	u.leaf = new(switchable)
 	u.leaf.u.Store(u)
 	u.svc = svc.Wrap(towerhttp.HandlerService(u.leaf))
 	return u, nil
 }
+
+// upstreamInitialLimit is an upstream's adaptive limit before it has
+// measured anything (see newUpstream).
+const upstreamInitialLimit = 100
 
 // copyBuffers lends the reverse proxies the buffers they copy response
 // bodies through, 32KiB each, which they would otherwise allocate for
