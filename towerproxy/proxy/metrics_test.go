@@ -197,3 +197,44 @@ upstreams:
 		t.Errorf("the backend that failed 3 times in a row: breaker_open = %v, want 1", got)
 	}
 }
+
+// The whole proxy's limit is not lowered by what an upstream sheds: that
+// is the upstream's overload, not the proxy's.
+func TestAdmissionLimitKeepsThroughUpstreamSheds(t *testing.T) {
+	release := make(chan struct{})
+	var once sync.Once
+	t.Cleanup(func() { once.Do(func() { close(release) }) })
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(slow.Close)
+	s := startObserved(t, "access_log: off\nadmission: {queue: 0s}\nroutes: [{path: /, upstream: web}]\nupstreams:\n  web: {backends: [{b0}]}\n", []*httptest.Server{slow})
+	reg := s.p.Registry()
+	// Hold the upstream's limit full, then have requests shed by it for
+	// longer than the admission's windows.
+	var wg sync.WaitGroup
+	for range 30 {
+		wg.Go(func() { doStatus(t, "GET", s.front.URL+"/") })
+	}
+	// A request the limit lets in waits on the backend: it gives up soon,
+	// so that the loop goes on.
+	c := &http.Client{Timeout: 300 * time.Millisecond}
+	t.Cleanup(c.CloseIdleConnections)
+	for end := time.Now().Add(2500 * time.Millisecond); time.Now().Before(end); {
+		if res, err := c.Get(s.front.URL + "/"); err == nil {
+			io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+		}
+	}
+	if shed := value(t, reg, "towerproxy_shed_total", "reason", "upstream_limit", "upstream", "web"); shed == 0 {
+		t.Fatal("nothing was shed by the upstream")
+	}
+	if got := value(t, reg, "towerproxy_limit"); got != 1000 {
+		t.Errorf("the whole proxy's limit is %v after the upstream's sheds, want 1000 kept", got)
+	}
+	once.Do(func() { close(release) })
+	wg.Wait()
+}
