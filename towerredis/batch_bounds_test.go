@@ -127,15 +127,15 @@ func TestStockFetchWithoutToken(t *testing.T) {
 	} {
 		rt := &trips{}
 		r := NewBucket[string, string](okService, newClient(t, addr), "none", 1, time.Second, 2,
-			WithBatch(2), WithFailMode(tt.mode), WithObserver(rt.observe), WithTimeout(time.Second))
+			WithBatch(2), WithFailMode(tt.mode), WithObserver(rt.Observe), WithTimeout(time.Second))
 		from, _, err := r.stock.take(tt.ctx, new(watch))
 		var ue *UnreachableError
 		if from != tt.from || errors.As(err, &ue) != tt.unreachable || (!tt.unreachable && err != nil) {
 			t.Errorf("%v: take = %d, %v; want %d, an UnreachableError %t", tt.mode, from, err, tt.from, tt.unreachable)
 		}
-		if s := r.stock; s.n != 0 || s.next != 0 || s.fetching != nil || rt.errs.Load() != 1 {
+		if s := r.stock; s.n != 0 || s.next != 0 || s.fetching != nil || rt.Errs.Load() != 1 {
 			t.Errorf("%v: batch of %d tokens, next %d, fetching %v after %d failed round trips; want none installed after 1",
-				tt.mode, s.n, s.next, s.fetching, rt.errs.Load())
+				tt.mode, s.n, s.next, s.fetching, rt.Errs.Load())
 		}
 	}
 }

@@ -35,16 +35,16 @@ func TestBucketBatchHandsOutLocally(t *testing.T) {
 	p.Release() // the last handed out: back to the batch
 	p = probe("the token given back")
 	p.Call(t.Context(), "x")
-	if n := rt.n.Load(); n != 1 {
+	if n := rt.N.Load(); n != 1 {
 		t.Fatalf("after the batch's 5 tokens, one given back and taken again, %d round trips; want 1", n)
 	}
 	if _, ok, err := tower.ReadyNow[string, string](r); ok || err != nil {
 		t.Fatalf("sixth probe: ReadyNow = %v, %v; want not ready", ok, err)
 	}
-	if n := rt.n.Load(); n != 2 {
+	if n := rt.N.Load(); n != 2 {
 		t.Errorf("%d round trips after the sixth probe, want 2", n)
 	}
-	if n := inner.outstanding.Load(); n != 0 {
+	if n := inner.Outstanding.Load(); n != 0 {
 		t.Errorf("inner service has %d permits outstanding, want 0", n)
 	}
 }
@@ -65,14 +65,14 @@ func TestBucketBatchKeep(t *testing.T) {
 	p = mustReady(t, t.Context(), r)
 	p.Call(t.Context(), "x")
 	if time.Since(start) < 400*time.Millisecond {
-		if n := rt.n.Load(); n != 1 {
+		if n := rt.N.Load(); n != 1 {
 			t.Errorf("2 tokens within the keep took %d round trips, want 1", n)
 		}
 	}
 	time.Sleep(time.Until(fetched.Add(800 * time.Millisecond))) // 300ms past the keep
 	p = mustReady(t, t.Context(), r)
 	p.Call(t.Context(), "x")
-	if n := rt.n.Load(); n != 2 {
+	if n := rt.N.Load(); n != 2 {
 		t.Errorf("a token 800ms after the batch: %d round trips in all, want 2: the batch's 3 tokens left are lost after 500ms", n)
 	}
 }
@@ -149,7 +149,7 @@ func TestBucketBatchAllocs(t *testing.T) {
 	if allocs != 0 {
 		t.Errorf("%v allocations per request from the batch, want 0", allocs)
 	}
-	if n := rt.n.Load(); n != 1 {
+	if n := rt.N.Load(); n != 1 {
 		t.Errorf("%d round trips, want 1", n)
 	}
 }
@@ -167,7 +167,7 @@ func TestBucketBatchFirstTokenBack(t *testing.T) {
 		t.Fatal("the other replica got a token while the batch held them all")
 	}
 	p.Release()
-	if n := rt.n.Load(); n != 2 {
+	if n := rt.N.Load(); n != 2 {
 		t.Errorf("%d round trips, want 2: the fetch and the batch given back", n)
 	}
 	for i := range 3 {

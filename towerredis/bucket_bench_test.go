@@ -16,14 +16,14 @@ import (
 func benchBucket(b *testing.B, parallel bool, opts ...towerredis.BucketOption) {
 	srv := redistest.Start(b)
 	rt := &trips{}
-	opts = append(opts, towerredis.WithObserver(rt.observe), towerredis.WithTimeout(time.Second))
+	opts = append(opts, towerredis.WithObserver(rt.Observe), towerredis.WithTimeout(time.Second))
 	r := towerredis.NewBucket(okService, newClient(b, srv.Addr()), "bench", 1_000_000, time.Second, 1_000_000, opts...)
 	if parallel {
 		towertest.BenchParallel(b, r, "x")
 	} else {
 		towertest.Bench(b, r, "x")
 	}
-	b.ReportMetric(float64(rt.n.Load())/float64(b.N), "trips/op")
+	b.ReportMetric(float64(rt.N.Load())/float64(b.N), "trips/op")
 }
 
 // BenchmarkBucket: one round trip per request.

@@ -24,7 +24,7 @@ func newTestBucket(t *testing.T, addr, name string, num int, per time.Duration, 
 	inner, rt := &counting{}, &trips{}
 	// A second per round trip unless the test says otherwise: a busy
 	// machine must not make a test's limit fail open by surprise.
-	opts = append([]BucketOption{WithObserver(rt.observe), WithTimeout(time.Second)}, opts...)
+	opts = append([]BucketOption{WithObserver(rt.Observe), WithTimeout(time.Second)}, opts...)
 	return NewBucket[string, string](inner, newClient(t, addr), name, num, per, burst, opts...), inner, rt
 }
 
@@ -79,10 +79,10 @@ func TestBucketProbe(t *testing.T) {
 		t.Fatalf("third probe: ReadyNow = %v, %v; want not ready: the burst is spent", ok, err)
 	}
 	within(t, "the refused probe", time.Since(start), 0, slack)
-	if n := rt.n.Load(); n != 3 {
+	if n := rt.N.Load(); n != 3 {
 		t.Errorf("%d round trips for 3 probes, want 3", n)
 	}
-	if n := inner.calls.Load(); n != 2 {
+	if n := inner.Calls.Load(); n != 2 {
 		t.Errorf("inner service got %d calls, want 2", n)
 	}
 }
@@ -97,10 +97,10 @@ func TestBucketReadyWaitsForToken(t *testing.T) {
 	start := time.Now()
 	mustReady(t, t.Context(), r)
 
-	before := rt.n.Load()
+	before := rt.N.Load()
 	mustReady(t, t.Context(), r)
 	within(t, "the second Ready", time.Since(start), 250*time.Millisecond, 250*time.Millisecond+slack)
-	if n := rt.n.Load() - before; n != 1 {
+	if n := rt.N.Load() - before; n != 1 {
 		t.Errorf("the waiting Ready made %d round trips, want 1: it reserves the token", n)
 	}
 
@@ -141,7 +141,7 @@ func TestBucketGivesBack(t *testing.T) {
 	r, inner, rt := newTestBucket(t, srv.Addr(), "back", 1, 10*time.Second, 1)
 	p := mustReady(t, t.Context(), r)
 	p.Release()
-	if n := rt.n.Load(); n != 2 {
+	if n := rt.N.Load(); n != 2 {
 		t.Errorf("%d round trips for a Ready and a Release, want 2", n)
 	}
 	p, ok, err := tower.ReadyNow[string, string](r)
@@ -152,7 +152,7 @@ func TestBucketGivesBack(t *testing.T) {
 	if _, ok, _ := tower.ReadyNow[string, string](r); ok {
 		t.Fatal("ReadyNow after a Call granted a token: a called permit gave its token back")
 	}
-	if n := inner.outstanding.Load(); n != 0 {
+	if n := inner.Outstanding.Load(); n != 0 {
 		t.Errorf("inner service has %d permits outstanding, want 0", n)
 	}
 
@@ -225,27 +225,12 @@ func TestBucketBadReply(t *testing.T) {
 					t.Errorf("Ready = %v, %v; want no permit and an error wrapping ErrBadReply", p.Held(), err)
 				}
 			}
-			if !errors.Is(rt.lastErr(), ErrBadReply) {
-				t.Errorf("the observer saw %v, want ErrBadReply", rt.lastErr())
+			if !errors.Is(rt.LastErr(), ErrBadReply) {
+				t.Errorf("the observer saw %v, want ErrBadReply", rt.LastErr())
 			}
-			if n := inner.outstanding.Load(); n != 0 {
+			if n := inner.Outstanding.Load(); n != 0 {
 				t.Errorf("inner service has %d permits outstanding, want 0", n)
 			}
 		})
 	}
-}
-
-func doneCtx() context.Context {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	return ctx
-}
-
-func mustReady(t *testing.T, ctx context.Context, svc tower.Service[string, string]) tower.Permit[string, string] {
-	t.Helper()
-	p, err := svc.Ready(ctx)
-	if err != nil {
-		t.Fatalf("Ready: %v", err)
-	}
-	return p
 }

@@ -16,10 +16,23 @@ func HeldLeases[Req, Res any](c *Concurrency[Req, Res]) int {
 func IsRefusal(p *tower.Permit[string, string]) bool { return isRefusal(p) }
 
 // Helpers of helpers_test.go that the black-box tests use too.
+type (
+	Counting = counting
+	Trips    = trips
+)
+
 var (
-	NewClient  = newClient
-	BlackHole  = blackHole
-	ClosedPort = closedPort
-	Within     = within
-	Refused    = refused
+	NewClient     = newClient
+	BlackHole     = blackHole
+	ClosedPort    = closedPort
+	Within        = within
+	Refused       = refused
+	OkService     = okService
+	LeaseClient   = leaseClient
+	LeasePatient  = leasePatient
+	LeaseEcho     = leaseEcho
+	LeaseCard     = leaseCard
+	LeaseReadyNow = leaseReadyNow
+	DoneCtx       = doneCtx
+	MustReady     = mustReady
 )

@@ -3,7 +3,6 @@ package towerredis_test
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,51 +21,6 @@ func redisNow(t testing.TB, c *redis.Client) int64 {
 		t.Fatal(err)
 	}
 	return now.UnixMicro()
-}
-
-// okService is an inner service that answers "ok".
-var okService = tower.ServiceFunc[string, string](func(context.Context, string) (string, error) { return "ok", nil })
-
-// counting is a service that counts its calls and its outstanding
-// permits, to check that a limit gives back what it holds.
-type counting struct {
-	calls, outstanding atomic.Int64
-}
-
-func (c *counting) Ready(context.Context) (tower.Permit[string, string], error) {
-	c.outstanding.Add(1)
-	return tower.NewPermit[string, string](c, 0), nil
-}
-
-func (c *counting) CallReserved(context.Context, uint64, string) (string, error) {
-	c.outstanding.Add(-1)
-	c.calls.Add(1)
-	return "ok", nil
-}
-
-func (c *counting) ReleaseReserved(uint64) { c.outstanding.Add(-1) }
-
-// trips counts round trips and their errors, through WithObserver.
-type trips struct {
-	n, errs atomic.Int64
-	mu      sync.Mutex
-	last    error
-}
-
-func (c *trips) observe(rt towerredis.RoundTrip) {
-	c.n.Add(1)
-	if rt.Err != nil {
-		c.errs.Add(1)
-		c.mu.Lock()
-		c.last = rt.Err
-		c.mu.Unlock()
-	}
-}
-
-func (c *trips) lastErr() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.last
 }
 
 // recordKeys is an inner service that records, per request (its key),
@@ -139,49 +93,6 @@ func (g *together) run(name string, f func(*testing.T)) {
 // wait waits for the subtests that run started.
 func (g *together) wait() { g.wg.Wait() }
 
-// leaseClient returns a client of the server at addr, closed when t ends.
-func leaseClient(t testing.TB, addr string) *redis.Client {
-	t.Helper()
-	c := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
-// leasePatient bounds round trips by half a second, for tests whose
-// leases live long and whose every round trip must succeed, even on a busy
-// machine.
-var leasePatient = towerredis.WithTimeout(500 * time.Millisecond)
-
-// leaseEcho is an inner service that answers its request.
-var leaseEcho = tower.ServiceFunc[string, string](func(_ context.Context, req string) (string, error) { return req, nil })
-
-// leaseCard returns how many leases the limit named name holds in Redis.
-func leaseCard(t testing.TB, c *redis.Client, name string) int64 {
-	t.Helper()
-	n, err := c.ZCard(context.Background(), "{"+towerredis.DefaultPrefix+":lease:"+name+"}").Result()
-	if err != nil {
-		t.Fatalf("ZCARD: %v", err)
-	}
-	return n
-}
-
-// leaseReadyNow asks svc for a permit with a done ctx, and reports whether
-// it got one that holds a lease or was admitted (not one that refuses).
-func leaseReadyNow(t testing.TB, svc tower.Service[string, string]) (tower.Permit[string, string], bool) {
-	t.Helper()
-	p, ok, err := tower.ReadyNow(svc)
-	if err != nil {
-		t.Fatalf("ReadyNow: %v", err)
-	}
-	if ok && towerredis.IsRefusal(&p) {
-		// The limit fails closed and Redis did not answer within the
-		// timeout (a busy machine): no lease was granted.
-		p.Release()
-		return tower.Permit[string, string]{}, false
-	}
-	return p, ok
-}
-
 // slack is how much later than its exact instant a test on the real clock
 // lets a wait end, on a busy machine.
 const slack = 250 * time.Millisecond
@@ -193,32 +104,28 @@ func newTestBucket(t *testing.T, addr, name string, num int, per time.Duration, 
 	inner, rt := &counting{}, &trips{}
 	// A second per round trip unless the test says otherwise: a busy
 	// machine must not make a test's limit fail open by surprise.
-	opts = append([]towerredis.BucketOption{towerredis.WithObserver(rt.observe), towerredis.WithTimeout(time.Second)}, opts...)
+	opts = append([]towerredis.BucketOption{towerredis.WithObserver(rt.Observe), towerredis.WithTimeout(time.Second)}, opts...)
 	return towerredis.NewBucket[string, string](inner, newClient(t, addr), name, num, per, burst, opts...), inner, rt
 }
 
-// mustReady returns svc's permit, and fails t if Ready fails.
-func mustReady(t *testing.T, ctx context.Context, svc tower.Service[string, string]) tower.Permit[string, string] {
-	t.Helper()
-	p, err := svc.Ready(ctx)
-	if err != nil {
-		t.Fatalf("Ready: %v", err)
-	}
-	return p
-}
-
-// doneCtx returns a context already cancelled.
-func doneCtx() context.Context {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	return ctx
-}
-
 // Helpers the in-package tests have too, through export_test.go.
+type (
+	counting = towerredis.Counting
+	trips    = towerredis.Trips
+)
+
 var (
-	newClient  = towerredis.NewClient
-	blackHole  = towerredis.BlackHole
-	closedPort = towerredis.ClosedPort
-	within     = towerredis.Within
-	refused    = towerredis.Refused
+	newClient     = towerredis.NewClient
+	blackHole     = towerredis.BlackHole
+	closedPort    = towerredis.ClosedPort
+	within        = towerredis.Within
+	refused       = towerredis.Refused
+	okService     = towerredis.OkService
+	leaseClient   = towerredis.LeaseClient
+	leasePatient  = towerredis.LeasePatient
+	leaseEcho     = towerredis.LeaseEcho
+	leaseCard     = towerredis.LeaseCard
+	leaseReadyNow = towerredis.LeaseReadyNow
+	doneCtx       = towerredis.DoneCtx
+	mustReady     = towerredis.MustReady
 )

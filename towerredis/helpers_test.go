@@ -29,48 +29,50 @@ func newClient(t testing.TB, addr string) *redis.Client {
 
 // trips counts round trips and their errors, through WithObserver.
 type trips struct {
-	n, errs atomic.Int64
+	N, Errs atomic.Int64
 	mu      sync.Mutex
 	last    error
 }
 
-func (c *trips) observe(rt RoundTrip) {
-	c.n.Add(1)
+// Observe is the observer to pass to WithObserver.
+func (c *trips) Observe(rt RoundTrip) {
+	c.N.Add(1)
 	if rt.Err != nil {
-		c.errs.Add(1)
+		c.Errs.Add(1)
 		c.mu.Lock()
 		c.last = rt.Err
 		c.mu.Unlock()
 	}
 }
 
-func (c *trips) lastErr() error {
+// LastErr returns the last error observed.
+func (c *trips) LastErr() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.last
 }
 
-// ok is the inner service of the tests: it answers "ok".
+// okService is the inner service of the tests: it answers "ok".
 var okService = tower.ServiceFunc[string, string](func(context.Context, string) (string, error) { return "ok", nil })
 
 // counting is a service that counts its calls and its outstanding
 // permits, to check that a limit gives back what it holds.
 type counting struct {
-	calls, outstanding atomic.Int64
+	Calls, Outstanding atomic.Int64
 }
 
 func (c *counting) Ready(context.Context) (tower.Permit[string, string], error) {
-	c.outstanding.Add(1)
+	c.Outstanding.Add(1)
 	return tower.NewPermit[string, string](c, 0), nil
 }
 
 func (c *counting) CallReserved(context.Context, uint64, string) (string, error) {
-	c.outstanding.Add(-1)
-	c.calls.Add(1)
+	c.Outstanding.Add(-1)
+	c.Calls.Add(1)
 	return "ok", nil
 }
 
-func (c *counting) ReleaseReserved(uint64) { c.outstanding.Add(-1) }
+func (c *counting) ReleaseReserved(uint64) { c.Outstanding.Add(-1) }
 
 // blackHole listens on a loopback port, accepts connections and never
 // answers, as a Redis that hangs does; it closes when t ends.
@@ -149,4 +151,64 @@ func isRefusal(p *tower.Permit[string, string]) bool {
 	*p = tower.NewPermit(r, token)
 	_, ok := r.(*refusal[string, string])
 	return ok
+}
+
+// leaseClient returns a client of the server at addr, closed when t ends.
+func leaseClient(t testing.TB, addr string) *redis.Client {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// leasePatient bounds round trips by half a second, for tests whose
+// leases live long and whose every round trip must succeed, even on a busy
+// machine.
+var leasePatient = WithTimeout(500 * time.Millisecond)
+
+// leaseEcho is an inner service that answers its request.
+var leaseEcho = tower.ServiceFunc[string, string](func(_ context.Context, req string) (string, error) { return req, nil })
+
+// leaseCard returns how many leases the limit named name holds in Redis.
+func leaseCard(t testing.TB, c *redis.Client, name string) int64 {
+	t.Helper()
+	n, err := c.ZCard(context.Background(), "{"+DefaultPrefix+":lease:"+name+"}").Result()
+	if err != nil {
+		t.Fatalf("ZCARD: %v", err)
+	}
+	return n
+}
+
+// leaseReadyNow asks svc for a permit with a done ctx, and reports whether
+// it got one that holds a lease or was admitted (not one that refuses).
+func leaseReadyNow(t testing.TB, svc tower.Service[string, string]) (tower.Permit[string, string], bool) {
+	t.Helper()
+	p, ok, err := tower.ReadyNow(svc)
+	if err != nil {
+		t.Fatalf("ReadyNow: %v", err)
+	}
+	if ok && isRefusal(&p) {
+		// The limit fails closed and Redis did not answer within the
+		// timeout (a busy machine): no lease was granted.
+		p.Release()
+		return tower.Permit[string, string]{}, false
+	}
+	return p, ok
+}
+
+// doneCtx returns a context already cancelled.
+func doneCtx() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}
+
+// mustReady returns svc's permit, and fails t if Ready fails.
+func mustReady(t *testing.T, ctx context.Context, svc tower.Service[string, string]) tower.Permit[string, string] {
+	t.Helper()
+	p, err := svc.Ready(ctx)
+	if err != nil {
+		t.Fatalf("Ready: %v", err)
+	}
+	return p
 }

@@ -18,7 +18,7 @@ import (
 func newTestKeyed(t *testing.T, addr string, num int, per time.Duration, burst int, opts ...towerredis.KeyedOption) (*towerredis.Keyed[string, string], *counting, *trips) {
 	t.Helper()
 	inner, rt := &counting{}, &trips{}
-	opts = append([]towerredis.KeyedOption{towerredis.WithObserver(rt.observe), towerredis.WithTimeout(time.Second)}, opts...)
+	opts = append([]towerredis.KeyedOption{towerredis.WithObserver(rt.Observe), towerredis.WithTimeout(time.Second)}, opts...)
 	key := func(req string) string { return req }
 	return towerredis.NewKeyed[string, string](inner, newClient(t, addr), "keyed", key, num, per, burst, opts...), inner, rt
 }
@@ -41,7 +41,7 @@ func TestKeyedRefuses(t *testing.T) {
 		}
 	}
 	p := mustReady(t, t.Context(), r)
-	if n := rt.n.Load(); n != 2 {
+	if n := rt.N.Load(); n != 2 {
 		t.Errorf("%d round trips after 2 calls and a Ready, want 2: Ready makes none", n)
 	}
 	start := time.Now()
@@ -66,7 +66,7 @@ func TestKeyedRefuses(t *testing.T) {
 	if _, err := tower.Call[string, string](t.Context(), r, "bob"); err != nil {
 		t.Errorf("bob's request: %v, want served: keys are independent", err)
 	}
-	if n, o := inner.calls.Load(), inner.outstanding.Load(); n != 3 || o != 0 {
+	if n, o := inner.Calls.Load(), inner.Outstanding.Load(); n != 3 || o != 0 {
 		t.Errorf("inner service got %d calls, %d outstanding; want 3, 0", n, o)
 	}
 	c := newClient(t, srv.Addr())
@@ -92,7 +92,7 @@ func TestKeyedMaxWait(t *testing.T) {
 		t.Fatalf("second call: %v, want served after waiting for the next token", err)
 	}
 	within(t, "the second call", time.Since(start), 200*time.Millisecond, 200*time.Millisecond+slack)
-	if n := rt.n.Load(); n != 2 {
+	if n := rt.N.Load(); n != 2 {
 		t.Errorf("%d round trips for 2 calls, want 2", n)
 	}
 	// The next token is 200ms away: a caller whose ctx ends before is
@@ -123,7 +123,7 @@ func TestKeyedMaxWait(t *testing.T) {
 	if err := <-hold; err != nil {
 		t.Errorf("the caller that reserved the next token: %v, want served", err)
 	}
-	if n := inner.outstanding.Load(); n != 0 {
+	if n := inner.Outstanding.Load(); n != 0 {
 		t.Errorf("inner service has %d permits outstanding, want 0", n)
 	}
 }
@@ -150,7 +150,7 @@ func TestKeyedBadKeys(t *testing.T) {
 		}()
 		tower.Call[string, string](t.Context(), r, "panic")
 	}()
-	if n, o := inner.calls.Load(), inner.outstanding.Load(); n != 0 || o != 0 {
+	if n, o := inner.Calls.Load(), inner.Outstanding.Load(); n != 0 || o != 0 {
 		t.Errorf("inner service got %d calls, %d outstanding; want 0, 0", n, o)
 	}
 }
@@ -163,8 +163,8 @@ func TestKeyedBadKeys(t *testing.T) {
 func TestKeyedFailModes(t *testing.T) {
 	addr := closedPort(t)
 	open, inner, _ := newTestKeyed(t, addr, 1, time.Second, 1)
-	if _, err := tower.Call[string, string](t.Context(), open, "k"); err != nil || inner.calls.Load() != 1 {
-		t.Errorf("FailOpen: %v, %d calls; want served", err, inner.calls.Load())
+	if _, err := tower.Call[string, string](t.Context(), open, "k"); err != nil || inner.Calls.Load() != 1 {
+		t.Errorf("FailOpen: %v, %d calls; want served", err, inner.Calls.Load())
 	}
 	closed, inner, rt := newTestKeyed(t, addr, 1, time.Second, 1, towerredis.WithFailMode(towerredis.FailClosed),
 		towerredis.WithMaxWait(time.Minute), towerredis.WithTimeout(20*time.Millisecond))
@@ -174,15 +174,15 @@ func TestKeyedFailModes(t *testing.T) {
 		!tower.IsOverloaded(err) || tower.IsThrottled(err) || tower.IsTimeout(err) {
 		t.Errorf("FailClosed: %v, want an UnreachableError with the round trip's error, overloaded, neither throttled nor timed out", err)
 	}
-	if n := rt.n.Load(); n != 1 || inner.calls.Load() != 0 {
-		t.Errorf("FailClosed: %d round trips, %d calls; want 1, 0", n, inner.calls.Load())
+	if n := rt.N.Load(); n != 1 || inner.Calls.Load() != 0 {
+		t.Errorf("FailClosed: %d round trips, %d calls; want 1, 0", n, inner.Calls.Load())
 	}
 
 	srv := redistest.Start(t)
 	bad, inner, _ := newTestKeyed(t, srv.Addr(), 1, time.Second, 1)
 	newClient(t, srv.Addr()).RPush(t.Context(), bad.Key("k"), "x")
-	if _, err := tower.Call[string, string](t.Context(), bad, "k"); !errors.Is(err, towerredis.ErrBadReply) || inner.calls.Load() != 0 {
-		t.Errorf("a key of another type: %v, %d calls; want ErrBadReply and no call", err, inner.calls.Load())
+	if _, err := tower.Call[string, string](t.Context(), bad, "k"); !errors.Is(err, towerredis.ErrBadReply) || inner.Calls.Load() != 0 {
+		t.Errorf("a key of another type: %v, %d calls; want ErrBadReply and no call", err, inner.Calls.Load())
 	}
 }
 
@@ -205,7 +205,7 @@ func TestKeyedGivesBackOnCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	within(t, "the token given back", time.Since(start), 250*time.Millisecond, 250*time.Millisecond+slack)
-	if n, o := inner.calls.Load(), inner.outstanding.Load(); n != 2 || o != 0 {
+	if n, o := inner.Calls.Load(), inner.Outstanding.Load(); n != 2 || o != 0 {
 		t.Errorf("inner service got %d calls, %d outstanding; want 2, 0", n, o)
 	}
 }

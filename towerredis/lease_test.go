@@ -25,14 +25,6 @@ import (
 // These tests run against a real redis-server, on the real clock: every
 // wait is bounded, and bounds on durations leave room for a busy machine.
 
-// leaseClient returns a client of the server at addr, closed when t ends.
-func leaseClient(t testing.TB, addr string) *redis.Client {
-	t.Helper()
-	c := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
 // leaseTrips records the round trips an observer sees.
 type leaseTrips struct {
 	mu    sync.Mutex
@@ -73,41 +65,6 @@ func (r *leaseTrips) failed(op string) int {
 		}
 	}
 	return n
-}
-
-// leasePatient bounds round trips by half a second, for tests whose
-// leases live long and whose every round trip must succeed, even on a busy
-// machine.
-var leasePatient = WithTimeout(500 * time.Millisecond)
-
-// leaseEcho is an inner service that answers its request.
-var leaseEcho = tower.ServiceFunc[string, string](func(_ context.Context, req string) (string, error) { return req, nil })
-
-// leaseCard returns how many leases the limit named name holds in Redis.
-func leaseCard(t testing.TB, c *redis.Client, name string) int64 {
-	t.Helper()
-	n, err := c.ZCard(context.Background(), "{"+DefaultPrefix+":lease:"+name+"}").Result()
-	if err != nil {
-		t.Fatalf("ZCARD: %v", err)
-	}
-	return n
-}
-
-// leaseReadyNow asks svc for a permit with a done ctx, and reports whether
-// it got one that holds a lease or was admitted (not one that refuses).
-func leaseReadyNow(t testing.TB, svc tower.Service[string, string]) (tower.Permit[string, string], bool) {
-	t.Helper()
-	p, ok, err := tower.ReadyNow(svc)
-	if err != nil {
-		t.Fatalf("ReadyNow: %v", err)
-	}
-	if ok && isRefusal(&p) {
-		// The limit fails closed and Redis did not answer within the
-		// timeout (a busy machine): no lease was granted.
-		p.Release()
-		return tower.Permit[string, string]{}, false
-	}
-	return p, ok
 }
 
 // waitFor polls cond every millisecond until it holds, or fails t after
@@ -702,7 +659,7 @@ func TestLeaseUnreachable(t *testing.T) {
 				if n := trips.failed("lease.acquire"); n != 3 || len(trips.trips) != 3 {
 					t.Errorf("the observer saw %d round trips, %d failed acquires; want 3, 3: a refusal gives nothing back", len(trips.trips), n)
 				}
-				if n, o := inner.calls.Load(), inner.outstanding.Load(); n != 0 || o != 0 {
+				if n, o := inner.Calls.Load(), inner.Outstanding.Load(); n != 0 || o != 0 {
 					t.Errorf("the inner service got %d calls, %d permits outstanding; want 0, 0", n, o)
 				}
 			})

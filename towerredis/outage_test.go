@@ -40,10 +40,10 @@ func TestBucketUnreachable(t *testing.T) {
 					within(t, "Ready failing open", time.Since(start), where.took, where.took+slack)
 					p.Release() // no token to give back: no round trip
 				}
-				if n, e := rt.n.Load(), rt.errs.Load(); n != 2 || e != 2 {
+				if n, e := rt.N.Load(), rt.Errs.Load(); n != 2 || e != 2 {
 					t.Errorf("the observer saw %d round trips, %d failed; want 2, 2", n, e)
 				}
-				if n := inner.outstanding.Load(); n != 0 {
+				if n := inner.Outstanding.Load(); n != 0 {
 					t.Errorf("inner service has %d permits outstanding, want 0", n)
 				}
 			})
@@ -62,10 +62,10 @@ func TestBucketUnreachable(t *testing.T) {
 						p.Release() // nothing to give back: no round trip
 					}
 				}
-				if n, e := rt.n.Load(), rt.errs.Load(); n != 3 || e != 3 {
+				if n, e := rt.N.Load(), rt.Errs.Load(); n != 3 || e != 3 {
 					t.Errorf("the observer saw %d round trips, %d failed; want 3, 3", n, e)
 				}
-				if n, o := inner.calls.Load(), inner.outstanding.Load(); n != 0 || o != 0 {
+				if n, o := inner.Calls.Load(), inner.Outstanding.Load(); n != 0 || o != 0 {
 					t.Errorf("the inner service got %d calls, %d permits outstanding; want 0, 0", n, o)
 				}
 			})
@@ -93,7 +93,7 @@ func TestBucketRedisRestart(t *testing.T) {
 	if _, ok, err := tower.ReadyNow[string, string](open); !ok || err != nil {
 		t.Errorf("FailOpen during the outage: ReadyNow = %v, %v; want admitted", ok, err)
 	}
-	if ort.lastErr() == nil {
+	if ort.LastErr() == nil {
 		t.Error("the observer saw no error during the outage")
 	}
 	if p, ok, err := tower.ReadyNow[string, string](closed); !ok || err != nil {
@@ -122,12 +122,12 @@ func TestBucketRedisRestart(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	for {
-		errs := ort.errs.Load()
+		errs := ort.Errs.Load()
 		_, ok, err := tower.ReadyNow[string, string](open)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ort.errs.Load() == errs {
+		if ort.Errs.Load() == errs {
 			if ok {
 				t.Error("FailOpen limit after the restart: Redis answered with a second token of a burst of 1")
 			}
@@ -178,7 +178,7 @@ func TestBucketBatchUnreachable(t *testing.T) {
 				a.p.Release()
 			}
 			within(t, "ten callers", time.Since(start), timeout, timeout+slack)
-			if o := inner.outstanding.Load(); o != 0 {
+			if o := inner.Outstanding.Load(); o != 0 {
 				t.Errorf("the inner service has %d permits outstanding, want 0", o)
 			}
 		})

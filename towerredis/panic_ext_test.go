@@ -159,7 +159,7 @@ func TestKeyedPanicGivesTokenBack(t *testing.T) {
 			towertest.Panics(t, "armed: "+tt.panics, func() { tower.Call[string, string](t.Context(), r, "k") })
 			within(t, "the Call that panicked", time.Since(start), tt.at, tt.at+late)
 			call(len(tt.before)+1, tt.next)
-			if o := inner.outstanding.Load(); o != 0 {
+			if o := inner.Outstanding.Load(); o != 0 {
 				t.Errorf("%d inner permits outstanding, want 0", o)
 			}
 		})
@@ -179,7 +179,7 @@ func TestKeyedThrottledPanicReleasesInner(t *testing.T) {
 	}
 	a.arm("Throttled+1")
 	towertest.Panics(t, "armed: Throttled+1", func() { tower.Call[string, string](t.Context(), r, "k") })
-	if n, o := inner.calls.Load(), inner.outstanding.Load(); n != 1 || o != 0 {
+	if n, o := inner.Calls.Load(), inner.Outstanding.Load(); n != 1 || o != 0 {
 		t.Errorf("inner service got %d calls, %d outstanding; want 1, 0", n, o)
 	}
 }

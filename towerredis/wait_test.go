@@ -43,7 +43,7 @@ func TestBucketTakeBeyondReserve(t *testing.T) {
 			var rt trips
 			c := newClient(t, srv.Addr())
 			r := towerredis.NewBucket[string, string](okService, c, t.Name(), 1, time.Second, 1,
-				towerredis.WithObserver(rt.observe), towerredis.WithTimeout(time.Second))
+				towerredis.WithObserver(rt.Observe), towerredis.WithTimeout(time.Second))
 			start := time.Now()
 			tat := redisNow(t, c) + int64(tt.tat/time.Microsecond)
 			if err := c.Set(ctx, r.Key(), tat, 0).Err(); err != nil {
@@ -55,7 +55,7 @@ func TestBucketTakeBeyondReserve(t *testing.T) {
 			}
 			defer p.Call(ctx, "x")
 			within(t, "Ready", time.Since(start), tt.tat, tt.tat+late)
-			if n := rt.n.Load(); n != tt.trips {
+			if n := rt.N.Load(); n != tt.trips {
 				t.Errorf("Ready took %d round trips, want %d", n, tt.trips)
 			}
 			// The token was taken: the bucket's tat is one interval after
@@ -111,7 +111,7 @@ func TestKeyedDeadlineBoundsWait(t *testing.T) {
 			case !tt.served && (!errors.As(err, &le) || le.Wait > time.Second || le.Wait < time.Second-late || took > late):
 				t.Errorf("deadline in %v: %v after %v, want refused at once, the next token in 1s", tt.deadline, err, took)
 			}
-			if o := inner.outstanding.Load(); o != 0 {
+			if o := inner.Outstanding.Load(); o != 0 {
 				t.Errorf("deadline in %v: %d inner permits outstanding, want 0", tt.deadline, o)
 			}
 		})
@@ -146,7 +146,7 @@ func TestKeyedFailClosedAtOnce(t *testing.T) {
 			if !slices.Equal(tries, []time.Duration{0}) || took != 0 {
 				t.Errorf("max wait %v: round trips at %v, refused at %v; want one at 0, refused at 0", maxWait, tries, took)
 			}
-			if n := inner.calls.Load(); n != 0 {
+			if n := inner.Calls.Load(); n != 0 {
 				t.Errorf("max wait %v: the inner service got %d calls, want 0", maxWait, n)
 			}
 		})
@@ -162,7 +162,7 @@ func TestBatchWaitsForFirstToken(t *testing.T) {
 	srv := redistest.Start(t)
 	var rt trips
 	r := towerredis.NewBucket[string, string](okService, newClient(t, srv.Addr()), "fetch", 2, time.Second, 2,
-		towerredis.WithBatch(2), towerredis.WithObserver(rt.observe), towerredis.WithTimeout(time.Second))
+		towerredis.WithBatch(2), towerredis.WithObserver(rt.Observe), towerredis.WithTimeout(time.Second))
 	start := time.Now()
 	for i, want := range []struct {
 		at    time.Duration // after start
@@ -170,8 +170,8 @@ func TestBatchWaitsForFirstToken(t *testing.T) {
 	}{{0, 1}, {0, 1}, {500 * time.Millisecond, 2}, {time.Second, 2}} {
 		p, err := r.Ready(t.Context())
 		at := time.Since(start)
-		if err != nil || rt.n.Load() != want.trips {
-			t.Errorf("Ready %d = %v after %d round trips; want a token after %d", i, err, rt.n.Load(), want.trips)
+		if err != nil || rt.N.Load() != want.trips {
+			t.Errorf("Ready %d = %v after %d round trips; want a token after %d", i, err, rt.N.Load(), want.trips)
 		}
 		within(t, fmt.Sprint("Ready ", i), at, want.at, want.at+late)
 		if err == nil {
@@ -229,7 +229,7 @@ func TestKeyedGiveUpBetweenWaiters(t *testing.T) {
 	if err := <-second; !errors.Is(err, context.Canceled) {
 		t.Errorf("the second waiter: %v, want %v", err, context.Canceled)
 	}
-	if n, o := inner.calls.Load(), inner.outstanding.Load(); n != 1 || o != 0 {
+	if n, o := inner.Calls.Load(), inner.Outstanding.Load(); n != 1 || o != 0 {
 		t.Errorf("inner service got %d calls, %d outstanding; want 1, 0", n, o)
 	}
 }
