@@ -155,6 +155,31 @@ func TestGradient2ProbeInterval(t *testing.T) {
 	}
 }
 
+// A periodic probe waits for a window whose load reached half the limit:
+// below that a probe's quarter of the limit would only hold callers back
+// (50 of them, at a limit of 100 and a probe's 25 in flight, each waiting
+// a round trip). Gradient2 and Vegas keep their limit and ask for no probe
+// through ten minutes of windows with 40 in flight; the first window with
+// 50 calls for the probe that is overdue.
+func TestPeriodicProbeWaitsForLoad(t *testing.T) {
+	for name, alg := range map[string]func() Algorithm{
+		"gradient2": Gradient2(Gradient2ProbeInterval(time.Minute)),
+		"vegas":     Vegas(VegasProbe(1)),
+	} {
+		a := alg()
+		p := a.(Prober)
+		limit := a.Update(100, probe(50*time.Millisecond))
+		for w := range 600 {
+			if limit = a.Update(limit, sample(50*time.Millisecond, 40)); limit != 100 || p.ProbeNext() {
+				t.Fatalf("%s: window %d with 40 in flight: limit %v, probe next %v; want 100, false", name, w+1, limit, p.ProbeNext())
+			}
+		}
+		if a.Update(limit, sample(50*time.Millisecond, 50)); !p.ProbeNext() {
+			t.Errorf("%s: the first window with 50 in flight of 100 does not call for the overdue probe", name)
+		}
+	}
+}
+
 // OwnDelay is not the dependency's: Gradient2 compares the rest of the
 // latency with the baseline, and when the process's own delay is most of
 // the latency it grows a limit the load reached, never lowers it.

@@ -23,7 +23,10 @@
 // at 20). [Gradient2] and [Vegas] are delay-based: they compare latency
 // with the no-load latency, measured in probe windows ([Prober]) at a
 // quarter of the limit; under a LoadShed, callers beyond a probe's limit
-// are shed meanwhile, which is what a probe costs. [AIMD] is loss-based.
+// are shed meanwhile, which is what a probe costs. So a periodic probe
+// waits for a load that reaches half the limit: below that, the limit
+// holds nothing back, and a stale no-load latency costs nothing. [AIMD]
+// is loss-based.
 //
 // While the limit settles (after a probe, or a window that moved the limit
 // or its mean latency by a quarter) windows are a tenth as long and need

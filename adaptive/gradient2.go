@@ -38,7 +38,8 @@ func Gradient2QueueSize(n int) Gradient2Option {
 
 // Gradient2ProbeInterval sets how often the no-load latency is measured
 // afresh when nothing else calls for a probe: every d (default a minute),
-// jittered between 0.75d and 1.25d. It panics unless d is between a
+// jittered between 0.75d and 1.25d, at the first window after that whose
+// load reached half the limit. It panics unless d is between a
 // second and a day.
 func Gradient2ProbeInterval(d time.Duration) Gradient2Option {
 	if d < time.Second || d > 24*time.Hour {
@@ -95,7 +96,9 @@ type gradient2 struct {
 // latency stays above the tolerance for 3 windows or jumps past 3 times
 // the baseline (at most once in 5 windows), so that a dependency that
 // became slower is measured anew rather than driven to the floor; when a
-// window is 20% faster; and periodically ([Gradient2ProbeInterval]). A
+// window is 20% faster; and periodically ([Gradient2ProbeInterval]), once
+// a window's load reaches half the limit, since below that a probe would
+// only hold callers back (see [Prober]). A
 // probe whose latency was mostly the process's own delay keeps the
 // baseline. A window at the lower bound re-anchors it, and the limit grows
 // from there. Unlike Netflix's, the baseline never drifts up with a long
@@ -131,7 +134,11 @@ func (g *gradient2) Update(limit float64, s Sample) float64 {
 		g.sinceProbe, g.nextProbe = 0, g.jittered()
 		g.trigger.probed()
 	}
-	g.probe = g.sinceProbe >= g.nextProbe
+	// A periodic probe waits for a window that reached half the limit:
+	// while the load stays below that, the limit holds nothing back, a
+	// stale baseline costs nothing, and a probe's quarter of the limit
+	// would only make callers wait.
+	g.probe = g.sinceProbe >= g.nextProbe && !appLimited(limit, s.MaxInFlight)
 	if s.Dropped > 0 {
 		return limit * dropBackoff
 	}

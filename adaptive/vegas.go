@@ -56,7 +56,7 @@ type vegas struct {
 // the queue stays above β for 3 windows or latency jumps past 3 times the
 // no-load latency (at most once in 5 windows), when a window is 20% faster
 // than it, and periodically ([VegasProbe]), jittered so that instances do
-// not probe together.
+// not probe together, once a window's load reaches half the limit.
 //
 // It returns the function that [New] and [NewLayer] take, which makes a
 // fresh algorithm with these settings each time it is called. It panics if
@@ -88,7 +88,9 @@ func (v *vegas) Update(limit float64, s Sample) float64 {
 		v.windows, v.jitter = 0, 0.5+rand.Float64()/2
 		v.trigger.probed()
 	}
-	v.probe = float64(v.windows) >= v.jitter*v.every*limit
+	// A periodic probe waits for a window that reached half the limit, as
+	// Gradient2's does.
+	v.probe = float64(v.windows) >= v.jitter*v.every*limit && !appLimited(limit, s.MaxInFlight)
 	lg := log10Floor(limit)
 	if s.Dropped > 0 {
 		return v.smooth(limit, limit-lg)
