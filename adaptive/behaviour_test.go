@@ -364,3 +364,63 @@ func TestOwnDelayIsNotTheDependencys(t *testing.T) {
 		})
 	}
 }
+
+// A load below half the limit is not probed: 40 callers in a closed loop
+// through LoadShed > adaptive.New at a limit of 100, over a dependency
+// with room for all of them that answers in 50ms. The first window is a
+// probe, at a quarter of the limit, and sheds the callers beyond its 25
+// until it ends, at 50ms (15 callers and more trying every millisecond:
+// about 900 sheds). After it nothing is shed for five minutes, and no
+// other window is a probe, where a probe every minute or so would shed
+// as many each time (without the rule: 4 or 5 probes, about 4,000
+// sheds). Shed callers try again 1ms later. Vegas probes every limit
+// windows here, rather than 30 times that, so that five minutes would
+// hold several.
+func TestAppLimitedLoadIsNotProbed(t *testing.T) {
+	for _, a := range []struct {
+		name string
+		alg  func() adaptive.Algorithm
+	}{{"Gradient2", adaptive.Gradient2()}, {"Vegas", adaptive.Vegas(adaptive.VegasProbe(1))}} {
+		t.Run(a.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				alg, tr := trace(a.alg, start)
+				dep := tower.ServiceFunc[int, int](func(_ context.Context, req int) (int, error) {
+					time.Sleep(50 * time.Millisecond)
+					return req, nil
+				})
+				svc := loadshed.New[int, int](adaptive.New(dep, alg, adaptive.WithInitial(100), adaptive.WithBounds(1, 1000)))
+				const length = 5 * time.Minute
+				var (
+					mu   sync.Mutex
+					shed []time.Duration
+					wg   sync.WaitGroup
+				)
+				for range 40 {
+					wg.Go(func() {
+						for time.Since(start) < length {
+							if _, err := tower.Call(t.Context(), svc, 1); err != nil {
+								mu.Lock()
+								shed = append(shed, time.Since(start))
+								mu.Unlock()
+								time.Sleep(time.Millisecond)
+							}
+						}
+					})
+				}
+				wg.Wait()
+				if n := tr.probes(0, length); n != 1 {
+					t.Errorf("%d probes in %v, want 1: the first window", n, length)
+				}
+				// Which callers the probe's end admits first, at one instant,
+				// is the scheduler's choice: the count varies by a few.
+				if last := shed[len(shed)-1]; len(shed) < 750 || len(shed) > 1000 || last != 50*time.Millisecond {
+					t.Errorf("%d shed, the last at %v; want 750 to 1000, the last at 50ms (as the first probe ends)", len(shed), last)
+				}
+				if lo, hi := tr.spread(time.Second, length); lo != 100 || hi != 100 {
+					t.Errorf("limit between %d and %d after the first second, want 100 throughout", lo, hi)
+				}
+			})
+		})
+	}
+}
