@@ -413,9 +413,10 @@ func TestAppLimitedLoadIsNotProbed(t *testing.T) {
 					t.Errorf("%d probes in %v, want 1: the first window", n, length)
 				}
 				// Which callers the probe's end admits first, at one instant,
-				// is the scheduler's choice: the count varies by a few.
-				if last := shed[len(shed)-1]; len(shed) < 750 || len(shed) > 1000 || last != 50*time.Millisecond {
-					t.Errorf("%d shed, the last at %v; want 750 to 1000, the last at 50ms (as the first probe ends)", len(shed), last)
+				// is the scheduler's choice: the count varies by a few, and
+				// the last shed may come at 49ms or 50ms.
+				if last := shed[len(shed)-1]; len(shed) < 750 || len(shed) > 1000 || last > 50*time.Millisecond {
+					t.Errorf("%d shed, the last at %v; want 750 to 1000, none after 50ms (the first probe's end)", len(shed), last)
 				}
 				if lo, hi := tr.spread(time.Second, length); lo != 100 || hi != 100 {
 					t.Errorf("limit between %d and %d after the first second, want 100 throughout", lo, hi)
