@@ -112,15 +112,16 @@ vegas against failsafe-go: ahead or even on every figure
 
 A low-priority spike without a LoadShed: 8 workers of 10ms (800/s); 400/s of normal priority for 12s, and 4800/s of low
 priority from 4s to 7s, each with a deadline of 1s. limit: from 2s; answered/s: answers in the spike, all priorities;
-within 100ms/s: those of the requests sent in it; the rest: requests sent in it, p99 over all of them, refused ones too.
+within 100ms/s: those of them that came within 100ms of their request; the rest: requests sent in it, p99 over all of them,
+refused ones too.
 strategy   limit  answered/s  within 100ms/s  normal answered  normal p99  low answered  low p99
-gradient2  14-20  798         803             100%             17ms        8%            20ms
-vegas      15-30  798         804             100%             18ms        8%            20ms
-aimd       20-25  798         806             100%             27ms        8%            24ms
-failsafe   22-26  798         29              15%              127ms       16%           127ms
-failsafe0  22-26  798         806             12%              34ms        16%           35ms
-gradient2 against failsafe-go: behind on within 100ms/s 803 to failsafe0's 806
-vegas against failsafe-go: behind on within 100ms/s 804 to failsafe0's 806
+gradient2  14-20  798         798             100%             17ms        8%            20ms
+vegas      15-30  798         798             100%             18ms        8%            20ms
+aimd       20-25  798         798             100%             27ms        8%            24ms
+failsafe   22-26  798         30              15%              127ms       16%           127ms
+failsafe0  22-26  798         798             12%              34ms        16%           35ms
+gradient2 against failsafe-go: ahead or even on every figure
+vegas against failsafe-go: ahead or even on every figure
 aimd against failsafe-go: ahead or even on every figure
 
 The process as the bottleneck: 64 callers in a closed loop for 10s through LoadShed > limiter (failsafe-go's alone);
