@@ -11,7 +11,6 @@ import (
 
 	"github.com/towergo/tower/metrics"
 	"github.com/towergo/tower/towerotel/internal/isnil"
-	"github.com/towergo/tower/towerotel/internal/stripe"
 )
 
 // The instruments a [RequestSink] records to: a duration histogram per
@@ -67,7 +66,7 @@ var durations = [metrics.NumProtocols]instrument{
 // usable; call [NewRequestSink].
 type RequestSink struct {
 	durations [metrics.NumProtocols]metric.Float64Histogram
-	counts    [metrics.NumProtocols][metrics.NumOutcomes]stripe.Int64
+	counts    [metrics.NumProtocols][metrics.NumOutcomes]atomic.Int64
 	seen      [metrics.NumProtocols]atomic.Bool // reported: named by WithProtocols, or a request came
 	observe   [metrics.NumProtocols][metrics.NumOutcomes][]metric.ObserveOption
 	sets      [metrics.NumProtocols]setCache

@@ -12,7 +12,6 @@ import (
 
 	"github.com/towergo/tower/metrics"
 	"github.com/towergo/tower/towerotel/internal/isnil"
-	"github.com/towergo/tower/towerotel/internal/stripe"
 )
 
 // The instruments a [Sink] records to.
@@ -96,8 +95,7 @@ var instruments = [metrics.NumKinds]instrument{
 // so that its callback stops reporting. Its zero value is not usable; call
 // [NewSink].
 type Sink struct {
-	kinds   [metrics.NumKinds]stripe.Int64
-	calls   [metrics.NumOutcomes]stripe.Int64
+	counts  metrics.Counts // the kinds' counts, and the calls by outcome
 	latency metric.Float64Histogram
 	record  [metrics.NumOutcomes][]metric.RecordOption  // the latencies' attributes, by outcome
 	observe []metric.ObserveOption                      // the kinds' attributes
@@ -190,7 +188,7 @@ func (s *Sink) report(ob metric.Observer, observable *[metrics.NumKinds]metric.I
 		if obs == nil {
 			continue
 		}
-		n := s.kinds[k].Load()
+		n := s.counts.Get(metrics.Kind(k))
 		if n < 0 && metrics.Kind(k).UpDown() {
 			// Read while requests came and went: the true count is
 			// never below zero.
@@ -198,16 +196,15 @@ func (s *Sink) report(ob metric.Observer, observable *[metrics.NumKinds]metric.I
 		}
 		ob.ObserveInt64(obs, n, s.observe...)
 	}
+	byOutcome := s.counts.Snapshot().Calls
 	for out := 1; out < metrics.NumOutcomes; out++ {
-		ob.ObserveInt64(calls, s.calls[out].Load(), s.byCall[out]...)
+		ob.ObserveInt64(calls, byOutcome[out], s.byCall[out]...)
 	}
 }
 
 // Add adds delta to the count of k. It ignores a Kind it does not know.
 func (s *Sink) Add(k metrics.Kind, delta int64) {
-	if k > 0 && int(k) < metrics.NumKinds {
-		s.kinds[k].Add(delta)
-	}
+	s.counts.Add(k, delta)
 }
 
 // Observe counts a call of the given outcome, and records its latency, in
@@ -217,7 +214,7 @@ func (s *Sink) Observe(latency time.Duration, outcome metrics.Outcome) {
 	if outcome == 0 || int(outcome) >= metrics.NumOutcomes {
 		return
 	}
-	s.calls[outcome].Add(1)
+	s.counts.Observe(latency, outcome)
 	s.latency.Record(context.Background(), latency.Seconds(), s.record[outcome]...)
 }
 
