@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/towergo/tower"
-	"github.com/towergo/tower/internal/safe"
+	"github.com/towergo/tower/guard"
 	"github.com/towergo/tower/metrics"
 )
 
@@ -168,8 +168,8 @@ func (g *gate) acquire(ctx context.Context, c int) (verdict, uint64, error) {
 // permit granted) and the panic goes on.
 func (g *gate) wait(ctx context.Context, c int, w *waiter) (v verdict, seq uint64, err error) {
 	if g.sink != nil {
-		safe.Undo(func() { g.sink.Add(metrics.Waiting, 1) }, func() { g.withdraw(c, w) })
-		defer safe.Undo(func() { g.sink.Add(metrics.Waiting, -1) }, func() {
+		guard.Undo(func() { g.sink.Add(metrics.Waiting, 1) }, func() { g.withdraw(c, w) })
+		defer guard.Undo(func() { g.sink.Add(metrics.Waiting, -1) }, func() {
 			if v == granted {
 				g.release()
 			}

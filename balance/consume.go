@@ -5,7 +5,7 @@ import (
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/discover"
-	"github.com/towergo/tower/internal/safe"
+	"github.com/towergo/tower/guard"
 )
 
 // Where the discovery goroutine runs user code. With no caller to hand a
@@ -25,7 +25,7 @@ func (b *balancer[K, Req, Res, S]) consume(ctx context.Context, d discover.Disco
 	where, returned := whereNext, false
 	defer func() {
 		if !returned { // Next or a handler ended the goroutine with runtime.Goexit
-			b.stopped(safe.Recovered(where, recover()))
+			b.stopped(guard.Recovered(where, recover()))
 		}
 	}()
 	for {
@@ -56,7 +56,7 @@ func next[K comparable, S any](ctx context.Context, d discover.Discover[K, S]) (
 	returned := false
 	defer func() {
 		if !returned {
-			perr = safe.Recovered(whereNext, recover())
+			perr = guard.Recovered(whereNext, recover())
 		}
 	}()
 	ch, err = d.Next(ctx)
@@ -68,9 +68,9 @@ func next[K comparable, S any](ctx context.Context, d discover.Discover[K, S]) (
 // goes on.
 func (b *balancer[K, Req, Res, S]) applyOrLog(ch discover.Change[K, S], err error) (more bool) {
 	more = true
-	perr := safe.Call(whereHandlers, func() { more = b.apply(ch, err) })
+	perr := guard.Call(whereHandlers, func() { more = b.apply(ch, err) })
 	if perr != nil {
-		safe.Orphan(perr)
+		guard.Orphan(perr)
 	}
 	return more
 }
@@ -80,11 +80,11 @@ func (b *balancer[K, Req, Res, S]) applyOrLog(ch discover.Change[K, S], err erro
 func (b *balancer[K, Req, Res, S]) stopped(perr *tower.PanicError) {
 	defer b.answer() // the Discover has answered, if only by failing
 	if perr.Where != whereNext {
-		safe.Orphan(perr)
+		guard.Orphan(perr)
 		return
 	}
-	perr2 := safe.Call(whereHandlers, func() { b.report(&DiscoverError{Err: perr}) })
+	perr2 := guard.Call(whereHandlers, func() { b.report(&DiscoverError{Err: perr}) })
 	if perr2 != nil {
-		safe.Orphan(perr2)
+		guard.Orphan(perr2)
 	}
 }

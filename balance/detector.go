@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/towergo/tower/guard"
 	"github.com/towergo/tower/internal/mono"
-	"github.com/towergo/tower/internal/safe"
 	"github.com/towergo/tower/metrics"
 )
 
@@ -197,7 +197,7 @@ func (d *detector[K]) expireLocked(now time.Duration) int {
 // did: the metric, the ready cache told to stop offering each endpoint
 // ejected, and the reports.
 func (d *detector[K]) announce(returned int, evs []*Ejection[K]) {
-	defer safe.Each(evs, d.announceOne) // every one, even if a handler panics
+	defer guard.Each(evs, d.announceOne) // every one, even if a handler panics
 	d.add1(-returned)
 }
 

@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/towergo/tower/guard"
 	"github.com/towergo/tower/internal/mono"
-	"github.com/towergo/tower/internal/safe"
 	"github.com/towergo/tower/internal/stripe"
 )
 
@@ -84,8 +84,8 @@ func (d *detector[K]) evaluateOnTimer() {
 		d.mu.Unlock()
 		close(running)
 	}()
-	if perr := safe.Call(whereEvaluate, d.evaluateNow); perr != nil {
-		safe.Orphan(perr)
+	if perr := guard.Call(whereEvaluate, d.evaluateNow); perr != nil {
+		guard.Orphan(perr)
 	}
 }
 

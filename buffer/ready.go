@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/guard"
 	"github.com/towergo/tower/internal/mono"
-	"github.com/towergo/tower/internal/safe"
 	"github.com/towergo/tower/metrics"
 )
 
@@ -162,7 +162,7 @@ func (b *Buffer[Req, Res]) panicked(v any, slot bool) {
 	if slot {
 		defer b.slots.Release() // even if the logger panics too
 	}
-	b.fail(safe.Recovered(readyNowOnCaller, v))
+	b.fail(guard.Recovered(readyNowOnCaller, v))
 	if v != nil {
 		panic(v)
 	}
@@ -236,14 +236,14 @@ func (h *holdContext) Err() error {
 // sink goes on up to the caller, whose request then does not queue: its
 // slot goes back.
 func (b *Buffer[Req, Res]) countIn() {
-	safe.Undo(func() { b.sink.Add(metrics.Queued, 1) }, func() { b.slots.Release() })
+	guard.Undo(func() { b.sink.Add(metrics.Queued, 1) }, func() { b.slots.Release() })
 }
 
 // countOut reports to the sink that a request has left the queue, with
 // inner or err. A panic in the sink goes on up to the caller, after the
 // inner permit, if the request got one, is released.
 func (b *Buffer[Req, Res]) countOut(inner tower.Permit[Req, Res], err error) {
-	safe.Undo(func() { b.sink.Add(metrics.Queued, -1) }, func() {
+	guard.Undo(func() { b.sink.Add(metrics.Queued, -1) }, func() {
 		if err == nil {
 			inner.Release()
 		}
@@ -254,7 +254,7 @@ func (b *Buffer[Req, Res]) countOut(inner tower.Permit[Req, Res], err error) {
 // left the queue: with inner, or with err. A panic in t goes on up to the
 // caller, after inner, if the request got it, is released.
 func (b *Buffer[Req, Res]) traceOut(ctx context.Context, t metrics.Tracer, start time.Time, inner tower.Permit[Req, Res], err error) {
-	safe.Undo(func() {
+	guard.Undo(func() {
 		t.Waited(ctx, metrics.Wait{Kind: metrics.QueueWait, Start: start, Duration: time.Since(start), Err: err})
 	}, func() {
 		if err == nil {

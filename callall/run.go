@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/towergo/tower"
-	"github.com/towergo/tower/internal/safe"
+	"github.com/towergo/tower/guard"
 )
 
 // run is one range over a call-all sequence, shared by the dispatcher
@@ -84,7 +84,7 @@ func (r *run[Req, Res]) dispatch(reqs iter.Seq[Req]) {
 	returned := false
 	defer func() {
 		if !returned {
-			r.fail(safe.Recovered(r.in, recover()))
+			r.fail(guard.Recovered(r.in, recover()))
 		}
 		close(r.work)
 		close(r.stopped)
@@ -99,7 +99,7 @@ func (r *run[Req, Res]) dispatch(reqs iter.Seq[Req]) {
 // will hear of it, and it is logged as an orphan.
 func (r *run[Req, Res]) fail(perr *tower.PanicError) {
 	if r.err != nil {
-		safe.Orphan(perr)
+		guard.Orphan(perr)
 		return
 	}
 	r.err, r.panicked = perr, true
@@ -161,7 +161,7 @@ func (r *run[Req, Res]) send(rec *record[Req, Res], req Req) bool {
 // dispatch, told by r.in, reports it.
 func (r *run[Req, Res]) ready() (p tower.Permit[Req, Res], err error) {
 	r.in = inReady
-	perr := safe.Call(inReady, func() { p, err = r.svc.Ready(r.ctx) })
+	perr := guard.Call(inReady, func() { p, err = r.svc.Ready(r.ctx) })
 	if perr != nil {
 		err, r.panicked = perr, true
 	}
@@ -222,7 +222,7 @@ func (r *run[Req, Res]) call(rec *record[Req, Res]) {
 // every record handed to the workers must find one.
 func (r *run[Req, Res]) failed(rec *record[Req, Res], v any) {
 	var zero Res
-	rec.res, rec.err, rec.panicked = zero, safe.Recovered(inCall, v), true
+	rec.res, rec.err, rec.panicked = zero, guard.Recovered(inCall, v), true
 	if v == nil {
 		r.calls.Add(1) // before this worker's Done: Wait cannot return in between
 		go r.worker()
@@ -247,13 +247,13 @@ func (r *run[Req, Res]) answer(rec *record[Req, Res]) {
 // only right after a yield.
 func (r *run[Req, Res]) orphans() {
 	if r.panicked && !r.reported {
-		safe.Orphan(r.err.(*tower.PanicError))
+		guard.Orphan(r.err.(*tower.PanicError))
 	}
 	for {
 		select {
 		case rec := <-r.out:
 			if rec.panicked {
-				safe.Orphan(rec.err.(*tower.PanicError))
+				guard.Orphan(rec.err.(*tower.PanicError))
 			}
 		default:
 			return

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/towergo/tower/guard"
 	"github.com/towergo/tower/internal/isnil"
-	"github.com/towergo/tower/internal/safe"
 	"github.com/towergo/tower/metrics"
 )
 
@@ -207,7 +207,7 @@ func (d *DNS[S]) refresh(ctx context.Context) error {
 		addrs []string
 		err   error
 	)
-	perr := safe.Call(whereResolver, func() { addrs, err = d.lookup(ctx) })
+	perr := guard.Call(whereResolver, func() { addrs, err = d.lookup(ctx) })
 	if perr != nil {
 		addrs, err = nil, perr
 	} else if err != nil && ctx.Err() != nil {
@@ -255,7 +255,7 @@ func (d *DNS[S]) insert(a string) {
 		s   S
 		err error
 	)
-	perr := safe.Call(whereNewService, func() { s, err = d.newService(a) })
+	perr := guard.Call(whereNewService, func() { s, err = d.newService(a) })
 	if perr != nil {
 		err = perr
 	}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/towergo/tower"
-	"github.com/towergo/tower/internal/safe"
+	"github.com/towergo/tower/guard"
 	"github.com/towergo/tower/metrics"
 )
 
@@ -50,7 +50,7 @@ func (h *Hedge[Req, Res]) race(ctx context.Context, inner *tower.Permit[Req, Res
 	defer func() {
 		if !settled { // the original panicked: end the hedge before the panic goes on
 			if !r.settle(t) && r.perr != nil {
-				safe.Orphan(r.perr) // the hedge's panic won, but the caller hears the original's
+				guard.Orphan(r.perr) // the hedge's panic won, but the caller hears the original's
 			}
 		}
 	}()
@@ -119,7 +119,7 @@ func (r *race[Req, Res]) hedge() {
 	returned := false
 	defer func() {
 		if !returned {
-			perr := safe.Recovered(where, recover())
+			perr := guard.Recovered(where, recover())
 			r.answerPanic(perr)
 			trace.endPanicked(perr)
 		}
@@ -220,9 +220,9 @@ func (lt *legTrace) endPanicked(perr *tower.PanicError) {
 	if lt == nil {
 		return
 	}
-	perr2 := safe.Call(inTracer, func() { lt.end(perr) })
+	perr2 := guard.Call(inTracer, func() { lt.end(perr) })
 	if perr2 != nil {
-		safe.Orphan(perr2)
+		guard.Orphan(perr2)
 	}
 }
 
@@ -230,7 +230,7 @@ func (lt *legTrace) endPanicked(perr *tower.PanicError) {
 // if the original answered already, perr is logged.
 func (r *race[Req, Res]) answerPanic(perr *tower.PanicError) {
 	if !r.winner.CompareAndSwap(none, hedged) {
-		safe.Orphan(perr)
+		guard.Orphan(perr)
 		return
 	}
 	var zero Res

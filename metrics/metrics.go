@@ -5,9 +5,9 @@ import (
 	"time"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/guard"
 	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/internal/mono"
-	"github.com/towergo/tower/internal/safe"
 )
 
 // New returns inner wrapped in a layer that reports to sink: InFlight, +1
@@ -53,7 +53,7 @@ func (s *service[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], 
 	}
 	// A sink that panics here sends the panic on up to the caller, which
 	// never gets the permit: inner's goes back first.
-	safe.Undo(func() { s.sink.Add(InFlight, 1) }, func() { p.Release() })
+	guard.Undo(func() { s.sink.Add(InFlight, 1) }, func() { p.Release() })
 	return s.wraps.Wrap((*wrapper[Req, Res])(s), p), nil
 }
 

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/towergo/tower"
-	"github.com/towergo/tower/internal/safe"
+	"github.com/towergo/tower/guard"
 )
 
 // Close empties the cache: it releases the ready endpoints' reservations,
@@ -31,7 +31,7 @@ func (c *Cache[K, Req, Res, S]) Close() error {
 func (c *Cache[K, Req, Res, S]) Shutdown(ctx context.Context) error {
 	if removed, first := c.closeAll(); first {
 		c.stop()
-		safe.Each(removed, c.finish) // every one, even if a handler panics
+		guard.Each(removed, c.finish) // every one, even if a handler panics
 	}
 	select {
 	case <-c.stopped:
@@ -116,7 +116,7 @@ func (c *Cache[K, Req, Res, S]) finishTaken(r *removal[K, Req, Res, S], p tower.
 }
 
 // Where a driver, which has no caller to hand a panic to, runs user code;
-// a panic there is logged with safe.Orphan.
+// a panic there is logged with guard.Orphan.
 const (
 	whereRelease   = "an endpoint's permit's Release, on a ready cache's driver"
 	whereOnFailure = "the failure handler, on a ready cache's driver"
@@ -135,9 +135,9 @@ func (c *Cache[K, Req, Res, S]) finishOnDriver(r *removal[K, Req, Res, S]) {
 	}
 }
 
-// orphan calls f, and logs a panic in it with safe.Orphan.
+// orphan calls f, and logs a panic in it with guard.Orphan.
 func orphan(where string, f func()) {
-	if perr := safe.Call(where, f); perr != nil {
-		safe.Orphan(perr)
+	if perr := guard.Call(where, f); perr != nil {
+		guard.Orphan(perr)
 	}
 }

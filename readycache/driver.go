@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/towergo/tower"
-	"github.com/towergo/tower/internal/safe"
+	"github.com/towergo/tower/guard"
 )
 
 // takeLocked moves e's permit out to the caller, and asks e for its next
@@ -29,7 +29,7 @@ func (c *Cache[K, Req, Res, S]) refillLocked(e *entry[K, Req, Res, S]) (failed *
 	defer func() {
 		if !asked {
 			// Ready panicked: e failed its readiness.
-			failed = c.removeLocked(e, safe.Recovered(whereRefill, recover()))
+			failed = c.removeLocked(e, guard.Recovered(whereRefill, recover()))
 		}
 	}()
 	p, ok, err := tower.ReadyNow[Req, Res](e.svc)
@@ -75,9 +75,9 @@ func (c *Cache[K, Req, Res, S]) drive(e *entry[K, Req, Res, S]) {
 	returned := false
 	defer func() {
 		if !returned {
-			perr := safe.Recovered(whereDriver, recover())
+			perr := guard.Recovered(whereDriver, recover())
 			if !c.driven(e, tower.Permit[Req, Res]{}, perr) {
-				safe.Orphan(perr)
+				guard.Orphan(perr)
 			}
 		}
 	}()

@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/guard"
 	"github.com/towergo/tower/internal/isnil"
-	"github.com/towergo/tower/internal/safe"
 )
 
 // core is the part of a Reconnect that a connect goroutine uses.
@@ -151,7 +151,7 @@ const (
 // A panic or runtime.Goexit in the maker is recovered into a PanicError
 // that counts as the maker's error (see the package doc). If the Reconnect
 // was closed meanwhile, nobody will hear of it, and it goes to
-// safe.Orphan, as does a panic in the Close of a service made after Close.
+// guard.Orphan, as does a panic in the Close of a service made after Close.
 // A failure the waiters hear of is logged before they are told, so Close,
 // which waits for the connect, waits for the log too.
 func (c *core[Target, Req, Res]) connect(ctx context.Context, a *attempt[Req, Res]) {
@@ -162,11 +162,11 @@ func (c *core[Target, Req, Res]) connect(ctx context.Context, a *attempt[Req, Re
 	where, returned := inMakerReady, false
 	defer func() {
 		if !returned {
-			perr := safe.Recovered(where, recover())
+			perr := guard.Recovered(where, recover())
 			if where == inClose {
-				safe.Orphan(perr)
+				guard.Orphan(perr)
 			} else if _, heard := c.record(a, nil, where == inMakerReady, perr); !heard {
-				safe.Orphan(perr)
+				guard.Orphan(perr)
 			} else {
 				failed, broken = perr, where == inMakerReady
 			}

@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/guard"
 	"github.com/towergo/tower/internal/logs"
-	"github.com/towergo/tower/internal/safe"
 )
 
 // Where the user code that panicked ran, for the PanicError's Where.
@@ -42,7 +42,7 @@ func (c *core[Req, Res]) readyNow() (p tower.Permit[Req, Res], ok bool, err erro
 // Ready on a caller's goroutine, and raises v again, to that caller. v is
 // nil for runtime.Goexit, which goes on by itself.
 func (c *core[Req, Res]) panicked(v any) {
-	c.fail(safe.Recovered(readyOnCaller, v))
+	c.fail(guard.Recovered(readyOnCaller, v))
 	if v != nil {
 		panic(v)
 	}
@@ -74,14 +74,14 @@ func (c *core[Req, Res]) start(ctx context.Context) *drive[Req, Res] {
 // one caller, or releases it if the SpawnReady stops first. A panic or
 // runtime.Goexit in Ready fails the SpawnReady with a PanicError, which
 // the waiting callers get once done closes; if the SpawnReady had already
-// stopped, nobody will hear of it and it goes to safe.Orphan, as does a
+// stopped, nobody will hear of it and it goes to guard.Orphan, as does a
 // panic in the release of a permit, which happens only then.
 func (c *core[Req, Res]) run(ctx context.Context, d *drive[Req, Res]) {
 	where, returned := readyOnDrive, false
 	defer func() {
 		if !returned {
-			if perr := safe.Recovered(where, recover()); !c.failOnDrive(perr) {
-				safe.Orphan(perr)
+			if perr := guard.Recovered(where, recover()); !c.failOnDrive(perr) {
+				guard.Orphan(perr)
 			}
 		}
 		// Cleared before done closes: a caller woken by done starts

@@ -4,7 +4,7 @@ import (
 	"sync/atomic"
 
 	"github.com/towergo/tower"
-	"github.com/towergo/tower/internal/safe"
+	"github.com/towergo/tower/guard"
 )
 
 // abandonedCall is the Where of the PanicError of an inner call that
@@ -53,7 +53,7 @@ func abandon[Req, Res any](c *call[Req, Res], inner tower.Permit[Req, Res], req 
 // run is the abandoned call's goroutine. A panic in the inner call, or its
 // runtime.Goexit, must not end the program: it becomes a PanicError, the
 // caller's answer if the caller still waits, and otherwise is reported to
-// safe.Orphan.
+// guard.Orphan.
 func run[Req, Res any](c *call[Req, Res], inner tower.Permit[Req, Res], req Req, state *atomic.Int32, done chan<- outcome[Res]) {
 	var o outcome[Res]
 	returned := false
@@ -63,13 +63,13 @@ func run[Req, Res any](c *call[Req, Res], inner tower.Permit[Req, Res], req Req,
 		defer c.end(c.left() <= 0)
 		var perr *tower.PanicError
 		if !returned {
-			perr = safe.Recovered(abandonedCall, recover())
+			perr = guard.Recovered(abandonedCall, recover())
 			o = outcome[Res]{err: perr, panicked: true}
 		}
 		if !state.CompareAndSwap(running, finished) {
 			// The caller has had its answer, and nobody reads this one.
 			if perr != nil {
-				safe.Orphan(perr)
+				guard.Orphan(perr)
 			}
 			return
 		}

@@ -12,8 +12,8 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/guard"
 	"github.com/towergo/tower/metrics"
-	"github.com/towergo/tower/towergrpc/internal/safe"
 )
 
 // startStream opens one client stream through svc: it waits for Ready,
@@ -54,9 +54,9 @@ const streamSink = "the request sink given with WithClientMetrics, on a StreamCl
 // stream: it opens the stream, hands it to the caller, and holds what the
 // stack reserved until the stream has ended. A panic or runtime.Goexit in
 // the stack becomes a *tower.PanicError: the caller's error if the stream
-// has not been handed over, otherwise safe.Orphan's. A stream handed over
+// has not been handed over, otherwise guard.Orphan's. A stream handed over
 // is reported to the sink before done is closed; a panic in the sink goes
-// to safe.Orphan too.
+// to guard.Orphan too.
 func runStream(ctx context.Context, p tower.Permit[StreamClientCall, struct{}], call StreamClientCall) {
 	cs := call.stream
 	defer close(cs.done)
@@ -64,18 +64,18 @@ func runStream(ctx context.Context, p tower.Permit[StreamClientCall, struct{}], 
 	returned := false
 	defer func() {
 		if !returned {
-			pe := safe.Recovered(streamCall, recover())
+			pe := guard.Recovered(streamCall, recover())
 			stackErr = pe
 			if !cs.start(nil, callError(pe), pe) {
-				safe.Orphan(pe)
+				guard.Orphan(pe)
 			}
 		}
 		if cs.sink != nil {
 			// The stream is over, and no caller is left to hear of a
 			// panic in the sink.
 			report := func() { cs.report(call.Method, stackErr) }
-			if pe := safe.Call(streamSink, report); pe != nil {
-				safe.Orphan(pe)
+			if pe := guard.Call(streamSink, report); pe != nil {
+				guard.Orphan(pe)
 			}
 		}
 	}()

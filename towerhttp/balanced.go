@@ -9,9 +9,9 @@ import (
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/balance"
 	"github.com/towergo/tower/discover"
+	"github.com/towergo/tower/guard"
 	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/internal/option"
-	"github.com/towergo/tower/internal/safe"
 	"github.com/towergo/tower/load"
 )
 
@@ -57,7 +57,7 @@ func NewBalancedTransport[K comparable](d discover.Discover[K, load.Service[*htt
 	var svc tower.Service[*http.Request, *http.Response]
 	// If Wrap panics, close the balancer first: it runs goroutines and
 	// holds its endpoints' permits.
-	safe.Undo(func() { svc = stack.Wrap(p2c) }, func() { p2c.Close() })
+	guard.Undo(func() { svc = stack.Wrap(p2c) }, func() { p2c.Close() })
 	if isnil.Is(svc) {
 		p2c.Close()
 		panic("towerhttp.NewBalancedTransport: stack.Wrap returned nil")

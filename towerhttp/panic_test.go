@@ -16,7 +16,7 @@ import (
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/buffer"
-	"github.com/towergo/tower/internal/safe"
+	"github.com/towergo/tower/guard"
 	"github.com/towergo/tower/limit"
 	"github.com/towergo/tower/loadshed"
 	"github.com/towergo/tower/timeout"
@@ -36,7 +36,7 @@ var onItsOwn = tower.LayerFunc[*http.Request, towerhttp.Response](func(inner tow
 		done := make(chan result, 1)
 		go func() {
 			var res result
-			if pe := safe.Call("the handler, on a test layer's goroutine", func() { res.res, res.err = tower.Call(ctx, inner, r) }); pe != nil {
+			if pe := guard.Call("the handler, on a test layer's goroutine", func() { res.res, res.err = tower.Call(ctx, inner, r) }); pe != nil {
 				res.err = pe
 			}
 			done <- res
@@ -134,7 +134,7 @@ func TestHandlerPanicErrorWithoutServer(t *testing.T) {
 // answers 503 with Retry-After, as any broken stack does, and logs the
 // panic once, not once per request.
 func TestHandlerLogsPanicThatBrokeStackOnce(t *testing.T) {
-	pe := safe.Call("the inner service's Ready, on a test's goroutine", func() { panic("broken") })
+	pe := guard.Call("the inner service's Ready, on a test's goroutine", func() { panic("broken") })
 	var errs []error
 	h := towerhttp.NewServiceHandler(brokenStack{pe}, towerhttp.WithErrorHandler(func(w http.ResponseWriter, r *http.Request, err error) {
 		errs = append(errs, err)

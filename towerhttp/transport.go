@@ -8,9 +8,9 @@ import (
 	"sync"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/guard"
 	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/internal/option"
-	"github.com/towergo/tower/internal/safe"
 )
 
 // A Transport is an http.RoundTripper that sends each request through the
@@ -119,7 +119,7 @@ func (t *Transport) acquire(k hostKey) (h *host, err error) {
 	var dropped tower.Service[*http.Request, *http.Response]
 	defer func() {
 		if dropped != nil {
-			safe.Undo(func() { closeService(dropped) }, func() {
+			guard.Undo(func() { closeService(dropped) }, func() {
 				if h != nil {
 					t.release(h)
 				}

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/towergo/tower"
-	"github.com/towergo/tower/internal/safe"
+	"github.com/towergo/tower/guard"
 )
 
 // trip is one request going through a client stack: the context the
@@ -128,7 +128,7 @@ func (t *trip) end(resp *http.Response, err error) (*http.Response, error) {
 	}
 	if resp == nil || resp == first || slices.Contains(more, resp) {
 		if first != nil && first != resp {
-			safe.Undo(func() { discard(first) }, func() { discardAll(more, resp) })
+			guard.Undo(func() { discard(first) }, func() { discardAll(more, resp) })
 		}
 		discardAll(more, resp)
 	}
@@ -138,7 +138,7 @@ func (t *trip) end(resp *http.Response, err error) (*http.Response, error) {
 // discardAll discards each response of rs but keep, all of them even if
 // a Close panics: the panic goes on up once the rest are discarded.
 func discardAll(rs []*http.Response, keep *http.Response) {
-	safe.Each(rs, func(r *http.Response) {
+	guard.Each(rs, func(r *http.Response) {
 		if r != keep {
 			discard(r)
 		}
@@ -219,7 +219,7 @@ func (l *leaf) detached(ctx context.Context, t *trip, req *http.Request) (*http.
 	)
 	// If the base panics, the attempt's context ends before the panic goes
 	// on up.
-	safe.Undo(func() { resp, err = l.base.RoundTrip(req.WithContext(actx)) }, func() {
+	guard.Undo(func() { resp, err = l.base.RoundTrip(req.WithContext(actx)) }, func() {
 		stop()
 		cancel(nil)
 	})

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/towergo/tower/guard"
 	"github.com/towergo/tower/metrics"
 	"github.com/towergo/tower/towerredis/internal/mono"
-	"github.com/towergo/tower/towerredis/internal/safe"
 )
 
 // rateSource is the GCRA script; rate.lua documents it.
@@ -247,7 +247,7 @@ type watch struct{ on bool }
 // already. If the sink panics, undo runs first.
 func (w *watch) start(sink metrics.Sink, undo func()) {
 	if sink != nil && !w.on {
-		safe.Undo(func() { sink.Add(metrics.Waiting, 1) }, undo)
+		guard.Undo(func() { sink.Add(metrics.Waiting, 1) }, undo)
 		w.on = true
 	}
 }
@@ -257,7 +257,7 @@ func (w *watch) start(sink metrics.Sink, undo func()) {
 func (w *watch) done(sink metrics.Sink, undo func()) {
 	if w.on {
 		w.on = false
-		safe.Undo(func() { sink.Add(metrics.Waiting, -1) }, undo)
+		guard.Undo(func() { sink.Add(metrics.Waiting, -1) }, undo)
 	}
 }
 

@@ -12,9 +12,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/guard"
 	"github.com/towergo/tower/metrics"
 	"github.com/towergo/tower/towerredis/internal/isnil"
-	"github.com/towergo/tower/towerredis/internal/safe"
 )
 
 // The scripts of the concurrency limit, one per round trip. KEYS[1] is the
@@ -256,7 +256,7 @@ func (c *Concurrency[Req, Res]) acquire(ctx context.Context) (lease uint64, err 
 		}
 		if waiting {
 			// If the sink panics, the lease the wait got goes back first.
-			safe.Undo(func() { c.o.sink.Add(metrics.Waiting, -1) }, func() { c.giveBack(lease) })
+			guard.Undo(func() { c.o.sink.Add(metrics.Waiting, -1) }, func() { c.giveBack(lease) })
 		}
 	}()
 	for {

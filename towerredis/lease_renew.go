@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/towergo/tower"
-	"github.com/towergo/tower/towerredis/internal/safe"
+	"github.com/towergo/tower/guard"
 )
 
 // renew is the renewal goroutine: it renews the replica's leases every
@@ -34,8 +34,8 @@ func (c *Concurrency[Req, Res]) renew() {
 				return
 			}
 			renew := func() { c.renewOnce(members) }
-			if perr := safe.Call("the observer given with towerredis.WithObserver", renew); perr != nil {
-				safe.Orphan(perr)
+			if perr := guard.Call("the observer given with towerredis.WithObserver", renew); perr != nil {
+				guard.Orphan(perr)
 			}
 			t.Reset(c.ttl / 3)
 		case <-c.idle:

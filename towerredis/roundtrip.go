@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/towergo/tower/guard"
 	"github.com/towergo/tower/towerredis/internal/isnil"
 	"github.com/towergo/tower/towerredis/internal/mono"
-	"github.com/towergo/tower/towerredis/internal/safe"
 )
 
 // checkClient panics, naming fn, if client is nil, or is a go-redis client
@@ -63,7 +63,7 @@ func roundTrip[T any](ctx context.Context, o *options, op string, run func(conte
 		if undo == nil || err != nil {
 			o.observer(rt)
 		} else {
-			safe.Undo(func() { o.observer(rt) }, func() { undo(v) })
+			guard.Undo(func() { o.observer(rt) }, func() { undo(v) })
 		}
 	}
 	return v, err

@@ -9,7 +9,7 @@ import (
 	"log/slog"
 
 	"github.com/towergo/tower"
-	"github.com/towergo/tower/internal/safe"
+	"github.com/towergo/tower/guard"
 )
 
 // Failure logs msg to l at level, with attrs, then err as "err" and, if
@@ -41,8 +41,8 @@ func SafeFailure(l *slog.Logger, level slog.Level, msg string, err error, attrs 
 	if l == nil {
 		return
 	}
-	perr := safe.Call(inHandler, func() { Failure(l, level, msg, err, attrs...) })
+	perr := guard.Call(inHandler, func() { Failure(l, level, msg, err, attrs...) })
 	if perr != nil {
-		safe.Orphan(perr)
+		guard.Orphan(perr)
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/towergo/tower/internal/safe"
+	"github.com/towergo/tower/guard"
 	"github.com/towergo/tower/metrics"
 )
 
@@ -59,13 +59,13 @@ func (l *Line) Wait(ctx context.Context, w *Waiter, sink metrics.Sink, giveBack 
 	if sink == nil {
 		return l.wait(ctx, w)
 	}
-	safe.Undo(func() { sink.Add(metrics.Waiting, 1) }, func() {
+	guard.Undo(func() { sink.Add(metrics.Waiting, 1) }, func() {
 		if !l.withdraw(w) {
 			giveBack(w.Value)
 		}
 	})
 	v, err := l.wait(ctx, w)
-	safe.Undo(func() { sink.Add(metrics.Waiting, -1) }, func() {
+	guard.Undo(func() { sink.Add(metrics.Waiting, -1) }, func() {
 		if err == nil {
 			giveBack(v)
 		}

@@ -1,14 +1,17 @@
-// Package safe recovers the panics of user code run on goroutines this
-// module starts, which would otherwise end the program, into
-// *tower.PanicError: the callers concerned get the error, and one no
-// caller is left to hear of is logged, as net/http logs a handler's panic.
+// Package guard calls user code (a service's Ready, a metrics sink, an
+// observer, a handler) from a middleware so that a panic in it breaks
+// nothing it should not. Use [Call] or [Ready] on a goroutine the
+// middleware started, where a panic would end the program: it comes back
+// as a *tower.PanicError for the callers concerned, and [Orphan] logs one
+// that no caller is left to hear of, as net/http logs a handler's panic.
+// Use [Undo] on the caller's own goroutine, where the panic goes on up:
+// it first gives back what the caller holds (a permit, a place in a
+// queue). Every middleware of this repository calls user code this way.
 //
-// Such a goroutine calls user code through [Ready] or [Call]. User code on
-// the caller's goroutine, whose panic goes on up, goes through [Undo],
-// which first gives back what the caller held. runtime.Goexit cannot be
-// stopped: the goroutine's deferred function must see that its code did
-// not return and turn [Recovered]'s error into its failure.
-package safe
+// runtime.Goexit cannot be stopped: a goroutine whose code called it must
+// see, in its own deferred function, that the code did not return, and
+// fail with [Recovered]'s error.
+package guard
 
 import (
 	"context"

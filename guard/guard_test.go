@@ -1,4 +1,4 @@
-package safe_test
+package guard_test
 
 import (
 	"bytes"
@@ -12,15 +12,15 @@ import (
 	"testing"
 
 	"github.com/towergo/tower"
-	"github.com/towergo/tower/internal/safe"
+	"github.com/towergo/tower/guard"
 )
 
 func TestCall(t *testing.T) {
-	if perr := safe.Call("nothing", func() {}); perr != nil {
+	if perr := guard.Call("nothing", func() {}); perr != nil {
 		t.Fatalf("Call of a function that returns: %v, want nil", perr)
 	}
 	boom := errors.New("boom")
-	perr := safe.Call("a test's function", func() { panic(boom) })
+	perr := guard.Call("a test's function", func() { panic(boom) })
 	if perr == nil {
 		t.Fatal("Call of a function that panics returned nil")
 	}
@@ -28,7 +28,7 @@ func TestCall(t *testing.T) {
 		t.Errorf("got %q, %v; want the place and the panic value", perr.Where, perr.Value)
 	}
 	// The stack is the panic's: it shows the function that panicked.
-	if !strings.Contains(string(perr.Stack), "safe_test.TestCall.func") {
+	if !strings.Contains(string(perr.Stack), "guard_test.TestCall.func") {
 		t.Errorf("the stack does not show the panicking function:\n%s", perr.Stack)
 	}
 }
@@ -44,10 +44,10 @@ func TestGoexit(t *testing.T) {
 		returned := false
 		defer func() {
 			if !returned {
-				perr = safe.Recovered("a goroutine's code", recover())
+				perr = guard.Recovered("a goroutine's code", recover())
 			}
 		}()
-		safe.Call("code that exits", runtime.Goexit)
+		guard.Call("code that exits", runtime.Goexit)
 		returned = true
 	})
 	wg.Wait()
@@ -61,13 +61,13 @@ type panicky struct{ v any }
 func (p panicky) Ready(context.Context) (tower.Permit[int, int], error) { panic(p.v) }
 
 func TestReady(t *testing.T) {
-	_, err := safe.Ready[int, int]("the inner service's Ready", panicky{"bad state"}, context.Background())
+	_, err := guard.Ready[int, int]("the inner service's Ready", panicky{"bad state"}, context.Background())
 	var pe *tower.PanicError
 	if !errors.As(err, &pe) || pe.Value != "bad state" {
 		t.Fatalf("got %v, want a PanicError of %q", err, "bad state")
 	}
 	svc := tower.ServiceFunc[int, int](func(_ context.Context, n int) (int, error) { return n, nil })
-	p, err := safe.Ready[int, int]("an inner service's Ready", svc, context.Background())
+	p, err := guard.Ready[int, int]("an inner service's Ready", svc, context.Background())
 	if err != nil || !p.Held() {
 		t.Fatalf("got %v, %v; want the service's permit", p, err)
 	}
@@ -79,7 +79,7 @@ func TestOrphan(t *testing.T) {
 	old := slog.Default()
 	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
 	defer slog.SetDefault(old)
-	safe.Orphan(safe.Call("an abandoned call", func() { panic("late") }))
+	guard.Orphan(guard.Call("an abandoned call", func() { panic("late") }))
 	out := buf.String()
 	for _, want := range []string{"level=ERROR", `where="an abandoned call"`, "panic=late", "stack="} {
 		if !strings.Contains(out, want) {
@@ -89,7 +89,7 @@ func TestOrphan(t *testing.T) {
 }
 
 func ExampleCall() {
-	perr := safe.Call("a user's callback", func() { panic("oops") })
+	perr := guard.Call("a user's callback", func() { panic("oops") })
 	// A goroutine of the module's hands perr to the caller it concerns.
 	_ = error(perr)
 	// Output:
@@ -102,7 +102,7 @@ func TestEach(t *testing.T) {
 	var got any
 	func() {
 		defer func() { got = recover() }()
-		safe.Each([]int{1, 2, 3, 4}, func(v int) {
+		guard.Each([]int{1, 2, 3, 4}, func(v int) {
 			seen = append(seen, v)
 			if v == 2 {
 				panic("two")
@@ -114,5 +114,31 @@ func TestEach(t *testing.T) {
 	}
 	if got != "two" {
 		t.Errorf("recovered %v, want the panic of 2", got)
+	}
+}
+
+func TestUndo(t *testing.T) {
+	undone := 0
+	guard.Undo(func() {}, func() { undone++ })
+	if undone != 0 {
+		t.Errorf("f returned: undo ran %d times, want 0", undone)
+	}
+	boom := errors.New("boom")
+	func() {
+		defer func() {
+			if r := recover(); r != boom {
+				t.Errorf("recovered %v, want f's panic", r)
+			}
+		}()
+		guard.Undo(func() { panic(boom) }, func() { undone++ })
+	}()
+	if undone != 1 {
+		t.Errorf("f panicked: undo ran %d times, want 1", undone)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { guard.Undo(runtime.Goexit, func() { undone++ }) })
+	wg.Wait()
+	if undone != 2 {
+		t.Errorf("f called runtime.Goexit: undo ran %d times in all, want 2", undone)
 	}
 }
