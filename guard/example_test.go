@@ -1,6 +1,7 @@
 package guard_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -47,4 +48,19 @@ func ExampleUndo() {
 	// Output:
 	// released; held 0
 	// recovered: sink
+}
+
+type conn struct{}
+
+func (*conn) Ready(context.Context) (tower.Permit[int, int], error) {
+	return tower.Permit[int, int]{}, nil
+}
+
+// A constructor rejects a typed nil service, which == nil does not see.
+func ExampleIsNil() {
+	var c *conn
+	var svc tower.Service[int, int] = c
+	//lint:ignore SA4023 the example shows that this comparison is false: that is why IsNil exists.
+	fmt.Println(svc == nil, guard.IsNil(svc))
+	// Output: false true
 }

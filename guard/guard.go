@@ -8,6 +8,9 @@
 // it first gives back what the caller holds (a permit, a place in a
 // queue). Every middleware of this repository calls user code this way.
 //
+// [IsNil] is for a constructor: it sees a typed nil (a nil pointer in an
+// interface), which == nil does not, so that bad input fails at once.
+//
 // runtime.Goexit cannot be stopped: a goroutine whose code called it must
 // see, in its own deferred function, that the code did not return, and
 // fail with [Recovered]'s error.

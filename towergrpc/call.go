@@ -6,7 +6,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/towergo/tower"
-	"github.com/towergo/tower/towergrpc/internal/isnil"
+	"github.com/towergo/tower/guard"
 	"github.com/towergo/tower/towergrpc/internal/option"
 )
 
@@ -85,13 +85,13 @@ type StreamClientCall struct {
 // before stack wraps anything, so that a panic leaves no Buffer's worker
 // behind.
 func build[Req, Res any, O ~func(*config)](fn string, leaf tower.ServiceFunc[Req, Res], stack tower.Layer[Req, Res], opts []O) (tower.Service[Req, Res], config) {
-	if isnil.Is(stack) {
+	if guard.IsNil(stack) {
 		panic(fn + ": nil stack")
 	}
 	c := config{pushback: defaultPushback}
 	option.Onto(fn, &c, opts)
 	svc := stack.Wrap(leaf)
-	if isnil.Is(svc) {
+	if guard.IsNil(svc) {
 		panic(fn + ": stack.Wrap returned nil")
 	}
 	return svc, c

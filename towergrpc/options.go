@@ -6,8 +6,8 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/guard"
 	"github.com/towergo/tower/metrics"
-	"github.com/towergo/tower/towergrpc/internal/isnil"
 )
 
 // A ServerOption configures [UnaryServerInterceptor] or
@@ -47,7 +47,7 @@ type config struct {
 // with metrics.OutcomeError and codes.Unknown. The default is no metrics.
 // It panics if sink is nil, or holds a nil pointer.
 func WithServerMetrics(sink metrics.RequestSink) ServerOption {
-	if isnil.Is(sink) {
+	if guard.IsNil(sink) {
 		panic("towergrpc.WithServerMetrics: nil sink")
 	}
 	return func(c *config) { c.requests = sink }
@@ -75,7 +75,7 @@ func WithServerMetrics(sink metrics.RequestSink) ServerOption {
 // logged through log/slog. The default is no metrics. It panics if sink is
 // nil, or holds a nil pointer.
 func WithClientMetrics(sink metrics.RequestSink) ClientOption {
-	if isnil.Is(sink) {
+	if guard.IsNil(sink) {
 		panic("towergrpc.WithClientMetrics: nil sink")
 	}
 	return func(c *config) { c.requests = sink }

@@ -6,7 +6,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/towergo/tower"
-	"github.com/towergo/tower/towergrpc/internal/isnil"
+	"github.com/towergo/tower/guard"
 )
 
 // WithPriority makes a server interceptor put the priority f returns for
@@ -21,7 +21,7 @@ import (
 // you trust, and otherwise derive it from the method or the peer's
 // identity. The default is every RPC normal. It panics if f is nil.
 func WithPriority(f func(ctx context.Context, fullMethod string) tower.Priority) ServerOption {
-	if isnil.Is(f) {
+	if guard.IsNil(f) {
 		panic("towergrpc.WithPriority: nil function")
 	}
 	return func(c *config) { c.priority = f }

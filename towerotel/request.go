@@ -9,8 +9,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/towergo/tower/guard"
 	"github.com/towergo/tower/metrics"
-	"github.com/towergo/tower/towerotel/internal/isnil"
 )
 
 // The instruments a [RequestSink] records to: a duration histogram per
@@ -84,7 +84,7 @@ var _ metrics.RequestSink = (*RequestSink)(nil)
 // to make an instrument or register the callback, or if an option is nil.
 // It panics if meter is nil, or holds a nil pointer.
 func NewRequestSink(meter metric.Meter, opts ...Option) (*RequestSink, error) {
-	if isnil.Is(meter) {
+	if guard.IsNil(meter) {
 		panic("towerotel.NewRequestSink: nil meter")
 	}
 	o, err := apply("towerotel.NewRequestSink", opts)

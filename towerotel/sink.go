@@ -10,8 +10,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/towergo/tower/guard"
 	"github.com/towergo/tower/metrics"
-	"github.com/towergo/tower/towerotel/internal/isnil"
 )
 
 // The instruments a [Sink] records to.
@@ -113,7 +113,7 @@ var _ metrics.Sink = (*Sink)(nil)
 // or register the callback, if an option is nil, or if an option applies
 // to a RequestSink only. It panics if meter is nil, or holds a nil pointer.
 func NewSink(meter metric.Meter, opts ...Option) (*Sink, error) {
-	if isnil.Is(meter) {
+	if guard.IsNil(meter) {
 		panic("towerotel.NewSink: nil meter")
 	}
 	o, err := apply("towerotel.NewSink", opts)

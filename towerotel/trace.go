@@ -10,8 +10,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/guard"
 	"github.com/towergo/tower/metrics"
-	"github.com/towergo/tower/towerotel/internal/isnil"
 )
 
 // The spans a Tracer records, each a child of the span in the context of
@@ -87,7 +87,7 @@ func NewTracer(tracer trace.Tracer, opts ...TraceOption) *Tracer {
 }
 
 func newTracer(fn string, tracer trace.Tracer, opts []TraceOption) *Tracer {
-	if isnil.Is(tracer) {
+	if guard.IsNil(tracer) {
 		panic(fn + ": nil tracer")
 	}
 	var o traceOptions
@@ -170,7 +170,7 @@ func failed(span trace.Span, err error) {
 func NewTraceLayer[Req, Res any](tracer trace.Tracer, opts ...TraceOption) tower.Layer[Req, Res] {
 	t := newTracer("towerotel.NewTraceLayer", tracer, opts)
 	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
-		if isnil.Is(inner) {
+		if guard.IsNil(inner) {
 			panic("towerotel.NewTraceLayer: Wrap of a nil inner service")
 		}
 		return &traced[Req, Res]{inner: inner, t: t}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/towergo/tower"
-	"github.com/towergo/tower/towerredis/internal/isnil"
+	"github.com/towergo/tower/guard"
 )
 
 // Bucket is middleware that lets at most num requests per period through
@@ -60,7 +60,7 @@ func NewBucket[Req, Res any](inner tower.Service[Req, Res], client redis.Scripte
 }
 
 func newBucket[Req, Res any](fn string, inner tower.Service[Req, Res], client redis.Scripter, name string, num int, per time.Duration, burst int, opts []BucketOption) *Bucket[Req, Res] {
-	if isnil.Is(inner) {
+	if guard.IsNil(inner) {
 		panic(fn + ": inner is nil")
 	}
 	o := bucketOptions(fn, opts)

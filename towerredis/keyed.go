@@ -7,9 +7,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/guard"
 	"github.com/towergo/tower/limit"
 	"github.com/towergo/tower/metrics"
-	"github.com/towergo/tower/towerredis/internal/isnil"
 	"github.com/towergo/tower/towerredis/internal/mono"
 )
 
@@ -58,7 +58,7 @@ func NewKeyed[Req, Res any](inner tower.Service[Req, Res], client redis.Scripter
 }
 
 func newKeyed[Req, Res any](fn string, inner tower.Service[Req, Res], client redis.Scripter, name string, key func(Req) string, num int, per time.Duration, burst int, opts []KeyedOption) *Keyed[Req, Res] {
-	if isnil.Is(inner) {
+	if guard.IsNil(inner) {
 		panic(fn + ": inner is nil")
 	}
 	if key == nil {

@@ -14,7 +14,6 @@ import (
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/guard"
 	"github.com/towergo/tower/metrics"
-	"github.com/towergo/tower/towerredis/internal/isnil"
 )
 
 // The scripts of the concurrency limit, one per round trip. KEYS[1] is the
@@ -161,7 +160,7 @@ type Concurrency[Req, Res any] struct {
 // name is empty, if max < 1, if ttl is too short, or if an option is nil.
 func NewConcurrency[Req, Res any](inner tower.Service[Req, Res], client redis.Scripter, name string, max int, ttl time.Duration, opts ...ConcurrencyOption) *Concurrency[Req, Res] {
 	const fn = "towerredis.NewConcurrency"
-	if isnil.Is(inner) {
+	if guard.IsNil(inner) {
 		panic(fn + ": inner is nil")
 	}
 	o := checkConcurrency(fn, client, name, max, ttl, opts)

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/towergo/tower/guard"
 	"github.com/towergo/tower/metrics"
-	"github.com/towergo/tower/towerredis/internal/isnil"
 )
 
 // FailMode says what a limit does when Redis does not answer a round trip
@@ -169,7 +169,7 @@ func WithObserver(observe func(RoundTrip)) Option {
 func newOptions[O any](fn string, opts []O, apply func(O, *options)) options {
 	var o options
 	for i, opt := range opts {
-		if isnil.Is(opt) {
+		if guard.IsNil(opt) {
 			panic(fmt.Sprintf("%s: option %d is nil", fn, i))
 		}
 		apply(opt, &o)

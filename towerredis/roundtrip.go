@@ -7,7 +7,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/towergo/tower/guard"
-	"github.com/towergo/tower/towerredis/internal/isnil"
 	"github.com/towergo/tower/towerredis/internal/mono"
 )
 
@@ -15,7 +14,7 @@ import (
 // that ignores context deadlines: no timeout could bound a round trip to
 // a Redis that hangs.
 func checkClient(fn string, client redis.Scripter) {
-	if isnil.Is(client) {
+	if guard.IsNil(client) {
 		panic(fn + ": client is nil")
 	}
 	enabled := true
