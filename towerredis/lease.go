@@ -137,7 +137,7 @@ type Concurrency[Req, Res any] struct {
 	o       options
 	replica string        // this limiter's part of its lease ids
 	next    atomic.Uint64 // the last lease id handed out
-	records sync.Pool     // *leasePermit[Req, Res]
+	wraps   tower.WrapPool[Req, Res]
 
 	mu       sync.Mutex
 	held     map[uint64]string // lease id → member, of the leases to renew
@@ -231,12 +231,7 @@ func (c *Concurrency[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Re
 		return p, err
 	}
 	held = false
-	rec, _ := c.records.Get().(*leasePermit[Req, Res])
-	if rec == nil {
-		rec = &leasePermit[Req, Res]{c: c}
-	}
-	rec.inner, rec.id = p, id
-	return tower.NewPermit(rec, rec.Token()), nil
+	return c.wraps.WrapNoted((*leaseWrapper[Req, Res])(c), p, id), nil
 }
 
 // acquire asks Redis for a lease until it gets one or ctx ends, and

@@ -132,38 +132,21 @@ func (c *Concurrency[Req, Res]) drop(leases []leaseID, positions []int64) int {
 	return n
 }
 
-// leasePermit is the record behind a permit: the inner permit and its
-// lease. Records come from the limit's sync.Pool; the Ticket refuses stale
-// copies of a permit.
-type leasePermit[Req, Res any] struct {
-	tower.Ticket
-	c     *Concurrency[Req, Res]
-	inner tower.Permit[Req, Res]
-	id    uint64 // 0: admitted without a lease
-}
+// leaseWrapper is the Concurrency's tower.NotedWrapper, kept off its
+// method set; a permit's note is its lease's id, 0 if admitted without
+// one.
+type leaseWrapper[Req, Res any] Concurrency[Req, Res]
 
-// take moves the inner permit and the lease out of a redeemed record and
-// returns the record to the pool, before any code that could outlive it
-// runs.
-func (r *leasePermit[Req, Res]) take() (*Concurrency[Req, Res], tower.Permit[Req, Res], uint64) {
-	c, inner, id := r.c, r.inner, r.id
-	r.inner, r.id = tower.Permit[Req, Res]{}, 0
-	c.records.Put(r)
-	return c, inner, id
-}
-
-func (r *leasePermit[Req, Res]) CallReserved(ctx context.Context, token uint64, req Req) (Res, error) {
-	r.MustRedeem(token)
-	c, inner, id := r.take()
-	defer c.release(id) // deferred, so that a panicking call gives its lease back too
+// CallNoted sends req, and gives the lease back when the call returns,
+// or panics.
+func (w *leaseWrapper[Req, Res]) CallNoted(ctx context.Context, inner tower.Permit[Req, Res], id uint64, req Req) (Res, error) {
+	defer (*Concurrency[Req, Res])(w).release(id)
 	return inner.Call(ctx, req)
 }
 
-func (r *leasePermit[Req, Res]) ReleaseReserved(token uint64) {
-	if !r.Redeem(token) {
-		return
-	}
-	c, inner, id := r.take()
-	defer c.release(id)
+// ReleaseNoted releases inner and gives the lease back, even if inner's
+// Release panics.
+func (w *leaseWrapper[Req, Res]) ReleaseNoted(inner tower.Permit[Req, Res], id uint64) {
+	defer (*Concurrency[Req, Res])(w).release(id)
 	inner.Release()
 }
