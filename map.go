@@ -43,17 +43,7 @@ func MapRequestLayer[Req, Res any](f func(Req) Req) Layer[Req, Res] {
 func MapResponse[Req, Res, Res2 any](inner Service[Req, Res], f func(Res) Res2) Service[Req, Res2] {
 	mustService("tower.MapResponse", inner)
 	mustFunc("tower.MapResponse", f == nil)
-	return &adapter[Req, Res2, Req, Res]{
-		inner: inner,
-		call: func(ctx context.Context, p Permit[Req, Res], req Req) (Res2, error) {
-			res, err := p.Call(ctx, req)
-			if err != nil {
-				var zero Res2
-				return zero, err
-			}
-			return f(res), nil
-		},
-	}
+	return AndThen(inner, func(_ context.Context, res Res) (Res2, error) { return f(res), nil })
 }
 
 // MapResponseLayer returns a Layer that wraps each service in [MapResponse]
