@@ -59,6 +59,7 @@
 // headers are removed, X-Forwarded-For, X-Forwarded-Proto and Forwarded
 // are set (and trusted from the proxies listed only), Via is added,
 // trailers are passed on, and streaming responses are flushed as they come.
+// TRACE and CONNECT are answered 405 and never forwarded.
 // A request that asks to switch protocols (a WebSocket) becomes a tunnel
 // once its backend answers 101: it counts in its route's rate limit but in
 // no concurrency limit, since it lasts as long as the conversation.

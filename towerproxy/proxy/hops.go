@@ -20,6 +20,10 @@ import (
 //     back what the client sent, its cookies and credentials included,
 //     to a script that could not read them otherwise (cross-site
 //     tracing); nginx refuses it too.
+//   - CONNECT is answered 405: a reverse proxy sends requests to its
+//     routes' upstreams, not tunnels to whatever host a client names
+//     (an open proxy). Upgrade requests (WebSocket) are tunnelled; see
+//     tunnel.go.
 //
 // A request without a Via costs no allocation: the values are shared.
 
@@ -49,13 +53,13 @@ func setVia(pr *httputil.ProxyRequest) {
 	pr.Out.Header["Via"] = own
 }
 
-// answersItself answers r itself, and reports true, if r is a TRACE or an
-// OPTIONS with Max-Forwards 0.
+// answersItself answers r itself, and reports true, if r is a TRACE, a
+// CONNECT or an OPTIONS with Max-Forwards 0.
 func answersItself(w http.ResponseWriter, r *http.Request) bool {
 	switch r.Method {
-	case http.MethodTrace:
-		w.Header().Set("Allow", "GET, HEAD, POST, PUT, DELETE, CONNECT, OPTIONS, PATCH")
-		http.Error(w, "TRACE is not allowed", http.StatusMethodNotAllowed)
+	case http.MethodTrace, http.MethodConnect:
+		w.Header().Set("Allow", "GET, HEAD, POST, PUT, DELETE, OPTIONS, PATCH")
+		http.Error(w, r.Method+" is not allowed", http.StatusMethodNotAllowed)
 		return true
 	case http.MethodOptions:
 		if n, ok := maxForwards(r); ok && n == 0 {

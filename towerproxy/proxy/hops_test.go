@@ -50,6 +50,25 @@ func TestTraceAndMaxForwards(t *testing.T) {
 	}
 }
 
+// CONNECT is refused, whatever its target, with the methods the proxy
+// takes: it tunnels to no host a client names.
+func TestConnectRefused(t *testing.T) {
+	backend := headerBackend(t)
+	p := startProxy(t, config([]string{backend}, "", ""))
+	for _, line := range []string{"CONNECT example.com:443 HTTP/1.1", "CONNECT " + p.Addr + " HTTP/1.1"} {
+		conn, br := dialRaw(t, p.Addr)
+		io.WriteString(conn, line+"\r\nHost: x\r\n\r\n")
+		res, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		res.Body.Close()
+		if allow := res.Header.Get("Allow"); res.StatusCode != http.StatusMethodNotAllowed || allow == "" || strings.Contains(allow, "CONNECT") || strings.Contains(allow, "TRACE") {
+			t.Errorf("%s: got %d with Allow %q, want 405 with the methods taken, without CONNECT and TRACE", line, res.StatusCode, allow)
+		}
+	}
+}
+
 // An informational response (103 Early Hints) goes on to the client
 // before the final one.
 func TestEarlyHintsForwarded(t *testing.T) {

@@ -129,7 +129,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serveHTTP is ServeHTTP's, under the request's record if it has one.
 func (p *Proxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	if (r.Method == http.MethodTrace || r.Method == http.MethodOptions) && answersItself(w, r) {
+	if (r.Method == http.MethodTrace || r.Method == http.MethodConnect || r.Method == http.MethodOptions) && answersItself(w, r) {
 		return // see hops.go
 	}
 	s := p.state.Load()
