@@ -20,6 +20,10 @@ import (
 //     back what the client sent, its cookies and credentials included,
 //     to a script that could not read them otherwise (cross-site
 //     tracing); nginx refuses it too.
+//   - An HTTP/1.0 client gets no informational response (1xx) a backend
+//     sends, such as 103 Early Hints: HTTP/1.0 has none, and a server
+//     must not send one to it (15.2). HTTP/1.1 and HTTP/2 clients get
+//     them, as a proxy must pass them on.
 //   - CONNECT is answered 405: a reverse proxy sends requests to its
 //     routes' upstreams, not tunnels to whatever host a client names
 //     (an open proxy). Upgrade requests (WebSocket) are tunnelled; see
@@ -70,6 +74,21 @@ func answersItself(w http.ResponseWriter, r *http.Request) bool {
 	}
 	return false
 }
+
+// http10Writer is the ResponseWriter of an HTTP/1.0 request: it drops
+// the informational responses that httputil.ReverseProxy passes on.
+type http10Writer struct{ http.ResponseWriter }
+
+func (w http10Writer) WriteHeader(code int) {
+	if code >= 100 && code < 200 {
+		return
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap gives http.ResponseController the client's writer, so that
+// flushes go through.
+func (w http10Writer) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // setMaxForwards gives pr.Out, an OPTIONS request, one less Max-Forwards
 // than pr.In had, if it had one; answersItself answered one with 0.

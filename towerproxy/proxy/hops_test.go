@@ -96,3 +96,25 @@ func TestEarlyHintsForwarded(t *testing.T) {
 		t.Errorf("then got %d %q, want 200 page", res.StatusCode, b)
 	}
 }
+
+// An HTTP/1.0 client gets the final response alone: HTTP/1.0 has no
+// informational responses, and a server must not send it one.
+func TestNoEarlyHintsToHTTP10(t *testing.T) {
+	backend := newBackend(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Link", "</style.css>; rel=preload; as=style")
+		w.WriteHeader(http.StatusEarlyHints)
+		w.Header().Del("Link")
+		io.WriteString(w, "page")
+	})).URL
+	p := startProxy(t, config([]string{backend}, "", ""))
+	conn, br := dialRaw(t, p.Addr)
+	io.WriteString(conn, "GET / HTTP/1.0\r\nHost: x\r\n\r\n")
+	res, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 200 || string(b) != "page" || res.Header.Get("Link") != "" {
+		t.Errorf("got %d %q with Link %q first, want 200 page, without the hints", res.StatusCode, b, res.Header.Get("Link"))
+	}
+}

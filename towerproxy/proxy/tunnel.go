@@ -27,15 +27,22 @@ import (
 // waits for tunnels no longer than the drain timeout, since net/http's
 // Shutdown does not track the connections it handed over.
 
-// upgrading reports whether r asks to switch protocols: an HTTP/1.x
+// upgrading reports whether r asks to switch protocols: an HTTP/1.1
 // request with an Upgrade header and "upgrade" among the tokens of its
-// Connection header. HTTP/2 has no Upgrade (RFC 9113, section 8.6). An
-// Upgrade to h2c is not one the proxy makes (see h2cUpgrade).
+// Connection header. HTTP/2 has no Upgrade (RFC 9113, section 8.6), and
+// an HTTP/1.0 request's is ignored (RFC 9110, section 7.8). An Upgrade
+// to h2c is not one the proxy makes (see h2cUpgrade).
 func upgrading(r *http.Request) bool {
-	if r.ProtoMajor != 1 || len(r.Header["Upgrade"]) == 0 || h2cUpgrade(r.Header) {
+	if ignoresUpgrade(r) || len(r.Header["Upgrade"]) == 0 || h2cUpgrade(r.Header) {
 		return false
 	}
 	return hasToken(r.Header["Connection"], "upgrade")
+}
+
+// ignoresUpgrade reports whether r's Upgrade, if it has one, must be
+// ignored, rather than passed on: r is not HTTP/1.1.
+func ignoresUpgrade(r *http.Request) bool {
+	return r.ProtoMajor != 1 || r.ProtoMinor == 0
 }
 
 // h2cUpgrade reports whether h asks to upgrade to h2c. The proxy does not

@@ -294,14 +294,14 @@ func (u *upstream) update(cfg *Upstream) error {
 // Transfer-Encoding, Upgrade (put back when the request upgrades),
 // Proxy-Connection, Proxy-Authenticate and Proxy-Authorization. Proxy
 // goes too: no standard header, it is what a CGI backend would take for
-// its own outgoing proxy (httpoxy), and so does an Upgrade to h2c (see
-// tunnel.go).
+// its own outgoing proxy (httpoxy), and so does an Upgrade to h2c, or
+// one an HTTP/1.0 request carries (see tunnel.go).
 func (u *upstream) rewrite(pr *httputil.ProxyRequest) {
 	pr.Out.URL.Scheme = "http"
 	pr.Out.URL.Host = placeholder
 	pr.Out.Host = pr.In.Host
 	delete(pr.Out.Header, "Proxy")
-	if h2cUpgrade(pr.Out.Header) { // see tunnel.go
+	if h2cUpgrade(pr.Out.Header) || ignoresUpgrade(pr.In) { // see tunnel.go
 		delete(pr.Out.Header, "Upgrade")
 		delete(pr.Out.Header, "Connection")
 	}

@@ -244,6 +244,34 @@ func TestH2CUpgradeNotPassedOn(t *testing.T) {
 	}
 }
 
+// An HTTP/1.0 request's Upgrade is ignored (RFC 9110, section 7.8): it
+// goes on as an ordinary request, without its Upgrade, and is no tunnel.
+func TestUpgradeIgnoredFromHTTP10(t *testing.T) {
+	var upgrades atomic.Int64
+	backend := newBackend(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Upgrade") != "" {
+			upgrades.Add(1)
+			w.Header().Set("Connection", "Upgrade")
+			w.Header().Set("Upgrade", "websocket")
+			w.WriteHeader(http.StatusSwitchingProtocols)
+			return
+		}
+		io.WriteString(w, "plain")
+	})).URL
+	p := startProxy(t, config([]string{backend}, "", ""))
+	conn, br := dialRaw(t, p.Addr)
+	key := base64.StdEncoding.EncodeToString([]byte("0123456789abcdef"))
+	io.WriteString(conn, "GET / HTTP/1.0\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: "+key+"\r\n\r\n")
+	res, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 200 || string(body) != "plain" || upgrades.Load() != 0 {
+		t.Errorf("got %d %q, the backend saw %d upgrades; want 200 plain and none", res.StatusCode, body, upgrades.Load())
+	}
+}
+
 // A handshake counts in its route's rate limit as any request does: with
 // a burst of one a minute, a client's second WebSocket is refused 429,
 // with the Retry-After of its next token, and never reaches the backend;
