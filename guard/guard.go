@@ -1,8 +1,8 @@
 // Package guard calls user code (a service's Ready, a metrics sink, an
 // observer, a handler) from a middleware so that a panic in it breaks
-// nothing it should not. Use [Call] or [Ready] on a goroutine the
-// middleware started, where a panic would end the program: it comes back
-// as a *tower.PanicError for the callers concerned, and [Orphan] logs one
+// nothing it should not. Use [Call] on a goroutine the middleware
+// started, where a panic would end the program: it comes back as a
+// *tower.PanicError for the callers concerned, and [Orphan] logs one
 // that no caller is left to hear of, as net/http logs a handler's panic.
 // Use [Undo] on the caller's own goroutine, where the panic goes on up:
 // it first gives back what the caller holds (a permit, a place in a
@@ -17,7 +17,6 @@
 package guard
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 	"runtime/debug"
@@ -68,21 +67,6 @@ func Undo(f, undo func()) {
 	}()
 	f()
 	returned = true
-}
-
-// Ready calls svc.Ready(ctx), and returns a panic in it as a PanicError,
-// which it is then: the service failed its readiness. If Ready calls
-// runtime.Goexit, Ready does not return.
-func Ready[Req, Res any](where string, svc tower.Service[Req, Res], ctx context.Context) (p tower.Permit[Req, Res], err error) {
-	returned := false
-	defer func() {
-		if !returned {
-			err = Recovered(where, recover())
-		}
-	}()
-	p, err = svc.Ready(ctx)
-	returned = true
-	return p, err
 }
 
 // Orphan reports a panic that no caller is left to hear of (the caller of

@@ -2,7 +2,6 @@ package guard_test
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"log/slog"
 	"runtime"
@@ -54,24 +53,6 @@ func TestGoexit(t *testing.T) {
 	if perr == nil || !strings.Contains(perr.Error(), "runtime.Goexit") {
 		t.Errorf("got %v, want a PanicError that says runtime.Goexit was called", perr)
 	}
-}
-
-type panicky struct{ v any }
-
-func (p panicky) Ready(context.Context) (tower.Permit[int, int], error) { panic(p.v) }
-
-func TestReady(t *testing.T) {
-	_, err := guard.Ready[int, int]("the inner service's Ready", panicky{"bad state"}, context.Background())
-	var pe *tower.PanicError
-	if !errors.As(err, &pe) || pe.Value != "bad state" {
-		t.Fatalf("got %v, want a PanicError of %q", err, "bad state")
-	}
-	svc := tower.ServiceFunc[int, int](func(_ context.Context, n int) (int, error) { return n, nil })
-	p, err := guard.Ready[int, int]("an inner service's Ready", svc, context.Background())
-	if err != nil || !p.Held() {
-		t.Fatalf("got %v, %v; want the service's permit", p, err)
-	}
-	p.Release()
 }
 
 func TestOrphan(t *testing.T) {
