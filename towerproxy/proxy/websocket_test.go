@@ -216,59 +216,41 @@ func TestUpgradeToH2CUpstream(t *testing.T) {
 	}
 }
 
-// An Upgrade to h2c is not passed on: a backend that would take it never
-// sees it, and the request is answered as an ordinary one (h2c
-// smuggling would tunnel HTTP/2 past the proxy's routes and limits).
-func TestH2CUpgradeNotPassedOn(t *testing.T) {
-	var upgrades atomic.Int64
-	backend := newBackend(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Upgrade") != "" {
-			upgrades.Add(1)
-			w.Header().Set("Connection", "Upgrade")
-			w.Header().Set("Upgrade", "h2c")
-			w.WriteHeader(http.StatusSwitchingProtocols)
-			return
-		}
-		io.WriteString(w, "plain")
-	})).URL
-	p := startProxy(t, config([]string{backend}, "", ""))
-	conn, br := dialRaw(t, p.Addr)
-	io.WriteString(conn, "GET / HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n")
-	res, err := http.ReadResponse(br, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(res.Body)
-	if res.StatusCode != 200 || string(body) != "plain" || upgrades.Load() != 0 {
-		t.Errorf("got %d %q, the backend saw %d upgrades; want 200 plain and none", res.StatusCode, body, upgrades.Load())
-	}
-}
-
-// An HTTP/1.0 request's Upgrade is ignored (RFC 9110, section 7.8): it
-// goes on as an ordinary request, without its Upgrade, and is no tunnel.
-func TestUpgradeIgnoredFromHTTP10(t *testing.T) {
-	var upgrades atomic.Int64
-	backend := newBackend(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Upgrade") != "" {
-			upgrades.Add(1)
-			w.Header().Set("Connection", "Upgrade")
-			w.Header().Set("Upgrade", "websocket")
-			w.WriteHeader(http.StatusSwitchingProtocols)
-			return
-		}
-		io.WriteString(w, "plain")
-	})).URL
-	p := startProxy(t, config([]string{backend}, "", ""))
-	conn, br := dialRaw(t, p.Addr)
+// Two Upgrades are not passed on: a backend that would take them never
+// sees them, and the request is answered as an ordinary one. One to h2c
+// (h2c smuggling would tunnel HTTP/2 past the proxy's routes and limits),
+// and any in an HTTP/1.0 request, which must be ignored (RFC 9110,
+// section 7.8).
+func TestUpgradeNotPassedOn(t *testing.T) {
 	key := base64.StdEncoding.EncodeToString([]byte("0123456789abcdef"))
-	io.WriteString(conn, "GET / HTTP/1.0\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: "+key+"\r\n\r\n")
-	res, err := http.ReadResponse(br, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(res.Body)
-	if res.StatusCode != 200 || string(body) != "plain" || upgrades.Load() != 0 {
-		t.Errorf("got %d %q, the backend saw %d upgrades; want 200 plain and none", res.StatusCode, body, upgrades.Load())
+	for _, tt := range []struct{ name, upgrade, request string }{
+		{"h2c", "h2c", "GET / HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n\r\n"},
+		{"http1.0", "websocket", "GET / HTTP/1.0\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: " + key + "\r\n\r\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var upgrades atomic.Int64
+			backend := newBackend(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Header.Get("Upgrade") != "" {
+					upgrades.Add(1)
+					w.Header().Set("Connection", "Upgrade")
+					w.Header().Set("Upgrade", tt.upgrade)
+					w.WriteHeader(http.StatusSwitchingProtocols)
+					return
+				}
+				io.WriteString(w, "plain")
+			})).URL
+			p := startProxy(t, config([]string{backend}, "", ""))
+			conn, br := dialRaw(t, p.Addr)
+			io.WriteString(conn, tt.request)
+			res, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(res.Body)
+			if res.StatusCode != 200 || string(body) != "plain" || upgrades.Load() != 0 {
+				t.Errorf("got %d %q, the backend saw %d upgrades; want 200 plain and none", res.StatusCode, body, upgrades.Load())
+			}
+		})
 	}
 }
 
