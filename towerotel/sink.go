@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -85,9 +86,10 @@ var instruments = [metrics.NumKinds]instrument{
 // appears only with the first call of that outcome (the SDK cannot make a
 // histogram series at zero): alert on [CallsName].
 //
-// Counts are kept in the Sink, striped over cache lines, and reported by a
-// callback when the reader collects: Add is one atomic addition, and a
-// report taken while requests come and go may be off by those in flight.
+// Counts are kept in the Sink (the kinds' striped over cache lines, as a
+// metrics.Counts keeps them) and reported by a callback when the reader
+// collects: Add is one atomic addition, and a report taken while requests
+// come and go may be off by those in flight.
 // Latencies are recorded at once, with attribute sets made by NewSink.
 // Measurements carry no request context, so no exemplars.
 //
@@ -95,7 +97,8 @@ var instruments = [metrics.NumKinds]instrument{
 // so that its callback stops reporting. Its zero value is not usable; call
 // [NewSink].
 type Sink struct {
-	counts  metrics.Counts // the kinds' counts, and the calls by outcome
+	kinds   metrics.Counts                    // the kinds' counts: its Add and Get only
+	calls   [metrics.NumOutcomes]atomic.Int64 // the calls observed, by outcome
 	latency metric.Float64Histogram
 	record  [metrics.NumOutcomes][]metric.RecordOption  // the latencies' attributes, by outcome
 	observe []metric.ObserveOption                      // the kinds' attributes
@@ -188,7 +191,7 @@ func (s *Sink) report(ob metric.Observer, observable *[metrics.NumKinds]metric.I
 		if obs == nil {
 			continue
 		}
-		n := s.counts.Get(metrics.Kind(k))
+		n := s.kinds.Get(metrics.Kind(k))
 		if n < 0 && metrics.Kind(k).UpDown() {
 			// Read while requests came and went: the true count is
 			// never below zero.
@@ -196,15 +199,14 @@ func (s *Sink) report(ob metric.Observer, observable *[metrics.NumKinds]metric.I
 		}
 		ob.ObserveInt64(obs, n, s.observe...)
 	}
-	byOutcome := s.counts.Snapshot().Calls
 	for out := 1; out < metrics.NumOutcomes; out++ {
-		ob.ObserveInt64(calls, byOutcome[out], s.byCall[out]...)
+		ob.ObserveInt64(calls, s.calls[out].Load(), s.byCall[out]...)
 	}
 }
 
 // Add adds delta to the count of k. It ignores a Kind it does not know.
 func (s *Sink) Add(k metrics.Kind, delta int64) {
-	s.counts.Add(k, delta)
+	s.kinds.Add(k, delta)
 }
 
 // Observe counts a call of the given outcome, and records its latency, in
@@ -214,7 +216,7 @@ func (s *Sink) Observe(latency time.Duration, outcome metrics.Outcome) {
 	if outcome == 0 || int(outcome) >= metrics.NumOutcomes {
 		return
 	}
-	s.counts.Observe(latency, outcome)
+	s.calls[outcome].Add(1)
 	s.latency.Record(context.Background(), latency.Seconds(), s.record[outcome]...)
 }
 
