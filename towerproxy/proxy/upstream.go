@@ -301,7 +301,7 @@ func (u *upstream) rewrite(pr *httputil.ProxyRequest) {
 	pr.Out.URL.Host = placeholder
 	pr.Out.Host = pr.In.Host
 	delete(pr.Out.Header, "Proxy")
-	if h2cUpgrade(pr.Out.Header) || ignoresUpgrade(pr.In) { // see tunnel.go
+	if len(pr.Out.Header["Upgrade"]) > 0 && (ignoresUpgrade(pr.In) || h2cUpgrade(pr.Out.Header)) { // see tunnel.go
 		delete(pr.Out.Header, "Upgrade")
 		delete(pr.Out.Header, "Connection")
 	}
