@@ -1,15 +1,9 @@
 // Package filter rejects or rewrites requests before they reach a service:
 // tower's Filter and AsyncFilter. Use [New] with a [Predicate], a function
 // of the request, or [NewAsync] with an [AsyncPredicate], which also gets
-// the call's ctx and may ask another service (an authorization server, a
-// quota store) under the request's deadline.
+// the call's ctx, to ask another service (an authorization server, a quota
+// store) under the request's deadline.
 //
-// A predicate returns the request to send, the same one or a changed one,
-// or an error. A rejected request never reaches the inner service: the
-// caller gets the predicate's error unchanged, for errors.Is and errors.As,
-// and the inner reservation is given back unused.
-//
-//	var errNoUser = errors.New("no user")
 //	svc := filter.New(handler, func(req Request) (Request, error) {
 //		if req.User == "" {
 //			return req, errNoUser
@@ -18,18 +12,19 @@
 //		return req, nil
 //	})
 //
-// # Where it sits
+// A predicate returns the request to send, the same one or a changed one,
+// or an error. A rejected request never reaches the inner service: the
+// caller gets the predicate's error unchanged, and the inner reservation is
+// given back unused.
 //
 // As in tower, the predicate runs in Call, while the inner capacity that
 // Ready reserved is held. With the first layer listed outermost:
 //
-//   - Filter > Buffer > ...: a rejected request never queues and never holds
-//     inner capacity; a predicate, even a slow one, holds one queue slot.
-//     This is the place for an AsyncPredicate that calls out.
+//   - Filter > Buffer: a rejected request never queues; a predicate, even a
+//     slow one that calls out, holds one queue slot.
 //   - Filter > ConcurrencyLimit: the limit's permit is held while the
 //     predicate runs, and given back as soon as it rejects.
-//   - Timeout > Filter: the predicate's time counts towards the timeout;
-//     with Filter > Timeout it does not.
+//   - Timeout > Filter: the predicate's time counts towards the timeout.
 //
 // A Filter keeps the request's type, so that it can be a layer. To check a
 // request and convert it, put a Filter around a [tower.MapRequest].

@@ -7,24 +7,17 @@ import (
 	"github.com/towergo/tower/internal/isnil"
 )
 
-// A Predicate returns the request to send to the inner service (the one it
-// was given or a changed one), or an error that rejects it. It must be safe
-// for concurrent use.
+// A Predicate returns the request to send to the inner service, or an
+// error that rejects it. It must be safe for concurrent use.
 type Predicate[Req any] func(req Req) (Req, error)
 
 // An AsyncPredicate is a [Predicate] that gets the call's ctx, so it may
-// call other services under the request's deadline. It must be safe for
-// concurrent use.
+// call other services under the request's deadline.
 type AsyncPredicate[Req any] func(ctx context.Context, req Req) (Req, error)
 
-// Filter is middleware that runs a predicate on each request. Ready is the
-// inner service's Ready. Call runs the predicate while the inner reservation
-// is held, then sends the request it returned to the inner service or, on
-// error, releases the reservation and returns the error unchanged.
-//
-// A Filter is safe for concurrent use. Its zero value is not usable; build
-// one with [New] or [NewAsync]. Req and Res are the request and response
-// types.
+// Filter is middleware that runs a predicate on each request, as the
+// package doc says. A Filter is safe for concurrent use. Its zero value is
+// not usable; build one with [New] or [NewAsync].
 type Filter[Req, Res any] struct {
 	inner tower.Service[Req, Res]
 	pred  AsyncPredicate[Req]
@@ -34,27 +27,26 @@ type Filter[Req, Res any] struct {
 // New returns inner wrapped in a Filter that runs pred on each request. It
 // panics if inner (a typed nil too) or pred is nil.
 func New[Req, Res any](inner tower.Service[Req, Res], pred Predicate[Req]) *Filter[Req, Res] {
-	if isnil.Is(pred) {
-		panic("filter.New: nil predicate")
-	}
-	return newFilter("filter.New", inner, func(_ context.Context, req Req) (Req, error) { return pred(req) })
+	check("filter.New", inner, pred)
+	return &Filter[Req, Res]{inner: inner, pred: func(_ context.Context, req Req) (Req, error) { return pred(req) }}
 }
 
 // NewAsync returns inner wrapped in a Filter that runs pred, with the
 // call's ctx, on each request. It panics if inner (a typed nil too) or pred
 // is nil.
 func NewAsync[Req, Res any](inner tower.Service[Req, Res], pred AsyncPredicate[Req]) *Filter[Req, Res] {
-	if isnil.Is(pred) {
-		panic("filter.NewAsync: nil predicate")
-	}
-	return newFilter("filter.NewAsync", inner, pred)
+	check("filter.NewAsync", inner, pred)
+	return &Filter[Req, Res]{inner: inner, pred: pred}
 }
 
-func newFilter[Req, Res any](fn string, inner tower.Service[Req, Res], pred AsyncPredicate[Req]) *Filter[Req, Res] {
+// check panics, naming fn, if pred or inner is nil.
+func check(fn string, inner, pred any) {
+	if isnil.Is(pred) {
+		panic(fn + ": nil predicate")
+	}
 	if isnil.Is(inner) {
 		panic(fn + ": nil inner service")
 	}
-	return &Filter[Req, Res]{inner: inner, pred: pred}
 }
 
 // NewLayer returns a Layer that wraps each service in a Filter that runs
@@ -80,8 +72,8 @@ func NewAsyncLayer[Req, Res any](pred AsyncPredicate[Req]) tower.Layer[Req, Res]
 }
 
 // Ready waits for the inner service and returns its permit wrapped so that
-// the call runs the predicate first. An error from the inner service's
-// Ready is returned unchanged.
+// the call runs the predicate first. The inner Ready's error is returned
+// unchanged.
 func (f *Filter[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	p, err := f.inner.Ready(ctx)
 	if err != nil {
@@ -94,8 +86,7 @@ func (f *Filter[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], e
 type wrapper[Req, Res any] Filter[Req, Res]
 
 func (w *wrapper[Req, Res]) CallWrapped(ctx context.Context, inner tower.Permit[Req, Res], req Req) (Res, error) {
-	// A rejected request, or a predicate that panics, gives the inner
-	// reservation back; after the call this does nothing.
+	// A rejection or a panic gives the reservation back.
 	defer inner.Release()
 	req, err := w.pred(ctx, req)
 	if err != nil {

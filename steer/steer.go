@@ -2,6 +2,7 @@ package steer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 
@@ -9,23 +10,33 @@ import (
 	"github.com/towergo/tower/internal/isnil"
 )
 
+// ErrBadPick is the cause, in an [*Error], of a request whose picker
+// returned an index that is not one of the services'.
+var ErrBadPick = errors.New("picker returned an index out of range")
+
+// An Error reports a request that could not be sent to the service its
+// picker chose: Err is [ErrBadPick], or the error the broken service's
+// Ready returned. Match it with errors.As, and its cause with errors.Is.
+type Error struct {
+	Index int   // the index the picker returned
+	Err   error // the cause
+}
+
+// Error returns "steer: service <Index>: <Err>".
+func (e *Error) Error() string { return fmt.Sprintf("steer: service %d: %v", e.Index, e.Err) }
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
 // A Picker chooses the service for a request: it returns an index into the
-// services given to [New], of which there are n. It gets the call's ctx, so
-// it may route on values the caller put there as well as on the request.
-// It must be safe for concurrent use, and should be quick: it runs on the
-// request's path.
+// n services given to [New]. It gets the call's ctx, so it may route on
+// values put there. It must be safe for concurrent use.
 type Picker[Req any] func(ctx context.Context, req Req, n int) int
 
 // Steer is middleware that sends each request to the service its [Picker]
-// chooses. Ready reserves nothing; the permit's Call picks the service,
-// waits for it under the call's ctx and calls it. A service whose Ready
-// fails is broken for good, and every request picked for it fails with an
-// [*Error] naming its index. See the package doc for why, and for where to
-// put a Steer among other layers.
-//
-// A Steer is safe for concurrent use. Its zero value is not usable; build
-// one with [New]. Req and Res are the request and response types of every
-// service.
+// chooses; the package doc says how it waits, and where to put it among
+// other layers. A Steer is safe for concurrent use. Its zero value is not
+// usable; build one with [New].
 type Steer[Req, Res any] struct {
 	services []tower.Service[Req, Res]
 	broken   []atomic.Pointer[Error] // set once service i's Ready has failed
@@ -55,21 +66,15 @@ func New[Req, Res any](services []tower.Service[Req, Res], pick Picker[Req]) *St
 	}
 }
 
-// Ready returns a permit at once, even if ctx is done, and never fails: it
-// reserves nothing, since the service depends on the request. The permit's
-// Call does the waiting.
+// Ready returns a permit at once, even if ctx is done, and never fails; the
+// permit's Call does the waiting.
 func (s *Steer[Req, Res]) Ready(context.Context) (tower.Permit[Req, Res], error) {
-	// The zero permit holds nothing; the WrapPool's ticket refuses stale
-	// copies.
 	return s.wraps.Wrap((*wrapper[Req, Res])(s), tower.Permit[Req, Res]{}), nil
 }
 
 // wrapper is Steer's tower.Wrapper, kept off Steer's method set.
 type wrapper[Req, Res any] Steer[Req, Res]
 
-// CallWrapped picks the service for req, waits for it under ctx, and calls
-// it. If ctx ends while it waits, it returns ctx.Err() unchanged and leaves
-// nothing reserved.
 func (w *wrapper[Req, Res]) CallWrapped(ctx context.Context, _ tower.Permit[Req, Res], req Req) (Res, error) {
 	var zero Res
 	i := w.pick(ctx, req, len(w.services))
@@ -84,15 +89,13 @@ func (w *wrapper[Req, Res]) CallWrapped(ctx context.Context, _ tower.Permit[Req,
 		if cerr := ctx.Err(); cerr != nil && err == cerr {
 			return zero, err
 		}
-		// Broken for good: no request goes to it again. The first failure
-		// recorded is the one every request reports.
+		// The first failure recorded is the one every request reports.
 		w.broken[i].CompareAndSwap(nil, &Error{Index: i, Err: err})
 		return zero, w.broken[i].Load()
 	}
 	return p.Call(ctx, req)
 }
 
-// ReleaseWrapped has nothing to give back.
 func (w *wrapper[Req, Res]) ReleaseWrapped(tower.Permit[Req, Res]) {}
 
 // Broken returns the [*Error] of service i if it is broken: its Ready has

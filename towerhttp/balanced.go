@@ -20,19 +20,17 @@ import (
 // each request goes through the transport's stack, then to the less
 // loaded of two ready endpoints, each a stack of its own in front of one
 // backend ([NewEndpoint]). The request's URL says what to ask for; the
-// endpoint chosen says where it goes.
-//
-// Layers for the whole client (a retry, whose attempts may go to other
-// backends; a timeout) go in the transport's stack; layers per backend (a
-// concurrency limit, which makes a full backend not ready, so that the
-// balancer passes it over) go in each endpoint's.
+// endpoint chosen says where it goes. Layers for the whole client (a
+// retry, a timeout) go in the transport's stack; layers per backend (a
+// concurrency limit, which the balancer passes over when full) go in each
+// endpoint's.
 //
 // A BalancedTransport is safe for concurrent use. Build one with
 // [NewBalancedTransport] and Close it when done; the zero value is not
 // usable.
 type BalancedTransport struct {
 	svc   tower.Service[*http.Request, *http.Response]
-	tried func(context.Context) context.Context // a fresh balance.Tried in the context
+	tried func(context.Context) context.Context // adds a fresh balance.Tried
 	bal   interface {
 		Close() error
 		Shutdown(context.Context) error
@@ -40,12 +38,10 @@ type BalancedTransport struct {
 }
 
 // NewBalancedTransport returns a BalancedTransport over the endpoints
-// discovered by d, built with [NewEndpoint] (or any load.Service of the
-// same types whose leaf is a transport's), under stack, whose layers, the
+// discovered by d, built with [NewEndpoint], under stack, whose layers, the
 // first one outermost, wrap the balancer. opts configure the balancer:
-// balance.WithFailFast makes a request fail with balance.ErrNoEndpoints
-// rather than wait when there are no endpoints at all. It panics if d,
-// stack or an option is nil.
+// balance.WithFailFast makes a request fail rather than wait while there
+// are no endpoints. It panics if d, stack or an option is nil.
 func NewBalancedTransport[K comparable](d discover.Discover[K, load.Service[*http.Request, *http.Response]], stack tower.Layer[*http.Request, *http.Response], opts ...balance.Option) *BalancedTransport {
 	if isnil.Is(stack) {
 		panic("towerhttp.NewBalancedTransport: nil stack")
@@ -55,8 +51,7 @@ func NewBalancedTransport[K comparable](d discover.Discover[K, load.Service[*htt
 	}
 	p2c := balance.NewP2C(d, opts...)
 	var svc tower.Service[*http.Request, *http.Response]
-	// If Wrap panics, close the balancer first: it runs goroutines and
-	// holds its endpoints' permits.
+	// If Wrap panics, close the balancer, which runs goroutines, first.
 	guard.Undo(func() { svc = stack.Wrap(p2c) }, func() { p2c.Close() })
 	if isnil.Is(svc) {
 		p2c.Close()
@@ -67,15 +62,14 @@ func NewBalancedTransport[K comparable](d discover.Discover[K, load.Service[*htt
 }
 
 // RoundTrip sends req through the stack and the balancer to one of the
-// backends. An error from the stack or the backend is returned as it is.
-// The attempts of a retry or a hedge in the stack go to backends the
-// request has not tried, while one is ready (balance.Tried).
+// backends. The attempts of a retry or a hedge in the stack go to backends
+// the request has not tried, while one is ready (balance.Tried).
 func (b *BalancedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL == nil {
 		closeBody(req)
 		return nil, errNoURL
 	}
-	return roundTripIn(b.tried(req.Context()), b.svc, req)
+	return roundTrip(b.tried(req.Context()), b.svc, req)
 }
 
 // Close stops the balancer and gives back the reservations its ready
@@ -84,9 +78,7 @@ func (b *BalancedTransport) RoundTrip(req *http.Request) (*http.Response, error)
 func (b *BalancedTransport) Close() error { return b.bal.Close() }
 
 // Shutdown stops the balancer as Close does, and waits for its goroutines
-// while ctx lasts: it returns nil once they have exited, or ctx.Err() if
-// ctx ends first (an endpoint or a Discover that ignores its context holds
-// them up).
+// while ctx lasts: it returns nil once they have exited, or ctx.Err().
 func (b *BalancedTransport) Shutdown(ctx context.Context) error { return b.bal.Shutdown(ctx) }
 
 // The load estimate of an endpoint starts at EndpointRTT, and its memory
@@ -99,13 +91,11 @@ const (
 // NewEndpoint returns the endpoint of a [BalancedTransport] for the
 // backend at target: stack's layers, the first one outermost, around a
 // leaf that sends the request with base to target's scheme and host,
-// keeping its path, query and Host header (the request's Host, or its
-// URL's host) unless [WithTargetHost] says otherwise. Its load is
-// load.PeakEwma's, from [EndpointRTT] decaying over [EndpointDecay], with a
-// request pending until its body is done ([BodyCompletion]).
-//
-// It panics if base or stack is nil, if target is nil or lacks a scheme
-// or a host, or if an option is nil.
+// keeping its path, query and Host header unless [WithTargetHost] says
+// otherwise. Its load is load.PeakEwma's, from [EndpointRTT] decaying over
+// [EndpointDecay], with a request pending until its body is done
+// ([BodyCompletion]). It panics if base or stack is nil, if target is nil
+// or lacks a scheme or a host, or if an option is nil.
 func NewEndpoint(base http.RoundTripper, target *url.URL, stack tower.Layer[*http.Request, *http.Response], opts ...EndpointOption) load.Service[*http.Request, *http.Response] {
 	if isnil.Is(base) {
 		panic("towerhttp.NewEndpoint: nil base RoundTripper")
@@ -141,25 +131,20 @@ type endpointOptions struct {
 
 // WithTargetHost makes an endpoint send its target's host (host:port as
 // the target's URL has it) as the Host header, rather than the request's
-// own: for a backend that serves by its own name, as nginx's proxy_pass
-// does by default. Without it one name, the request's, reaches every
-// backend.
+// own: for a backend that serves by its own name.
 func WithTargetHost() EndpointOption {
 	return func(o *endpointOptions) { o.targetHost = true }
 }
 
 // BodyCompletion is a load.Completion for HTTP responses: a request counts
 // in its endpoint's load until its response body is closed or read to the
-// end, not just until the headers are in, so that a backend slow to send
-// bodies looks loaded. Give it to load.NewPendingRequests or
-// load.NewPeakEwma with load.WithCompletion. Its zero value is ready to use.
+// end, so that a backend slow to send bodies looks loaded. Its zero value
+// is ready to use.
 type BodyCompletion struct{}
 
 // Track wraps res's body so that h.Done is called when it is closed or
-// read to the end, and returns res. A 101 Switching Protocols response (a
-// WebSocket's handshake) is done at once, its body returned as it is,
-// writable, as httputil.ReverseProxy needs: that body is a tunnel that may
-// last minutes, which says nothing of the backend's latency.
+// read to the end, and returns res. A 101 Switching Protocols response is
+// done at once, its body, a tunnel, returned as it is.
 func (BodyCompletion) Track(h *load.Handle, res *http.Response) *http.Response {
 	if res == nil || res.Body == nil || res.StatusCode == http.StatusSwitchingProtocols {
 		h.Done()

@@ -21,40 +21,25 @@ import (
 var errReadDeadline = fmt.Errorf("towerhttp: request body read after the handler's deadline: %w", os.ErrDeadlineExceeded)
 
 // errBodyDeadline is the error of a call whose handler wrote nothing after
-// a body read ended at its deadline. It wraps context.DeadlineExceeded, so
-// that a Timeout above takes it for its own, and StatusCode answers 503.
+// a body read ended at its deadline. It wraps context.DeadlineExceeded for
+// a Timeout above and for StatusCode.
 var errBodyDeadline = fmt.Errorf("towerhttp: request body not received by the handler's deadline: %w", context.DeadlineExceeded)
 
-// requestBody is the body a Handler gives its handler when it watches the
-// reads: to cut the body at WithMaxBodyBytes, and to tell a read that
-// ended at the deadline. Its state is its exchange's (a one-pointer struct
-// goes in an interface without an allocation). It goes on a copy of the
-// request: net/http inspects its own request's body once the handler has
-// written its header or returned.
+// requestBody is the body a Handler gives its handler, on a copy of the
+// request, when it watches the reads: to cut the body at WithMaxBodyBytes,
+// and to tell a read that ended at the deadline. Its state is its
+// exchange's, so that it goes in an interface without an allocation.
 type requestBody struct{ ex *exchange }
 
 // readDeadline is the deadline that ends the body's reads, and how it is
-// set (see bound); the zero value is none. Its exchange's mu guards it.
+// set (see bound). Its exchange's mu guards it.
 type readDeadline struct {
 	at      time.Duration // a reading of package mono's clock: negative in a testing/synctest bubble
 	perRead bool          // set around each read, not once for all
 	on      bool          // the Handler sets it: the ResponseWriter has a read deadline, and the handler has not taken it over
 }
 
-// watchBody prepares the watching of r's body, if it has one: the limit of
-// maxBody, if not negative, and the deadline the leaf finds (see bound).
-func (ex *exchange) watchBody(r *http.Request, maxBody int64) {
-	if r.Body == nil || r.Body == http.NoBody {
-		return
-	}
-	ex.body, ex.read = r.Body, r.Body
-	if maxBody >= 0 {
-		ex.read = http.MaxBytesReader(ex.w, r.Body, maxBody)
-	}
-}
-
-// netHTTPBody is the type of net/http's HTTP/1 request body, found by
-// having net/http read a request.
+// netHTTPBody is the type of net/http's HTTP/1 request body.
 var netHTTPBody = sync.OnceValue(func() reflect.Type {
 	r, err := http.ReadRequest(bufio.NewReader(strings.NewReader("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nx")))
 	if err != nil {
@@ -71,25 +56,8 @@ func unread(r *http.Request) bool {
 		r.PostForm == nil && r.MultipartForm == nil
 }
 
-// request returns the request the leaf gives the handler when the Handler
-// got one with a body: r with gov, the handler's context, and with the
-// watched body if r still has the Handler's body and there is a limit or a
-// deadline to watch.
-func (ex *exchange) request(r *http.Request, gov context.Context) *http.Request {
-	if !sameBody(r.Body, ex.body) || !ex.bound(r, gov) && ex.read == ex.body {
-		if r.Context() != gov {
-			r = r.WithContext(gov)
-		}
-		return r
-	}
-	r = r.WithContext(gov)
-	r.Body = requestBody{ex}
-	return r
-}
-
-// sameBody reports whether a is b, the body the Handler got: whether no
-// layer replaced it. A body of an incomparable type, which == would panic
-// on, is taken for b if it has b's type.
+// sameBody reports whether a is b: whether no layer replaced the body. A
+// body of an incomparable type is taken for b if it has b's type.
 func sameBody(a, b io.ReadCloser) bool {
 	t := reflect.TypeOf(a)
 	if t != reflect.TypeOf(b) {
@@ -102,20 +70,14 @@ func sameBody(a, b io.ReadCloser) bool {
 // r's body, and reports whether gov has one. A server with a ReadTimeout
 // bounds bodies itself, and is left to it.
 //
-// The deadline is set on the connection through http.ResponseController,
-// as ReadTimeout is. On HTTP/2 it is the request's stream's. On HTTP/1,
-// once the body has been read to its end, net/http waits on the connection
-// for the next request with no deadline; one left there would end that
-// wait, and net/http would take it for a lost client and cancel the
-// contexts of the connection's later requests. So on a body net/http has
-// not read to its end (see unread) it is set once, now, and stays set:
-// what net/http reads of the body after the handler answered fails at
-// once if it passed, and net/http closes the connection rather than wait
-// for a slow client (it sets its own deadlines for the next request). On
-// any other body (one a middleware before the Handler read and replaced,
-// or wrapped) it is set around each of the handler's reads only: should
-// it pass between two reads, what net/http reads of the rest after the
-// handler answered is not bounded.
+// The deadline is set on the connection through http.ResponseController:
+// on HTTP/2, the request's stream. On HTTP/1, once the body has been read
+// to its end, net/http waits on the connection for the next request, and a
+// deadline left there would end that wait and cancel the contexts of later
+// requests. So the deadline is set once, now, only on a body net/http has
+// not read to its end (see unread), and any read after it fails at once.
+// On any other body it is set around each of the handler's reads, and what
+// net/http reads of the rest after the handler answered is not bounded.
 func (ex *exchange) bound(r *http.Request, gov context.Context) bool {
 	d, ok := gov.Deadline()
 	if !ok {
@@ -141,8 +103,7 @@ func (ex *exchange) bound(r *http.Request, gov context.Context) bool {
 }
 
 // readDeadlines reports whether http.ResponseController can set w's read
-// deadline: whether w, or a writer it unwraps to, has SetReadDeadline.
-// Asking directly avoids the controller's error allocation when it cannot.
+// deadline, without the allocation of the controller's error if not.
 func readDeadlines(w http.ResponseWriter) bool {
 	for {
 		switch t := w.(type) {
@@ -158,10 +119,9 @@ func readDeadlines(w http.ResponseWriter) bool {
 
 // armRead prepares a body read under the deadline: it reports whether one
 // is in force, and whether the read must be followed by disarm. A per-read
-// deadline that has passed is not set (it would end at once a read
-// net/http waits on): armRead returns errReadDeadline instead. Nothing is
-// set once the exchange is finished: net/http owns the connection again,
-// and may be serving its next request.
+// deadline that has passed is not set, as it would end a read net/http
+// waits on: the read fails with errReadDeadline. Nothing is set once the
+// exchange is finished: net/http owns the connection again.
 func (ex *exchange) armRead() (watched, armed bool, err error) {
 	ex.mu.Lock()
 	defer ex.mu.Unlock()
@@ -190,8 +150,7 @@ func (ex *exchange) disarm() {
 	}
 }
 
-// Read reads the body, ending at the handler's deadline. A read that ends
-// there leaves the connection's deadline set (see bound).
+// Read reads the body, ending at the handler's deadline.
 func (b requestBody) Read(p []byte) (int, error) {
 	watched, armed, err := b.ex.armRead()
 	if err != nil {
@@ -206,19 +165,11 @@ func (b requestBody) Read(p []byte) (int, error) {
 		b.ex.disarm()
 	}
 	if err != nil && err != io.EOF {
-		b.ex.readFailed(err)
+		if tooLarge, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			b.ex.tooLarge.Store(tooLarge)
+		}
 	}
 	return n, err
 }
 
-// readFailed records err, a body read's error, if the body hit
-// WithMaxBodyBytes.
-func (ex *exchange) readFailed(err error) {
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		ex.tooLarge.Store(tooLarge)
-	}
-}
-
-// Close closes the body.
 func (b requestBody) Close() error { return b.ex.read.Close() }

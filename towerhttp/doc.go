@@ -15,20 +15,16 @@
 //	client := &http.Client{Transport: towerhttp.NewTransport(http.DefaultTransport,
 //		limit.NewConcurrencyLayer[*http.Request, *http.Response](16))} // 16 per host
 //
-// Put the Timeout above the limits, as here. The wait for a limit's permit
-// happens in Ready, which no Timeout times; and above the limit, a call
-// that a Timeout in Abandon mode gives up on keeps its permit until its
-// handler returns, so the limit counts the handlers that really run (below
-// it, the abandoned handlers would run on beyond the limit). go run
-// ./examples/overload and ./examples/adaptive show such stacks under load.
+// Put the Timeout above the limits, as here: no Timeout times the wait for
+// a limit's permit, which happens in Ready, and a call that a Timeout in
+// Abandon mode gives up on keeps the permit of a limit below it until its
+// handler returns, so that the limit counts the handlers that really run.
 //
 // # Server
 //
 // A server stack's request is the *http.Request and its response a
-// [Response]: the handler writes to the ResponseWriter itself. [Handler]
-// says what is answered when the stack fails, and [StatusCode] with which
-// status. The leaf, [HandlerService], runs the handler under the call's
-// context, so a Timeout above cancels the request's context.
+// [Response]: the handler writes to the ResponseWriter itself, under the
+// context of the stack's call, which a Timeout above cancels.
 //
 // A handler blocked reading a slow body does not see its context end, so
 // the Handler also ends body reads at that context's deadline, through
@@ -43,24 +39,23 @@
 // A client stack's request is the *http.Request and its response the
 // *http.Response; the leaf sends the request with the base RoundTripper.
 // [NewRetryPolicy] retries as HTTP allows; [Failure] and [Accepted]
-// classify results for a breaker, outlier detection or a throttle. A
-// policy that sends a request more than once calls [CloneRequest] in its
-// Clone. The request's body is closed even when no attempt sends it, as a
+// classify results for a breaker, outlier detection or a throttle. The
+// request's body is closed even when no attempt sends it, as a
 // RoundTripper must.
 //
-// When the stack answers, every response the leaf got that the caller does
-// not get (retried attempts, hedges that lost, responses a layer replaced
-// with an error, and later ones from attempts abandoned by a Timeout) is
-// discarded: a body that declares at most 4 KiB is drained, so that its
-// connection is reused, and any other is closed unread. A layer that
-// returns a response it built itself leaves the transport unable to tell
-// which body the caller reads, and none is discarded.
+// Every response the leaf got that the caller does not get (retried
+// attempts, hedges that lost, responses a layer replaced with an error,
+// late ones from attempts a Timeout abandoned) is discarded: a body that
+// declares at most 4 KiB is drained, so that its connection is reused, and
+// any other is closed unread. A layer that returns a response it built
+// itself leaves the transport unable to tell which body the caller reads,
+// and none is discarded.
 //
-// A context a layer derives (a Timeout's, a Hedge's) ends when its call
-// returns, with the response's headers, so the body is read under the
-// request's own context: a Timeout in a client stack times the round trip
-// to the headers, as tower's does; bound the whole exchange with a
-// deadline on the request's context or http.Client.Timeout. Likewise a
-// permit is held until the headers are in, not while the body is read:
-// bound connections with http.Transport.MaxConnsPerHost.
+// A layer's context (a Timeout's, a Hedge's) ends when its call returns,
+// with the response's headers, so the body is read under the request's own
+// context: a Timeout in a client stack times the round trip to the
+// headers, as tower's does; bound the whole exchange with a deadline on
+// the request's context or http.Client.Timeout. Likewise a permit is held
+// until the headers are in, not while the body is read: bound connections
+// with http.Transport.MaxConnsPerHost.
 package towerhttp

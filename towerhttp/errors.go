@@ -11,8 +11,7 @@ import (
 
 // A ReadyError is the error a [Handler] gives its error handler when the
 // stack's Ready failed with an error other than the request context's: the
-// stack is broken for good, and every request will fail the same way until
-// it is rebuilt. Err is what Ready returned.
+// stack is broken for good. Err is what Ready returned.
 type ReadyError struct {
 	Err error
 }
@@ -39,20 +38,16 @@ var ErrTooManyHosts = errors.New("towerhttp: too many hosts with requests in fli
 //   - 413 for a body over [WithMaxBodyBytes] (*http.MaxBytesError);
 //   - 503 with Retry-After ([WithRetryAfter]) for [tower.IsOverloaded]
 //     (loadshed.ErrOverloaded) and [tower.IsUnavailable] ([*ReadyError],
-//     buffer.ErrClosed, *buffer.ServiceError, balance.ErrNoEndpoints,
-//     balance.ErrClosed; a panic that broke the whole stack included);
+//     buffer.ErrClosed, balance.ErrNoEndpoints; a panic that broke the
+//     whole stack included);
 //   - 429 with Retry-After for [tower.IsThrottled] (limit's per-key
 //     refusal, throttle.ErrThrottled), unless it is also one of the above;
-//   - 503 without Retry-After for [tower.IsTimeout] (timeout.ErrElapsed,
-//     or context.DeadlineExceeded from outside) and for context.Canceled;
-//   - 500 for a *tower.PanicError of the request's own code, whatever its
-//     value (the Handler aborts the response instead: see
-//     [Handler.ServeHTTP]), and for any other error. StatusCode(nil) is 200.
+//   - 503 without Retry-After for [tower.IsTimeout] and context.Canceled:
+//     not 504, which proxies in front would take for their own timeout;
+//   - 500 for a *tower.PanicError of the request's own code (the Handler
+//     aborts the response instead), and for any other error.
 //
-// A timeout is 503, as http.TimeoutHandler answers, not 504: proxies in
-// front would read a 504 from the origin as their own timeout. A handler
-// that is itself a proxy may map timeout.ErrElapsed to 504 in its error
-// handler.
+// StatusCode(nil) is 200.
 func StatusCode(err error) int {
 	if err == nil {
 		return http.StatusOK
@@ -74,9 +69,8 @@ func StatusCode(err error) int {
 	return http.StatusInternalServerError
 }
 
-// retryLater reports whether err is a layer's refusal for overload,
-// throttling or unavailability: the server cannot take the request now,
-// and says so with Retry-After.
+// retryLater reports whether err says the server cannot take the request
+// now: overload, throttling or unavailability.
 func retryLater(err error) bool {
 	return tower.IsOverloaded(err) || tower.IsUnavailable(err) || tower.IsThrottled(err)
 }
@@ -87,8 +81,7 @@ func retryLater(err error) bool {
 // "request timed out", "service unavailable", "request body larger than N
 // bytes", or the status text. It writes nothing when the request's context
 // was cancelled: the client has gone. Headers already set, such as
-// Retry-After, are kept; Content-Length and Content-Type are replaced, as
-// http.Error does.
+// Retry-After, are kept.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, context.Canceled) && errors.Is(r.Context().Err(), context.Canceled) {
 		return
@@ -99,24 +92,52 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 
 // message is the body WriteError writes for err.
 func message(err error, code int) string {
-	if code == http.StatusInternalServerError {
-		return http.StatusText(code)
-	}
 	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
+	switch {
+	case code == http.StatusInternalServerError:
+		return http.StatusText(code)
+	case errors.As(err, &tooLarge):
 		return fmt.Sprintf("request body larger than %d bytes", tooLarge.Limit)
-	}
-	if tower.IsOverloaded(err) {
+	case tower.IsOverloaded(err):
 		return "service overloaded"
-	}
-	if code == http.StatusTooManyRequests {
+	case code == http.StatusTooManyRequests:
 		return "too many requests"
-	}
-	if tower.IsTimeout(err) {
+	case tower.IsTimeout(err):
 		return "request timed out"
-	}
-	if code == http.StatusServiceUnavailable {
+	case code == http.StatusServiceUnavailable:
 		return "service unavailable"
 	}
 	return http.StatusText(code)
+}
+
+// Failure is a classifier of client results, for a circuit breaker or an
+// outlier detector (package breaker, package balance): it reports whether
+// res and err say that the backend failed. They do when:
+//
+//   - err is not nil, except context.Canceled (the caller gave up) and a
+//     refusal by the client's own stack that never reached the backend
+//     (tower.IsOverloaded, tower.IsThrottled). A failed connection, a
+//     timeout and tower.IsUnavailable are failures;
+//   - res is a 5xx, except 501 Not Implemented and 505 HTTP Version Not
+//     Supported, which say what the server does not do. A 4xx is not.
+func Failure(res *http.Response, err error) bool {
+	if err != nil {
+		return !errors.Is(err, context.Canceled) && !tower.IsOverloaded(err) && !tower.IsThrottled(err)
+	}
+	c := res.StatusCode
+	return c >= 500 && c != http.StatusNotImplemented && c != http.StatusHTTPVersionNotSupported
+}
+
+// Accepted is a classifier of client results, for a client-side throttle
+// (package throttle): it reports whether the backend did not refuse the
+// request for overload. It did refuse with a 429 or a 503, which a
+// [Handler] answers for a request it shed, and so did an error that
+// answers tower.IsOverloaded, tower.IsThrottled or tower.IsUnavailable.
+// Any other response or error, a 500 or a timeout among them, is an answer
+// to a request the backend took.
+func Accepted(res *http.Response, err error) bool {
+	if err != nil {
+		return !retryLater(err)
+	}
+	return res.StatusCode != http.StatusTooManyRequests && res.StatusCode != http.StatusServiceUnavailable
 }

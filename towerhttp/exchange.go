@@ -14,24 +14,21 @@ import (
 // exchange is one request being served by a Handler: the context the
 // Handler passes to the stack's Call, through which the leaf finds it, and
 // the ResponseWriter the handler writes to, which passes everything
-// through to net/http's and tracks whether the status has been sent.
-// Once the Handler has the stack's answer it finishes the exchange, after
-// which a handler still running writes nowhere (see Handler); so each
-// write takes the lock. An exchange is never reused: a context derived
-// from it may outlive the request.
+// through to net/http's and tracks whether the status has been sent. Once
+// finished, it writes nowhere (see Handler). An exchange is never reused:
+// a context derived from it may outlive the request. (failObserved pools
+// bare ones, used only as writers that record the status.)
 type exchange struct {
 	context.Context // the request's own
 	w               http.ResponseWriter
 
-	// The request's body, when the Handler watches its reads (see
-	// requestBody): body as the Handler got it, and read, where the
-	// handler's reads go (body under http.MaxBytesReader with a limit).
-	// Set before the stack is called; nil without a body.
+	// The request's body as the Handler got it, and where the handler's
+	// reads go (body under http.MaxBytesReader with a limit); nil without
+	// a body. Set before the stack is called.
 	body, read io.ReadCloser
 
-	// mu orders the handler's writes, and the read deadlines it sets, with
-	// finish: nothing reaches net/http's writer, or its connection, once
-	// finish has returned.
+	// mu orders the handler's writes and read deadlines with finish:
+	// nothing reaches net/http's writer once finish has returned.
 	mu       sync.Mutex
 	deadline readDeadline
 	finished bool // the Handler has the stack's answer
@@ -40,14 +37,18 @@ type exchange struct {
 	running      atomic.Int32 // calls of the leaf that have not returned
 	bodyTimedOut atomic.Bool  // a read of the body ended at the deadline
 	tooLarge     atomic.Pointer[http.MaxBytesError]
-	route        routeRecord // for the request metrics: see observe.go
+
+	// For the request metrics: wantRoute is set before the stack's call;
+	// under mu, routed says the handler has returned, having matched
+	// pattern in its ServeMux.
+	wantRoute, routed bool
+	pattern           string
 }
 
-// exchangeKey is the context key under which an exchange finds itself.
+// exchangeKey is the context key under which an exchange finds itself,
+// through contexts layers derived.
 type exchangeKey struct{}
 
-// Value returns the exchange itself for exchangeKey, so that the leaf finds
-// it through contexts layers derived.
 func (ex *exchange) Value(key any) any {
 	if key == (exchangeKey{}) {
 		return ex
@@ -55,22 +56,8 @@ func (ex *exchange) Value(key any) any {
 	return ex.Context.Value(key)
 }
 
-// exchangeFrom returns the exchange ctx is, or derives from, or nil.
-func exchangeFrom(ctx context.Context) *exchange {
-	if ex, ok := ctx.(*exchange); ok {
-		return ex
-	}
-	ex, _ := ctx.Value(exchangeKey{}).(*exchange)
-	return ex
-}
-
-func (ex *exchange) enter() { ex.running.Add(1) }
-
-func (ex *exchange) leave() { ex.running.Add(-1) }
-
 // finish closes the writer to the handler, and reports whether the status
-// was sent and whether a call of the handler is still running. It may be
-// called more than once.
+// was sent and whether a call of the handler is still running.
 func (ex *exchange) finish() (wrote, running bool) {
 	ex.mu.Lock()
 	ex.finished = true
@@ -79,14 +66,13 @@ func (ex *exchange) finish() (wrote, running bool) {
 }
 
 // result is what the leaf returns once the handler has, with ctx the
-// handler's context: see HandlerService.
+// handler's context.
 func (ex *exchange) result(ctx context.Context) (Response, error) {
 	if status := ex.status.Load(); status != 0 {
 		return Response{StatusCode: int(status)}, nil
 	}
 	if ex.bodyTimedOut.Load() {
-		// Before ctx: net/http cancels the request's context, which ctx
-		// derives from, when the read fails.
+		// Before ctx, which net/http cancels when the read fails.
 		return Response{}, errBodyDeadline
 	}
 	if err := ctx.Err(); err != nil {
@@ -98,16 +84,15 @@ func (ex *exchange) result(ctx context.Context) (Response, error) {
 	return Response{StatusCode: http.StatusOK}, nil
 }
 
-// sent records that the status has gone out, as code if it is the first.
-// ex.mu must be held.
+// sent records code as the status, if none was sent. ex.mu must be held.
 func (ex *exchange) sent(code int) {
 	if ex.status.Load() == 0 {
 		ex.status.Store(int32(code))
 	}
 }
 
-// Header returns the response's header map; once the exchange is
-// finished, a map of its own that goes nowhere.
+// Header returns the response's header map, or once the exchange is
+// finished a map that goes nowhere.
 func (ex *exchange) Header() http.Header {
 	ex.mu.Lock()
 	defer ex.mu.Unlock()
@@ -153,11 +138,9 @@ func (ex *exchange) ReadFrom(src io.Reader) (int64, error) {
 	return io.Copy(writerOnly{ex.w}, src)
 }
 
-// writerOnly hides a ReadFrom method, so that io.Copy does not call it
-// back.
+// writerOnly hides a ReadFrom method from io.Copy.
 type writerOnly struct{ io.Writer }
 
-// Flush sends what the handler wrote so far, the status included.
 func (ex *exchange) Flush() {
 	ex.mu.Lock()
 	defer ex.mu.Unlock()
@@ -172,18 +155,14 @@ func (ex *exchange) Flush() {
 	http.NewResponseController(ex.w).Flush()
 }
 
-// Hijack hands the connection to the handler; the Handler then writes
-// nothing more on it.
-func (ex *exchange) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	ex.mu.Lock()
-	defer ex.mu.Unlock()
-	if ex.finished {
-		return nil, nil, http.ErrHandlerTimeout
-	}
-	conn, rw, err := http.NewResponseController(ex.w).Hijack()
-	if err == nil {
-		ex.sent(http.StatusSwitchingProtocols)
-	}
+func (ex *exchange) Hijack() (conn net.Conn, rw *bufio.ReadWriter, err error) {
+	err = ex.control(func(w http.ResponseWriter) error {
+		conn, rw, err = http.NewResponseController(w).Hijack()
+		if err == nil {
+			ex.sent(http.StatusSwitchingProtocols)
+		}
+		return err
+	})
 	return conn, rw, err
 }
 
@@ -191,38 +170,35 @@ func (ex *exchange) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 // which finds the exchange's own methods first.
 func (ex *exchange) Unwrap() http.ResponseWriter { return ex.w }
 
-// SetReadDeadline sets the body's read deadline, for
-// http.ResponseController: the handler takes it over from the Handler (see
-// bound). Once the exchange is finished, when the connection may serve
-// another request, it returns http.ErrHandlerTimeout.
+// SetReadDeadline sets the body's read deadline: the handler takes it
+// over from the Handler (see bound).
 func (ex *exchange) SetReadDeadline(t time.Time) error {
-	ex.mu.Lock()
-	defer ex.mu.Unlock()
-	if ex.finished {
-		return http.ErrHandlerTimeout
-	}
-	ex.deadline.on = false
-	return http.NewResponseController(ex.w).SetReadDeadline(t)
+	return ex.control(func(w http.ResponseWriter) error {
+		ex.deadline.on = false
+		return http.NewResponseController(w).SetReadDeadline(t)
+	})
 }
 
-// SetWriteDeadline sets the write deadline, for http.ResponseController,
-// until the exchange is finished.
 func (ex *exchange) SetWriteDeadline(t time.Time) error {
-	ex.mu.Lock()
-	defer ex.mu.Unlock()
-	if ex.finished {
-		return http.ErrHandlerTimeout
-	}
-	return http.NewResponseController(ex.w).SetWriteDeadline(t)
+	return ex.control(func(w http.ResponseWriter) error {
+		return http.NewResponseController(w).SetWriteDeadline(t)
+	})
 }
 
-// EnableFullDuplex lets the handler read the body while it writes, for
-// http.ResponseController, until the exchange is finished.
 func (ex *exchange) EnableFullDuplex() error {
+	return ex.control(func(w http.ResponseWriter) error {
+		return http.NewResponseController(w).EnableFullDuplex()
+	})
+}
+
+// control calls f with net/http's writer under the lock, or once the
+// exchange is finished, when the connection may serve another request,
+// returns http.ErrHandlerTimeout.
+func (ex *exchange) control(f func(http.ResponseWriter) error) error {
 	ex.mu.Lock()
 	defer ex.mu.Unlock()
 	if ex.finished {
 		return http.ErrHandlerTimeout
 	}
-	return http.NewResponseController(ex.w).EnableFullDuplex()
+	return f(ex.w)
 }

@@ -18,25 +18,24 @@ func keyOf(u *url.URL) hostKey {
 // form a Transport keys its stacks by: ASCII letters in lower case, no
 // trailing dot after a name, no port if it is empty or the scheme's
 // default. An IPv6 literal keeps its brackets, and its zone (after "%25")
-// its case, as interface names have one. The port is found as
-// url.URL.Port finds it. A host that only loses a port or a trailing dot
-// is returned without an allocation.
+// its case, as interface names have one. A host that only loses a port or
+// a trailing dot is returned without an allocation.
 func canonicalHost(scheme, host string) string {
 	if plain(host) {
 		return host
 	}
-	name, port, hasPort := host, "", false
+	name, port := host, ""
 	if i := portColon(host); i >= 0 {
-		name, port, hasPort = host[:i], host[i+1:], true
+		name, port = host[:i], host[i+1:]
 	}
-	if hasPort && (port == "" || port == defaultPort(scheme)) {
-		hasPort = false
+	if port == defaultPort(scheme) {
+		port = ""
 	}
 	if !strings.HasPrefix(name, "[") {
 		name = strings.TrimSuffix(name, ".")
 	}
 	name = lowerASCII(name)
-	if !hasPort {
+	if port == "" {
 		return name
 	}
 	if len(name)+1+len(port) == len(host) && host[:len(name)] == name {
@@ -45,8 +44,8 @@ func canonicalHost(scheme, host string) string {
 	return name + ":" + port
 }
 
-// plain reports whether host is canonical at a glance: no port, no
-// trailing dot, no upper case. Most hosts are.
+// plain reports whether host is canonical at a glance, as most hosts are:
+// no port, no trailing dot, no upper case.
 func plain(host string) bool {
 	for i := range len(host) {
 		if c := host[i]; c == ':' || 'A' <= c && c <= 'Z' {
@@ -73,7 +72,7 @@ func portColon(host string) int {
 }
 
 // defaultPort returns the port a URL of scheme goes to when it names none,
-// or "" for a scheme that net/http does not know.
+// or "" for a scheme net/http does not know.
 func defaultPort(scheme string) string {
 	switch scheme {
 	case "http":
@@ -92,21 +91,16 @@ func lowerASCII(name string) string {
 		before, _, _ := strings.Cut(name, "%") // all of name if it has no zone
 		end = len(before)
 	}
-	first := -1
 	for i := range end {
 		if c := name[i]; 'A' <= c && c <= 'Z' {
-			first = i
-			break
+			b := []byte(name)
+			for j := i; j < end; j++ {
+				if c := b[j]; 'A' <= c && c <= 'Z' {
+					b[j] = c + 'a' - 'A'
+				}
+			}
+			return string(b)
 		}
 	}
-	if first < 0 {
-		return name
-	}
-	b := []byte(name)
-	for i := first; i < end; i++ {
-		if c := b[i]; 'A' <= c && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
+	return name
 }

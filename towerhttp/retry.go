@@ -5,19 +5,19 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/towergo/tower/retry"
 )
 
 // DefaultMaxRetryAfter is the longest Retry-After a [RetryPolicy] waits
-// for unless [WithMaxRetryAfter] says otherwise: room for a server that
-// asks for a few seconds while a burst passes, short enough that a caller
-// is not kept waiting on one that asks for minutes (it gets the response).
+// for unless [WithMaxRetryAfter] says otherwise.
 const DefaultMaxRetryAfter = 10 * time.Second
 
 // A RetryPolicy is a retry.Policy for HTTP clients, for a client stack's
@@ -30,21 +30,16 @@ const DefaultMaxRetryAfter = 10 * time.Second
 // 429, 502, 503 or 504. Any other request is retried only when the server
 // cannot have acted on it: after a dial error (a *net.OpError with Op
 // "dial"), a refusal by the client stack below the Retry
-// (tower.IsOverloaded, IsUnavailable or IsThrottled), or a 429. A 502, 503
-// or 504 is not enough: a gateway may have passed the request on. Give
-// [RetryRules] to [NewRetryPolicyFor] to change these defaults.
+// (tower.IsOverloaded, IsUnavailable or IsThrottled), or a 429. [RetryRules]
+// change these defaults.
 //
 // A 429 or 503 with a Retry-After ([RetryAfter]) waits the longer of it
 // and the backoff; one longer than [WithMaxRetryAfter] allows is not
-// retried: the caller gets the response. A body is sent again through a
-// copy made by [CloneRequest]; a request with a body and no GetBody that
-// would be retried fails with a [*ReplayError] instead (a budget has
-// already paid for the retry). The response of a retried attempt is
-// discarded first (see the package doc).
+// retried: the caller gets the response. A request with a body and no
+// GetBody that would be retried fails with a [*ReplayError] instead.
 //
-// A RetryPolicy keeps no state per request and is safe for concurrent use.
-// The zero RetryPolicy is not usable: build one with [NewRetryPolicy] or
-// [NewRetryPolicyFor].
+// A RetryPolicy is safe for concurrent use. The zero RetryPolicy is not
+// usable: build one with [NewRetryPolicy] or [NewRetryPolicyFor].
 type RetryPolicy struct {
 	idempotent   *retry.StandardPolicy[*http.Request, *http.Response] // for requests isIdempotent reports true for
 	unsent       *retry.StandardPolicy[*http.Request, *http.Response] // for the others
@@ -62,32 +57,8 @@ type RetryRules struct {
 	Statuses []int
 	// Idempotent reports whether a request is retried as an idempotent
 	// one; nil means [Idempotent]. One that reports true for every
-	// request retries a POST the server may have acted on: only for
-	// servers that do not mind getting a request twice.
+	// request retries a POST the server may have acted on.
 	Idempotent func(*http.Request) bool
-}
-
-// defaultRetryStatuses are the statuses retried unless RetryRules says
-// otherwise.
-var defaultRetryStatuses = []int{http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout}
-
-// statusSet is a bitset of statuses, looked up without a loop or an
-// allocation.
-type statusSet [10]uint64 // 0 to 639
-
-func newStatusSet(fn string, codes []int) *statusSet {
-	s := new(statusSet)
-	for _, c := range codes {
-		if c < 100 || c > 599 {
-			panic(fmt.Sprintf("%s: status %d is not between 100 and 599", fn, c))
-		}
-		s[c>>6] |= 1 << (c & 63)
-	}
-	return s
-}
-
-func (s *statusSet) has(c int) bool {
-	return c >= 0 && c < 640 && s[c>>6]&(1<<(c&63)) != 0
 }
 
 // NewRetryPolicy returns a RetryPolicy with opts, the options of a
@@ -116,19 +87,40 @@ func newRetryPolicy(fn string, rules RetryRules, opts []retry.PolicyOption) *Ret
 			panic(fmt.Sprintf("%s: option %d is nil", fn, i))
 		}
 	}
-	codes := rules.Statuses
-	if codes == nil {
-		codes = defaultRetryStatuses
+	statuses := rules.Statuses
+	if statuses == nil {
+		statuses = []int{http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout}
 	}
-	set := newStatusSet(fn, codes)
+	var retried [600]bool // by status
+	for _, c := range statuses {
+		if c < 100 || c > 599 {
+			panic(fmt.Sprintf("%s: status %d is not between 100 and 599", fn, c))
+		}
+		retried[c] = true
+	}
+	retryIdempotent := func(res *http.Response, err error) bool {
+		if err != nil {
+			_, untrusted := errors.AsType[*tls.CertificateVerificationError](err)
+			return !untrusted && !errors.Is(err, context.Canceled)
+		}
+		c := res.StatusCode
+		return c >= 0 && c < len(retried) && retried[c]
+	}
+	retryUnsent := func(res *http.Response, err error) bool {
+		if err != nil {
+			op, ok := errors.AsType[*net.OpError](err)
+			return retryLater(err) || ok && op.Op == "dial"
+		}
+		return res.StatusCode == http.StatusTooManyRequests && retried[http.StatusTooManyRequests]
+	}
 	isIdempotent := rules.Idempotent
 	if isIdempotent == nil {
 		isIdempotent = Idempotent
 	}
 	all := append([]retry.PolicyOption{retry.WithPushback(RetryAfter, DefaultMaxRetryAfter)}, opts...)
 	return &RetryPolicy{
-		idempotent:   retry.NewPolicy[*http.Request](set.retryIdempotent, all...),
-		unsent:       retry.NewPolicy[*http.Request](set.retryUnsent, all...),
+		idempotent:   retry.NewPolicy[*http.Request](retryIdempotent, all...),
+		unsent:       retry.NewPolicy[*http.Request](retryUnsent, all...),
 		isIdempotent: isIdempotent,
 	}
 }
@@ -148,11 +140,10 @@ func WithMaxRetryAfter(max time.Duration) retry.PolicyOption {
 // no body, a copy by [CloneRequest] if its body can be made again, and
 // req itself otherwise, which Retry then refuses to send again.
 func (p *RetryPolicy) Clone(req *http.Request) (*http.Request, bool) {
-	if req.Body == nil || req.Body == http.NoBody {
-		return req, true
-	}
-	if c, ok := CloneRequest(req); ok {
-		return c, true
+	if req.Body != nil && req.Body != http.NoBody {
+		if c, ok := CloneRequest(req); ok {
+			return c, true
+		}
 	}
 	return req, true
 }
@@ -168,36 +159,23 @@ func (p *RetryPolicy) Retry(ctx context.Context, a *retry.Attempt[*http.Request,
 	if !again {
 		return 0, false
 	}
-	res := a.Res
-	if res != nil {
-		discardAttempt(ctx, res)
+	if res := a.Res; res != nil {
+		// Through the trip, so that it does not close res again at the end.
+		if t := tripFrom(ctx); t != nil {
+			t.discard(res)
+		} else {
+			discard(res)
+		}
 	}
-	if !replayable(a.Req) {
+	if a.Req.Body != nil && a.Req.Body != http.NoBody && a.Req.GetBody == nil {
 		e := &ReplayError{Method: a.Req.Method, Err: a.Err}
-		if res != nil {
-			e.StatusCode = res.StatusCode
+		if a.Res != nil {
+			e.StatusCode = a.Res.StatusCode
 		}
 		a.Res, a.Err = nil, e
 		return 0, false
 	}
 	return wait, true
-}
-
-// discardAttempt drains and closes res, a retried attempt's response,
-// through ctx's trip if it has one, so that the trip does not close it
-// again when the request ends.
-func discardAttempt(ctx context.Context, res *http.Response) {
-	if t := tripFrom(ctx); t != nil {
-		t.discard(res)
-		return
-	}
-	discard(res)
-}
-
-// replayable reports whether req can be sent again: it has no body, or
-// GetBody to make it anew.
-func replayable(req *http.Request) bool {
-	return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 }
 
 // Idempotent reports whether sending req twice has the effect of sending
@@ -215,29 +193,6 @@ func Idempotent(req *http.Request) bool {
 	return key || xkey
 }
 
-// retryIdempotent is the classifier of idempotent requests.
-func (s *statusSet) retryIdempotent(res *http.Response, err error) bool {
-	if err != nil {
-		_, untrusted := errors.AsType[*tls.CertificateVerificationError](err)
-		return !untrusted && !errors.Is(err, context.Canceled)
-	}
-	return s.has(res.StatusCode)
-}
-
-// retryUnsent is the classifier of the other requests.
-func (s *statusSet) retryUnsent(res *http.Response, err error) bool {
-	if err != nil {
-		return retryLater(err) || dialFailed(err)
-	}
-	return res.StatusCode == http.StatusTooManyRequests && s.has(http.StatusTooManyRequests)
-}
-
-// dialFailed reports whether err says that no connection could be made.
-func dialFailed(err error) bool {
-	op, ok := errors.AsType[*net.OpError](err)
-	return ok && op.Op == "dial"
-}
-
 // RetryAfter returns the wait the Retry-After header of res asks for, and
 // true, if res is a 429 or a 503 with a readable Retry-After (RFC 9110,
 // 10.2.3): a number of seconds (math.MaxInt64 if too large for a
@@ -248,37 +203,19 @@ func RetryAfter(res *http.Response, err error) (time.Duration, bool) {
 	if err != nil || res == nil || (res.StatusCode != http.StatusTooManyRequests && res.StatusCode != http.StatusServiceUnavailable) {
 		return 0, false
 	}
-	return parseRetryAfter(res.Header.Get("Retry-After"), time.Now())
-}
-
-// parseRetryAfter reads a Retry-After value at time now.
-func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
-	if v == "" {
-		return 0, false
-	}
-	if !allDigits(v) {
-		t, err := http.ParseTime(v)
-		if err != nil {
-			return 0, false
-		}
-		return max(t.Sub(now), 0), true
-	}
-	secs, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || secs > math.MaxInt64/int64(time.Second) { // only ErrRange: beyond any wait
+	v := res.Header.Get("Retry-After")
+	secs, err := strconv.ParseUint(v, 10, 64) // delay-seconds has no sign
+	switch {
+	case err == nil && secs <= math.MaxInt64/uint64(time.Second):
+		return time.Duration(secs) * time.Second, true
+	case err == nil || errors.Is(err, strconv.ErrRange):
 		return math.MaxInt64, true
 	}
-	return time.Duration(secs) * time.Second, true
-}
-
-// allDigits reports whether v, not empty, is made of ASCII digits only:
-// delay-seconds has no sign.
-func allDigits(v string) bool {
-	for i := 0; i < len(v); i++ {
-		if v[i] < '0' || v[i] > '9' {
-			return false
-		}
+	t, err := http.ParseTime(v)
+	if err != nil {
+		return 0, false
 	}
-	return true
+	return max(time.Until(t), 0), true
 }
 
 // A ReplayError is the error of a request that a [RetryPolicy] would have
@@ -308,3 +245,64 @@ func (e *ReplayError) Error() string {
 
 // Unwrap returns the attempt's error.
 func (e *ReplayError) Unwrap() error { return e.Err }
+
+// CloneRequest returns a copy of req that can be sent after req has been,
+// for the Clone of a retry.Policy or hedge.Policy. A request with a body
+// needs GetBody, as those of http.NewRequest over a bytes.Buffer,
+// bytes.Reader or strings.Reader have; without it, CloneRequest returns
+// nil and false. The copy's body calls GetBody when it is first read.
+//
+// The copy is shallow: it shares req's context, URL and header map. A
+// policy that changes the copy's headers or URL must clone them first.
+func CloneRequest(req *http.Request) (*http.Request, bool) {
+	replayable := req.Body == nil || req.Body == http.NoBody
+	if !replayable && req.GetBody == nil {
+		return nil, false
+	}
+	out := new(http.Request)
+	*out = *req
+	if !replayable {
+		out.Body = &replayBody{get: req.GetBody}
+	}
+	return out, true
+}
+
+// replayBody is a request body made by GetBody when it is first read. A
+// transport may close it from another goroutine than the one that reads.
+type replayBody struct {
+	get func() (io.ReadCloser, error)
+
+	mu  sync.Mutex
+	rc  io.ReadCloser
+	err error
+}
+
+func (b *replayBody) open() (io.ReadCloser, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.rc == nil && b.err == nil {
+		b.rc, b.err = b.get()
+	}
+	return b.rc, b.err
+}
+
+func (b *replayBody) Read(p []byte) (int, error) {
+	rc, err := b.open()
+	if err != nil {
+		return 0, err
+	}
+	return rc.Read(p)
+}
+
+func (b *replayBody) Close() error {
+	b.mu.Lock()
+	rc := b.rc
+	if rc == nil && b.err == nil {
+		b.err = http.ErrBodyReadAfterClose // never opened: nothing to close
+	}
+	b.mu.Unlock()
+	if rc == nil {
+		return nil
+	}
+	return rc.Close()
+}

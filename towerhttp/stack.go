@@ -6,9 +6,8 @@ import (
 	"github.com/towergo/tower/stack"
 )
 
-// ServerStack returns an empty stack.Builder whose layers take the
-// *http.Request and return a Response, as [NewHandler]'s do, so that a
-// server's stack is declared without type arguments:
+// ServerStack returns an empty stack.Builder for [NewHandler]'s layers, so
+// that a server's stack is declared without type arguments:
 //
 //	protect := towerhttp.ServerStack().
 //		LoadShed().           // turn away what the limit cannot take now
@@ -21,20 +20,17 @@ func ServerStack() stack.Builder[*http.Request, Response] {
 	return stack.New[*http.Request, Response]()
 }
 
-// ClientStack returns an empty stack.Builder whose layers take the
-// *http.Request and return the *http.Response, as those of [NewTransport],
-// [NewBalancedTransport] and [NewEndpoint] do. For retries, give
-// RetryPolicy the ready-made [RetryPolicy]:
+// ClientStack returns an empty stack.Builder for the layers of
+// [NewTransport], [NewBalancedTransport] and [NewEndpoint]. For retries,
+// give RetryPolicy the ready-made [RetryPolicy]:
 //
 //	client := &http.Client{Transport: towerhttp.NewTransport(http.DefaultTransport,
 //		towerhttp.ClientStack().RetryPolicy(towerhttp.NewRetryPolicy(
 //			retry.WithBackoff(retry.NewFullJitterBackoff(50*time.Millisecond, time.Second)))))}
 //
 // The Builder's Retry, with a classifier of one's own, sends the request
-// as it is, which suits only requests without a body: the first attempt
-// consumed the body, and the retry fails ("http: ContentLength=7 with Body
-// length 0"). A retry or hedge policy of one's own calls [CloneRequest] in
-// its Clone.
+// as it is, which suits only requests without a body. A retry or hedge
+// policy of one's own calls [CloneRequest] in its Clone.
 func ClientStack() stack.Builder[*http.Request, *http.Response] {
 	return stack.New[*http.Request, *http.Response]()
 }

@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/towergo/tower"
-	"github.com/towergo/tower/guard"
 	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/internal/option"
 )
@@ -26,8 +25,7 @@ import (
 // At most [WithMaxHosts] stacks are kept: a request to a new host then
 // drops the least recently used stack with no request in flight, closing
 // it if it has a Close method (a Buffer), or fails with [ErrTooManyHosts]
-// if there is none. A dropped host's next stack starts afresh. The package
-// doc says which responses are discarded and how long a permit is held.
+// if there is none.
 //
 // A Transport is safe for concurrent use. Build one with [NewTransport];
 // the zero Transport is not usable.
@@ -42,7 +40,6 @@ type Transport struct {
 	clock uint64 // counts requests, to find the stack least recently used
 }
 
-// host is the stack of one host.
 type host struct {
 	svc      tower.Service[*http.Request, *http.Response]
 	inFlight int    // round trips under way
@@ -71,9 +68,8 @@ func WithMaxHosts(n int) TransportOption {
 }
 
 // NewTransport returns a Transport whose host stacks are stack's layers,
-// the first one outermost, around a leaf that calls base.RoundTrip. Give
-// several layers with tower.Stack or a stack.Builder. It panics if base,
-// stack or an option is nil.
+// the first one outermost, around a leaf that calls base.RoundTrip. It
+// panics if base, stack or an option is nil.
 func NewTransport(base http.RoundTripper, stack tower.Layer[*http.Request, *http.Response], opts ...TransportOption) *Transport {
 	if isnil.Is(base) {
 		panic("towerhttp.NewTransport: nil base RoundTripper")
@@ -92,49 +88,50 @@ func NewTransport(base http.RoundTripper, stack tower.Layer[*http.Request, *http
 	}
 }
 
-// errNoURL is the error of a request without a URL.
 var errNoURL = errors.New("towerhttp: nil Request.URL")
 
 // RoundTrip sends req through its host's stack: Ready under req's
-// context, then Call. An error from either is returned as it is (an
-// http.Client wraps it in a *url.Error, which errors.Is sees through).
+// context, then Call. An error from either is returned as it is.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL == nil {
 		closeBody(req)
 		return nil, errNoURL
 	}
-	h, err := t.acquire(keyOf(req.URL))
+	h, dropped, err := t.acquire(keyOf(req.URL))
 	if err != nil {
 		closeBody(req)
 		return nil, err
 	}
 	defer t.release(h)
-	return roundTrip(h.svc, req)
+	if dropped != nil {
+		closeService(dropped)
+	}
+	return roundTrip(req.Context(), h.svc, req)
 }
 
 // acquire returns the stack of host k, building it if need be, and counts
-// a round trip on it. A stack dropped to make room is closed outside the
-// lock; if its Close panics, the round trip is counted off again first.
-func (t *Transport) acquire(k hostKey) (h *host, err error) {
-	var dropped tower.Service[*http.Request, *http.Response]
-	defer func() {
-		if dropped != nil {
-			guard.Undo(func() { closeService(dropped) }, func() {
-				if h != nil {
-					t.release(h)
-				}
-			})
-		}
-	}()
+// a round trip on it. It returns the stack it dropped to make room, if
+// any, for the caller to close outside the lock.
+func (t *Transport) acquire(k hostKey) (h *host, dropped tower.Service[*http.Request, *http.Response], err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.clock++
 	h = t.hosts[k]
 	if h == nil {
 		if len(t.hosts) >= t.max {
-			if dropped = t.dropLocked(); dropped == nil {
-				return nil, ErrTooManyHosts
+			// Drop the least recently used stack with no round trip under way.
+			var old hostKey
+			var found *host
+			for k, o := range t.hosts {
+				if o.inFlight == 0 && (found == nil || o.used < found.used) {
+					old, found = k, o
+				}
 			}
+			if found == nil {
+				return nil, nil, ErrTooManyHosts
+			}
+			delete(t.hosts, old)
+			dropped = found.svc
 		}
 		svc := t.stack.Wrap(t.leaf)
 		if isnil.Is(svc) {
@@ -145,7 +142,7 @@ func (t *Transport) acquire(k hostKey) (h *host, err error) {
 	}
 	h.inFlight++
 	h.used = t.clock
-	return h, nil
+	return h, dropped, nil
 }
 
 func (t *Transport) release(h *host) {
@@ -154,26 +151,6 @@ func (t *Transport) release(h *host) {
 	t.mu.Unlock()
 }
 
-// dropLocked forgets the stack least recently used among those with no
-// round trip under way, and returns it, or nil if there is none.
-func (t *Transport) dropLocked() tower.Service[*http.Request, *http.Response] {
-	var (
-		oldest hostKey
-		found  *host
-	)
-	for k, h := range t.hosts {
-		if h.inFlight == 0 && (found == nil || h.used < found.used) {
-			oldest, found = k, h
-		}
-	}
-	if found == nil {
-		return nil
-	}
-	delete(t.hosts, oldest)
-	return found.svc
-}
-
-// closeService closes svc if it has a Close method.
 func closeService(svc tower.Service[*http.Request, *http.Response]) {
 	if c, ok := svc.(io.Closer); ok {
 		c.Close()
@@ -187,8 +164,7 @@ func (t *Transport) Hosts() int {
 	return len(t.hosts)
 }
 
-// CloseIdleConnections closes the base's idle connections, if it can;
-// http.Client.CloseIdleConnections calls it.
+// CloseIdleConnections closes the base's idle connections, if it can.
 func (t *Transport) CloseIdleConnections() {
 	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
@@ -197,8 +173,7 @@ func (t *Transport) CloseIdleConnections() {
 
 // Close drops every host stack, closing those that have a Close method,
 // and closes the base's idle connections. Round trips under way finish on
-// the stacks they started on (a closed Buffer fails them); later ones get
-// new stacks. It returns nil.
+// the stacks they started on; later ones get new stacks. It returns nil.
 func (t *Transport) Close() error {
 	t.mu.Lock()
 	hosts := t.hosts

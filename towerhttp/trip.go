@@ -16,10 +16,9 @@ import (
 
 // trip is one request going through a client stack: the context the
 // transport passes to the stack's Ready and Call, through which the leaf
-// finds it, and the record of every response the leaf got (several, with
-// retries or hedges), so that end can discard those the caller does not
-// get. A trip is never reused: a context derived from it may outlive the
-// request.
+// finds it, and the record of every response the leaf got, so that end can
+// discard those the caller does not get. A trip is never reused: a context
+// derived from it may outlive the request.
 type trip struct {
 	context.Context               // the request's own
 	req             *http.Request // the request given to RoundTrip
@@ -31,11 +30,10 @@ type trip struct {
 	more  []*http.Response
 }
 
-// tripKey is the context key under which a trip finds itself.
+// tripKey is the context key under which a trip finds itself, through
+// contexts layers derived.
 type tripKey struct{}
 
-// Value returns the trip itself for tripKey, so that the leaf finds it
-// through contexts layers derived.
 func (t *trip) Value(key any) any {
 	if key == (tripKey{}) {
 		return t
@@ -44,32 +42,21 @@ func (t *trip) Value(key any) any {
 }
 
 func tripFrom(ctx context.Context) *trip {
-	if t, ok := ctx.(*trip); ok {
-		return t
-	}
 	t, _ := ctx.Value(tripKey{}).(*trip)
 	return t
 }
 
-// errNoResponse is the error of a stack that answered with neither a
-// response nor an error.
 var errNoResponse = errors.New("towerhttp: the stack returned no response and no error")
 
 // errLate is the error of a response the leaf got after the stack had
-// answered: an attempt abandoned by a layer above. Nobody reads it.
+// answered, which nobody reads.
 var errLate = errors.New("towerhttp: response after the round trip ended")
 
-// roundTrip sends req through svc.
-func roundTrip(svc tower.Service[*http.Request, *http.Response], req *http.Request) (resp *http.Response, err error) {
-	return roundTripIn(req.Context(), svc, req)
-}
-
-// roundTripIn sends req through svc, its layers and the balancer asked
-// under ctx, which is req's context or one made from it.
-func roundTripIn(ctx context.Context, svc tower.Service[*http.Request, *http.Response], req *http.Request) (resp *http.Response, err error) {
+// roundTrip sends req through svc under ctx, req's context or one made
+// from it.
+func roundTrip(ctx context.Context, svc tower.Service[*http.Request, *http.Response], req *http.Request) (resp *http.Response, err error) {
 	t := &trip{Context: ctx, req: req}
-	// Deferred, so that a panic in the stack still closes every body.
-	defer func() { resp, err = t.end(resp, err) }()
+	defer func() { resp, err = t.end(resp, err) }() // even on a panic
 	p, err := svc.Ready(t)
 	if err != nil {
 		return nil, err
@@ -77,8 +64,8 @@ func roundTripIn(ctx context.Context, svc tower.Service[*http.Request, *http.Res
 	return p.Call(t, req)
 }
 
-// add records resp, which the leaf got, and returns it; once the trip has
-// ended, it discards resp instead.
+// add records resp, which the leaf got, and returns it, or discards it
+// once the trip has ended.
 func (t *trip) add(resp *http.Response) (*http.Response, error) {
 	t.mu.Lock()
 	if t.ended {
@@ -95,10 +82,9 @@ func (t *trip) add(resp *http.Response) (*http.Response, error) {
 	return resp, nil
 }
 
-// discard drains and closes resp, a response nobody will read (a retried
-// attempt's), now. If it is the trip's first, as it is unless a layer
-// below the Retry got several (a Hedge), the trip forgets it; one among
-// the others is closed again by end, which does nothing.
+// discard drains and closes resp, a retried attempt's response, now, and
+// the trip forgets it if it is the first; one among the others is closed
+// again by end, which does nothing.
 func (t *trip) discard(resp *http.Response) {
 	t.mu.Lock()
 	if t.first == resp {
@@ -109,8 +95,8 @@ func (t *trip) discard(resp *http.Response) {
 }
 
 // end takes the stack's answer and discards every response the leaf got
-// but the one returned, unless that one is not the leaf's (see the package
-// doc). It closes the request's body if no attempt sent it.
+// but the one returned, unless that one is not the leaf's. It closes the
+// request's body if no attempt sent it.
 func (t *trip) end(resp *http.Response, err error) (*http.Response, error) {
 	if err == nil && resp == nil {
 		err = errNoResponse
@@ -136,7 +122,7 @@ func (t *trip) end(resp *http.Response, err error) (*http.Response, error) {
 }
 
 // discardAll discards each response of rs but keep, all of them even if
-// a Close panics: the panic goes on up once the rest are discarded.
+// a Close panics.
 func discardAll(rs []*http.Response, keep *http.Response) {
 	guard.Each(rs, func(r *http.Response) {
 		if r != keep {
@@ -147,11 +133,9 @@ func discardAll(rs []*http.Response, keep *http.Response) {
 
 // maxDrain is the longest declared body a discarded response has drained,
 // so that its connection is reused: one that short has most likely
-// arrived with the headers. Any other is closed unread, closing its
-// connection, rather than keep the caller waiting for a body nobody wants.
+// arrived with the headers. Any other is closed unread.
 const maxDrain = 4 << 10
 
-// discard drains and closes the body of a response nobody will read.
 func discard(resp *http.Response) {
 	if resp.Body == nil {
 		return
@@ -162,7 +146,6 @@ func discard(resp *http.Response) {
 	resp.Body.Close()
 }
 
-// closeBody closes req's body, if it has one.
 func closeBody(req *http.Request) {
 	if req.Body != nil && req.Body != http.NoBody {
 		req.Body.Close()
@@ -170,8 +153,7 @@ func closeBody(req *http.Request) {
 }
 
 // leaf is the innermost service of a client stack: it sends the request
-// with the base RoundTripper, to target if it has one, with host as its
-// Host header if that is not "".
+// with the base RoundTripper.
 type leaf struct {
 	base   http.RoundTripper
 	target *url.URL // nil: the request's own URL
@@ -192,11 +174,22 @@ func (l *leaf) call(ctx context.Context, req *http.Request) (*http.Response, err
 	}
 	out := req
 	if l.target != nil {
-		out = retarget(req, l.target, l.host)
+		// A copy sent to the target's scheme and host, with l.host as its
+		// Host header, or else req.Host or its URL's host.
+		out = new(http.Request)
+		*out = *req
+		u := *req.URL
+		u.Scheme, u.Host = l.target.Scheme, l.target.Host
+		out.URL = &u
+		switch {
+		case l.host != "":
+			out.Host = l.host
+		case out.Host == "":
+			out.Host = req.URL.Host
+		}
 	}
 	if ctx == context.Context(t) && req.Context() == t.Context {
-		// No layer derived a context: the request's own governs the call
-		// and the body, as without a stack.
+		// No layer derived a context: the request's own governs all.
 		resp, err := l.base.RoundTrip(out)
 		if err != nil {
 			return nil, err
@@ -208,8 +201,7 @@ func (l *leaf) call(ctx context.Context, req *http.Request) (*http.Response, err
 
 // detached sends req under a context that follows ctx, the call's, until
 // the response's headers are in, and then the request's own until the body
-// is closed: a layer's context ends when its call returns, and a body read
-// under it would fail as soon as the stack answered.
+// is closed: a layer's context ends when its call returns.
 func (l *leaf) detached(ctx context.Context, t *trip, req *http.Request) (*http.Response, error) {
 	actx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
@@ -217,8 +209,6 @@ func (l *leaf) detached(ctx context.Context, t *trip, req *http.Request) (*http.
 		resp *http.Response
 		err  error
 	)
-	// If the base panics, the attempt's context ends before the panic goes
-	// on up.
 	guard.Undo(func() { resp, err = l.base.RoundTrip(req.WithContext(actx)) }, func() {
 		stop()
 		cancel(nil)
@@ -237,40 +227,20 @@ func (l *leaf) detached(ctx context.Context, t *trip, req *http.Request) (*http.
 	return t.add(resp)
 }
 
-// retarget returns a copy of req sent to target's scheme and host, with
-// host as its Host header, or if that is "" the request's: req.Host, or
-// its URL's host.
-func retarget(req *http.Request, target *url.URL, host string) *http.Request {
-	out := new(http.Request)
-	*out = *req
-	u := *req.URL
-	u.Scheme, u.Host = target.Scheme, target.Host
-	out.URL = &u
-	switch {
-	case host != "":
-		out.Host = host
-	case out.Host == "":
-		out.Host = req.URL.Host
-	}
-	return out
-}
-
 // body is a response body that calls done once, when it is closed or, if
-// atEOF, read to its end.
+// atEOF, read to its end, even if Close panics.
 type body struct {
 	rc    io.ReadCloser
 	atEOF bool
 	done  func()
-	once  atomic.Bool
+	once  sync.Once
 }
 
-// rwBody is a body that can be written to: that of a 101 Switching
-// Protocols response.
+// rwBody is a writable body: that of a 101 Switching Protocols response.
 type rwBody struct{ *body }
 
 func (b rwBody) Write(p []byte) (int, error) { return b.rc.(io.Writer).Write(p) }
 
-// wrapBody returns rc wrapped in a body; a writable rc stays writable.
 func wrapBody(rc io.ReadCloser, atEOF bool, done func()) io.ReadCloser {
 	b := &body{rc: rc, atEOF: atEOF, done: done}
 	if _, ok := rc.(io.Writer); ok {
@@ -282,19 +252,12 @@ func wrapBody(rc io.ReadCloser, atEOF bool, done func()) io.ReadCloser {
 func (b *body) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
 	if err == io.EOF && b.atEOF {
-		b.finish()
+		b.once.Do(b.done)
 	}
 	return n, err
 }
 
-// Close closes the body, and calls done even if that panics.
 func (b *body) Close() error {
-	defer b.finish()
+	defer b.once.Do(b.done)
 	return b.rc.Close()
-}
-
-func (b *body) finish() {
-	if b.once.CompareAndSwap(false, true) {
-		b.done()
-	}
 }
