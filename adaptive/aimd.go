@@ -3,6 +3,8 @@ package adaptive
 import (
 	"fmt"
 	"time"
+
+	"github.com/towergo/tower/internal/option"
 )
 
 // AIMDOption configures [AIMD].
@@ -40,12 +42,10 @@ type aimd struct {
 // the limit by the backoff; any other window whose requests in flight
 // reached half the limit adds 1. With the default 5s timeout it ignores
 // latency, which suits a client that sees the server's drops; a server
-// under twice the load it can take would see no drop before its clients'
-// timeouts, so it sets [AIMDTimeout].
+// sets [AIMDTimeout].
 //
-// It returns the function that [New] and [NewLayer] take, which makes a
-// fresh algorithm with these settings each time it is called. It panics if
-// an option is nil.
+// It returns a constructor for [New] and [NewLayer], which makes a fresh
+// algorithm with these settings each call. It panics if an option is nil.
 func AIMD(opts ...AIMDOption) func() Algorithm {
 	template := newAIMD(opts)
 	return func() Algorithm {
@@ -56,12 +56,7 @@ func AIMD(opts ...AIMDOption) func() Algorithm {
 
 func newAIMD(opts []AIMDOption) *aimd {
 	a := &aimd{backoff: 0.9, timeout: 5 * time.Second}
-	for i, o := range opts {
-		if o == nil {
-			panic(fmt.Sprintf("adaptive.AIMD: option %d is nil", i))
-		}
-		o(a)
-	}
+	option.Onto("adaptive.AIMD", a, opts)
 	return a
 }
 

@@ -23,8 +23,8 @@ type Algorithm interface {
 // it. Every drop is counted; of the others, one in a stride is timed (see
 // the package doc).
 type Sample struct {
-	// Dropped is the number of calls dropped, as [WithDropped] says.
-	// Their latency is not measured: a timeout's says only the timeout.
+	// Dropped is the number of calls dropped, as [WithDropped] says,
+	// whose latency is not measured.
 	Dropped int
 	// Timed is the number of answered calls (a response, or an error
 	// that is not a drop) whose latency was measured.
@@ -35,21 +35,17 @@ type Sample struct {
 	// window's mean (in a run, twice the run's median).
 	MeanLatency, MinLatency time.Duration
 	// MaxInFlight is the most requests in flight, the call among them,
-	// when a timed call started or a dropped call ended: how close the
-	// load came to the limit.
+	// when a timed call started or a dropped call ended.
 	MaxInFlight int
 	// Blocked is the number of callers that found no permit free: that
 	// waited, or were turned away by a LoadShed above or
-	// [WithMaxWaiting]. With no queueing, they say the limit held the
-	// load back.
+	// [WithMaxWaiting].
 	Blocked int
 	// AtMin reports that the limit was at its lower bound for the whole
 	// window, so its latency is not the limiter's own queueing.
 	AtMin bool
-	// Probe reports that the window was a probe (see [Prober]): its timed
-	// calls all started with at most the probe's limit in flight, so
-	// their latency is the no-load latency. Dropped counts all drops that
-	// ended during it.
+	// Probe reports that the window was a probe (see [Prober]), whose
+	// latency is the no-load latency.
 	Probe bool
 	// OwnDelay is the part of MeanLatency that the process itself added,
 	// as [WithOwnDelay]'s function reported it; zero without it.
@@ -61,14 +57,13 @@ type Sample struct {
 // A Prober is an [Algorithm] that measures the service's no-load latency
 // in probe windows. Its limiter's first window is a probe, and after each
 // window ProbeNext says whether the next one is. During a probe the limit
-// in force is a quarter of the algorithm's, at least 3 (Envoy's
-// min_concurrency) and within the bounds, so that the service's queue
-// drains; callers beyond it wait, or under a LoadShed are shed. Every call
-// is timed, but only those that started in it with at most its limit in
+// in force is a quarter of the algorithm's, at least 3 and within the
+// bounds, so that the service's queue drains; callers beyond it wait, or
+// under a LoadShed are shed, which is what a probe costs. Every call is
+// timed, but only those that started in it with at most its limit in
 // flight count. The probe ends once it has timed as many as normal
-// priority may have in flight in it (a round trip), at most half the
-// window's minimum, or once it has lasted a window and timed one or seen
-// a drop. Update then gets a Sample with Probe set.
+// priority may have in flight in it, at most half the window's minimum,
+// or once it has lasted a window and timed one or seen a drop.
 type Prober interface {
 	Algorithm
 	// ProbeNext reports whether the window after the one Update was just
@@ -89,29 +84,35 @@ func log10Floor(limit float64) float64 {
 	return math.Max(1, math.Floor(math.Log10(math.Max(1, limit))))
 }
 
-// Probe triggers: latency above the tolerance for highWindows windows in
-// a row, or above jumpRatio times the no-load latency, calls for a probe,
-// at most once in cooldownWindows windows. Latency that jumps, or stays
-// high while the limit falls, more likely means a slower service than more
-// load, which the limit caps.
+// What moves Gradient2 and Vegas besides their own law. A window above the
+// tolerance for highWindows windows in a row, or above jumpRatio times
+// the no-load latency, calls for a probe, at most once in cooldownWindows
+// windows: latency that jumps, or stays high while the limit falls, more
+// likely means a slower service than more load, which the limit caps.
 const (
 	highWindows     = 3
 	jumpRatio       = 3.0
 	cooldownWindows = 5
 	// fasterRatio: a window this much faster than the no-load latency
-	// calls for a probe at once, without cooldown: the service became
-	// faster.
+	// calls for a probe at once, without cooldown.
 	fasterRatio = 0.8
 	// unqueued: a window within this of the no-load latency is not
 	// queueing, latency's own noise aside, and the limit may grow.
 	unqueued = 1.1
 	// dropBackoff multiplies Gradient2's limit after a window with a drop.
 	dropBackoff = 0.9
+	// ownBoundGrowth is how many times itself the limit grows by after an
+	// ownBound window with callers blocked (see [WithOwnDelay]).
+	ownBoundGrowth = 3
+	// epsilon absorbs the rounding of the averages: a ratio within it of
+	// 1 is 1.
+	epsilon = 1e-9
+	// latencyFloor is the least latency Gradient2 and Vegas tell apart.
+	// Below it latency is mostly the caller's own path, which the
+	// own-delay estimate sees little of, and a millisecond of queueing is
+	// no harm worth a shed request.
+	latencyFloor = float64(time.Millisecond)
 )
-
-// ownBoundGrowth is how many times itself the limit grows by after an
-// ownBound window with callers blocked (see [WithOwnDelay]).
-const ownBoundGrowth = 3
 
 // ownBound reports whether the process's own delay is most of a window's
 // latency: then the process, not the dependency, is the bottleneck.
@@ -131,25 +132,68 @@ func appLimited(limit float64, maxInFlight int) bool {
 }
 
 // dependencyLatency is the dependency's part of a window's mean latency:
-// the mean less the process's own delay, but at least half the mean. The
-// own delay is an estimate: a baseline taken from what is left of a large
-// one could be a nanosecond, next to which every window looks queued.
+// the mean less the process's own delay, but at least half the mean, since
+// the own delay is an estimate.
 func dependencyLatency(s Sample) time.Duration {
 	return max(s.MeanLatency-s.OwnDelay, s.MeanLatency/2)
 }
-
-// latencyFloor is the least latency Gradient2 and Vegas tell apart. Below
-// it latency is mostly the caller's own path (system calls, wake-ups,
-// batching that more calls in flight make cheaper), which the own-delay
-// estimate sees little of; judged by its own no-load latency, a 100µs
-// dependency would be held to 2 or 3 calls in flight. A millisecond of
-// queueing is no harm worth a shed request.
-const latencyFloor = float64(time.Millisecond)
 
 // algorithmLatency is the latency Gradient2 and Vegas judge a window by:
 // the dependency's part, at least latencyFloor.
 func algorithmLatency(s Sample) float64 {
 	return max(float64(dependencyLatency(s)), latencyFloor)
+}
+
+// noLoad is what Gradient2 and Vegas share: the dependency's no-load
+// latency and the probes that measure it.
+type noLoad struct {
+	baseline float64 // the no-load latency, in ns; 0 before the first probe
+	trigger  trigger
+	probe    bool         // the next window is to be a probe
+	loaded   loadedWindow // the window that called for the probe
+}
+
+// loadedWindow is what a window that called for a probe saw, to judge it
+// once the probe has measured the no-load latency.
+type loadedWindow struct {
+	latency     float64
+	maxInFlight int
+	limit       float64
+}
+
+func (n *noLoad) ProbeNext() bool { return n.probe }
+
+// measure takes latency, of a probe or a window at the floor, as the
+// no-load latency, unless the process itself held it after the first. It
+// returns the loaded window that called for the probe, zero if none.
+func (n *noLoad) measure(latency float64, s Sample) (loaded loadedWindow, first bool) {
+	first = n.baseline == 0
+	if first || !ownBound(s) {
+		n.baseline = max(latency, 1)
+	}
+	loaded, n.loaded = n.loaded, loadedWindow{}
+	return loaded, first
+}
+
+// probeDue reports whether a loaded window of latency, high if above the
+// algorithm's tolerance, calls for a probe, and if so returns the limit
+// until the probe judges it: lowered by a jump, so that the probe's
+// quarter stays below a capacity that fell by as much, held otherwise.
+func (n *noLoad) probeDue(limit, latency float64, high bool, s Sample) (float64, bool) {
+	jumped := latency > jumpRatio*n.baseline
+	if n.trigger.window(high, jumped) {
+		n.probe = true
+		n.loaded = loadedWindow{latency, s.MaxInFlight, limit}
+		if jumped {
+			return limit * n.baseline / latency, true
+		}
+		return limit, true
+	}
+	if latency <= fasterRatio*n.baseline {
+		n.probe = true // the service became faster: measure it anew
+		return limit, true
+	}
+	return 0, false
 }
 
 // trigger is the part of the probe schedule that reacts to latency.

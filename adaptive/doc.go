@@ -17,31 +17,12 @@
 //
 // # How the limit moves
 //
-// Calls that end are grouped into windows ([WithWindow]: at least a second
-// and 10 timed calls). At each window's end an [Algorithm] gets a [Sample]
-// and returns the new limit, clamped to [WithBounds] (1 to 200, starting
-// at 20). [Gradient2] and [Vegas] are delay-based: they compare latency
-// with the no-load latency, measured in probe windows ([Prober]) at a
-// quarter of the limit; under a LoadShed, callers beyond a probe's limit
-// are shed meanwhile, which is what a probe costs. So a periodic probe
-// waits for a load that reaches half the limit: below that, the limit
-// holds nothing back, and a stale no-load latency costs nothing. [AIMD]
-// is loss-based.
-//
-// While the limit settles (after a probe, or a window that moved the limit
-// or its mean latency by a quarter) windows are a tenth as long and need
-// half the calls. A run of 5 timed calls whose median is above twice the
-// last window's mean, or, while callers are blocked, each below three
-// quarters of it, ends a window at once: a dependency that loses or
-// regains capacity is acted on within a few calls. A window's mean counts
-// each call at most twice the last window's mean, so that a rare slow call
-// is not taken for queueing. The delay-based algorithms count latency
-// below a millisecond, mostly the caller's own path, as a millisecond.
-// Every drop is counted, but to save clock reads only one call in a
-// stride is timed: every call while calls are few and during a probe, at
-// most one in 64 otherwise.
-//
-// # What the dependency is blamed for
+// Calls that end are grouped into windows ([WithWindow]). At each window's
+// end an [Algorithm] gets a [Sample] and returns the new limit, clamped to
+// [WithBounds] (1 to 200, starting at 20). [Gradient2] and [Vegas] are
+// delay-based: they compare latency, counting below a millisecond as a
+// millisecond, with the no-load latency, measured in probe windows at a
+// quarter of the limit ([Prober]). [AIMD] is loss-based.
 //
 // A call's latency runs from when it leaves the limiter's queue. An answer
 // (nil, or an error that is not a drop) counts with its latency; a drop
@@ -49,7 +30,9 @@
 // panicked, is not counted. A drop that came with the caller's own ctx
 // ended is not counted either, unless the call took at least twice the
 // dependency's typical latency. Delay the process itself adds is not the
-// dependency's: see [WithOwnDelay].
+// dependency's: see [WithOwnDelay]. Every drop is counted, but to save
+// clock reads only one call in a stride is timed: every call while calls
+// are few and during a probe, at most one in 64 otherwise.
 //
 // # Priorities and waiting
 //

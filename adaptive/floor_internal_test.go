@@ -32,8 +32,8 @@ func TestAtMinGrows(t *testing.T) {
 	v.Update(20, probe(10*time.Millisecond))
 	s = blocked(12*time.Millisecond, 20)
 	s.AtMin = true
-	if got := v.Update(20, s); !near(got, 40) || v.noLoad != 12*ms {
-		t.Errorf("Vegas at its floor of 20, blocked: limit %v, no-load latency %v; want 40 and 12ms", got, time.Duration(v.noLoad))
+	if got := v.Update(20, s); !near(got, 40) || v.baseline != 12*ms {
+		t.Errorf("Vegas at its floor of 20, blocked: limit %v, no-load latency %v; want 40 and 12ms", got, time.Duration(v.baseline))
 	}
 }
 
@@ -64,9 +64,9 @@ func TestOwnBoundProbeKeepsBaseline(t *testing.T) {
 	v.Update(20, probe(10*time.Millisecond))
 	v.trigger.cooldown = 0
 	v.Update(20, sample(40*time.Millisecond, 20))
-	if got := v.Update(5, own(2*time.Millisecond, 2*time.Millisecond)); v.noLoad != 10*ms || !near(got, 11) {
+	if got := v.Update(5, own(2*time.Millisecond, 2*time.Millisecond)); v.baseline != 10*ms || !near(got, 11) {
 		// 40ms against 10ms: a queue of 15 beyond β = 6, so 20 − 9.
-		t.Errorf("Vegas, a probe all own delay: limit %v, no-load latency %v; want 11 and 10ms kept", got, time.Duration(v.noLoad))
+		t.Errorf("Vegas, a probe all own delay: limit %v, no-load latency %v; want 11 and 10ms kept", got, time.Duration(v.baseline))
 	}
 }
 

@@ -16,13 +16,11 @@ import (
 // requests in flight, bits 25..49 hold the limit, bit 50 is set while
 // anybody waits, and bits 51..63 count the grants, wrapping, to pick the
 // calls to time. While the wait bit is clear, a caller takes a permit with
-// a CAS, without the lock. While it is set, every grant is made under the
-// lock, and a release that sees it takes the lock to hand its permit on.
-// A waiter sets the bit under the lock before it looks for room one last
-// time, and a release returns its permit to the word before it reads the
-// bit, so either the waiter finds the permit or the release sees the
-// waiter. Every grant is a CAS that checks the limit, so in flight never
-// exceeds it (a lowered limit admits nobody until enough have left).
+// a CAS, without the lock; while it is set, every grant is made under the
+// lock. A waiter sets the bit under the lock before it looks for room one
+// last time, and a release returns its permit before it reads the bit, so
+// either the waiter finds the permit or the release sees the waiter. Every
+// grant is a CAS that checks the limit, so in flight never exceeds it.
 const (
 	inflightMask = 1<<25 - 1
 	limitShift   = 25
@@ -33,11 +31,18 @@ const (
 )
 
 // overtakes is how many permits may go to higher priorities while a lower
-// one waits: the next goes to the lower one, even above its reserve (never
-// above the limit).
+// one waits: the next goes to the lower one, even above its reserve.
 const overtakes = 8
 
 const numClasses = tower.NumPriorities
+
+// The wait bound, in typical latencies (see WithWaitToDeadline): a waiter
+// with a deadline waits at most waitBound, and standingBound once the
+// queue has not emptied for waitBound.
+const (
+	waitBound     = 2
+	standingBound = 1
+)
 
 // class returns the index of p's queue: 0 for the lowest priority. A
 // priority out of range counts as the nearest one.
@@ -48,16 +53,13 @@ func class(p tower.Priority) int {
 // gate is the admission half of a Limiter: the permits, the queues and the
 // window. It knows nothing of requests.
 type gate struct {
-	state atomic.Uint64
-	_     [56]byte
-	// stride is a power of two: one call in stride is timed.
-	stride  atomic.Uint32
-	reserve int64 // per mille of the limit, for each step down in priority
+	state   atomic.Uint64
+	_       [56]byte
+	stride  atomic.Uint32 // a power of two: one call in stride is timed
+	reserve int64         // per mille of the limit, for each step down in priority
 	sink    metrics.Sink
 	dropped func(error) bool
-	// typical is the dependency's latency (less own delay) in the last
-	// window that timed a call, in ns.
-	typical atomic.Int64
+	typical atomic.Int64 // ns, the dependency's latency in the last window that timed a call
 
 	mu         sync.Mutex           // guards what follows
 	q          [numClasses]waitList // each class's waiters
@@ -71,16 +73,6 @@ type gate struct {
 	armed      bool          // expiry is set to fire
 	w          window
 }
-
-// The wait bound, in typical latencies (see WithWaitToDeadline): a
-// waiter with a deadline waits at most waitBound, and standingBound once
-// the queue has not emptied for waitBound, when the newest waiter of a
-// class is served first. So a waiter sent on spends about three typical
-// latencies at most in all.
-const (
-	waitBound     = 2
-	standingBound = 1
-)
 
 // room returns how many may be in flight for a caller of class c to be
 // admitted under lim: lim less c's reserve, and at least 1.
@@ -103,8 +95,8 @@ func (g *gate) tryAcquire(c int) (seq uint64, ok bool) {
 	}
 }
 
-// take takes a permit if fewer than room(c) are in flight, or, for c < 0,
-// fewer than the limit, and returns the grant's number.
+// take is tryAcquire without regard to waiters, for use under the lock;
+// for c < 0 it may fill the limit.
 func (g *gate) take(c int) (seq uint64, ok bool) {
 	for {
 		v := g.state.Load()
@@ -130,8 +122,8 @@ const (
 	failed          // ctx ended
 )
 
-// acquire is Ready's slow path: it admits the caller under the lock if it
-// may go now, and otherwise queues it in its class and waits.
+// acquire is Ready's slow path: it admits the caller if it may go now,
+// and otherwise queues it and waits.
 func (g *gate) acquire(ctx context.Context, c int) (verdict, uint64, error) {
 	g.mu.Lock()
 	if seq, ok := g.admitLocked(c); ok {
@@ -164,11 +156,15 @@ func (g *gate) acquire(ctx context.Context, c int) (verdict, uint64, error) {
 }
 
 // wait waits for w to be granted a permit or refused one, or withdraws it
-// when ctx ends. If the sink panics, w leaves the queue (or gives back a
-// permit granted) and the panic goes on.
+// when ctx ends. If the sink panics, w leaves the queue or gives back its
+// permit.
 func (g *gate) wait(ctx context.Context, c int, w *waiter) (v verdict, seq uint64, err error) {
 	if g.sink != nil {
-		guard.Undo(func() { g.sink.Add(metrics.Waiting, 1) }, func() { g.withdraw(c, w) })
+		guard.Undo(func() { g.sink.Add(metrics.Waiting, 1) }, func() {
+			if !g.leave(c, w) && !w.refused {
+				g.release()
+			}
+		})
 		defer guard.Undo(func() { g.sink.Add(metrics.Waiting, -1) }, func() {
 			if v == granted {
 				g.release()
@@ -180,52 +176,32 @@ func (g *gate) wait(ctx context.Context, c int, w *waiter) (v verdict, seq uint6
 		if w.refused {
 			return shed, 0, nil
 		}
-		if g.late(ctx) {
+		if d, ok := ctx.Deadline(); ok && time.Until(d) < time.Duration(g.typical.Load()) {
+			// It would likely miss its deadline, holding a permit that a
+			// waiter behind could use.
 			g.release()
 			return shed, 0, nil
 		}
 		return granted, w.seq, nil
 	case <-ctx.Done():
-		return g.cancel(c, w, ctx.Err())
-	}
-}
-
-// late reports whether a waiter granted a permit now has less time left
-// before its deadline than the typical latency: sent anyway, it would
-// likely miss it, holding a permit that a waiter behind could use.
-func (g *gate) late(ctx context.Context) bool {
-	d, ok := ctx.Deadline()
-	return ok && time.Until(d) < time.Duration(g.typical.Load())
-}
-
-// cancel withdraws w after its ctx ended. A waiter granted a permit as its
-// ctx ended keeps it, as if it had not noticed; one refused as it ended
-// gets ctx's error.
-func (g *gate) cancel(c int, w *waiter, err error) (verdict, uint64, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if !g.dequeueLocked(c, w) {
-		if w.refused {
-			return failed, 0, err
+		// A waiter granted a permit as its ctx ended keeps it.
+		if g.leave(c, w) || w.refused {
+			return failed, 0, ctx.Err()
 		}
 		return granted, w.seq, nil
 	}
-	g.dispatchLocked() // the waiter gone may have held back the others
-	return failed, 0, err
 }
 
-// withdraw takes w out of class c's queues, or gives back the permit it
-// was granted.
-func (g *gate) withdraw(c int, w *waiter) {
+// leave takes w out of class c's queues, and reports whether it was still
+// in them, neither granted nor refused.
+func (g *gate) leave(c int, w *waiter) bool {
 	g.mu.Lock()
-	removed := g.dequeueLocked(c, w)
-	if removed {
-		g.dispatchLocked() // the waiter gone may have held back the others
+	defer g.mu.Unlock()
+	if !g.dequeueLocked(c, w) {
+		return false
 	}
-	g.mu.Unlock()
-	if !removed && !w.refused {
-		g.release()
-	}
+	g.dispatchLocked() // the waiter gone may have held back the others
+	return true
 }
 
 // dequeueLocked takes w out of class c's queues, and reports whether it
@@ -252,7 +228,7 @@ func (g *gate) wakeLocked(c int, w *waiter, seq uint64, refused bool) {
 
 // expireLocked refuses the waiters past the wait bound, and reports
 // whether the queue is standing and how long until the next waiter passes
-// the bound (0 if none). Before the first timed window there is no bound.
+// the bound (0 if none). There is no bound before the first timed window.
 func (g *gate) expireLocked() (standing bool, next time.Duration) {
 	typical := time.Duration(g.typical.Load())
 	if typical <= 0 {
@@ -275,28 +251,6 @@ func (g *gate) expireLocked() (standing bool, next time.Duration) {
 		}
 	}
 	return standing, next
-}
-
-// armLocked sets the expiry timer to fire in d, unless it is set already,
-// so that refusals come on time even if nothing else happens.
-func (g *gate) armLocked(d time.Duration) {
-	if g.armed {
-		return
-	}
-	g.armed = true
-	if g.expiry == nil {
-		g.expiry = time.AfterFunc(d, g.expired)
-	} else {
-		g.expiry.Reset(d)
-	}
-}
-
-// expired runs on the expiry timer.
-func (g *gate) expired() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.armed = false
-	g.dispatchLocked()
 }
 
 // admitLocked grants a permit to a newcomer of class c if no waiter goes
@@ -332,7 +286,7 @@ func (g *gate) overtook(c int) bool {
 // has come, then to the highest class waiting if its share has room;
 // within a class, the oldest, or under a standing queue the newest with a
 // deadline unless the oldest has none. Then it clears the wait bit, or
-// sets the expiry timer.
+// sets the expiry timer so that refusals come on time.
 func (g *gate) dispatchLocked() {
 	var standing bool
 	var next time.Duration
@@ -353,11 +307,25 @@ func (g *gate) dispatchLocked() {
 		g.skips[c] = 0
 		g.overtook(c)
 	}
-	if g.waiting == 0 {
+	switch {
+	case g.waiting == 0:
 		g.state.And(^uint64(waitBit))
-	} else if next > 0 {
-		g.armLocked(next)
+	case next > 0 && !g.armed:
+		g.armed = true
+		if g.expiry == nil {
+			g.expiry = time.AfterFunc(next, g.expired)
+		} else {
+			g.expiry.Reset(next)
+		}
 	}
+}
+
+// expired runs on the expiry timer.
+func (g *gate) expired() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.armed = false
+	g.dispatchLocked()
 }
 
 // pickLocked takes a permit for the class to serve next and returns the
@@ -399,7 +367,7 @@ func (g *gate) setLimitLocked(n int) {
 			break
 		}
 	}
-	g.dispatchLocked() // with nobody waiting, it finds nobody to serve
+	g.dispatchLocked()
 }
 
 func (g *gate) inFlight() int { return int(g.state.Load() & inflightMask) }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
+
+	"github.com/towergo/tower/internal/option"
 )
 
 // Gradient2Option configures [Gradient2].
@@ -39,7 +41,8 @@ func Gradient2QueueSize(n int) Gradient2Option {
 // Gradient2ProbeInterval sets how often the no-load latency is measured
 // afresh when nothing else calls for a probe: every d (default a minute),
 // jittered between 0.75d and 1.25d, at the first window after that whose
-// load reached half the limit. It panics unless d is between a
+// load reached half the limit (below that, the limit holds nothing back
+// and a stale baseline costs nothing). It panics unless d is between a
 // second and a day.
 func Gradient2ProbeInterval(d time.Duration) Gradient2Option {
 	if d < time.Second || d > 24*time.Hour {
@@ -48,24 +51,17 @@ func Gradient2ProbeInterval(d time.Duration) Gradient2Option {
 	return func(g *gradient2) { g.every = d }
 }
 
-// epsilon absorbs the rounding of the averages: a ratio within it of 1 is
-// 1.
-const epsilon = 1e-9
-
 type gradient2 struct {
+	noLoad
 	smoothing, tolerance float64
 	queue                float64       // 0: max(1, √limit)
 	every                time.Duration // the probes' interval, before jitter
-	baseline             float64       // no-load latency of the dependency, in ns; 0 before the first probe
 	sinceProbe           time.Duration
-	nextProbe            time.Duration // sinceProbe at which the next periodic probe is due
-	trigger              trigger
-	probe                bool                             // the next window is to be a probe
+	nextProbe            time.Duration                    // sinceProbe at which the next periodic probe is due
 	fell                 bool                             // the last window brought the limit down
 	queued               float64                          // the limit in force when latency was last above the tolerance; 0: not since it grew past it
 	prev                 struct{ latency, limit float64 } // the last loaded window's latency and limit in force
-	loaded               loadedWindow
-	random               func() float64 // the probes' jitter, in [0, 1): rand.Float64 but in tests
+	random               func() float64                   // the probes' jitter, in [0, 1): rand.Float64 but in tests
 }
 
 // Gradient2 is a delay-based algorithm after Netflix's Gradient2Limit. Each
@@ -81,32 +77,28 @@ type gradient2 struct {
 //   - 1 < r <= tolerance: the limit holds, or grows by 1 if r <= 1.1.
 //   - r <= 1: it grows by the headroom ([Gradient2QueueSize]) times the
 //     smoothing. With callers blocked at the limit ([Sample].Blocked), it
-//     doubles instead if that is more (a slow start, as TCP's), if it is
-//     at least the limit at which latency last rose above the tolerance,
-//     or latency has since fallen by a quarter at an unchanged limit; so
-//     it does not double and fall in turn around a small capacity.
+//     doubles instead if that is more (a slow start), if it is at least
+//     the limit at which latency last rose above the tolerance, or latency
+//     has since fallen by a quarter at an unchanged limit; so it does not
+//     double and fall in turn around a small capacity.
 //
 // A window with a drop takes a tenth away. When the process's own delay
 // is most of the latency, the limit grows as for r <= 1, fourfold with
 // callers blocked. A window whose requests in flight never reached half
-// the limit leaves it alone: the load, not the service, held it back.
+// the limit leaves it alone.
 //
-// The baseline comes from probes (see [Prober]): at the start, so that a
-// limiter started under overload does not take its queue for it; when
-// latency stays above the tolerance for 3 windows or jumps past 3 times
-// the baseline (at most once in 5 windows), so that a dependency that
-// became slower is measured anew rather than driven to the floor; when a
-// window is 20% faster; and periodically ([Gradient2ProbeInterval]), once
-// a window's load reaches half the limit, since below that a probe would
-// only hold callers back (see [Prober]). A
-// probe whose latency was mostly the process's own delay keeps the
-// baseline. A window at the lower bound re-anchors it, and the limit grows
-// from there. Unlike Netflix's, the baseline never drifts up with a long
-// incident, and a fall is not smoothed.
+// The baseline comes from probes ([Prober]): first, so that a limiter
+// started under overload does not take its queue for it; when latency
+// stays above the tolerance for 3 windows or jumps past 3 times the
+// baseline (at most once in 5 windows), so that a dependency that became
+// slower is measured anew rather than driven to the floor; when a window
+// is 20% faster; and periodically ([Gradient2ProbeInterval]). A probe
+// whose latency was mostly the process's own delay keeps the baseline; a
+// window at the lower bound re-anchors it. Unlike Netflix's, the baseline
+// never drifts up with a long incident.
 //
-// It returns the function that [New] and [NewLayer] take, which makes a
-// fresh algorithm with these settings each time it is called. It panics if
-// an option is nil.
+// It returns a constructor for [New] and [NewLayer], which makes a fresh
+// algorithm with these settings each call. It panics if an option is nil.
 func Gradient2(opts ...Gradient2Option) func() Algorithm {
 	template := newGradient2(opts)
 	return func() Algorithm {
@@ -119,12 +111,7 @@ func Gradient2(opts ...Gradient2Option) func() Algorithm {
 
 func newGradient2(opts []Gradient2Option) *gradient2 {
 	g := &gradient2{smoothing: 1, tolerance: 1.5, every: time.Minute, random: rand.Float64}
-	for i, o := range opts {
-		if o == nil {
-			panic(fmt.Sprintf("adaptive.Gradient2: option %d is nil", i))
-		}
-		o(g)
-	}
+	option.Onto("adaptive.Gradient2", g, opts)
 	return g
 }
 
@@ -134,10 +121,6 @@ func (g *gradient2) Update(limit float64, s Sample) float64 {
 		g.sinceProbe, g.nextProbe = 0, g.jittered()
 		g.trigger.probed()
 	}
-	// A periodic probe waits for a window that reached half the limit:
-	// while the load stays below that, the limit holds nothing back, a
-	// stale baseline costs nothing, and a probe's quarter of the limit
-	// would only make callers wait.
 	g.probe = g.sinceProbe >= g.nextProbe && !appLimited(limit, s.MaxInFlight)
 	if s.Dropped > 0 {
 		return limit * dropBackoff
@@ -148,24 +131,14 @@ func (g *gradient2) Update(limit float64, s Sample) float64 {
 	}
 	latency := algorithmLatency(s)
 	if s.Probe || s.AtMin || g.baseline == 0 {
-		// A probe, or the least concurrency allowed, is the no-load
-		// latency, unless the process itself held it. The loaded window
-		// that called for a probe is judged against it now.
-		first := g.baseline == 0
-		if first || !ownBound(s) {
-			g.baseline = max(latency, 1)
-		}
 		g.prev.limit = 0
-		loaded := g.loaded
-		g.loaded = loadedWindow{}
-		if loaded.limit == 0 {
-			if s.AtMin && !s.Probe {
-				// No queueing at the floor: grow, or stay there for good.
-				return g.grow(limit, s)
-			}
-			if first && startsOwnBound(s) {
-				return limit + ownBoundGrowth*limit*g.smoothing
-			}
+		loaded, first := g.measure(latency, s)
+		switch {
+		case loaded.limit == 0 && s.AtMin && !s.Probe:
+			return g.grow(limit, s) // no queueing at the floor: grow, or stay there for good
+		case loaded.limit == 0 && first && startsOwnBound(s):
+			return limit + ownBoundGrowth*limit*g.smoothing
+		case loaded.limit == 0:
 			return limit
 		}
 		if r := loaded.latency / g.baseline; r > g.tolerance*(1+epsilon) {
@@ -187,38 +160,17 @@ func (g *gradient2) Update(limit float64, s Sample) float64 {
 	}
 	g.prev.latency, g.prev.limit = latency, math.Floor(limit)
 	r := latency / g.baseline
-	if g.trigger.window(r > g.tolerance*(1+epsilon), r > jumpRatio) {
-		// Probe before moving (see highWindows); the
-		// window is judged once the probe has measured the baseline.
-		// After a jump the limit is lowered by it, so that the probe's
-		// quarter stays below a capacity that fell by as much.
-		g.probe = true
-		g.loaded = loadedWindow{latency, s.MaxInFlight, limit}
-		if r > jumpRatio {
-			return limit / r
-		}
-		return limit
+	if next, ok := g.probeDue(limit, latency, r > g.tolerance*(1+epsilon), s); ok {
+		return next
 	}
-	if latency <= fasterRatio*g.baseline {
-		g.probe = true // the service became faster: measure it anew
-		return limit
-	}
-	return g.move(limit, latency/g.baseline, s)
-}
-
-// loadedWindow is what a window that called for a probe saw, to judge it
-// once the probe has measured the no-load latency.
-type loadedWindow struct {
-	latency     float64
-	maxInFlight int
-	limit       float64
+	return g.move(limit, r, s)
 }
 
 // move returns the limit after a window s whose latency was r times the
 // baseline.
 func (g *gradient2) move(limit, r float64, s Sample) float64 {
 	if appLimited(limit, s.MaxInFlight) {
-		return limit // app-limited: the load never came near the limit
+		return limit
 	}
 	if g.fell {
 		// The window after a fall still saw the old limit's queue.
@@ -238,12 +190,10 @@ func (g *gradient2) move(limit, r float64, s Sample) float64 {
 	return limit
 }
 
-// grow returns the limit after a window s without queueing: up by the
-// headroom times the smoothing, unless app-limited. With callers blocked
-// at a limit at least the one that last queued, it doubles if that is
-// more: the limit held the load back, and the next window shows where the
-// dependency queues now. If the process is the bottleneck, blocked callers
-// quadruple it: every caller shed costs the process as much as one served.
+// grow returns the limit after a window s without queueing (see
+// Gradient2). Doubling shows in the next window where the dependency
+// queues now; with the process the bottleneck, every caller shed costs it
+// as much as one served.
 func (g *gradient2) grow(limit float64, s Sample) float64 {
 	if appLimited(limit, s.MaxInFlight) {
 		return limit
@@ -258,8 +208,6 @@ func (g *gradient2) grow(limit float64, s Sample) float64 {
 	}
 	return limit + step*g.smoothing
 }
-
-func (g *gradient2) ProbeNext() bool { return g.probe }
 
 func (g *gradient2) headroom(limit float64) float64 {
 	if g.queue > 0 {

@@ -12,16 +12,10 @@ import (
 
 // Limiter is middleware that limits the requests in flight in the inner
 // service to a limit that an [Algorithm] moves with the calls' latencies
-// and drops. Ready waits for a permit under the limit, higher priorities
-// first and for a bounded time (see [WithWaitToDeadline]), and only then
-// asks the inner service, so a waiting caller holds nothing of the inner
-// service's. If the inner service fails or ctx ends while Ready waits for
-// it, the permit is given back. A request is in flight from the grant of
-// its permit until its call returns, or the permit is released unused.
+// and drops (see the package doc).
 //
-// A Limiter is safe for concurrent use. A free permit is granted with one
-// atomic step and no allocation. Build one with [New]. Req and Res are the
-// request and response types.
+// A Limiter is safe for concurrent use. Build one with [New]. Req and Res
+// are the request and response types.
 type Limiter[Req, Res any] struct {
 	g     gate
 	inner tower.Service[Req, Res]
@@ -42,8 +36,7 @@ func New[Req, Res any](inner tower.Service[Req, Res], newAlg func() Algorithm, o
 	return newLimiter(inner, alg, newOptions("adaptive.New", opts))
 }
 
-// algorithm returns what newAlg makes, and panics, naming fn, if either
-// is nil.
+// algorithm returns what newAlg makes, and panics if either is nil.
 func algorithm(fn string, newAlg func() Algorithm) Algorithm {
 	if newAlg == nil {
 		panic(fn + ": newAlg is nil")
@@ -104,14 +97,13 @@ func (l *Limiter[Req, Res]) InFlight() int { return l.g.inFlight() }
 // a snapshot.
 func (l *Limiter[Req, Res]) Waiting() int { return l.g.queued() }
 
-// Ready takes a permit for the priority ctx carries ([tower.PriorityFrom]),
-// then waits for the inner service. A free permit is taken even if ctx is
-// done. If ctx ends first, Ready returns ctx.Err(); if the inner Ready
-// fails, the permit is given back and its error returned. Beyond
-// [WithMaxWaiting], past the wait bound ([WithWaitToDeadline]), or with
-// less time left before ctx's deadline than the service's typical latency
-// when the permit comes, Ready returns a permit whose Call fails with
-// loadshed.ErrOverloaded.
+// Ready waits for a permit for the priority ctx carries
+// ([tower.PriorityFrom]), and only then for the inner service, so a
+// waiting caller holds nothing of the inner service's. A free permit is
+// taken even if ctx is done. If ctx ends first, Ready returns ctx.Err();
+// if the inner Ready fails, the permit is given back and its error
+// returned. A caller refused (see the package doc) gets a permit whose
+// Call fails with loadshed.ErrOverloaded.
 func (l *Limiter[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	c := class(tower.PriorityFrom(ctx))
 	seq, ok := l.g.tryAcquire(c)
@@ -140,14 +132,14 @@ func (l *Limiter[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], 
 	}
 	held = false
 	var timed uint64
-	if l.g.timed(seq) {
+	if seq&(uint64(l.g.stride.Load())-1) == 0 { // one grant in stride is timed
 		timed = 1
 	}
 	return l.wraps.WrapNoted((*wrapper[Req, Res])(l), p, timed), nil
 }
 
-// release gives a permit back. InFlight drops first, so that it never
-// shows more than the limit.
+// release gives a permit back, after telling the sink, so that InFlight
+// never shows more than the limit.
 func (l *Limiter[Req, Res]) release() {
 	if l.g.sink != nil {
 		defer l.g.release()
@@ -214,8 +206,7 @@ func (l *Limiter[Req, Res]) done(ctx context.Context, start time.Duration, infli
 	}
 }
 
-// shedder serves the permits of shed callers. They reserve nothing, so
-// copies need no telling apart.
+// shedder serves the permits of shed callers, which reserve nothing.
 type shedder[Req, Res any] struct{ sink metrics.Sink }
 
 func (s *shedder[Req, Res]) CallReserved(context.Context, uint64, Req) (Res, error) {

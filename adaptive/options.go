@@ -18,7 +18,7 @@ const MaxLimit = 1 << 24
 type Option func(*options)
 
 type options struct {
-	min, max, initial int
+	min, max, initial int // initial 0: 20, within the bounds
 	maxWaiting        int // -1: unbounded
 	dropped           func(error) bool
 	sink              metrics.Sink
@@ -29,17 +29,8 @@ type options struct {
 	toDeadline        bool
 }
 
-func defaults() options {
-	return options{
-		min: 1, max: 200, initial: 0, maxWaiting: -1,
-		window: time.Second, minSamples: 10, reserve: 100,
-	}
-}
-
 // WithBounds sets the least and the most the limit may be (default 1 and
-// 200). The least is 1, not Netflix's 20, so that a service that takes
-// fewer than 20 at once is protected too. It panics unless
-// 1 <= min <= max <= MaxLimit.
+// 200). It panics unless 1 <= min <= max <= MaxLimit.
 func WithBounds(min, max int) Option {
 	if min < 1 || min > max || max > MaxLimit {
 		panic(fmt.Sprintf("adaptive.WithBounds: want 1 <= min <= max <= %d, got min %d and max %d", MaxLimit, min, max))
@@ -60,10 +51,7 @@ func WithInitial(n int) Option {
 // WithMaxWaiting bounds the callers waiting in Ready for a permit, over all
 // priorities, to n (default: no bound; 0: nobody waits). A caller beyond
 // it gets at once a permit whose Call fails with loadshed.ErrOverloaded,
-// as a LoadShed's does, since an error from Ready would mean a service
-// broken for good. A caller whose ctx is already done gets ctx.Err()
-// instead, so that a LoadShed above sees the limiter as not ready. It
-// panics if n < 0.
+// or ctx.Err() from Ready if its ctx is already done. It panics if n < 0.
 func WithMaxWaiting(n int) Option {
 	if n < 0 {
 		panic(fmt.Sprintf("adaptive.WithMaxWaiting: n must not be negative, got %d", n))
@@ -77,13 +65,12 @@ func WithMaxWaiting(n int) Option {
 //
 // By default a caller whose ctx has a deadline waits at most twice the
 // dependency's typical latency (the last window's mean, less the process's
-// own delay); once the queue has not emptied for that long, a standing
-// queue, at most once that latency, newest first (CoDel's target and
-// Facebook's adaptive LIFO). So fresh callers are answered in time and
-// stale ones refused, rather than all waiting until their deadline. A
-// refused caller's Call fails with loadshed.ErrOverloaded. A caller
-// without a deadline is never refused, and goes when it is the oldest of
-// its priority.
+// own delay); once the queue has not emptied for that long, at most once
+// that latency, newest first (CoDel's target and adaptive LIFO), so that
+// fresh callers are answered in time and stale ones refused. A refused
+// caller's Call fails with loadshed.ErrOverloaded. A caller without a
+// deadline is never refused, and goes when it is the oldest of its
+// priority.
 func WithWaitToDeadline() Option {
 	return func(o *options) { o.toDeadline = true }
 }
@@ -111,9 +98,9 @@ func Dropped(err error) bool {
 // and then each change, so that the sum is the limit in force; InFlight,
 // +1 when Ready grants a permit and -1 when it is given back; Waiting, +1
 // and -1 around a caller's wait in Ready; and Shed +1 when a permit that
-// sheds is called. The sink is called on the caller's goroutine, never
-// under the limiter's lock, so two changes of the limit may reach it in
-// either order. The default, and a nil sink, is no metrics.
+// sheds is called. The sink is called outside the limiter's lock, so two
+// changes of the limit may reach it in either order. The default, and a
+// nil sink, is no metrics.
 func WithMetrics(sink metrics.Sink) Option {
 	return func(o *options) { o.sink = sink }
 }
@@ -122,9 +109,16 @@ func WithMetrics(sink metrics.Sink) Option {
 // times at least, before the algorithm moves the limit (default 1s and 10,
 // as Netflix's WindowedLimit). A window ends with the first timed or
 // dropped call after d, once it has timed minSamples calls or seen a drop.
-// While the limit settles windows are short, d/10 and minSamples/2 (at
-// least 1), and may end early (see the package doc). It panics unless
-// d > 0 and minSamples >= 1.
+// While the limit settles (after a probe, or a window that moved the limit
+// or its mean latency by a quarter) windows last d/10 and need
+// minSamples/2 calls (at least 1).
+//
+// A run of minSamples/2 timed calls whose median is above twice the last
+// window's mean, or, while callers are blocked, each below three quarters
+// of it, ends a window at once, so that a dependency that loses or
+// regains capacity is acted on within a few calls. A window's mean counts
+// each call at most twice the last window's mean, so that a rare slow call
+// is not taken for queueing. It panics unless d > 0 and minSamples >= 1.
 func WithWindow(d time.Duration, minSamples int) Option {
 	if d <= 0 || minSamples < 1 {
 		panic(fmt.Sprintf("adaptive.WithWindow: want d > 0 and minSamples >= 1, got %v and %d", d, minSamples))
@@ -163,9 +157,8 @@ func WithOwnDelay(f func() time.Duration) Option {
 	return func(o *options) { o.own = f }
 }
 
-// newOptions applies opts for fn and checks that they agree.
 func newOptions(fn string, opts []Option) options {
-	o := defaults()
+	o := options{min: 1, max: 200, maxWaiting: -1, window: time.Second, minSamples: 10, reserve: 100}
 	option.Onto(fn, &o, opts)
 	if o.initial == 0 {
 		o.initial = min(max(20, o.min), o.max)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/towergo/tower/internal/option"
 )
 
 // VegasOption configures [Vegas].
@@ -20,7 +22,8 @@ func VegasSmoothing(f float64) VegasOption {
 
 // VegasProbe sets how often the no-load latency is measured afresh when
 // nothing else calls for a probe: after multiplier·limit windows, jittered
-// down to half that (default 30, Netflix's). It panics unless
+// down to half that, at the first window after that whose load reached
+// half the limit (default 30, Netflix's). It panics unless
 // 1 <= multiplier <= 1000.
 func VegasProbe(multiplier int) VegasOption {
 	checkRange("adaptive.VegasProbe", "multiplier", float64(multiplier), 1, 1000)
@@ -28,13 +31,10 @@ func VegasProbe(multiplier int) VegasOption {
 }
 
 type vegas struct {
+	noLoad
 	smoothing, every float64
-	noLoad           float64 // the dependency's no-load latency, in ns; 0: none yet
 	windows          int     // since the last probe
 	jitter           float64 // of the next periodic probe, in [0.5, 1)
-	trigger          trigger
-	probe            bool // the next window is to be a probe
-	loaded           loadedWindow
 }
 
 // Vegas is the delay-based algorithm of Netflix's VegasLimit, after TCP
@@ -52,34 +52,21 @@ type vegas struct {
 // with callers blocked. A window whose requests in flight never reached
 // half the limit leaves it alone.
 //
-// The no-load latency comes from probes (see [Prober]): at the start, when
-// the queue stays above β for 3 windows or latency jumps past 3 times the
-// no-load latency (at most once in 5 windows), when a window is 20% faster
-// than it, and periodically ([VegasProbe]), jittered so that instances do
-// not probe together, once a window's load reaches half the limit.
+// The no-load latency comes from probes ([Prober]), as [Gradient2]'s
+// baseline does, the queue above β standing for latency above the
+// tolerance, and periodically ([VegasProbe]).
 //
-// It returns the function that [New] and [NewLayer] take, which makes a
-// fresh algorithm with these settings each time it is called. It panics if
-// an option is nil.
+// It returns a constructor for [New] and [NewLayer], which makes a fresh
+// algorithm with these settings each call. It panics if an option is nil.
 func Vegas(opts ...VegasOption) func() Algorithm {
-	template := newVegas(opts)
+	v := &vegas{smoothing: 1, every: 30}
+	option.Onto("adaptive.Vegas", v, opts)
 	return func() Algorithm {
-		alg := *template
+		alg := *v
 		alg.jitter = 0.5 + rand.Float64()/2
 		alg.probe = true // the first window
 		return &alg
 	}
-}
-
-func newVegas(opts []VegasOption) *vegas {
-	v := &vegas{smoothing: 1, every: 30}
-	for i, o := range opts {
-		if o == nil {
-			panic(fmt.Sprintf("adaptive.Vegas: option %d is nil", i))
-		}
-		o(v)
-	}
-	return v
 }
 
 func (v *vegas) Update(limit float64, s Sample) float64 {
@@ -88,45 +75,32 @@ func (v *vegas) Update(limit float64, s Sample) float64 {
 		v.windows, v.jitter = 0, 0.5+rand.Float64()/2
 		v.trigger.probed()
 	}
-	// A periodic probe waits for a window that reached half the limit, as
-	// Gradient2's does.
 	v.probe = float64(v.windows) >= v.jitter*v.every*limit && !appLimited(limit, s.MaxInFlight)
 	lg := log10Floor(limit)
 	if s.Dropped > 0 {
 		return v.smooth(limit, limit-lg)
 	}
 	if s.Timed == 0 {
-		v.probe = v.probe || v.noLoad == 0
+		v.probe = v.probe || v.baseline == 0
 		return limit
 	}
 	latency := algorithmLatency(s)
-	if s.Probe || s.AtMin || v.noLoad == 0 {
-		// As Gradient2: the no-load latency, unless the process held it;
-		// the loaded window that called for a probe is judged now.
-		first := v.noLoad == 0
-		if first || !ownBound(s) {
-			v.noLoad = max(latency, 1)
-		}
-		loaded := v.loaded
-		v.loaded = loadedWindow{}
-		if loaded.limit == 0 {
-			if s.AtMin && !s.Probe {
-				// At the floor, as Gradient2.
-				return v.move(limit, v.noLoad, s.MaxInFlight, s.Blocked)
-			}
-			if first && startsOwnBound(s) {
-				return v.smooth(limit, limit+ownBoundGrowth*limit)
-			}
+	if s.Probe || s.AtMin || v.baseline == 0 {
+		loaded, first := v.measure(latency, s)
+		switch {
+		case loaded.limit == 0 && s.AtMin && !s.Probe:
+			return v.move(limit, v.baseline, s.MaxInFlight, s.Blocked)
+		case loaded.limit == 0 && first && startsOwnBound(s):
+			return v.smooth(limit, limit+ownBoundGrowth*limit)
+		case loaded.limit == 0:
 			return limit
-		}
-		if lg := log10Floor(loaded.limit); math.Ceil(loaded.limit*(1-v.noLoad/loaded.latency)-epsilon) > 6*lg {
+		case v.queue(loaded.limit, loaded.latency) > 6*log10Floor(loaded.limit):
 			// Still queued beyond β against the probe: it falls now.
 			return v.move(loaded.limit, loaded.latency, loaded.maxInFlight, 0)
 		}
 		return loaded.limit
 	}
 	if ownBound(s) {
-		// As Gradient2: the process is the bottleneck, not the dependency.
 		if appLimited(limit, s.MaxInFlight) {
 			return limit
 		}
@@ -136,21 +110,15 @@ func (v *vegas) Update(limit float64, s Sample) float64 {
 		}
 		return v.smooth(limit, limit+step)
 	}
-	queue := math.Ceil(limit*(1-v.noLoad/latency) - epsilon)
-	if v.trigger.window(queue > 6*lg, latency > jumpRatio*v.noLoad) {
-		// Probe before moving, as Gradient2 does.
-		v.probe = true
-		v.loaded = loadedWindow{latency, s.MaxInFlight, limit}
-		if latency > jumpRatio*v.noLoad {
-			return limit * v.noLoad / latency
-		}
-		return limit
-	}
-	if latency <= fasterRatio*v.noLoad {
-		v.probe = true
-		return limit
+	if next, ok := v.probeDue(limit, latency, v.queue(limit, latency) > 6*lg, s); ok {
+		return next
 	}
 	return v.move(limit, latency, s.MaxInFlight, s.Blocked)
+}
+
+// queue is the queue Vegas estimates at limit for latency.
+func (v *vegas) queue(limit, latency float64) float64 {
+	return math.Ceil(limit*(1-v.baseline/latency) - epsilon)
 }
 
 // move returns the limit after a window of latency with at most
@@ -160,10 +128,8 @@ func (v *vegas) move(limit, latency float64, maxInFlight, blocked int) float64 {
 		return limit
 	}
 	lg := log10Floor(limit)
-	queue := math.Ceil(limit*(1-v.noLoad/latency) - epsilon)
-	switch {
+	switch queue := v.queue(limit, latency); {
 	case queue <= 0 && blocked > 0:
-		// A slow start, as Gradient2's.
 		return v.smooth(limit, limit+max(6*lg, limit))
 	case queue <= lg:
 		return v.smooth(limit, limit+6*lg)
@@ -174,8 +140,6 @@ func (v *vegas) move(limit, latency float64, maxInFlight, blocked int) float64 {
 	}
 	return limit
 }
-
-func (v *vegas) ProbeNext() bool { return v.probe }
 
 func (v *vegas) smooth(limit, next float64) float64 {
 	return limit*(1-v.smoothing) + next*v.smoothing

@@ -12,9 +12,6 @@ import (
 	"github.com/towergo/tower/internal/mono"
 )
 
-// maxStride bounds the calls per timed call.
-const maxStride = 64
-
 // window is what the current window has seen so far, and the algorithm
 // that moves the limit when it ends. The gate's lock guards it.
 type window struct {
@@ -32,51 +29,33 @@ type window struct {
 	sum, least  time.Duration
 	maxInFlight int
 	blocked     int           // callers that found no permit free
-	short       bool          // the window is a short one: the limit is settling
+	short       bool          // the limit is settling: see WithWindow
 	lastMean    time.Duration // the mean latency of the last window that timed a call
 
-	// The latencies of the window's latest timed calls, few() at most (its
-	// capacity): a run that may end the window early (see earlyRatio).
-	run           []time.Duration
-	reportedLimit int // the limit in force last told to the sink
-	sinceStride   int // calls observed since the stride last changed
+	run           []time.Duration // the latest timed calls' latencies, few() at most: see jumped
+	reportedLimit int             // the limit in force last told to the sink
+	sinceStride   int             // calls observed since the stride last changed
 
 	// A probe: its timed calls are those that started in it with at most
 	// probeLimit in flight.
 	probing      bool
 	probeLimit   int
-	probeSamples int // the timed calls that end it: as many as normal priority may have in flight in it, at most a short window's minimum
+	probeSamples int // the timed calls that end it: as many as normal priority may have in flight in it, at most few()
 }
 
-// A short window lasts shortDivisor times less than the limiter's windows,
-// and needs half the timed calls (at least 1). It follows a probe, and a
-// window that moved the limit in force, or whose mean latency moved, by a
-// quarter or more.
-const shortDivisor = 10
-
-// A window ends early, with that run's latency, after a run of a short
-// window's minimum of timed calls whose median latency is above earlyRatio
-// times the last window's mean, or, while callers are blocked at the
-// limit, each below earlyFall times it. (A faster run matters only when
-// the limit may rise; unblocked, it may be noise.)
+// The rules of WithWindow: a short window is shortDivisor times shorter;
+// a run ends a window early on a median above earlyRatio times the last
+// window's mean, or with callers blocked every latency below earlyFall
+// times it (unblocked, a faster run may be noise); a window's mean counts
+// a call at most clipRatio times the last window's mean.
 const (
-	earlyRatio = 2
-	earlyFall  = 0.75
+	shortDivisor = 10
+	earlyRatio   = 2
+	earlyFall    = 0.75
+	clipRatio    = 2
+	probeFloor   = 3  // the least limit of a probe, bounds allowing: with fewer, a probe of a slow service takes long
+	maxStride    = 64 // the most calls per timed call
 )
-
-// clipRatio bounds a timed call's latency, as a window's mean counts it,
-// to that many times the last window's mean (see clipped).
-const clipRatio = 2
-
-// probeFloor is the least limit a probe has, bounds allowing, as Envoy's
-// min_concurrency: with fewer, a probe of a slow service takes long.
-const probeFloor = 3
-
-// probeLimitFor is a probe's limit for the algorithm's limit: a quarter,
-// at least probeFloor, within the bounds.
-func (w *window) probeLimitFor(limit float64) int {
-	return min(max(w.min, probeFloor, int(math.Ceil(limit/4))), w.max)
-}
 
 // inForce is the limit in force: the probe's during a probe, the
 // algorithm's otherwise.
@@ -85,14 +64,6 @@ func (w *window) inForce() int {
 		return w.probeLimit
 	}
 	return int(w.limit)
-}
-
-// timed reports whether to time the call of grant number seq: one grant
-// in stride. The number comes with the grant's atomic step, so the choice
-// costs no atomic operation of its own, nor a random draw.
-func (g *gate) timed(seq uint64) bool {
-	s := uint64(g.stride.Load())
-	return seq&(s-1) == 0
 }
 
 // outcome of a call, for the window.
@@ -104,15 +75,10 @@ const (
 	ignored // cancelled by its caller, or panicked: says nothing of the service
 )
 
-// classify returns the outcome of a call with ctx that returned err after
-// elapsed, if it was timed. A drop with ctx itself ended is the caller's
-// deadline, perhaps spent in a queue in front of the service, so it is
-// ignored unless the call took at least twice the typical latency (never
-// known for an untimed call).
+// classify returns the outcome of a call with ctx that returned err, not
+// nil, after elapsed, if it was timed. A drop with ctx itself ended is the
+// caller's deadline, perhaps spent in a queue in front of the service.
 func (g *gate) classify(ctx context.Context, err error, timed bool, elapsed time.Duration) outcome {
-	if err == nil {
-		return answered
-	}
 	if g.dropped(err) {
 		if ctx.Err() != nil && (!timed || elapsed < 2*time.Duration(g.typical.Load())) {
 			return ignored
@@ -141,7 +107,11 @@ func (g *gate) observe(end, latency time.Duration, o outcome, inflight int) (del
 			w.least = latency
 		}
 		w.timed++
-		w.sum += w.clipped(latency)
+		if w.lastMean > 0 {
+			w.sum += min(latency, clipRatio*w.lastMean)
+		} else {
+			w.sum += latency
+		}
 		if len(w.run) < cap(w.run) {
 			w.run = append(w.run, latency)
 		}
@@ -185,31 +155,19 @@ func (g *gate) observe(end, latency time.Duration, o outcome, inflight int) (del
 	return g.closeLocked(end)
 }
 
-// clipped returns latency as the window's mean counts it: at most
-// clipRatio times the last window's mean, so that a window of few calls
-// does not take one rare slow call for queueing. A dependency that queues
-// slows all its calls, which moves the mean however clipped, and a slow
-// run ends the window at once (see jumped).
-func (w *window) clipped(latency time.Duration) time.Duration {
-	if w.lastMean > 0 {
-		return min(latency, clipRatio*w.lastMean)
-	}
-	return latency
-}
-
 // few is the least number of timed calls a short window needs.
 func (w *window) few() int { return max(1, w.minSamples/2) }
 
-// jumped reports whether the sorted run ends the window early (see
-// earlyRatio). The median, not the mean: one rare slow call is not a
-// dependency that became slower.
+// jumped reports whether the sorted run ends the window early. The
+// median, not the mean: one rare slow call is not a slower dependency.
 func (w *window) jumped() bool {
 	return w.lastMean > 0 && (w.run[len(w.run)/2] > earlyRatio*w.lastMean ||
 		w.blocked > 0 && float64(w.run[len(w.run)-1]) < earlyFall*float64(w.lastMean))
 }
 
 // closeLocked ends the window at end: the algorithm moves the limit, and a
-// new window starts, a probe if the algorithm asks.
+// new window starts, a probe if the algorithm asks. It returns the change
+// of the limit in force since the sink was last told.
 func (g *gate) closeLocked(end time.Duration) int {
 	w := &g.w
 	s := Sample{
@@ -250,12 +208,16 @@ func (g *gate) closeLocked(end time.Duration) int {
 	was := int(w.limit)
 	w.limit = min(max(next, float64(w.min)), float64(w.max))
 	moved := int(w.limit) - was
-	w.short = s.Probe || 4*max(moved, -moved) >= was || s.Timed > 0 && last > 0 && 4*absDiff(s.MeanLatency, last) >= last
+	w.short = s.Probe || 4*max(moved, -moved) >= was || s.Timed > 0 && last > 0 && 4*max(s.MeanLatency-last, last-s.MeanLatency) >= last
 	w.probing = false
 	if w.prober != nil && w.prober.ProbeNext() {
 		g.startProbeLocked()
 	}
-	return g.enforceLocked()
+	n := w.inForce()
+	delta := n - w.reportedLimit
+	w.reportedLimit = n
+	g.setLimitLocked(n)
+	return delta
 }
 
 // startProbeLocked makes the window that starts now a probe: every call
@@ -263,20 +225,9 @@ func (g *gate) closeLocked(end time.Duration) int {
 func (g *gate) startProbeLocked() {
 	w := &g.w
 	w.probing = true
-	w.probeLimit = w.probeLimitFor(w.limit)
+	w.probeLimit = min(max(w.min, probeFloor, int(math.Ceil(w.limit/4))), w.max)
 	w.probeSamples = min(w.few(), int(g.room(class(tower.PriorityNormal), uint64(w.probeLimit))))
 	g.stride.Store(1)
-}
-
-// enforceLocked puts the window's limit in force, and returns its change
-// since the sink was last told.
-func (g *gate) enforceLocked() int {
-	w := &g.w
-	n := w.inForce()
-	old := w.reportedLimit
-	w.reportedLimit = n
-	g.setLimitLocked(n)
-	return n - old
 }
 
 // strideFor returns the stride for a short window of about calls calls:
@@ -288,7 +239,5 @@ func strideFor(calls, minSamples int) uint32 {
 	}
 	return min(uint32(1)<<(bits.Len(uint(n))-1), maxStride)
 }
-
-func absDiff(a, b time.Duration) time.Duration { return max(a-b, b-a) }
 
 func now() time.Duration { return mono.Now() }

@@ -11,26 +11,22 @@ import (
 )
 
 // A Completion decides when a request stops counting in its endpoint's
-// load: tower's TrackCompletion. Without one, a request counts until its
-// Call returns (tower's CompleteOnResponse). For a response whose real end
-// comes later, such as a body streamed after the headers, a Completion
-// moves the request's [Handle] into the response and marks it done when
-// the body has been read. Using one allocates the Handle per request.
-//
-// A Completion must be safe for concurrent use. Res is the response type.
+// load: tower's TrackCompletion. For a response whose real end comes
+// later, such as a body streamed after the headers, it moves the request's
+// [Handle] into the response and marks it done when the body has been
+// read. Using one allocates the Handle per request. A Completion must be
+// safe for concurrent use. Res is the response type.
 type Completion[Res any] interface {
 	// Track is called with each response that comes back without an
 	// error, and the request's Handle, and returns the response the caller
-	// gets. It must see that h.Done is called, now or later; until then the
-	// request counts as pending. A call that fails is done when it returns,
-	// without Track.
+	// gets. It must see that h.Done is called, now or later. A call that
+	// fails is done when it returns, without Track.
 	Track(h *Handle, res Res) Res
 }
 
 // A Handle is one request counted in its endpoint's load, from the moment it
-// was called until Done. A [Completion] receives it with the response.
-//
-// A Handle is safe for concurrent use.
+// was called until Done. A [Completion] receives it with the response. A
+// Handle is safe for concurrent use.
 type Handle struct {
 	done atomic.Bool
 	c    completer
@@ -54,8 +50,6 @@ type completer interface {
 // with a Handle that reports to c. The request is complete when comp says
 // so, or at once if the call fails or panics.
 func callTracked[Req, Res any](ctx context.Context, inner tower.Permit[Req, Res], req Req, comp Completion[Res], c completer, sent time.Time) (Res, error) {
-	// The one allocation a request makes with a Completion: h outlives
-	// the call.
 	h := &Handle{c: c, sent: sent}
 	handed := false
 	defer func() {
@@ -81,7 +75,7 @@ type options[Res any] struct {
 }
 
 // WithCompletion makes a request count as pending until c says it is done,
-// instead of until its Call returns. It panics if c is nil, or holds a nil
+// instead of until its Call returns. It panics if c is nil or holds a nil
 // pointer.
 func WithCompletion[Res any](c Completion[Res]) Option[Res] {
 	if isnil.Is(c) {

@@ -5,10 +5,10 @@
 // its estimate decays. [NewPendingRequests] counts requests in flight, and
 // [NewConstant] gives a fixed load, for random choice and for tests.
 //
-// Each metric is itself a [tower.Service] that reports its load through
-// [Service]'s Load method: a float64, the smaller the less loaded. It sits
-// directly around each endpoint, inside the balancer, so that it sees
-// exactly the requests sent to that endpoint:
+// Each metric is a [Service]: a [tower.Service] whose Load method reports
+// a float64, the smaller the less loaded. It sits directly around each
+// endpoint, inside the balancer, so that it sees exactly the requests sent
+// to that endpoint:
 //
 //	endpoints := discover.NewList[load.Service[string, string]](
 //		load.NewPeakEwma(backendA, 30*time.Millisecond, 10*time.Second),
@@ -21,8 +21,8 @@
 // metric: a timeout inside PeakEwma caps the RTTs it measures, and one
 // outside it would not be seen at all.
 //
-// A request counts from the moment its permit is called until its Call
-// returns; a permit reserved and not called does not count. When the real
-// end comes later, as with a response body read after the call, a
-// [Completion] given with [WithCompletion] decides it.
+// A request counts, and its round trip runs, from the moment its permit is
+// called until its Call returns; a permit reserved and not called does not
+// count. When the real end comes later, as with a response body read after
+// the call, a [Completion] given with [WithCompletion] decides it.
 package load

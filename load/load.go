@@ -2,7 +2,6 @@ package load
 
 import (
 	"context"
-	"fmt"
 	"math"
 
 	"github.com/towergo/tower"
@@ -20,11 +19,8 @@ type Service[Req, Res any] interface {
 }
 
 // Constant is a service whose load never changes: tower's Constant. Its
-// Ready and permits are the inner service's own.
-//
-// A Constant is safe for concurrent use. The zero Constant is not usable;
-// make one with [NewConstant]. Req and Res are the request and response
-// types.
+// Ready and permits are the inner service's own. A Constant is safe for
+// concurrent use; make one with [NewConstant].
 type Constant[Req, Res any] struct {
 	inner tower.Service[Req, Res]
 	load  float64
@@ -36,23 +32,21 @@ func NewConstant[Req, Res any](inner tower.Service[Req, Res], load float64) *Con
 	if isnil.Is(inner) {
 		panic("load.NewConstant: inner is nil")
 	}
-	validateConstant("load.NewConstant", load)
+	if math.IsNaN(load) {
+		panic("load.NewConstant: load is NaN")
+	}
 	return &Constant[Req, Res]{inner: inner, load: load}
 }
 
 // NewConstantLayer returns a Layer that gives each service it wraps a
 // constant load. It panics if load is NaN.
 func NewConstantLayer[Req, Res any](load float64) tower.Layer[Req, Res] {
-	validateConstant("load.NewConstantLayer", load)
+	if math.IsNaN(load) {
+		panic("load.NewConstantLayer: load is NaN")
+	}
 	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
 		return NewConstant(inner, load)
 	})
-}
-
-func validateConstant(fn string, load float64) {
-	if math.IsNaN(load) {
-		panic(fmt.Sprintf("%s: load is NaN", fn))
-	}
 }
 
 // Ready is the inner service's Ready.

@@ -22,13 +22,7 @@ import (
 // last update. Reading the load is an update with an RTT of zero, so an
 // endpoint that gets no requests decays towards zero and is tried again.
 //
-// A request is pending, and its RTT runs, from the moment its permit is
-// called until its Call returns, or, with [WithCompletion], until its
-// [Handle] is done.
-//
-// A PeakEwma is safe for concurrent use. The zero PeakEwma is not usable;
-// make one with [NewPeakEwma]. Req and Res are the request and response
-// types.
+// A PeakEwma is safe for concurrent use; make one with [NewPeakEwma].
 type PeakEwma[Req, Res any] struct {
 	inner      tower.Service[Req, Res]
 	decay      float64 // ns
@@ -43,8 +37,7 @@ type PeakEwma[Req, Res any] struct {
 
 // NewPeakEwma returns inner with its load estimated by Peak-EWMA, starting
 // from an RTT of defaultRTT and decaying with a time constant of decay
-// (Linkerd uses 30ms and 10s). Either may be as long as a Duration holds:
-// the estimate is a float64. It panics if inner or an option is nil (or
+// (Linkerd uses 30ms and 10s). It panics if inner or an option is nil (or
 // inner holds a nil pointer), or if defaultRTT or decay is not positive.
 func NewPeakEwma[Req, Res any](inner tower.Service[Req, Res], defaultRTT, decay time.Duration, opts ...Option[Res]) *PeakEwma[Req, Res] {
 	const fn = "load.NewPeakEwma"
@@ -84,8 +77,7 @@ func validatePeakEwma(fn string, defaultRTT, decay time.Duration) {
 }
 
 // Ready waits for the inner service and returns its permit wrapped, so that
-// the call is measured. An error from the inner service is returned
-// unchanged.
+// the call is measured. An inner error is returned unchanged.
 func (p *PeakEwma[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	q, err := p.inner.Ready(ctx)
 	if err != nil {
@@ -94,8 +86,7 @@ func (p *PeakEwma[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res],
 	return p.wraps.Wrap((*ewmaWrapper[Req, Res])(p), q), nil
 }
 
-// Load returns the cost, estimate × (pending + 1), in nanoseconds, after
-// decaying the estimate for the time since its last update.
+// Load returns the cost, estimate × (pending + 1), in nanoseconds.
 func (p *PeakEwma[Req, Res]) Load() float64 {
 	pending := p.pending.Load()
 	now := time.Now()
@@ -110,8 +101,7 @@ func (p *PeakEwma[Req, Res]) Load() float64 {
 func (p *PeakEwma[Req, Res]) update(sent, recv, now time.Time) float64 {
 	rtt := nanos(recv.Sub(sent))
 	if p.rtt < rtt {
-		// A peak: the worst case is the estimate from now on.
-		p.rtt = rtt
+		p.rtt = rtt // a peak
 	} else {
 		w := math.Exp(-nanos(now.Sub(p.updated)) / p.decay)
 		// The conversions round each product, so that the compiler does
@@ -125,8 +115,7 @@ func (p *PeakEwma[Req, Res]) update(sent, recv, now time.Time) float64 {
 // nanos returns d in nanoseconds, or 0 if d is negative.
 func nanos(d time.Duration) float64 { return float64(max(d, 0)) }
 
-// ewmaWrapper is PeakEwma's tower.Wrapper and completer, kept off its
-// method set.
+// ewmaWrapper is PeakEwma's tower.Wrapper and completer, off its method set.
 type ewmaWrapper[Req, Res any] PeakEwma[Req, Res]
 
 func (w *ewmaWrapper[Req, Res]) CallWrapped(ctx context.Context, inner tower.Permit[Req, Res], req Req) (Res, error) {
@@ -143,7 +132,7 @@ func (w *ewmaWrapper[Req, Res]) CallWrapped(ctx context.Context, inner tower.Per
 func (w *ewmaWrapper[Req, Res]) ReleaseWrapped(inner tower.Permit[Req, Res]) { inner.Release() }
 
 // complete ends a request sent at sent: its RTT updates the estimate, and
-// then it stops counting as pending, as tower's Handle does when dropped.
+// then it stops counting as pending.
 func (w *ewmaWrapper[Req, Res]) complete(sent time.Time) {
 	now := time.Now()
 	w.mu.Lock()

@@ -10,13 +10,8 @@ import (
 )
 
 // PendingRequests is a service whose load is the number of its requests in
-// flight: tower's PendingRequests. A request counts from the moment its
-// permit is called until its Call returns, or, with [WithCompletion], until
-// its [Handle] is done.
-//
-// A PendingRequests is safe for concurrent use. The zero PendingRequests
-// is not usable; make one with [NewPendingRequests]. Req and Res are the
-// request and response types.
+// flight: tower's PendingRequests. A PendingRequests is safe for
+// concurrent use; make one with [NewPendingRequests].
 type PendingRequests[Req, Res any] struct {
 	inner      tower.Service[Req, Res]
 	completion Completion[Res]
@@ -38,15 +33,14 @@ func NewPendingRequests[Req, Res any](inner tower.Service[Req, Res], opts ...Opt
 // of each service it wraps, each with a count of its own. It panics if an
 // option is nil.
 func NewPendingRequestsLayer[Req, Res any](opts ...Option[Res]) tower.Layer[Req, Res] {
-	newOptions("load.NewPendingRequestsLayer", opts) // validate now, not when the layer is used
+	newOptions("load.NewPendingRequestsLayer", opts) // now, not when the layer is used
 	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
 		return NewPendingRequests(inner, opts...)
 	})
 }
 
 // Ready waits for the inner service and returns its permit wrapped, so that
-// the call is counted. An error from the inner service is returned
-// unchanged.
+// the call is counted. An inner error is returned unchanged.
 func (p *PendingRequests[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	q, err := p.inner.Ready(ctx)
 	if err != nil {
@@ -58,8 +52,8 @@ func (p *PendingRequests[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req
 // Load returns the number of requests in flight.
 func (p *PendingRequests[Req, Res]) Load() float64 { return float64(p.pending.Load()) }
 
-// pendingWrapper is PendingRequests' tower.Wrapper and completer, kept off
-// its method set.
+// pendingWrapper is PendingRequests' tower.Wrapper and completer, off its
+// method set.
 type pendingWrapper[Req, Res any] PendingRequests[Req, Res]
 
 func (w *pendingWrapper[Req, Res]) CallWrapped(ctx context.Context, inner tower.Permit[Req, Res], req Req) (Res, error) {

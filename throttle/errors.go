@@ -3,16 +3,12 @@ package throttle
 import "github.com/towergo/tower"
 
 // ErrThrottled is the error of a request the Throttle rejected itself,
-// without sending it, because the backend has been refusing requests. Its
-// message is "request throttled: backend overloaded".
-//
-// It answers both [tower.IsOverloaded] and [tower.IsThrottled]. The
-// adapters ask Overloaded first, so a server that calls its backend
-// through a Throttle answers its own client as overloaded, not as over its
-// allowance: package towerhttp answers 503 with Retry-After ("service
-// overloaded"), not 429, and metrics.OutcomeOf says OutcomeShed. A
-// Throttle further out that uses [NotOverloaded] counts it as a refusal.
-// Do not retry it at once: it would most likely be rejected again.
+// without sending it. It answers both [tower.IsOverloaded] and
+// [tower.IsThrottled]; the adapters ask Overloaded first, so a server that
+// calls its backend through a Throttle answers its own client as
+// overloaded (503 in towerhttp, OutcomeShed in metrics), not as over its
+// allowance. Do not retry it at once: it would most likely be rejected
+// again.
 var ErrThrottled error = throttled{}
 
 type throttled struct{}
@@ -26,9 +22,7 @@ func (throttled) Throttled() bool  { return true }
 // LoadShed's ErrOverloaded, a Throttle's ErrThrottled),
 // [tower.IsThrottled] or [tower.IsUnavailable] (a closed Buffer, a
 // balancer with no endpoints). Any other error, a timeout among them, is
-// the backend's answer to a request it took. A classifier that reads a
-// protocol's status (HTTP 429 and 503, gRPC RESOURCE_EXHAUSTED) belongs
-// with the protocol's adapter.
+// the backend's answer to a request it took.
 func NotOverloaded[Res any](_ Res, err error) bool {
 	return err == nil || !(tower.IsOverloaded(err) || tower.IsThrottled(err) || tower.IsUnavailable(err))
 }

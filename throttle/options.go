@@ -13,22 +13,17 @@ import (
 
 // The defaults.
 const (
-	// DefaultK is the multiplier K of the accepts: a client sends up to K
-	// times as many requests as the backend accepts before it rejects any
-	// itself. 2 is the SRE book's choice.
+	// DefaultK is the multiplier K of the accepts, the SRE book's.
 	DefaultK = 2.0
-	// DefaultWindow is how far back requests and accepts are counted: the
-	// SRE book's two minutes.
+	// DefaultWindow is how far back requests are counted, the SRE book's.
 	DefaultWindow = 2 * time.Minute
 	// DefaultMaxRejection caps the probability of rejecting a request: at
-	// least one request in ten reaches the backend (see WithMaxRejection).
+	// least one request in ten reaches the backend.
 	DefaultMaxRejection = 0.9
 )
 
 // A Rand is the random source a Throttle draws its rejections from:
 // Float64 returns a number in [0, 1), as math/rand/v2's *rand.Rand does.
-// A request is rejected when its number is below the rejection
-// probability.
 type Rand interface {
 	Float64() float64
 }
@@ -45,15 +40,13 @@ type options struct {
 	k, maxReject float64
 	window       time.Duration
 	rand         Rand
-	sink         metrics.Sink
+	sink         metrics.Sink // nil: no metrics
 }
 
 // WithK sets the multiplier K of the accepts (default [DefaultK]): a
 // client sends the backend up to K times what it accepts. A lower K
-// rejects sooner and wastes less backend work on refusals; a higher K lets
-// more through, so the backend's recovery shows sooner. It panics unless
-// k >= 1 and finite: below 1, a backend that accepts everything would
-// still see requests rejected.
+// wastes less backend work on refusals; a higher K shows the backend's
+// recovery sooner. It panics unless k >= 1 and finite.
 func WithK(k float64) Option {
 	if !(k >= 1) || math.IsInf(k, 1) {
 		panic(fmt.Sprintf("throttle.WithK: k must be a finite number at least 1, got %v", k))
@@ -63,10 +56,8 @@ func WithK(k float64) Option {
 
 // WithWindow sets how far back requests and accepts are counted (default
 // [DefaultWindow]). The window is kept as 120 buckets of d/120 (or d
-// buckets of 1ns if d is shorter than 120ns) from the throttle's creation,
-// moved lazily with no goroutine: a count leaves it between d−d/120 and d
-// after it was made. A shorter window follows the backend sooner, and
-// decides on fewer requests. It panics unless d > 0.
+// buckets of 1ns if d is shorter than 120ns), so a count leaves it between
+// d−d/120 and d after it was made. It panics unless d > 0.
 func WithWindow(d time.Duration) Option {
 	if d <= 0 {
 		panic(fmt.Sprintf("throttle.WithWindow: d must be positive, got %v", d))
@@ -76,11 +67,10 @@ func WithWindow(d time.Duration) Option {
 
 // WithMaxRejection caps the probability of rejecting a request at p
 // (default [DefaultMaxRejection]). Uncapped, after a window with nothing
-// accepted about one request per window passes, whatever the rate, and a
-// recovered backend waits that long to be asked. A cap below 1 keeps a
-// share 1−p of the traffic going, so that recovery shows within seconds.
-// A cap of 0 turns rejection off; the throttle still counts. It panics
-// unless p is in [0, 1].
+// accepted about one request per window passes, and a recovered backend
+// waits that long to be asked; a cap below 1 keeps a share 1−p of the
+// traffic going. A cap of 0 turns rejection off. It panics unless p is in
+// [0, 1].
 func WithMaxRejection(p float64) Option {
 	if !(p >= 0 && p <= 1) {
 		panic(fmt.Sprintf("throttle.WithMaxRejection: p must be between 0 and 1, got %v", p))
@@ -89,11 +79,10 @@ func WithMaxRejection(p float64) Option {
 }
 
 // WithRand makes the Throttle draw its rejections from r instead of
-// math/rand/v2's global source, e.g. a seeded one for results that repeat.
-// r is called without a lock from every caller of Ready, only when the
-// rejection probability is above 0, so it must be safe for concurrent use
-// if the Throttle is; a panic in it goes up to the caller of Ready. It
-// panics if r is nil or holds a nil pointer.
+// math/rand/v2's global source. r is called without a lock from every
+// caller of Ready while the rejection probability is above 0, so it must
+// be safe for concurrent use if the Throttle is used so. It panics if r is
+// nil or holds a nil pointer.
 func WithRand(r Rand) Option {
 	if isnil.Is(r) {
 		panic("throttle.WithRand: nil Rand")
@@ -108,7 +97,6 @@ func WithMetrics(sink metrics.Sink) Option {
 	return func(o *options) { o.sink = sink }
 }
 
-// newOptions applies opts, over the defaults, for the function named fn.
 func newOptions(fn string, opts []Option) options {
 	o := options{k: DefaultK, maxReject: DefaultMaxRejection, window: DefaultWindow, rand: globalRand{}}
 	option.Onto(fn, &o, opts)

@@ -13,21 +13,15 @@ const numBuckets = 120
 
 // window counts requests and accepts over a sliding window of buckets of
 // a fixed width from the throttle's creation: bucket b spans
-// [start+b·width, start+(b+1)·width). While the clock is in bucket n, the
-// window holds buckets n−len(slots)+1 to n, so a count leaves it between
-// window−width and window after it was made.
+// [start+b·width, start+(b+1)·width), and while the clock is in bucket n
+// the window holds buckets n−len(slots)+1 to n.
 //
 // The running totals hold the sum of the buckets in the window, so a
-// decision reads two words. A count is added to the total first and its
-// slot next; a slot leaving the window is emptied with a Swap and what it
-// held taken off the total. So the total is never below the sum of the
-// slots, nor below zero: a count added to a slot being emptied either
-// leaves with it or stays in the slot, which holds a newer bucket by then
-// (harmless: it lands in the current bucket).
-//
-// Buckets leave lazily: the first caller to find the clock past cur moves
-// the window on under mu, taken at most once per bucket width. No
-// goroutine runs.
+// decision reads two words. A count is added to the total before its
+// slot, and a slot leaving the window is emptied with a Swap and what it
+// held taken off the total, so the total is never below the sum of the
+// slots. The first caller to find the clock past cur moves the window on
+// under mu; no goroutine runs.
 type window struct {
 	width time.Duration // of a bucket
 	start time.Duration // mono reading at which bucket 0 starts
@@ -44,8 +38,7 @@ type slot struct {
 	requests, accepts atomic.Int64
 }
 
-// init sets w up as a window of length d, starting now: numBuckets
-// buckets of d/numBuckets, or d buckets of 1ns if d is shorter.
+// init sets w up as a window of length d, starting now.
 func (w *window) init(d time.Duration) {
 	n := min(d, numBuckets)
 	w.width = d / n
@@ -63,8 +56,7 @@ func (w *window) bucket() int64 {
 	return b
 }
 
-// advance moves the window to bucket b: the buckets that leave it are
-// emptied and taken off the totals.
+// advance moves the window to bucket b, emptying the buckets that leave.
 func (w *window) advance(b int64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -79,13 +71,11 @@ func (w *window) advance(b int64) {
 	w.cur.Store(max(b, cur))
 }
 
-// add counts one request now, and one accept as well if accepted.
-//
-// The accept is added before its request, and counts reads requests before
-// accepts (advance takes requests off first, too): a concurrent decision
-// may see an accept without its request, which lowers the probability, but
-// never a request without its accept, which would raise it (1 request and
-// 0 accepts is a rejection chance of 1/2 with nothing refused).
+// add counts one request now, and one accept as well if accepted. The
+// accept is added before its request, and counts reads requests first, so
+// a concurrent decision may see an accept without its request, which
+// lowers the probability, but never a request without its accept, which
+// would raise it.
 func (w *window) add(accepted bool) {
 	s := &w.slots[w.bucket()%int64(len(w.slots))]
 	if accepted {
@@ -96,8 +86,7 @@ func (w *window) add(accepted bool) {
 	s.requests.Add(1)
 }
 
-// counts returns the requests and accepts in the window now. The accepts
-// may include some of requests not counted yet (see add), never fewer.
+// counts returns the requests and accepts in the window now.
 func (w *window) counts() (requests, accepts int64) {
 	w.bucket()
 	requests = w.requests.Load() // first: a request is added after its accept
