@@ -10,12 +10,10 @@ import (
 )
 
 // Ordered sends each request of reqs through svc and yields the responses
-// in the order of the requests, with at most limit requests out at once.
-// See the package doc for readiness, errors, panics and stopping early.
-//
-// A limit above [MaxLimit] counts as MaxLimit. Ordered panics if svc or
-// reqs is nil (svc may not be a nil pointer in an interface either) or
-// limit is below 1.
+// in the order of the requests, with at most limit requests out at once
+// (see the package doc). A limit above [MaxLimit] counts as MaxLimit.
+// Ordered panics if svc (a typed nil too) or reqs is nil, or limit is
+// below 1.
 func Ordered[Req, Res any](ctx context.Context, svc tower.Service[Req, Res], reqs iter.Seq[Req], limit int) iter.Seq2[Res, error] {
 	validate("callall.Ordered", svc, reqs == nil, limit)
 	return all(ctx, svc, fromSeq(reqs), limit, true)
@@ -29,26 +27,22 @@ func Unordered[Req, Res any](ctx context.Context, svc tower.Service[Req, Res], r
 }
 
 // OrderedChan is [Ordered] over the requests received from reqs, until it
-// is closed or ctx ends. A loop that ends early stops receiving; the
-// requests still in reqs stay there.
+// is closed or ctx ends. A loop that ends early leaves the rest in reqs.
 func OrderedChan[Req, Res any](ctx context.Context, svc tower.Service[Req, Res], reqs <-chan Req, limit int) iter.Seq2[Res, error] {
 	validate("callall.OrderedChan", svc, reqs == nil, limit)
 	return all(ctx, svc, fromChan(reqs), limit, true)
 }
 
-// UnorderedChan is [Unordered] over the requests received from reqs, until
-// it is closed or ctx ends. A loop that ends early stops receiving; the
-// requests still in reqs stay there.
+// UnorderedChan is [Unordered] over the requests received from reqs, as
+// [OrderedChan] is.
 func UnorderedChan[Req, Res any](ctx context.Context, svc tower.Service[Req, Res], reqs <-chan Req, limit int) iter.Seq2[Res, error] {
 	validate("callall.UnorderedChan", svc, reqs == nil, limit)
 	return all(ctx, svc, fromChan(reqs), limit, false)
 }
 
 // MaxLimit is the largest number of requests a call-all has out at once; a
-// larger limit, up to math.MaxInt, counts as MaxLimit, so a caller that
-// means "no limit" can say so. A run makes a worker goroutine per request
-// out, up to the limit, and allocates its queues for limit requests when
-// it starts.
+// larger limit, up to math.MaxInt, counts as MaxLimit, so a caller can say
+// "no limit". A run allocates its queues for limit requests when it starts.
 const MaxLimit = 1 << 16
 
 func validate[Req, Res any](fn string, svc tower.Service[Req, Res], nilReqs bool, limit int) {

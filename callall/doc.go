@@ -13,10 +13,10 @@
 //
 // The last argument bounds the requests out at once, from being taken to
 // the loop body being done with the response, so a loop that falls behind
-// holds the requests back. Each request is taken before the service is
-// asked for readiness, so a call-all waiting for its next request holds
-// nothing of the service's (a Buffer slot, a concurrency permit). Each
-// call has the permit of its own Ready and runs on a worker goroutine.
+// holds the requests back. A request is taken only once there is room for
+// it, and before the service is asked for readiness, so a call-all waiting
+// for its next request holds nothing of the service's (a Buffer slot, a
+// concurrency permit). Each call runs on a worker goroutine.
 //
 // An error in a response is one item of the sequence, which goes on. An
 // error from the service's Ready means it is broken for good: no more
@@ -33,9 +33,8 @@
 // log/slog's default logger.
 //
 // No goroutine outlives the range loop. Breaking out of it cancels the
-// calls in flight (their ctx is derived from ctx) and waits for them and
-// for the iterator, which runs on a goroutine of its own: an iterator that
-// can block waiting for its next element must return when yield returns
-// false, or be a channel given to [OrderedChan]. Each range over the
-// result starts a new run, over the requests again.
+// calls in flight and waits for them and for the iterator, which runs on a
+// goroutine of its own: an iterator that can block must return when yield
+// returns false, or be a channel given to [OrderedChan]. Each range over
+// the result starts a new run, over the requests again.
 package callall

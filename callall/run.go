@@ -16,11 +16,10 @@ import (
 //
 // A record carries one request from the dispatcher to a worker and its
 // response to the consumer, and goes back to free once the loop body is
-// done with it. There are at most limit records and one worker per record,
-// both made as needed: taking a record is the in-flight limit, a record
-// handed to the workers always finds one, and no send on the record
-// channels ever blocks. Reusing them keeps the request path free of
-// allocations.
+// done with it. There are at most limit records, and a worker per record,
+// both made as needed: taking a record is the in-flight limit, and no send
+// on the record channels ever blocks. Reusing records keeps the request
+// path free of allocations.
 type run[Req, Res any] struct {
 	ctx     context.Context // ended when the run ends, or by the caller's ctx
 	svc     tower.Service[Req, Res]
@@ -40,19 +39,18 @@ type run[Req, Res any] struct {
 	issued   int    // requests sent
 	err      error  // why the dispatcher stopped before reqs ended
 	panicked bool   // err is a panic the dispatcher recovered
-	in       string // the user code the dispatcher runs: the iterator, Ready or Release
+	in       string // the user code the dispatcher runs
 
 	reported bool // the consumer has yielded err
 }
 
 type record[Req, Res any] struct {
-	p    tower.Permit[Req, Res]
-	req  Req
-	res  Res
-	err  error
-	done chan struct{} // ordered: signalled when the call has returned
-
-	panicked bool // err is a panic the worker recovered
+	p        tower.Permit[Req, Res]
+	req      Req
+	res      Res
+	err      error
+	done     chan struct{} // ordered: signalled when the call has returned
+	panicked bool          // err is a panic the worker recovered
 }
 
 func newRun[Req, Res any](ctx context.Context, svc tower.Service[Req, Res], limit int, ordered bool) *run[Req, Res] {
@@ -68,7 +66,7 @@ func newRun[Req, Res any](ctx context.Context, svc tower.Service[Req, Res], limi
 	}
 }
 
-// Where the user code that panicked ran, for the PanicError's Where.
+// The PanicError's Where for user code the run calls.
 const (
 	inIterator = "the request iterator, on a callall dispatcher"
 	inReady    = "the service's Ready, on a callall dispatcher"
@@ -77,14 +75,19 @@ const (
 )
 
 // dispatch is the dispatcher goroutine. A panic or runtime.Goexit in the
-// user code it runs ends the run as a failed Ready does. A panic in Ready
-// is recovered in send; one in the iterator unwinds the loop and is
-// recovered here.
+// user code it runs ends the run as a failed Ready does; if the run had
+// stopped already and the iterator panicked on its way out, nobody will
+// hear of it, and it is logged.
 func (r *run[Req, Res]) dispatch(reqs iter.Seq[Req]) {
 	returned := false
 	defer func() {
 		if !returned {
-			r.fail(guard.Recovered(r.in, recover()))
+			perr := guard.Recovered(r.in, recover())
+			if r.err != nil {
+				guard.Orphan(perr)
+			} else {
+				r.err, r.panicked = perr, true
+			}
 		}
 		close(r.work)
 		close(r.stopped)
@@ -94,21 +97,9 @@ func (r *run[Req, Res]) dispatch(reqs iter.Seq[Req]) {
 	returned = true
 }
 
-// fail records perr as the run's error, unless the run had already stopped
-// for another reason and the iterator panicked on its way out: then nobody
-// will hear of it, and it is logged as an orphan.
-func (r *run[Req, Res]) fail(perr *tower.PanicError) {
-	if r.err != nil {
-		guard.Orphan(perr)
-		return
-	}
-	r.err, r.panicked = perr, true
-}
-
 // sendAll sends the requests of reqs until they end or one cannot be sent.
-// It takes a free record before the next request, so that a request is
-// taken only when it can be sent as soon as the service is ready: if the
-// run ends, later requests stay where they are, in a channel.
+// It takes a free record before the next request, so that if the run ends,
+// later requests stay where they are, in a channel.
 func (r *run[Req, Res]) sendAll(reqs iter.Seq[Req]) {
 	rec := r.record()
 	if rec == nil {
@@ -125,15 +116,23 @@ func (r *run[Req, Res]) sendAll(reqs iter.Seq[Req]) {
 		}
 	}
 	r.free <- rec
-	// A channel's requests end when ctx does.
-	r.err = r.ctx.Err()
+	r.err = r.ctx.Err() // a channel's requests end when ctx does
 }
 
 // send waits for svc's readiness and hands req, with rec, to a worker. It
 // returns false, with r.err set, if svc failed (a panic in its Ready is a
-// failure) or ctx ended.
+// failure) or ctx ended. If Ready calls runtime.Goexit, dispatch, told by
+// r.in, reports it.
 func (r *run[Req, Res]) send(rec *record[Req, Res], req Req) bool {
-	p, err := r.ready()
+	var (
+		p   tower.Permit[Req, Res]
+		err error
+	)
+	r.in = inReady
+	if perr := guard.Call(inReady, func() { p, err = r.svc.Ready(r.ctx) }); perr != nil {
+		err, r.panicked = perr, true
+	}
+	r.in = inIterator
 	if err == nil {
 		// Capacity is granted even to a done ctx; the run is over anyway.
 		if err = r.ctx.Err(); err != nil {
@@ -156,21 +155,8 @@ func (r *run[Req, Res]) send(rec *record[Req, Res], req Req) bool {
 	return true
 }
 
-// ready asks svc for a permit, and returns a panic in its Ready as a
-// PanicError. If Ready calls runtime.Goexit it does not return, and
-// dispatch, told by r.in, reports it.
-func (r *run[Req, Res]) ready() (p tower.Permit[Req, Res], err error) {
-	r.in = inReady
-	perr := guard.Call(inReady, func() { p, err = r.svc.Ready(r.ctx) })
-	if perr != nil {
-		err, r.panicked = perr, true
-	}
-	r.in = inIterator
-	return p, err
-}
-
-// record returns a free record, waiting for one if limit are out, or nil
-// if ctx ends first.
+// record returns a free record, making one (and its worker) if fewer than
+// limit exist, or nil if ctx ends first.
 func (r *run[Req, Res]) record() *record[Req, Res] {
 	select {
 	case rec := <-r.free:
@@ -204,29 +190,25 @@ func (r *run[Req, Res]) worker() {
 }
 
 // call makes rec's call and hands the response to the consumer. A panic
-// in the call, or runtime.Goexit, is the response's error.
+// in the call, or runtime.Goexit, is the response's error. Goexit ends the
+// worker, so another takes its place: every record handed to the workers
+// must find one.
 func (r *run[Req, Res]) call(rec *record[Req, Res]) {
 	returned := false
 	defer func() {
 		if !returned {
-			r.failed(rec, recover())
+			v := recover()
+			var zero Res
+			rec.res, rec.err, rec.panicked = zero, guard.Recovered(inCall, v), true
+			if v == nil {
+				r.calls.Add(1) // before this worker's Done: Wait cannot return in between
+				go r.worker()
+			}
+			r.answer(rec)
 		}
 	}()
 	rec.res, rec.err = rec.p.Call(r.ctx, rec.req)
 	returned = true
-	r.answer(rec)
-}
-
-// failed answers rec with v, the panic of its call (nil for
-// runtime.Goexit). Goexit ends the worker, so another takes its place:
-// every record handed to the workers must find one.
-func (r *run[Req, Res]) failed(rec *record[Req, Res], v any) {
-	var zero Res
-	rec.res, rec.err, rec.panicked = zero, guard.Recovered(inCall, v), true
-	if v == nil {
-		r.calls.Add(1) // before this worker's Done: Wait cannot return in between
-		go r.worker()
-	}
 	r.answer(rec)
 }
 
@@ -243,8 +225,8 @@ func (r *run[Req, Res]) answer(rec *record[Req, Res]) {
 
 // orphans logs, once the run is over, the recovered panics no caller heard
 // of because the loop ended early: the dispatcher's, and those in unread
-// responses. An ordered consumer holds no record when it leaves: it leaves
-// only right after a yield.
+// responses (an ordered consumer leaves only right after a yield, holding
+// no record).
 func (r *run[Req, Res]) orphans() {
 	if r.panicked && !r.reported {
 		guard.Orphan(r.err.(*tower.PanicError))
@@ -263,7 +245,7 @@ func (r *run[Req, Res]) orphans() {
 
 // consume yields responses until every request sent has been answered and
 // the dispatcher has stopped, or until yield returns false. The
-// dispatcher's error, if any, is yielded as soon as it is known.
+// dispatcher's error is yielded as soon as it is known.
 func (r *run[Req, Res]) consume(yield func(Res, error) bool) {
 	var (
 		zero    Res
@@ -314,8 +296,6 @@ func (r *run[Req, Res]) consume(yield func(Res, error) bool) {
 		if !yield(res, err) {
 			return
 		}
-		// Only now: the limit counts the response the loop body is
-		// working on, so a loop that falls behind holds requests back.
-		r.free <- rec
+		r.free <- rec // only now: the limit counts the loop body's response
 	}
 }

@@ -1,8 +1,7 @@
 // Package hedge sends a second copy of a slow request and takes whichever
-// answer comes first: tower's Hedge, the "backup request" of Finagle and
-// of "The Tail at Scale". Start with [NewLayer] (or [New]) and a [Policy]
-// that says which requests are safe to send twice; [Idempotent] says all
-// are:
+// answer comes first: tower's Hedge. Start with [NewLayer] (or [New]) and
+// a [Policy] that says which requests are safe to send twice; [Idempotent]
+// says all are:
 //
 //	svc := stack.New[Req, Res]().
 //		Layer(hedge.NewLayer[Req, Res](hedge.Idempotent[Req]{}, // every request is safe to send twice
@@ -14,15 +13,10 @@
 //		Service(handler)
 //
 // A hedge is sent once the original has gone unanswered for a percentile
-// of the previous period's latencies, if that period recorded at least
-// minDataPoints; the first answer wins, even an error, and the other leg
-// is cancelled. See [Hedge] for the race and [New] for the latencies.
-//
-// Each call deposits into a [retry.Budget] and each hedge sent withdraws
-// from it. Without one, a shift in latencies would send every request
-// twice, as the previous period's percentile no longer describes the
-// current one; so each Hedge has a budget by default, and [WithBudget]
-// can share one with retry policies.
+// of the previous period's latencies; the first answer wins, even an
+// error, and the other leg is cancelled (see [Hedge]). Hedges draw on a
+// [retry.Budget], each Hedge's own by default ([WithBudget]), lest a shift
+// in latencies send every request twice.
 //
 // # Where it sits
 //
@@ -30,7 +24,7 @@
 // request first.
 //
 //   - Hedge > Buffer: the hedge takes a queue slot only once its delay has
-//     passed; no slot is held for a hedge that may never be sent.
+//     passed.
 //   - Hedge > ConcurrencyLimit: the hedge waits for a permit like any
 //     caller, and the original's answer ends its wait. The permit the
 //     original frees as it answers can reach the waiting hedge before the
@@ -43,8 +37,4 @@
 //     [WithBudget]).
 //   - Over a balancer, the hedge is balanced like any request, and likely
 //     goes to another endpoint.
-//
-// A request whose context carries a [metrics.Tracer] has its hedge, if
-// one is sent, reported to it as an attempt, "tower.hedge" in a tracing
-// adapter; see [Hedge].
 package hedge

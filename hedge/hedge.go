@@ -14,41 +14,27 @@ import (
 
 // Hedge is middleware that sends a second copy of a request, a hedge, when
 // the first has not answered within a latency percentile of the previous
-// period: tower's Hedge.
+// period.
 //
-// Ready is the original's: it wraps the inner service's permit and
-// reserves nothing for a hedge. Call sends the original on that permit and
-// fixes the delay then. If the policy cloned the request and the previous
-// period has at least minDataPoints latencies, then once the delay passes
-// unanswered, a goroutine asks the policy's CanRetry, withdraws from the
-// budget, waits for the inner service's Ready and sends the copy. No hedge
-// is armed if the delay plus the previous period's median latency would
-// reach ctx's deadline: it could not answer in time.
+// Ready is the original's and reserves nothing for a hedge. If the policy
+// clones the request, the previous period has at least minDataPoints
+// latencies, and the delay plus their median would not reach ctx's
+// deadline, then once the delay passes unanswered a goroutine asks the
+// policy's CanRetry, withdraws from the budget, waits for the inner
+// service's Ready and sends the copy.
 //
 // The first leg to answer wins, even with an error. The loser's context is
-// cancelled and Call returns only once the loser has returned, so that
-// whatever it held is given back first (an original that ignores
-// cancellation keeps the caller waiting). Only a winner that succeeded has
-// its latency, from the start of its own call, recorded.
+// cancelled and Call returns only once the loser has returned. Only a
+// winner that succeeded has its latency recorded, from the start of its
+// own call. A panic on the caller's goroutine goes on up once a started
+// hedge leg has returned; one on the hedge leg becomes that leg's answer,
+// a [*tower.PanicError], or is logged if the original answered first.
 //
-// A panic on the caller's goroutine (Clone, Deposit, the original's call)
-// goes on up once the original's permit is given back and a started hedge
-// leg has returned. A panic or runtime.Goexit on the hedge leg (CanRetry,
-// Withdraw, the inner Ready and Call, the sink, the Tracer) becomes that
-// leg's answer, a [*tower.PanicError] "on the goroutine of a Hedge's hedge
-// leg"; if the original answered first, it is logged with its stack to
-// log/slog's default logger. The hedge's permit is given back either way.
-//
-// A hedge that the policy and budget let go is reported, on its leg, to
-// the [metrics.Tracer] the request's context carries: StartAttempt with
-// number 2 and the delay; the hedge's Ready and Call under the context it
-// returned; then EndAttempt with the hedge's error (the context's if the
-// original won). A call that cannot be hedged allocates nothing, and one
-// whose hedge is not sent does not look for a Tracer.
-//
-// A Hedge is safe for concurrent use. Its zero value is not usable; build
-// one with [New] or [NewLayer]. Req and Res are the request and response
-// types.
+// A hedge that is sent is reported to the request's [metrics.Tracer]:
+// StartAttempt with number 2 and the delay, its Ready and Call under the
+// context that returned, then EndAttempt with its error (the context's if
+// the original won). A Hedge is safe for concurrent use; build one with
+// [New] or [NewLayer].
 type Hedge[Req, Res any] struct {
 	inner     tower.Service[Req, Res]
 	policy    Policy[Req]
@@ -68,10 +54,9 @@ type options struct {
 	sink      metrics.Sink
 }
 
-// WithMetrics makes the Hedge report to sink: Hedged +1 for each hedge,
-// once its Ready has succeeded, just before its Call. Originals are not
-// counted, nor a hedge stopped before it was sent. The default, and a nil
-// sink, is no metrics.
+// WithMetrics makes the Hedge report Hedged +1 to sink for each hedge,
+// once its Ready has succeeded, just before its Call. The default, and a
+// nil sink, is no metrics.
 func WithMetrics(sink metrics.Sink) Option {
 	return func(o *options) { o.sink = sink }
 }
@@ -79,15 +64,13 @@ func WithMetrics(sink metrics.Sink) Option {
 // WithBudget makes hedges draw on b, which may be shared with other Hedges
 // and with retry policies (retry.WithBudget): each call deposits once, and
 // each hedge sent withdraws once. Under a Retry whose policy deposits into
-// b, give retry.DrawOnly(b), or the Hedge, which sees each attempt,
-// deposits for the retries too. A nil b means no budget, as in tower; a
-// typed nil, such as a nil *retry.TPSBudget, panics, as more likely a
-// budget not yet built.
+// b, give retry.DrawOnly(b), or the Hedge deposits for the retries too. A
+// nil b means no budget; a typed nil, such as a nil *retry.TPSBudget,
+// panics, as more likely a budget not yet built.
 //
 // The default is a budget of each Hedge's own,
-// retry.NewTPSBudget(10*time.Second, 10, 1-percentile): hedges may add
-// the share of requests the percentile leaves above it, plus 10 per
-// second, as Finagle caps its backup requests.
+// retry.NewTPSBudget(10*time.Second, 10, 1-percentile): hedges may add the
+// share of requests the percentile leaves above it, plus 10 per second.
 func WithBudget(b retry.Budget) Option {
 	if b != nil && isnil.Is(b) {
 		panic(fmt.Sprintf("hedge.WithBudget: b is a nil %T; pass nil for no budget", b))
@@ -98,17 +81,15 @@ func WithBudget(b retry.Budget) Option {
 // New returns inner wrapped in a Hedge that follows policy. The hedge's
 // delay is the percentile (a quantile in [0, 1]: 0.9 for p90) of the
 // latencies recorded over the previous period, once at least minDataPoints
-// were; until then, and for a request the policy does not clone, no hedge
-// is sent. The percentile is HdrHistogram's, as in tower: the smallest
-// latency that at least ⌈percentile·n⌉ of the n latencies do not exceed.
-// Latencies are whole milliseconds, rounded up, kept exactly up to 2047ms
-// and to 3 significant digits above (a percentile at most 0.1% high); one
-// beyond 4,194,303ms (69m54s) counts as that. Memory is bounded.
+// were; until then no hedge is sent. The percentile is HdrHistogram's: the
+// smallest latency that at least ⌈percentile·n⌉ of the n latencies do not
+// exceed. Latencies are whole milliseconds, rounded up, kept exactly up to
+// 2047ms and to 3 significant digits above; one beyond 4,194,303ms
+// (69m54s) counts as that. Memory is bounded.
 //
 // New panics if inner or policy is nil (a typed nil too), percentile is
 // outside [0, 1] or NaN, minDataPoints is negative, period is not
-// positive, or an option is nil. A period too long to ever pass never
-// ends, and no hedge is sent.
+// positive, or an option is nil.
 func New[Req, Res any](inner tower.Service[Req, Res], policy Policy[Req], minDataPoints int, percentile float64, period time.Duration, opts ...Option) *Hedge[Req, Res] {
 	if isnil.Is(inner) {
 		panic("hedge.New: nil inner service")
@@ -130,7 +111,7 @@ func New[Req, Res any](inner tower.Service[Req, Res], policy Policy[Req], minDat
 
 // NewLayer returns a Layer that wraps each service in a Hedge, as [New]
 // does, each with its own histograms, and its own budget unless
-// [WithBudget] shares one. It panics on the arguments New panics on.
+// [WithBudget] shares one. It panics as New does.
 func NewLayer[Req, Res any](policy Policy[Req], minDataPoints int, percentile float64, period time.Duration, opts ...Option) tower.Layer[Req, Res] {
 	newOptions("hedge.NewLayer", policy, minDataPoints, percentile, period, opts) // now, not when the layer is used
 	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
@@ -138,8 +119,7 @@ func NewLayer[Req, Res any](policy Policy[Req], minDataPoints int, percentile fl
 	})
 }
 
-// newOptions validates the arguments of the function named fn and applies
-// opts.
+// newOptions checks the arguments of fn and applies opts.
 func newOptions[Req any](fn string, policy Policy[Req], minDataPoints int, percentile float64, period time.Duration, opts []Option) options {
 	if isnil.Is(policy) {
 		panic(fn + ": nil policy")
@@ -157,8 +137,7 @@ func newOptions[Req any](fn string, policy Policy[Req], minDataPoints int, perce
 }
 
 // Ready waits for the inner service to be ready for the original and
-// returns its permit wrapped, or its error unchanged. Nothing is reserved
-// for a hedge.
+// returns its permit wrapped, or its error unchanged.
 func (h *Hedge[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	p, err := h.inner.Ready(ctx)
 	if err != nil {

@@ -8,13 +8,9 @@ import (
 )
 
 // The latency histogram is an HdrHistogram of whole milliseconds with 3
-// significant digits, tower's precision. Latencies from 0 to 2047ms have a
-// slot each; above, each power of two [2^k, 2^(k+1)) is split into 1024
-// slots of 2^(k-10)ms, and a quantile is reported as the highest latency
-// of its slot: at most 0.1% above the true one. Latencies above
-// maxLatency count as that (tower's range grows without bound). Recording
-// is O(1), and a range's slots are allocated when a latency first falls in
-// it, so memory is bounded.
+// significant digits. Latencies from 0 to 2047ms have a slot each; above,
+// each power of two [2^k, 2^(k+1)) is split into 1024 slots of 2^(k-10)ms.
+// A range's slots are allocated when a latency first falls in it.
 const (
 	subBits    = 11
 	subCount   = 1 << subBits // slots of the first range, 0 to 2047ms
@@ -52,25 +48,20 @@ func bounds(r, s int) (lo, hi uint64) {
 func (h *histogram) record(ms uint64) {
 	r, s := slot(min(ms, maxLatency))
 	if h.counts[r] == nil {
-		h.counts[r] = make([]uint64, subSlots(r))
+		n := subHalf
+		if r == 0 {
+			n = subCount
+		}
+		h.counts[r] = make([]uint64, n)
 	}
 	h.counts[r][s]++
 	h.total++
 }
 
-// subSlots is the number of slots in range r.
-func subSlots(r int) int {
-	if r == 0 {
-		return subCount
-	}
-	return subHalf
-}
-
-// quantile returns the latency at quantile q in [0, 1], by HdrHistogram's
-// rule: the highest latency of the first slot at which the count reaches
-// ⌈q·total⌉ (at least 1); for q = 0, the lowest latency of the first slot
-// counted. An empty histogram gives 0. A fraction of q·total below one
-// millionth is floating-point noise: quantile 0.9 of 100 is the 90th.
+// quantile returns the latency at quantile q in [0, 1]: the highest
+// latency of the first slot at which the count reaches ⌈q·total⌉ (at least
+// 1, and ignoring floating-point noise below one millionth); for q = 0,
+// the lowest latency of the first slot counted. An empty histogram gives 0.
 func (h *histogram) quantile(q float64) uint64 {
 	if h.total == 0 {
 		return 0
@@ -102,8 +93,7 @@ func (h *histogram) clear() {
 // rotating is tower's RotatingHistogram: reads come from the previous
 // period's histogram, writes go to the current one's. At each access after
 // one full period the histograms swap and the new current one is cleared;
-// after two or more, both are cleared. It caches the read histogram's
-// quantiles until the next rotation. It is safe for concurrent use.
+// after two or more, both are cleared. It is safe for concurrent use.
 type rotating struct {
 	mu          sync.Mutex
 	read, write *histogram
@@ -112,14 +102,14 @@ type rotating struct {
 	q           float64
 	delay       time.Duration // the quantile of read, if cached
 	median      time.Duration // the median of read, if cached
-	cached      bool
+	cached      bool          // until the next rotation
 }
 
 func newRotating(period time.Duration, q float64) *rotating {
 	return &rotating{read: new(histogram), write: new(histogram), last: time.Now(), period: period, q: q}
 }
 
-// maybeRotate is tower's RotatingHistogram::maybe_rotate. r.mu must be held.
+// maybeRotate rotates if a period has passed. r.mu must be held.
 func (r *rotating) maybeRotate(now time.Time) {
 	delta := max(now.Sub(r.last), 0)
 	n := delta / r.period

@@ -1,23 +1,19 @@
 package hedge
 
 // A Policy says which requests may be hedged, that is sent twice: only
-// idempotent ones should be. It is tower's hedge Policy. A Policy is shared
-// by every request, on many goroutines at once, so it must be safe for
-// concurrent use. Req is the request type.
+// idempotent ones should be. It must be safe for concurrent use.
 type Policy[Req any] interface {
 	// Clone returns a copy of req for the hedge, or false if it is never
 	// to be hedged. It is called before the original is sent, since sending
 	// may use the request up.
 	Clone(req Req) (clone Req, ok bool)
 	// CanRetry reports whether the hedge, the copy Clone made, may still
-	// be sent, once the delay has passed and before the hedge waits for
-	// the inner service's Ready; if not, the original alone answers.
+	// be sent, once the delay has passed; if not, the original alone answers.
 	CanRetry(clone Req) bool
 }
 
-// Idempotent is a [Policy] that hedges every request: Clone returns the
-// request unchanged and CanRetry reports true. It suits requests that are
-// values and safe to send twice. Its zero value is ready to use.
+// Idempotent is a [Policy] that hedges every request, unchanged. Its zero
+// value is ready to use.
 type Idempotent[Req any] struct{}
 
 // Clone returns req and true.

@@ -88,7 +88,7 @@ func (r *race[Req, Res]) settle(t *time.Timer) bool {
 	return won
 }
 
-// What the hedge leg runs when it panics, for the PanicError's Where.
+// The PanicError's Where for the user code the hedge leg runs.
 const (
 	inCanRetry = "the hedge policy's CanRetry, on the goroutine of a Hedge's hedge leg"
 	inWithdraw = "the budget's Withdraw, on the goroutine of a Hedge's hedge leg"
@@ -139,8 +139,7 @@ func (r *race[Req, Res]) send(ctx context.Context, where *string, trace **legTra
 	if *where = inWithdraw; h.budget != nil && !h.budget.Withdraw() {
 		return
 	}
-	// Only a request that is hedged looks for a Tracer.
-	*where = inTracer
+	*where = inTracer // only a request that is hedged looks for a Tracer
 	ctx = startLeg(ctx, r.delay, trace)
 	*where = inReady
 	p, err := h.inner.Ready(ctx)
@@ -188,9 +187,8 @@ type legTrace struct {
 
 // startLeg tells the Tracer ctx carries, if any, that the hedge starts
 // now, and returns the context it runs under, with *trace set to what ends
-// it. It is a function of its own, not inlined, with the record on the
-// heap, so that tracing does not grow the hedge leg's frames: a leg that
-// outgrows its goroutine's small first stack pays for a copy.
+// it. It keeps tracing off the hedge leg's stack frames, lest the leg
+// outgrow its goroutine's first stack.
 func startLeg(ctx context.Context, delay time.Duration, trace **legTrace) context.Context {
 	t := metrics.TracerFrom(ctx)
 	if t == nil {
@@ -233,7 +231,6 @@ func (r *race[Req, Res]) answerPanic(perr *tower.PanicError) {
 		guard.Orphan(perr)
 		return
 	}
-	var zero Res
-	r.res, r.err, r.perr = zero, perr, perr
+	r.err, r.perr = perr, perr
 	r.cancelOrig()
 }

@@ -10,9 +10,8 @@ import (
 )
 
 // stock is a replica's batch of tokens, for [WithBatch]: the tokens of
-// one grant, token i due at first + i*interval, handed out in order under
-// mu. One caller at a time fetches the next batch, outside mu, and the
-// others wait for it.
+// one grant, token i due at first + i*interval, handed out in order. One
+// caller at a time fetches the next batch, outside mu; the others wait.
 type stock struct {
 	b    *gcra
 	keys []string
@@ -32,11 +31,11 @@ type stock struct {
 func stockMark(batch uint32, i int) uint64 { return uint64(batch)<<32 | uint64(i) }
 
 // fetch is a round trip for the next batch, which the replica's other
-// callers wait for.
+// callers wait for. Its fields are set before done is closed.
 type fetch struct {
-	done       chan struct{} // closed when it is over
-	failedOpen bool          // Redis did not answer and the limit fails open; set before done is closed
-	refused    error         // Redis did not answer and the limit fails closed: the *UnreachableError; set before done is closed
+	done       chan struct{}
+	failedOpen bool  // Redis did not answer and the limit fails open
+	refused    error // the *UnreachableError of a limit that fails closed
 }
 
 func newStock(b *gcra, keys []string, size int) *stock {
@@ -46,8 +45,7 @@ func newStock(b *gcra, keys []string, size int) *stock {
 // take hands out a token of the batch, fetching the next batch when this
 // one is spent, and sleeps until the token is due. It returns where the
 // token came from and its mark. A done ctx gets a token due now, from the
-// batch or from Redis in one round trip, or ctx.Err(). w reports the
-// caller's waits to the sink.
+// batch or from Redis, or ctx.Err().
 func (s *stock) take(ctx context.Context, w *watch) (outcome, uint64, error) {
 	for {
 		probe := ctx.Err() != nil
@@ -57,8 +55,7 @@ func (s *stock) take(ctx context.Context, w *watch) (outcome, uint64, error) {
 		if ok {
 			m := stockMark(s.batch, s.next-1)
 			s.mu.Unlock()
-			// If ctx ends first, the token is lost, on the side of the
-			// limit; if the sink panics as the wait begins, it goes back.
+			// If ctx ends first, the token is lost, on the side of the limit.
 			if !sleepUntil(ctx, due, w, s.b.o.sink, func() { s.giveBack(m) }) {
 				return 0, 0, ctx.Err()
 			}
@@ -69,8 +66,7 @@ func (s *stock) take(ctx context.Context, w *watch) (outcome, uint64, error) {
 		}
 		if probe {
 			s.mu.Unlock()
-			// The batch's next token is not due yet, or another caller is
-			// fetching: take one token there now from Redis, if any.
+			// Take one token there now from Redis, if any.
 			g, from, err := s.b.take(ctx, s.keys, 1, w)
 			return from, uint64(g.tat), err
 		}
@@ -79,8 +75,7 @@ func (s *stock) take(ctx context.Context, w *watch) (outcome, uint64, error) {
 			w.start(s.b.o.sink, nothing)
 			select {
 			case <-f.done:
-				// Redis did not answer that fetch: fail as it did, rather
-				// than each try in turn.
+				// If Redis did not answer that fetch, fail as it did.
 				if f.failedOpen {
 					return failedOpen, 0, nil
 				}
@@ -116,11 +111,10 @@ func (s *stock) by(ctx context.Context, now time.Duration, probe bool) time.Dura
 }
 
 // pop takes the next token of the batch, and returns its due instant, if
-// it is due by the instant by. Tokens past their keep are skipped, and
-// lost. s.mu must be held.
+// it is due by the instant by. Tokens past their keep are lost. s.mu must
+// be held.
 func (s *stock) pop(now, by time.Duration) (time.Duration, bool) {
-	if s.next < s.n && s.due(s.next)+s.keep < now {
-		// Skip to the first token due at or after now - keep.
+	if s.next < s.n && s.due(s.next)+s.keep < now { // skip to the first due at or after now - keep
 		iv := s.b.interval
 		s.next = int((now - s.keep - s.first + iv - 1) / iv)
 	}
@@ -153,9 +147,7 @@ func (s *stock) fetch(ctx context.Context, w *watch) (outcome, uint64, error) {
 		from outcome
 		err  error
 	)
-	defer func() {
-		// Installed even if the observer or the sink panicked, so that
-		// the callers waiting for this batch go on.
+	defer func() { // even if the observer or the sink panicked
 		s.mu.Lock()
 		if from == fromRedis {
 			s.batch, s.at, s.first, s.next, s.n, s.tat = batch, g.at, g.due, 1, g.n, g.tat
@@ -172,8 +164,7 @@ func (s *stock) fetch(ctx context.Context, w *watch) (outcome, uint64, error) {
 	if err != nil || from != fromRedis {
 		return from, 0, err
 	}
-	// If the sink panics as the wait for the first token begins, the whole
-	// batch goes back to Redis, and none of it is installed.
+	// If the sink panics as the wait begins, the batch goes back to Redis.
 	if !sleepUntil(ctx, g.due, w, s.b.o.sink, func() {
 		from = 0
 		s.b.giveBack(s.keys, g.n, g.tat)
@@ -186,8 +177,8 @@ func (s *stock) fetch(ctx context.Context, w *watch) (outcome, uint64, error) {
 // giveBack returns the token of mark m, released unused, to the batch if
 // it is the last one handed out of the current batch; any other is lost,
 // since a later token holds the instant after it. Token 0 instead sends
-// the whole unused batch back to Redis, so that the replica never holds
-// more than n-1 of a batch's tokens unused: that bounds the fleet's bursts.
+// the whole batch back to Redis, so that the replica never holds more than
+// n-1 of a batch's tokens unused.
 func (s *stock) giveBack(m uint64) {
 	s.mu.Lock()
 	batch, i := uint32(m>>32), int(uint32(m))

@@ -14,26 +14,23 @@ import (
 // for a whole fleet: the replicas that build a Bucket with the same Redis,
 // prefix and name share one token bucket of burst tokens, with a token
 // every per/num, rounded up to the microsecond so that the rate is never
-// above num per period. Its state is one key, [Bucket.Key], moved by an
-// atomic Lua script (GCRA) on Redis's clock, which expires once the bucket
-// is full again. The script takes num, per and burst from each caller:
-// replicas that share a name must agree on them.
+// above num per period. Its state is one key, [Bucket.Key], which expires
+// once the bucket is full again. Replicas that share a name must agree on
+// num, per and burst.
 //
 // Ready takes a token there now in one round trip, even with a done ctx.
 // Otherwise the same round trip reserves the next token if it is due
 // before ctx's deadline and within max(burst*per/num, [MinReserve]), and
 // Ready sleeps until it, so the fleet's waiters are served in the order
 // they reach Redis; a token further away is slept for, then asked for
-// again. If ctx ends while Ready sleeps, Ready returns ctx.Err() at once
-// and the reserved token is lost, erring on the side of the limit.
+// again. If ctx ends while Ready sleeps, the reserved token is lost,
+// erring on the side of the limit.
 //
-// A token goes back, in one round trip, when its permit is released unused
-// or the inner service's Ready fails, but only if no replica took a token
-// after it (that taker holds the instant after it); otherwise it is lost.
-//
-// When Redis does not answer, the [FailMode] decides. A bad reply makes
-// Ready fail with [ErrBadReply], marking the limit broken until the key is
-// repaired.
+// A token goes back when its permit is released unused or the inner
+// service's Ready fails, but only if no replica took a token after it;
+// otherwise it is lost. When Redis does not answer, the [FailMode]
+// decides. A bad reply makes Ready fail with [ErrBadReply], marking the
+// limit broken until the key is repaired.
 //
 // A Bucket is safe for concurrent use. The zero Bucket is not usable: build
 // one with [NewBucket]. Req and Res are the request and response types.
@@ -47,8 +44,7 @@ type Bucket[Req, Res any] struct {
 
 // NewBucket returns inner wrapped in a fleet-wide limit of num requests per
 // period with room for burst at once, kept in Redis through client under
-// name, which the replicas that share the limit use. Options: every
-// [Option], and [WithBatch].
+// name. Options: every [Option], and [WithBatch].
 //
 // It panics, naming the parameter, if inner or client is nil (a typed nil
 // too), client is a go-redis client whose ContextTimeoutEnabled is false,
@@ -76,7 +72,6 @@ func newBucket[Req, Res any](fn string, inner tower.Service[Req, Res], client re
 // limit with these arguments: every service it wraps shares the one
 // bucket named name. It panics as NewBucket does, when called.
 func NewBucketLayer[Req, Res any](client redis.Scripter, name string, num int, per time.Duration, burst int, opts ...BucketOption) tower.Layer[Req, Res] {
-	// Checked now, with a stand-in service, so that bad input panics here.
 	newBucket[Req, Res]("towerredis.NewBucketLayer", tower.ServiceFunc[Req, Res](standIn[Req, Res]), client, name, num, per, burst, opts)
 	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
 		return NewBucket(inner, client, name, num, per, burst, opts...)
@@ -104,8 +99,7 @@ func (r *Bucket[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], e
 	}
 	held := true
 	defer func() {
-		// The inner service failed, or panicked: give the token back.
-		if held {
+		if held { // the inner service failed, or panicked
 			r.giveBack(from, mark)
 		}
 	}()
@@ -114,13 +108,20 @@ func (r *Bucket[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], e
 		return inner, err
 	}
 	held = false
-	return r.pool.WrapNoted(r.wrapper(from), inner, mark), nil
+	// Each wrapper is r itself, so storing one allocates nothing.
+	switch from {
+	case failedOpen:
+		return inner, nil // no token to give back
+	case fromStock:
+		return r.pool.WrapNoted((*stockPermit[Req, Res])(r), inner, mark), nil
+	}
+	return r.pool.WrapNoted((*redisPermit[Req, Res])(r), inner, mark), nil
 }
 
 // acquire takes a token, from the replica's batch or from Redis, and
 // returns where it came from and its mark, for giveBack: the tat its take
-// answered, or the batch's and the token's numbers (stockMark). If the sink
-// panics as the wait ends, the token goes back before the panic goes on.
+// answered, or stockMark. If the sink panics as the wait ends, the token
+// goes back before the panic goes on.
 func (r *Bucket[Req, Res]) acquire(ctx context.Context) (from outcome, mark uint64, err error) {
 	var w watch
 	defer w.done(r.b.o.sink, func() { r.giveBack(from, mark) })
@@ -148,28 +149,14 @@ func (r *Bucket[Req, Res]) giveBack(from outcome, mark uint64) {
 	}
 }
 
-// wrapper is the NotedWrapper for a permit whose token came from where
-// from says; each is r itself, so storing one allocates nothing. A
-// permit's note is its token's mark.
-func (r *Bucket[Req, Res]) wrapper(from outcome) tower.NotedWrapper[Req, Res] {
-	if from == fromStock {
-		return (*stockPermit[Req, Res])(r)
-	}
-	if from == failedOpen {
-		return (*openPermit[Req, Res])(r)
-	}
-	return (*redisPermit[Req, Res])(r)
-}
-
-// redisPermit is a permit whose token came from the bucket in Redis.
+// redisPermit is a permit whose token came from the bucket in Redis; its
+// note is the token's mark.
 type redisPermit[Req, Res any] Bucket[Req, Res]
 
-// CallNoted calls the inner permit: the token is spent.
 func (p *redisPermit[Req, Res]) CallNoted(ctx context.Context, inner tower.Permit[Req, Res], _ uint64, req Req) (Res, error) {
 	return inner.Call(ctx, req)
 }
 
-// ReleaseNoted gives the token back to Redis.
 func (p *redisPermit[Req, Res]) ReleaseNoted(inner tower.Permit[Req, Res], mark uint64) {
 	inner.Release()
 	p.b.giveBack(p.keys, 1, int64(mark))
@@ -187,33 +174,19 @@ func (p *stockPermit[Req, Res]) ReleaseNoted(inner tower.Permit[Req, Res], mark 
 	p.stock.giveBack(mark)
 }
 
-// openPermit is a permit admitted without a token, Redis being
-// unreachable under FailOpen: it has nothing to give back.
-type openPermit[Req, Res any] Bucket[Req, Res]
-
-func (p *openPermit[Req, Res]) CallNoted(ctx context.Context, inner tower.Permit[Req, Res], _ uint64, req Req) (Res, error) {
-	return inner.Call(ctx, req)
-}
-
-func (p *openPermit[Req, Res]) ReleaseNoted(inner tower.Permit[Req, Res], _ uint64) { inner.Release() }
-
 // WithBatch makes a [Bucket] take up to n tokens from Redis in one round
 // trip and hand them out to its own callers, so that a hot limit costs
 // about one round trip per n requests. n = 1, the default, is no batching.
 //
-// The replica hands a batch's tokens out in order, none before the instant
-// the fleet's bucket made it due, and drops one not handed out within the
-// bucket's span (burst*per/num) of it, so the fleet's bursts stay within
-// burst plus n-1 per replica. A token released unused goes back to the
-// batch if it was the last handed out; the batch's first, if nothing else
-// was handed out, sends the whole batch back to Redis; any other is lost.
-//
-// The cost is accuracy when a replica's traffic stops: the tokens it took
-// and did not use are lost, up to n-1 per replica. While callers keep
-// coming, every token is used.
+// The replica hands a batch's tokens out in order, none before the fleet's
+// bucket made it due, and drops one not handed out within the bucket's
+// span (burst*per/num), so the fleet's bursts stay within burst plus n-1
+// per replica. A token released unused goes back to the batch if it was
+// the last handed out; the batch's first, if nothing else was handed out,
+// sends the whole batch back to Redis; any other is lost, as are the up to
+// n-1 tokens a replica holds when its traffic stops.
 //
 // It panics if n is below 1, and NewBucket panics if n is above its burst.
-// A [Keyed] takes no batch: one key's tokens are too few per replica.
 func WithBatch(n int) BucketOption {
 	if n < 1 {
 		panic(fmt.Sprintf("towerredis.WithBatch: n must be at least 1, got %d", n))

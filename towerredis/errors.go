@@ -11,19 +11,16 @@ import (
 // ErrUnreachable is what an [*UnreachableError] matches with errors.Is.
 var ErrUnreachable = errors.New("towerredis: Redis unreachable")
 
-// An UnreachableError is the error of a request refused by a limit that
-// fails closed ([FailClosed]) because Redis did not answer its round trip
-// within the timeout, or answered with an error. The request was not sent
-// to the inner service. It wraps [ErrUnreachable] and Err.
-//
-// It answers [tower.IsOverloaded], not [tower.IsThrottled] nor
-// [tower.IsTimeout]: the caller did nothing wrong, and it was the round
-// trip that timed out, not the request. So package towerhttp answers 503.
+// An UnreachableError is the error of a request that a limit under
+// [FailClosed] refused, without sending it to the inner service, because
+// Redis did not answer its round trip in time, or answered with an error.
+// It wraps [ErrUnreachable] and Err. It answers [tower.IsOverloaded], not
+// [tower.IsThrottled] nor [tower.IsTimeout]: the caller did nothing wrong,
+// and it was the round trip that timed out, not the request.
 type UnreachableError struct {
 	// Name is the limit's name.
 	Name string
-	// Err is the error of the round trip: context.DeadlineExceeded for
-	// one that timed out, or the client's error.
+	// Err is the round trip's: context.DeadlineExceeded, or the client's.
 	Err error
 }
 
@@ -40,30 +37,26 @@ func (e *UnreachableError) Overloaded() bool { return true }
 // Throttled answers false: see [tower.IsThrottled].
 func (e *UnreachableError) Throttled() bool { return false }
 
-// Timeout answers false, although Err may be a timeout: see
-// [tower.IsTimeout].
+// Timeout answers false, even if Err is a timeout: see [tower.IsTimeout].
 func (e *UnreachableError) Timeout() bool { return false }
 
 // ErrBadReply is wrapped by the error of a round trip whose answer was not
-// of the form the limit's script returns: a Redis that answers garbage, or
-// a key of another type. Such an answer never grants anything, whatever
-// the [FailMode].
+// what the limit's script returns (a key of another type, say). Such an
+// answer never grants anything, whatever the [FailMode].
 var ErrBadReply = errors.New("towerredis: unexpected reply from Redis")
 
 // ErrEmptyKey is the error of a [Keyed]'s Call whose key function
-// returned "": a bug in the key function, which the limit does not guess
-// around by sharing one bucket among such requests.
+// returned "".
 var ErrEmptyKey = errors.New("towerredis: the key function returned an empty key")
 
 // refuse returns a permit whose Call fails with err and whose Release does
-// nothing: what a FailClosed limit's Ready returns when Redis does not
-// answer, since an error from Ready would mean the limit is broken for good.
+// nothing, for a FailClosed limit's Ready when Redis does not answer.
 func refuse[Req, Res any](err *UnreachableError) tower.Permit[Req, Res] {
 	r := &refusal[Req, Res]{err: err}
 	return tower.NewPermit[Req, Res](r, r.Token())
 }
 
-// refusal serves the permit of refuse. Its Ticket refuses a second Call.
+// refusal serves refuse's permit; its Ticket refuses a second Call.
 type refusal[Req, Res any] struct {
 	tower.Ticket
 	err error

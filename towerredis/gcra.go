@@ -18,25 +18,22 @@ import (
 //go:embed rate.lua
 var rateSource string
 
-// rateHash is the script's SHA-1, for EVALSHA: the source is sent only
-// when Redis does not know the script (after a restart).
+// rateHash is the script's SHA-1, for EVALSHA; the source is sent only
+// when Redis does not know it.
 var rateHash = redis.NewScript(rateSource).Hash()
 
-// maxSpan bounds a bucket's span, burst*interval, in microseconds: Redis's
-// clock (about 1.7e15µs since 1970) plus the span, plus a wait, must stay
-// below 2^53 for the script's doubles to be exact. 2^52µs is 142 years.
+// maxSpan bounds a bucket's span, burst*interval, in microseconds (142
+// years): Redis's clock plus the span, plus a wait, must stay below 2^53
+// for the script's doubles to be exact.
 const maxSpan = 1 << 52
 
 // MinReserve is the least a [Bucket]'s Ready without a deadline reserves
-// ahead: it reserves a token due within max(burst*per/num, MinReserve), or
-// within ctx's deadline if that is sooner, and sleeps and asks again for
-// one further away. The bound keeps a caller that may give up from holding
-// a token an hour away; a second lets the fleet's waiters line up in Redis
+// ahead (see [Bucket]): enough for the fleet's waiters to line up in Redis
 // in the order they came rather than all ask again at each token.
 const MinReserve = time.Second
 
-// gcra is what a Bucket and a Keyed share: the client, the options,
-// the bucket's arithmetic and the round trip to the script.
+// gcra is what a Bucket and a Keyed share: the bucket's arithmetic and
+// the round trip to the script.
 type gcra struct {
 	client   redis.Scripter
 	o        options
@@ -45,15 +42,12 @@ type gcra struct {
 	burst    int
 	reserve  time.Duration // the most a caller without a deadline reserves ahead
 
-	// args are the script's constant arguments, boxed once.
-	intervalArg, burstArg any
+	intervalArg, burstArg any // the script's constant arguments, boxed once
 }
 
-// newGCRA checks the parameters, and panics naming fn and the one out of
-// range.
+// newGCRA panics, naming fn and the parameter, if one is out of range.
 func newGCRA(fn string, client redis.Scripter, name string, num int, per time.Duration, burst int, o options) gcra {
-	checkClient(fn, client)
-	checkName(fn, name)
+	checkClient(fn, client, name)
 	if num < 1 {
 		panic(fmt.Sprintf("%s: num must be at least 1, got %d", fn, num))
 	}
@@ -66,8 +60,6 @@ func newGCRA(fn string, client redis.Scripter, name string, num int, per time.Du
 	if burst < 1 {
 		panic(fmt.Sprintf("%s: burst must be at least 1, got %d", fn, burst))
 	}
-	// per/num rounded up to the microsecond, so that the rate is never
-	// above num per period.
 	us := (int64(per)-1)/(int64(num)*1000) + 1
 	interval := time.Duration(us) * time.Microsecond
 	if int64(burst) > maxSpan/us {
@@ -91,7 +83,6 @@ type grant struct {
 	at  time.Duration // when the answer came in, a mono reading
 }
 
-// threeInts checks the script's reply.
 var threeInts = ints(3)
 
 // ask runs the script on keys to take up to want tokens (want >= 1),
@@ -99,19 +90,13 @@ var threeInts = ints(3)
 // answer's arrival on the local clock, so a token is never used before
 // Redis's clock allows it, only up to a round trip later.
 func (b *gcra) ask(ctx context.Context, keys []string, want int, maxWait time.Duration) (grant, error) {
-	return b.run(ctx, keys, want, int64(max(maxWait, 0)/time.Microsecond))
+	return b.run(ctx, &b.o, keys, want, int64(max(maxWait, 0)/time.Microsecond))
 }
 
-// run runs the script on keys with want and its fourth argument: see
-// rate.lua.
-func (b *gcra) run(ctx context.Context, keys []string, want int, arg4 int64) (grant, error) {
-	return b.runWith(ctx, &b.o, keys, want, arg4)
-}
-
-// runWith is run under the options o. If the observer panics on a round
-// trip that granted tokens, they go back (unobserved) before the panic
-// goes on up.
-func (b *gcra) runWith(ctx context.Context, o *options, keys []string, want int, arg4 int64) (grant, error) {
+// run runs the script on keys with want and arg4 (see rate.lua), under the
+// options o. If the observer panics on a round trip that granted tokens,
+// they go back (unobserved) before the panic goes on up.
+func (b *gcra) run(ctx context.Context, o *options, keys []string, want int, arg4 int64) (grant, error) {
 	args := []any{b.intervalArg, b.burstArg, int64(want), arg4}
 	v, err := roundTrip(ctx, o, "rate", func(ctx context.Context) (any, error) {
 		res, err := b.client.EvalSha(ctx, rateHash, keys, args...).Result()
@@ -132,15 +117,14 @@ func (b *gcra) runWith(ctx context.Context, o *options, keys []string, want int,
 }
 
 // rateReply checks the script's reply to a call for want tokens: three
-// integers, of which the first, the tokens granted, is between 0 and
-// want (0 to give back).
+// integers, the first, the tokens granted, between 0 and want (0 to give
+// back), and a refusal's wait positive, lest the caller ask again at once
+// forever.
 func rateReply(reply any, want int) ([]int64, bool) {
 	v, ok := threeInts(reply)
 	if !ok || v[0] < 0 || v[0] > int64(max(want, 0)) {
 		return nil, false
 	}
-	// A refusal's wait is always positive: one that said otherwise would
-	// have the caller ask again at once, forever.
 	return v, want < 0 || v[0] > 0 || v[1] > 0
 }
 
@@ -154,7 +138,7 @@ func (b *gcra) budget(ctx context.Context) time.Duration {
 }
 
 // An outcome says where a caller's token came from, and so where it goes
-// back when its permit is released unused.
+// back.
 type outcome uint8
 
 const (
@@ -164,23 +148,20 @@ const (
 )
 
 // take asks for up to want tokens of the bucket at keys until it gets
-// some, reserving those due within budget(ctx) and otherwise sleeping
-// until the next token. The grant's first token may be due later: the
-// caller sleeps until then. A done ctx gets what is there now, in one
-// round trip. When Redis does not answer, it returns failedOpen or
-// failed's *UnreachableError. w reports the waits to the sink.
+// some, reserving those due within budget(ctx) (the caller sleeps until
+// the first is due) and otherwise sleeping until the next token. A done
+// ctx gets what is there now, in one round trip. When Redis does not
+// answer, it returns failedOpen or an *UnreachableError.
 func (b *gcra) take(ctx context.Context, keys []string, want int, w *watch) (grant, outcome, error) {
 	for {
-		// A ctx that ended while the caller slept is a probe from then
-		// on: it reserves nothing it could not wait for.
-		probe := ctx.Err() != nil
+		probe := ctx.Err() != nil // it reserves nothing it could not wait for
 		var maxWait time.Duration
 		if !probe {
 			maxWait = b.budget(ctx)
 		}
 		g, err := b.ask(ctx, keys, want, maxWait)
 		if err != nil {
-			if err = b.failed(err); err != nil {
+			if err = b.o.failed(b.name, err); err != nil {
 				return grant{}, 0, err
 			}
 			return grant{}, failedOpen, nil
@@ -198,17 +179,17 @@ func (b *gcra) take(ctx context.Context, keys []string, want int, w *watch) (gra
 	}
 }
 
-// failed returns what a round trip that failed with err comes to: err
-// itself if it is an ErrBadReply, which never grants; nil under
-// FailOpen, which admits; an *UnreachableError under FailClosed.
-func (b *gcra) failed(err error) error {
+// failed returns what a round trip of the limit name that failed with err
+// comes to: err itself if it is an ErrBadReply, which never grants; nil
+// under FailOpen, which admits; an *UnreachableError under FailClosed.
+func (o *options) failed(name string, err error) error {
 	switch {
 	case errors.Is(err, ErrBadReply):
 		return err
-	case b.o.fail == FailOpen:
+	case o.fail == FailOpen:
 		return nil
 	}
-	return &UnreachableError{Name: b.name, Err: err}
+	return &UnreachableError{Name: name, Err: err}
 }
 
 // sleepUntil sleeps until the instant due, a mono reading, or until ctx
@@ -228,7 +209,7 @@ func sleepUntil(ctx context.Context, due time.Duration, w *watch, sink metrics.S
 // their take answered (see rate.lua). If Redis does not answer, they are
 // lost, on the side of the limit.
 func (b *gcra) giveBack(keys []string, n int, mark int64) {
-	b.run(context.Background(), keys, -n, mark)
+	b.run(context.Background(), &b.o, keys, -n, mark)
 }
 
 // forget is giveBack without the observer, for tokens whose round trip's
@@ -236,15 +217,15 @@ func (b *gcra) giveBack(keys []string, n int, mark int64) {
 func (b *gcra) forget(keys []string, n int, mark int64) {
 	quiet := b.o
 	quiet.observer = nil
-	b.runWith(context.Background(), &quiet, keys, -n, mark)
+	b.run(context.Background(), &quiet, keys, -n, mark)
 }
 
 // watch reports a caller as Waiting to a sink once, from its first wait to
-// its end.
+// its end. If the sink panics, undo runs first.
 type watch struct{ on bool }
 
 // start tells sink, if not nil, that the caller waits, unless it was told
-// already. If the sink panics, undo runs first.
+// already.
 func (w *watch) start(sink metrics.Sink, undo func()) {
 	if sink != nil && !w.on {
 		guard.Undo(func() { sink.Add(metrics.Waiting, 1) }, undo)
@@ -252,8 +233,7 @@ func (w *watch) start(sink metrics.Sink, undo func()) {
 	}
 }
 
-// done tells sink that the wait start told it of is over. If the sink
-// panics, undo runs first.
+// done tells sink that the wait start told it of is over.
 func (w *watch) done(sink metrics.Sink, undo func()) {
 	if w.on {
 		w.on = false

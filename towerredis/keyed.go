@@ -16,21 +16,19 @@ import (
 // Keyed is middleware that limits requests per key for a whole fleet:
 // each key drawn from the requests (a tenant, a client address) has a
 // token bucket of its own in Redis, as a [Bucket] has, shared by every
-// replica that uses the same name. A key's bucket is [Keyed.Key],
-// "prefix:rate:name:{key}" (a key holding '}' has its tag cut short there:
-// still one slot per key), and expires once it is full again. The replica
-// keeps nothing per key, so memory stays bounded under any number of keys.
+// replica that uses the same name, and expiring once it is full again. The
+// replica keeps nothing per key, so memory stays bounded under any number
+// of keys.
 //
 // The key is known only in Call, so Ready is the inner service's Ready.
 // Call takes a token of the key's bucket in one round trip. If there is
 // none, Call refuses at once without calling the inner service, with a
 // [*limit.KeyLimitError] wrapped with the limit's name and the key, as
-// limit.Keyed does, so that a caller checks one error whichever backend
-// refused; it answers [tower.IsThrottled] and [tower.RetryAfter]. With
-// [WithMaxWait], Call reserves the key's next token if it is due within
-// that wait and ctx's deadline, and waits for it holding the inner permit;
-// if ctx ends first, Call returns ctx.Err() and the token goes back unless
-// a request of the key reserved one after it.
+// limit.Keyed does; it answers [tower.IsThrottled] and [tower.RetryAfter].
+// With [WithMaxWait], Call reserves the key's next token if it is due
+// within that wait and ctx's deadline, and waits for it holding the inner
+// permit; if ctx ends first, Call returns ctx.Err() and the token goes back
+// unless a request of the key reserved one after it.
 //
 // When Redis does not answer, the [FailMode] decides. A bad reply refuses
 // with [ErrBadReply], an empty key with [ErrEmptyKey]. Every refusal
@@ -46,13 +44,11 @@ type Keyed[Req, Res any] struct {
 	pool   tower.WrapPool[Req, Res]
 }
 
-// NewKeyed returns inner wrapped in a fleet-wide limit of num
-// requests per period per key, with room for burst at once, the key of a
-// request being key(req); the buckets are kept in Redis through client
-// under the given name. Options: every [Option], and [WithMaxWait].
-//
-// It panics, naming the parameter, as [NewBucket] does, and if key is
-// nil.
+// NewKeyed returns inner wrapped in a fleet-wide limit of num requests per
+// period per key, with room for burst at once, the key of a request being
+// key(req), kept in Redis through client under name. Options: every
+// [Option], and [WithMaxWait]. It panics as [NewBucket] does, and if key
+// is nil.
 func NewKeyed[Req, Res any](inner tower.Service[Req, Res], client redis.Scripter, name string, key func(Req) string, num int, per time.Duration, burst int, opts ...KeyedOption) *Keyed[Req, Res] {
 	return newKeyed("towerredis.NewKeyed", inner, client, name, key, num, per, burst, opts)
 }
@@ -84,8 +80,7 @@ func NewKeyedLayer[Req, Res any](client redis.Scripter, name string, key func(Re
 // Key returns the Redis key that holds the bucket of the request key k.
 func (r *Keyed[Req, Res]) Key(k string) string { return r.prefix + k + "}" }
 
-// Ready waits for the inner service: a Keyed's readiness is its inner
-// service's, since the key is known only in Call.
+// Ready waits for the inner service; the limit applies in Call.
 func (r *Keyed[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	inner, err := r.inner.Ready(ctx)
 	if err != nil {
@@ -94,36 +89,28 @@ func (r *Keyed[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], er
 	return r.pool.Wrap((*keyedPermit[Req, Res])(r), inner), nil
 }
 
-// keyedPermit is a Keyed's permit, whose Call applies the key's
-// limit.
+// keyedPermit is a Keyed's permit, whose Call applies the key's limit.
 type keyedPermit[Req, Res any] Keyed[Req, Res]
 
-// CallWrapped takes a token of req's key, as [Keyed] says, and calls the
-// inner permit, or releases it and refuses.
 func (p *keyedPermit[Req, Res]) CallWrapped(ctx context.Context, inner tower.Permit[Req, Res], req Req) (Res, error) {
 	r := (*Keyed[Req, Res])(p)
 	defer inner.Release() // if the key function or the admission panics; after Call, nothing
-	k := r.key(req)
-	var err error
-	if k == "" {
-		err = ErrEmptyKey
-	} else {
-		err = r.admit(ctx, k)
-	}
-	if err != nil {
+	if err := r.admit(ctx, r.key(req)); err != nil {
 		var zero Res
 		return zero, err
 	}
 	return inner.Call(ctx, req)
 }
 
-// ReleaseWrapped releases the inner permit: no token was taken.
 func (p *keyedPermit[Req, Res]) ReleaseWrapped(inner tower.Permit[Req, Res]) { inner.Release() }
 
 // admit takes a token of key k's bucket, waiting up to the max wait and
-// within ctx. If the sink panics as the wait begins or ends, the token
-// goes back before the panic goes on up to the caller.
+// within ctx; an empty k is an ErrEmptyKey. If the sink panics as the wait
+// begins or ends, the token goes back first.
 func (r *Keyed[Req, Res]) admit(ctx context.Context, k string) (err error) {
+	if k == "" {
+		return ErrEmptyKey
+	}
 	keys := []string{r.Key(k)}
 	end := mono.Now() + r.b.o.maxWait
 	if d, ok := ctx.Deadline(); ok {
@@ -131,7 +118,7 @@ func (r *Keyed[Req, Res]) admit(ctx context.Context, k string) (err error) {
 	}
 	g, err := r.b.ask(ctx, keys, 1, end-mono.Now())
 	if err != nil {
-		return r.b.failed(err)
+		return r.b.o.failed(r.b.name, err)
 	}
 	if g.n == 0 {
 		if r.b.o.sink != nil {
@@ -154,10 +141,9 @@ func (r *Keyed[Req, Res]) admit(ctx context.Context, k string) (err error) {
 }
 
 // WithMaxWait lets a [Keyed]'s Call wait up to d, and never beyond its
-// ctx, for its key's next token, as limit.WithMaxWait does for
-// limit.Keyed. The default, 0, fails at once: a waiting Call holds the
-// inner permit, and a hot key would tie up the other keys' callers. It
-// panics if d is negative.
+// ctx, for its key's next token. The default, 0, fails at once: a waiting
+// Call holds the inner permit, and a hot key would tie up the other keys'
+// callers. It panics if d is negative.
 func WithMaxWait(d time.Duration) KeyedOption {
 	if d < 0 {
 		panic(fmt.Sprintf("towerredis.WithMaxWait: d must not be negative, got %v", d))

@@ -16,16 +16,15 @@ import (
 	"github.com/towergo/tower/metrics"
 )
 
-// The scripts of the concurrency limit, one per round trip. KEYS[1] is the
-// limit's sorted set: member, a lease id; score, the lease's expiry in ms
-// on Redis's clock (TIME). A key of another type is answered with a string,
-// read as an ErrBadReply, rather than a WRONGTYPE error, which would read
-// as Redis failing.
+// The scripts of the concurrency limit. KEYS[1] is the limit's sorted set:
+// member, a lease id; score, the lease's expiry in ms on Redis's clock. A
+// key of another type is answered with a string, an ErrBadReply, rather
+// than a WRONGTYPE error, which would read as Redis failing.
 var (
 	// acquireScript: ARGV = member, max, ttl (ms). Drops the expired
 	// leases, then grants member (again, if it holds it already) if fewer
 	// than max are held: {1, 0}; otherwise {0, ms until the earliest lease
-	// expires}. The set expires a TTL after its last write.
+	// expires}.
 	acquireScript = redis.NewScript(`
 local key = KEYS[1]
 local kind = redis.call('TYPE', key).ok
@@ -42,10 +41,9 @@ end
 local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
 return {0, tonumber(first[2]) - now}
 `)
-	// renewScript: ARGV = ttl (ms), then the members to renew. Moves the
-	// expiry of each one still in the set to now + ttl, and returns the
-	// positions (from 1) of those that are gone. A lease past its expiry
-	// but still in the set is renewed: nobody was granted its place.
+	// renewScript: ARGV = ttl (ms), then the members to renew. Renews
+	// each one still in the set, even if past its expiry (nobody was
+	// granted its place), and returns the positions (from 1) of the others.
 	renewScript = redis.NewScript(`
 local key = KEYS[1]
 local kind = redis.call('TYPE', key).ok
@@ -69,30 +67,26 @@ return lost
 )
 
 // MinTTLTimeouts is how many round-trip timeouts a lease's TTL must hold
-// at least. Renewals start a third of the TTL after the last one ended and
-// take at most a timeout, so the second renewal after a lease's last write
-// lands within 3 timeouts plus two thirds of the TTL: with a TTL of 9
-// timeouts or more, a lease outlives one failed renewal.
+// at least, so that a lease outlives one failed renewal: the second
+// renewal after its last write lands within 3 timeouts plus two thirds of
+// the TTL.
 const MinTTLTimeouts = 9
 
 // MinTTL is the shortest TTL a lease may have whatever the timeout: Redis
-// keeps its expiry in milliseconds, renewed every third of the TTL.
+// keeps its expiry in milliseconds, and a third of it must be one.
 const MinTTL = 3 * time.Millisecond
 
 // ErrLeaseLost is reported to the observer of [WithObserver] when a lease
-// of this replica was gone from Redis when renewed or released: the replica
-// could not renew it for a whole TTL (a pause, or Redis unreachable that
-// long), and another request dropped it. The call that held it goes on
-// without a lease, so until it returns the fleet may run one request over
-// the limit for each lease lost.
+// of this replica was gone from Redis when renewed or released, after the
+// replica could not renew it for a whole TTL (a pause, or Redis away that
+// long). The call that held it goes on, so until it returns the fleet may
+// run one request over the limit for each lease lost.
 var ErrLeaseLost = errors.New("towerredis: lease lost: it expired before this replica renewed it")
 
 // WithPollInterval sets how often a caller waiting in a [Concurrency]'s
 // Ready asks Redis again for a lease, instead of DefaultPollInterval: each
 // wait lasts from half to one and a half times d, at random, so that the
-// fleet's waiters do not ask in step, or until the earliest lease expires
-// if sooner. Each waiter costs about one round trip per d; a shorter d
-// hands a freed place on sooner. It panics if d is not positive.
+// fleet's waiters do not ask in step. It panics if d is not positive.
 func WithPollInterval(d time.Duration) ConcurrencyOption {
 	if d <= 0 {
 		panic(fmt.Sprintf("towerredis.WithPollInterval: interval must be positive, got %v", d))
@@ -114,15 +108,14 @@ func WithPollInterval(d time.Duration) ConcurrencyOption {
 // to a done ctx; otherwise it asks again after the poll interval
 // ([WithPollInterval]), or when the earliest lease expires if sooner, until
 // ctx ends. Waiters are not served in order: a freed place goes to the
-// first waiter, on any replica, to ask. A lease granted by a round trip
-// that timed out holds its place until its TTL ends.
+// first waiter, on any replica, to ask.
 //
-// The lease is given back, in a second round trip on the goroutine that
-// ends the request, when its call returns or panics, its permit is
-// released unused, or the inner service's Ready fails; if that round trip
-// fails, the lease expires within the TTL. When Redis does not answer, the
-// [FailMode] decides (FailOpen admits without a lease). A bad reply makes
-// Ready fail with [ErrBadReply], as in a [Bucket].
+// The lease is given back, in a round trip on the goroutine that ends the
+// request, when its call returns or panics, its permit is released unused,
+// or the inner service's Ready fails; if that round trip fails, or the one
+// that granted it timed out, the lease expires within the TTL. When Redis
+// does not answer, the [FailMode] decides (FailOpen admits without a
+// lease); a bad reply makes Ready fail with [ErrBadReply].
 //
 // A Concurrency is safe for concurrent use; build one with
 // [NewConcurrency]. Req and Res are the request and response types.
@@ -132,8 +125,8 @@ type Concurrency[Req, Res any] struct {
 	name    string
 	keys    []string // the limit's sorted set, alone
 	ttl     time.Duration
-	maxArg  any // max and the TTL in milliseconds, as the scripts'
-	ttlArg  any // arguments, boxed once
+	maxArg  any // max, boxed once
+	ttlArg  any // the TTL in ms, boxed once
 	o       options
 	replica string        // this limiter's part of its lease ids
 	next    atomic.Uint64 // the last lease id handed out
@@ -147,17 +140,14 @@ type Concurrency[Req, Res any] struct {
 
 // NewConcurrency returns inner wrapped in a limit of max requests in
 // flight across the replicas that use name on client's Redis, each request
-// holding a lease of time to live ttl. Replicas that share a limit must
-// give it the same max and ttl. Options: every [Option], and
-// [WithPollInterval].
-//
-// ttl is how long the leases of a replica that crashed take to come back;
-// it must be at least MinTTLTimeouts times the round-trip timeout (450ms
-// with DefaultTimeout) and at least MinTTL, and is kept in whole ms.
+// holding a lease of time to live ttl, kept in whole ms. Replicas that
+// share a limit must give it the same max and ttl. Options: every
+// [Option], and [WithPollInterval].
 //
 // NewConcurrency panics if inner or client is nil (a typed nil too), if
 // client is a go-redis client whose ContextTimeoutEnabled is false, if
-// name is empty, if max < 1, if ttl is too short, or if an option is nil.
+// name is empty, if max < 1, if an option is nil, or if ttl is below
+// MinTTL or MinTTLTimeouts times the round-trip timeout (450ms by default).
 func NewConcurrency[Req, Res any](inner tower.Service[Req, Res], client redis.Scripter, name string, max int, ttl time.Duration, opts ...ConcurrencyOption) *Concurrency[Req, Res] {
 	const fn = "towerredis.NewConcurrency"
 	if guard.IsNil(inner) {
@@ -176,8 +166,7 @@ func NewConcurrency[Req, Res any](inner tower.Service[Req, Res], client redis.Sc
 
 // NewConcurrencyLayer returns a Layer that wraps each service in a
 // [NewConcurrency] limit with these arguments: all the services it wraps
-// share the one limit of that name. It panics as NewConcurrency does, when
-// called.
+// share the one limit. It panics as NewConcurrency does, when called.
 func NewConcurrencyLayer[Req, Res any](client redis.Scripter, name string, max int, ttl time.Duration, opts ...ConcurrencyOption) tower.Layer[Req, Res] {
 	checkConcurrency("towerredis.NewConcurrencyLayer", client, name, max, ttl, opts)
 	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
@@ -185,11 +174,10 @@ func NewConcurrencyLayer[Req, Res any](client redis.Scripter, name string, max i
 	})
 }
 
-// checkConcurrency checks NewConcurrency's arguments for fn, and returns
-// its options.
+// checkConcurrency checks NewConcurrency's arguments, and returns its
+// options.
 func checkConcurrency(fn string, client redis.Scripter, name string, limit int, ttl time.Duration, opts []ConcurrencyOption) options {
-	checkClient(fn, client)
-	checkName(fn, name)
+	checkClient(fn, client, name)
 	if limit < 1 {
 		panic(fmt.Sprintf("%s: max must be at least 1, got %d", fn, limit))
 	}
@@ -217,9 +205,7 @@ func (c *Concurrency[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Re
 	}
 	held := true
 	defer func() {
-		// The inner service failed, or it or the sink panicked: give the
-		// lease back.
-		if held {
+		if held { // the inner service failed, or it or the sink panicked
 			c.release(id)
 		}
 	}()
@@ -243,13 +229,10 @@ func (c *Concurrency[Req, Res]) acquire(ctx context.Context) (lease uint64, err 
 	member := c.member(id)
 	settled, waiting := false, false
 	defer func() {
-		if !settled {
-			// An observer or a sink panicked: forget what Redis may have
-			// granted.
+		if !settled { // an observer or a sink panicked
 			c.forget(member)
 		}
 		if waiting {
-			// If the sink panics, the lease the wait got goes back first.
 			guard.Undo(func() { c.o.sink.Add(metrics.Waiting, -1) }, func() { c.giveBack(lease) })
 		}
 	}()
@@ -259,7 +242,7 @@ func (c *Concurrency[Req, Res]) acquire(ctx context.Context) (lease uint64, err 
 		}, acquired, nil) // nil: the deferred function forgets a grant the observer's panic strands
 		if err != nil {
 			settled = true
-			return 0, c.failed(err)
+			return 0, c.o.failed(c.name, err)
 		}
 		if reply[0] == 1 {
 			c.hold(id, member)
@@ -282,19 +265,7 @@ func (c *Concurrency[Req, Res]) acquire(ctx context.Context) (lease uint64, err 
 	}
 }
 
-// failed is gcra.failed for a Concurrency.
-func (c *Concurrency[Req, Res]) failed(err error) error {
-	switch {
-	case errors.Is(err, ErrBadReply):
-		return err
-	case c.o.fail == FailOpen:
-		return nil
-	}
-	return &UnreachableError{Name: c.name, Err: err}
-}
-
-// acquired reads the acquire script's reply: {1, 0} for a grant, {0, ms}
-// for none free until the earliest lease expires in ms milliseconds.
+// acquired reads the acquire script's reply: {1, 0}, or {0, ms > 0}.
 func acquired(reply any) ([2]int64, bool) {
 	var v [2]int64
 	list, ok := reply.([]any)
@@ -312,8 +283,7 @@ func acquired(reply any) ([2]int64, bool) {
 	return v, v[0] == 0 && v[1] > 0
 }
 
-// pollWait returns how long a waiter waits before it asks again: the poll
-// interval, from half to one and a half times it, at random.
+// pollWait returns how long a waiter waits before it asks again.
 func (c *Concurrency[Req, Res]) pollWait() time.Duration {
 	return c.o.poll/2 + rand.N(c.o.poll)
 }
@@ -325,7 +295,7 @@ func (c *Concurrency[Req, Res]) member(id uint64) string {
 }
 
 // hold adds a lease to those the replica renews, and starts the renewal
-// goroutine if it is not running.
+// goroutine if need be.
 func (c *Concurrency[Req, Res]) hold(id uint64, member string) {
 	c.mu.Lock()
 	c.held[id] = member
@@ -357,9 +327,9 @@ func (c *Concurrency[Req, Res]) unhold(id uint64) (string, bool) {
 	return member, true
 }
 
-// release ends a request that held lease id (0: none). The request leaves
-// InFlight first, so that the count never shows more requests than there
-// are; the lease is given back even if the sink panics.
+// release ends a request that held lease id (0: none). It leaves InFlight
+// first, so that the count never shows more requests than there are; the
+// lease is given back even if the sink panics.
 func (c *Concurrency[Req, Res]) release(id uint64) {
 	defer c.giveBack(id)
 	if c.o.sink != nil {
@@ -368,7 +338,7 @@ func (c *Concurrency[Req, Res]) release(id uint64) {
 }
 
 // giveBack removes lease id from Redis in one round trip, unless it was
-// none or was found lost. One that could not be removed expires by itself.
+// none or was found lost.
 func (c *Concurrency[Req, Res]) giveBack(id uint64) {
 	if id == 0 {
 		return
@@ -392,9 +362,8 @@ func removed(reply any) (bool, bool) {
 	return true, ok && n == 1
 }
 
-// forget removes member from Redis, which may have granted it, for an
-// acquire that did not finish. It tells no observer, which may be what
-// panicked.
+// forget removes member, which Redis may have granted to an acquire that
+// did not finish. It tells no observer, which may be what panicked.
 func (c *Concurrency[Req, Res]) forget(member string) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.o.timeout)
 	defer cancel()

@@ -17,9 +17,7 @@ func (c *Concurrency[Req, Res]) renew() {
 	ended := false
 	defer func() {
 		t.Stop()
-		if !ended {
-			// The observer called runtime.Goexit: the next lease held
-			// starts the goroutine again.
+		if !ended { // the observer called runtime.Goexit
 			c.mu.Lock()
 			c.renewing = false
 			c.mu.Unlock()
@@ -53,8 +51,7 @@ func (c *Concurrency[Req, Res]) renew() {
 	}
 }
 
-// heldMembers returns the ids and members of the leases to renew, as
-// renewScript's arguments after the TTL; or nil, marking the renewal
+// heldMembers returns the leases to renew; or nil, marking the renewal
 // goroutine stopped, if there are none.
 func (c *Concurrency[Req, Res]) heldMembers() []leaseID {
 	c.mu.Lock()
@@ -77,8 +74,8 @@ type leaseID struct {
 }
 
 // renewOnce renews leases in one round trip. Those Redis no longer has
-// and the replica still holds (not given back meanwhile) are lost: they
-// stop being renewed, and the observer gets an ErrLeaseLost.
+// and the replica still holds are lost: they stop being renewed, and the
+// observer gets an ErrLeaseLost.
 func (c *Concurrency[Req, Res]) renewOnce(leases []leaseID) {
 	args := make([]any, 1, 1+len(leases))
 	args[0] = c.ttlArg
@@ -94,7 +91,13 @@ func (c *Concurrency[Req, Res]) renewOnce(leases []leaseID) {
 		if !ok {
 			return reply, nil // for the check to refuse
 		}
-		if n := c.drop(leases, positions); n > 0 {
+		n := 0
+		for _, p := range positions {
+			if _, ok := c.unhold(leases[p-1].id); ok {
+				n++
+			}
+		}
+		if n > 0 {
 			return nil, fmt.Errorf("%w: %d of the %d leases of limit %q this replica renewed", ErrLeaseLost, n, len(leases), c.name)
 		}
 		return reply, nil
@@ -120,32 +123,16 @@ func lostPositions(reply any, n int) ([]int64, bool) {
 	return out, true
 }
 
-// drop stops renewing the leases at positions of leases, and returns how
-// many of them the replica still held.
-func (c *Concurrency[Req, Res]) drop(leases []leaseID, positions []int64) int {
-	n := 0
-	for _, p := range positions {
-		if _, ok := c.unhold(leases[p-1].id); ok {
-			n++
-		}
-	}
-	return n
-}
-
 // leaseWrapper is the Concurrency's tower.NotedWrapper, kept off its
-// method set; a permit's note is its lease's id, 0 if admitted without
-// one.
+// method set; a permit's note is its lease's id, 0 if it has none. The
+// lease is given back even if the call or inner's Release panics.
 type leaseWrapper[Req, Res any] Concurrency[Req, Res]
 
-// CallNoted sends req, and gives the lease back when the call returns,
-// or panics.
 func (w *leaseWrapper[Req, Res]) CallNoted(ctx context.Context, inner tower.Permit[Req, Res], id uint64, req Req) (Res, error) {
 	defer (*Concurrency[Req, Res])(w).release(id)
 	return inner.Call(ctx, req)
 }
 
-// ReleaseNoted releases inner and gives the lease back, even if inner's
-// Release panics.
 func (w *leaseWrapper[Req, Res]) ReleaseNoted(inner tower.Permit[Req, Res], id uint64) {
 	defer (*Concurrency[Req, Res])(w).release(id)
 	inner.Release()

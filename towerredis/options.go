@@ -9,28 +9,22 @@ import (
 )
 
 // FailMode says what a limit does when Redis does not answer a round trip
-// within the timeout, or answers with an error.
-//
-// While Redis is away each request may wait up to one timeout
-// ([WithTimeout]) before its FailMode applies, since go-redis retries
-// dials and commands within the round trip's deadline. A client with
-// MaxRetries -1 facing refused connections fails at once after PoolSize
-// failed dials in a row, and uses Redis again about a second after it is
-// back.
+// within the timeout ([WithTimeout]), or answers with an error. While Redis
+// is away each request may wait up to one timeout before its FailMode
+// applies, as go-redis retries within the round trip's deadline; a client
+// with MaxRetries -1 fails at once after PoolSize refused dials in a row.
 type FailMode uint8
 
 const (
-	// FailOpen admits the request as though Redis had granted it: the
-	// fleet runs unlimited while Redis is away, and each replica's local
-	// limits still hold. It is the default, as in Envoy's rate-limit
-	// filter: a limit's store going down should not take the service down.
+	// FailOpen, the default, admits the request as though Redis had
+	// granted it: the fleet runs unlimited while Redis is away, and each
+	// replica's local limits still hold.
 	FailOpen FailMode = iota + 1
 	// FailClosed refuses the request at once, without calling the inner
-	// service, with an [*UnreachableError] that wraps the round trip's
-	// error. A [Bucket]'s or a [Concurrency]'s Ready returns a permit
-	// whose Call fails with it (an error from Ready would mean the limit
-	// is broken for good); a [Keyed]'s Call returns it. Use it where going
-	// over the limit costs more than refusing, as for a paid backend.
+	// service, with an [*UnreachableError]: a [Bucket]'s or a
+	// [Concurrency]'s Ready returns a permit whose Call fails with it (an
+	// error from Ready would mean the limit is broken for good); a
+	// [Keyed]'s Call returns it.
 	FailClosed
 )
 
@@ -52,11 +46,9 @@ type RoundTrip struct {
 	Op string
 	// Latency is from the call to its answer, or to its timeout.
 	Latency time.Duration
-	// Err is nil when Redis answered as expected; otherwise the error:
-	// context.DeadlineExceeded for a round trip that timed out, the
-	// client's error, an [ErrBadReply], or an [ErrLeaseLost] (ops
-	// "lease.renew" and "lease.release": a lease was gone when renewed or
-	// given back; its call went on).
+	// Err is nil when Redis answered as expected; otherwise
+	// context.DeadlineExceeded, the client's error, an [ErrBadReply], or,
+	// for "lease.renew" and "lease.release", an [ErrLeaseLost].
 	Err error
 }
 
@@ -80,7 +72,6 @@ type KeyedOption interface{ applyKeyed(*options) }
 // [WithPollInterval].
 type ConcurrencyOption interface{ applyConcurrency(*options) }
 
-// The option types of the options that apply to one kind of limit.
 type (
 	bucketOption      func(*options)
 	keyedOption       func(*options)
@@ -98,12 +89,11 @@ type options struct {
 	sink     metrics.Sink
 	observer func(RoundTrip)
 
-	batch   int           // Bucket: tokens taken per round trip
-	maxWait time.Duration // Keyed: how long a Call waits for its key's token
-	poll    time.Duration // Concurrency: how often a waiter asks again
+	batch   int           // Bucket only
+	maxWait time.Duration // Keyed only
+	poll    time.Duration // Concurrency only
 }
 
-// Defaults.
 const (
 	// DefaultTimeout bounds each round trip to Redis.
 	DefaultTimeout = 50 * time.Millisecond
@@ -114,9 +104,8 @@ const (
 	DefaultPollInterval = 10 * time.Millisecond
 )
 
-// WithTimeout bounds each round trip to Redis by d, instead of
-// DefaultTimeout: a round trip with no answer by then leaves the request
-// to the [FailMode]. It panics if d is not positive.
+// WithTimeout bounds each round trip to Redis by d instead of
+// DefaultTimeout. It panics if d is not positive.
 func WithTimeout(d time.Duration) Option {
 	if d <= 0 {
 		panic(fmt.Sprintf("towerredis.WithTimeout: timeout must be positive, got %v", d))
@@ -134,8 +123,7 @@ func WithFailMode(m FailMode) Option {
 }
 
 // WithPrefix begins every key the limit writes with prefix instead of
-// DefaultPrefix, to keep apart the limits of applications that share a
-// Redis. It panics if prefix is empty.
+// DefaultPrefix. It panics if prefix is empty.
 func WithPrefix(prefix string) Option {
 	if prefix == "" {
 		panic("towerredis.WithPrefix: prefix is empty")
@@ -153,9 +141,9 @@ func WithMetrics(sink metrics.Sink) Option {
 	return func(o *options) { o.sink = sink }
 }
 
-// WithObserver calls observe after each round trip to Redis, on the
-// goroutine that made it, with its latency and error. It must be cheap and
-// must not block. It panics if observe is nil.
+// WithObserver calls observe, which must be cheap and not block, after
+// each round trip to Redis, on the goroutine that made it. It panics if
+// observe is nil.
 func WithObserver(observe func(RoundTrip)) Option {
 	if observe == nil {
 		panic("towerredis.WithObserver: observe is nil")
@@ -163,9 +151,8 @@ func WithObserver(observe func(RoundTrip)) Option {
 	return func(o *options) { o.observer = observe }
 }
 
-// newOptions applies opts in order with apply and fills in the defaults.
-// It panics, naming fn and the position, if an option is nil (a typed nil
-// too).
+// newOptions applies opts and fills in the defaults. It panics, naming fn,
+// if an option is nil.
 func newOptions[O any](fn string, opts []O, apply func(O, *options)) options {
 	var o options
 	for i, opt := range opts {

@@ -11,9 +11,8 @@ import (
 )
 
 // checkClient panics, naming fn, if client is nil, or is a go-redis client
-// that ignores context deadlines: no timeout could bound a round trip to
-// a Redis that hangs.
-func checkClient(fn string, client redis.Scripter) {
+// that ignores context deadlines, or if the limit's name is empty.
+func checkClient(fn string, client redis.Scripter, name string) {
 	if guard.IsNil(client) {
 		panic(fn + ": client is nil")
 	}
@@ -29,22 +28,17 @@ func checkClient(fn string, client redis.Scripter) {
 	if !enabled {
 		panic(fn + ": the client's ContextTimeoutEnabled is false, so go-redis would ignore the deadline of each round trip and a Redis that hangs would hang Ready; set it to true in the client's options")
 	}
-}
-
-// checkName panics, naming fn, if the limit's name is empty.
-func checkName(fn, name string) {
 	if name == "" {
 		panic(fn + ": name is empty")
 	}
 }
 
 // roundTrip runs one script call for op, bounded by the limit's timeout,
-// and tells the observer how it went. The call keeps ctx's values but not
-// its cancellation: a done ctx (a LoadShed's probe) still gets its round
-// trip, and a caller that gives up cannot cut off a script Redis ran, which
-// would lose what it granted. A reply that check refuses is an
-// ErrBadReply. If the observer panics after a reply that check accepted,
-// undo, if not nil, gives back what it granted before the panic goes on.
+// and tells the observer how it went. It keeps ctx's values but not its
+// cancellation: a done ctx (a LoadShed's probe) still gets its round trip,
+// and a caller that gives up cannot lose what Redis granted. A reply that
+// check refuses is an ErrBadReply. If the observer panics after a reply
+// check accepted, undo, if not nil, gives back what it granted.
 func roundTrip[T any](ctx context.Context, o *options, op string, run func(context.Context) (any, error), check func(any) (T, bool), undo func(T)) (T, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.timeout)
 	start := mono.Now()

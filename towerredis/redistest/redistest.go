@@ -1,8 +1,7 @@
 // Package redistest runs a real redis-server for tests: [Start] gives a
-// test one on a free loopback port, in a temporary directory, with no
-// persistence, stopped when the test ends. Tests that use it run on the
-// real clock, as they must with a process outside the test, and should
-// bound every wait.
+// test one on a free loopback port, with no persistence, stopped when the
+// test ends. Tests that use it run on the real clock, and should bound
+// every wait.
 package redistest
 
 import (
@@ -28,8 +27,7 @@ func Binary() string {
 	return "redis-server"
 }
 
-// Installed reports whether the server binary is on PATH (or where
-// REDIS_SERVER says).
+// Installed reports whether the server [Binary] is installed.
 func Installed() bool {
 	_, err := exec.LookPath(Binary())
 	return err == nil
@@ -50,9 +48,8 @@ type Server struct {
 	exited chan struct{} // closed when cmd has exited and been reaped
 }
 
-// Start starts a redis-server for t on a free loopback port and stops it
-// when t ends. It fails t, with how to install it, if redis-server is
-// missing, rather than skip and claim nothing.
+// Start starts a redis-server for t and stops it when t ends. It fails t,
+// with how to install it, if redis-server is missing, rather than skip.
 func Start(t testing.TB) *Server {
 	t.Helper()
 	s, err := StartServer(t.TempDir())
@@ -70,27 +67,19 @@ func StartServer(dir string) (*Server, error) {
 		return nil, errors.New(InstallHint)
 	}
 	var last error
-	// A free port can be taken by someone else before the server binds it.
-	for range 5 {
-		port, err := freePort()
+	for range 5 { // someone else may take the free port before the server does
+		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, err
 		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
 		s := &Server{addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), port: port, dir: dir}
 		if last = s.start(); last == nil {
 			return s, nil
 		}
 	}
 	return nil, last
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // Addr is the server's host:port.
@@ -112,23 +101,20 @@ func (s *Server) start() error {
 	}
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if ping(s.addr) == nil {
-			s.cmd, s.exited = cmd, exited
-			return nil
-		}
+	timeout := time.After(10 * time.Second)
+	for ping(s.addr) != nil {
 		select {
 		case <-exited:
 			return fmt.Errorf("redistest: redis-server on port %d exited: %s", s.port, out.String())
-		case <-time.After(10 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
+		case <-timeout:
 			cmd.Process.Kill()
 			<-exited
 			return fmt.Errorf("redistest: redis-server on port %d did not answer PING in 10s: %s", s.port, out.String())
+		case <-time.After(10 * time.Millisecond):
 		}
 	}
+	s.cmd, s.exited = cmd, exited
+	return nil
 }
 
 // ping sends PING on a new connection and reads +PONG, within a second.
@@ -143,31 +129,22 @@ func ping(addr string) error {
 		return err
 	}
 	line, err := bufio.NewReader(c).ReadString('\n')
-	if err != nil {
-		return err
+	if err == nil && line != "+PONG\r\n" {
+		err = fmt.Errorf("redistest: PING answered %q", line)
 	}
-	if line != "+PONG\r\n" {
-		return fmt.Errorf("redistest: PING answered %q", line)
-	}
-	return nil
+	return err
 }
 
 // Stop stops the server, with SIGTERM and, after 5 seconds, SIGKILL, and
 // waits until it has exited. Stopping a stopped server does nothing.
-func (s *Server) Stop() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.stop(syscall.SIGTERM)
-}
+func (s *Server) Stop() { s.stop(syscall.SIGTERM) }
 
 // Kill stops the server at once with SIGKILL, as a crash would.
-func (s *Server) Kill() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.stop(syscall.SIGKILL)
-}
+func (s *Server) Kill() { s.stop(syscall.SIGKILL) }
 
 func (s *Server) stop(sig os.Signal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.cmd == nil {
 		return
 	}
@@ -185,11 +162,6 @@ func (s *Server) stop(sig os.Signal) {
 // Restart starts the server again on the same port, empty (there is no
 // persistence), after a Stop or a Kill.
 func (s *Server) Restart() error {
-	s.mu.Lock()
-	running := s.cmd != nil
-	s.mu.Unlock()
-	if running {
-		s.Stop()
-	}
+	s.Stop()
 	return s.start()
 }
