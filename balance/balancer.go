@@ -6,17 +6,18 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"sync"
 	"sync/atomic"
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/discover"
+	"github.com/towergo/tower/guard"
 	"github.com/towergo/tower/internal/isnil"
+	"github.com/towergo/tower/internal/option"
 	"github.com/towergo/tower/readycache"
 )
 
-// balancer is what P2C and RoundRobin share: a ready cache fed by a
-// Discover, and a Ready that takes what the picker chooses.
+// balancer is what P2C and RoundRobin share, methods included: a ready
+// cache fed by a Discover, and a Ready that takes what the picker chooses.
 type balancer[K comparable, Req, Res any, S tower.Service[Req, Res]] struct {
 	cache    *readycache.Cache[K, Req, Res, S]
 	pick     readycache.Picker[S]
@@ -27,9 +28,8 @@ type balancer[K comparable, Req, Res any, S tower.Service[Req, Res]] struct {
 	answered   atomic.Bool   // the Discover has answered once
 	answeredCh chan struct{} // closed when answered is set
 	closed     atomic.Bool
-	stop       context.CancelFunc
-	done       chan struct{} // closed when the consumer has exited
-	closeOnce  sync.Once
+	stop       context.CancelFunc // ends the consumer's context
+	done       chan struct{}      // closed when the consumer has exited
 }
 
 // doneCtx is a context that is already done, to ask the Discover for the
@@ -42,13 +42,13 @@ var doneCtx = func() context.Context {
 
 // init sets b up over d: it applies the changes d has now, so that a static
 // list is in place when the constructor returns, and starts the goroutine
-// that applies the rest. A panic in d's Next or in a handler goes up to the
-// constructor's caller, once the endpoints taken in have been let go of.
+// that applies the rest.
 func (b *balancer[K, Req, Res, S]) init(fn string, d discover.Discover[K, S], pick readycache.Picker[S], opts []Option) {
 	if isnil.Is(d) {
 		panic(fn + ": nil Discover")
 	}
-	b.o = newOptions(fn, opts)
+	b.o = options{rand: globalRand{}}
+	option.Onto(fn, &b.o, opts)
 	b.pick = pick
 	b.answeredCh = make(chan struct{})
 	b.done = make(chan struct{})
@@ -69,22 +69,15 @@ func (b *balancer[K, Req, Res, S]) init(fn string, d discover.Discover[K, S], pi
 		cacheOpts = append(cacheOpts, readycache.WithRemovalHandler(onRemove))
 	}
 	b.cache = readycache.New[K, Req, Res, S](cacheOpts...)
-	built := false
-	defer func() {
-		if !built {
-			b.cache.Close()
-		}
-	}()
-	if !b.takeIn(d) {
-		close(b.done) // the set is final: no goroutine needed
-		b.stop = func() {}
-		built = true
-		return
-	}
+	more := false
+	guard.Undo(func() { more = b.takeIn(d) }, func() { b.cache.Close() })
 	ctx, stop := context.WithCancel(context.Background())
 	b.stop = stop
-	go b.consume(ctx, d)
-	built = true
+	if more {
+		go b.consume(ctx, d)
+	} else {
+		close(b.done) // the set is final: no goroutine needed
+	}
 }
 
 // takeIn applies the changes d has now, and reports whether it may have
@@ -108,30 +101,23 @@ func (b *balancer[K, Req, Res, S]) takeIn(d discover.Discover[K, S]) bool {
 // more.
 func (b *balancer[K, Req, Res, S]) apply(ch discover.Change[K, S], err error) bool {
 	defer b.answer() // after the change, so that a fail-fast Ready sees it
-	if errors.Is(err, io.EOF) {
+	switch {
+	case errors.Is(err, io.EOF):
 		return false
-	}
-	if err != nil {
+	case err != nil:
 		b.report(&DiscoverError{Err: err})
-	} else if ch.Kind == discover.Insert && isnil.Is(ch.Service) {
+	case ch.Kind == discover.Insert && isnil.Is(ch.Service):
 		b.report(&DiscoverError{Err: fmt.Errorf("insert of key %v with a nil service", ch.Key)})
-	} else if ch.Kind == discover.Insert {
-		b.cache.Push(ch.Key, b.wrapped(ch.Key, ch.Service))
-	} else if ch.Kind == discover.Remove {
+	case ch.Kind == discover.Insert && b.wrap != nil:
+		b.cache.Push(ch.Key, b.wrap(ch.Key, ch.Service))
+	case ch.Kind == discover.Insert:
+		b.cache.Push(ch.Key, ch.Service)
+	case ch.Kind == discover.Remove:
 		b.cache.Evict(ch.Key)
-	} else {
+	default:
 		b.report(&DiscoverError{Err: fmt.Errorf("change of key %v has unknown kind %v", ch.Key, ch.Kind)})
 	}
 	return true
-}
-
-// wrapped returns svc as the cache is to hold it: wrapped for outlier
-// detection, if the balancer has it.
-func (b *balancer[K, Req, Res, S]) wrapped(key K, svc S) S {
-	if b.wrap == nil {
-		return svc
-	}
-	return b.wrap(key, svc)
 }
 
 func (b *balancer[K, Req, Res, S]) answer() {
@@ -148,9 +134,14 @@ func (b *balancer[K, Req, Res, S]) report(err error) {
 	}
 }
 
-// ready takes a ready endpoint's permit, waiting for one if need be.
-func (b *balancer[K, Req, Res, S]) ready(ctx context.Context) (tower.Permit[Req, Res], error) {
-	tried := triedFrom[K](ctx)
+// Ready waits until an endpoint is ready, and returns the permit of the one
+// the balancer picks, as the tower contract says for ctx. It fails only
+// with ctx's error, or with ErrClosed once the balancer is closed; a panic
+// in an endpoint's Load or the Rand goes up with nothing taken. Built
+// WithFailFast, a balancer with no endpoints returns at once a permit whose
+// Call fails with ErrNoEndpoints.
+func (b *balancer[K, Req, Res, S]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
+	tried, _ := ctx.Value(triedKey{}).(*Tried[K])
 	if p, ok := b.tryTake(tried); ok {
 		return p, nil
 	}
@@ -193,7 +184,7 @@ func (b *balancer[K, Req, Res, S]) tryTake(tried *Tried[K]) (tower.Permit[Req, R
 	return p, ok
 }
 
-// noEndpoints serves the permits of requests failed fast. It holds nothing.
+// noEndpoints serves the permits of requests failed fast.
 type noEndpoints[Req, Res any] struct{}
 
 func (noEndpoints[Req, Res]) CallReserved(context.Context, uint64, Req) (Res, error) {
@@ -203,16 +194,32 @@ func (noEndpoints[Req, Res]) CallReserved(context.Context, uint64, Req) (Res, er
 
 func (noEndpoints[Req, Res]) ReleaseReserved(uint64) {}
 
-// shutdown stops the consumer and empties the cache at once, then waits, as
-// long as ctx lasts, for their goroutines. The cache is closed without
-// waiting for the consumer, which may be in a Next that ignores its
-// context: an endpoint it inserts into the closed cache goes straight to
-// the removal handler.
-func (b *balancer[K, Req, Res, S]) shutdown(ctx context.Context) error {
-	b.closeOnce.Do(func() {
-		b.closed.Store(true) // before the cache wakes those waiting in ready
-		b.stop()
-	})
+// Len returns the number of endpoints, ready or not.
+func (b *balancer[K, Req, Res, S]) Len() int { return b.cache.Len() }
+
+// ReadyLen returns the number of endpoints ready now.
+func (b *balancer[K, Req, Res, S]) ReadyLen() int { return b.cache.ReadyLen() }
+
+// Close stops the discovery, releases the ready endpoints' reservations,
+// and stops and waits for the balancer's goroutines, however long a
+// Discover's Next or an endpoint's Ready takes to return. Ready fails with
+// ErrClosed from then on; permits already returned stay good. Close is
+// idempotent and returns nil.
+func (b *balancer[K, Req, Res, S]) Close() error { return b.Shutdown(context.Background()) }
+
+// Shutdown does what Close does, but waits for the balancer's goroutines
+// only as long as ctx lasts: it returns nil once they have all exited, or
+// ctx.Err() if ctx ends first. Each one left exits when the Next or Ready
+// it is in returns, releasing what it got and handing any endpoint it got
+// to the removal handler; call Shutdown or Close again to wait for them.
+// Whatever ctx says, the first call releases the ready endpoints'
+// reservations and calls the removal handler for them before it waits.
+func (b *balancer[K, Req, Res, S]) Shutdown(ctx context.Context) error {
+	// The cache is closed without waiting for the consumer, which may be in
+	// a Next that ignores its context: an endpoint it inserts into the
+	// closed cache goes straight to the removal handler.
+	b.closed.Store(true) // before the cache wakes those waiting in Ready
+	b.stop()
 	var evaluating <-chan struct{}
 	if b.detector != nil {
 		evaluating = b.detector.close()
@@ -226,8 +233,7 @@ func (b *balancer[K, Req, Res, S]) shutdown(ctx context.Context) error {
 	return wait(ctx, b.done)
 }
 
-// wait waits, as long as ctx lasts, until ch, if not nil, is closed. It
-// returns nil if ch is closed already, even if ctx is done.
+// wait waits, as long as ctx lasts, until ch, if not nil, is closed.
 func wait(ctx context.Context, ch <-chan struct{}) error {
 	if ch == nil {
 		return nil

@@ -25,22 +25,20 @@ type detector[K comparable] struct {
 
 	mu      sync.Mutex
 	eps     []*outlierState[K]
-	ejected int             // endpoints in eps that are out
-	rates   []rateSample[K] // evaluate's scratch
-	timer   *time.Timer     // runs evaluateOnTimer at the end of an interval
-	running chan struct{}   // closed when the evaluation under way ends
+	ejected int           // endpoints in eps that are out
+	timer   *time.Timer   // runs evaluateOnTimer at the end of an interval
+	running chan struct{} // closed when the evaluation under way ends
 	closed  bool
 }
 
 // outlierState is what the detector knows of one endpoint. The atomics are
-// read and written on the request path without the lock; an ejection or a
-// return writes them with the lock held.
+// used on the request path without the lock.
 type outlierState[K comparable] struct {
 	key         K
 	out         atomic.Bool   // ejected
 	epoch       atomic.Uint64 // moves on at each ejection and return
 	consecutive atomic.Int64  // failures in a row
-	counts      stripedCounts // this interval's calls and successes
+	counts      atomic.Uint64 // this interval's calls<<32 | successes
 
 	// Guarded by the detector's lock.
 	index int           // in eps; -1 once forgotten
@@ -58,7 +56,6 @@ func newDetector[K comparable](c outlierConfig, sink metrics.Sink, report func(e
 	return d
 }
 
-// add starts watching st.
 func (d *detector[K]) add(st *outlierState[K]) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -108,13 +105,13 @@ func (d *detector[K]) record(st *outlierState[K], epoch uint64, failed bool, err
 			st.consecutive.Store(0)
 		}
 		if d.sr {
-			st.counts.add(1<<32 | 1)
+			st.counts.Add(1<<32 | 1)
 			d.arm()
 		}
 		return
 	}
 	if d.sr {
-		st.counts.add(1 << 32)
+		st.counts.Add(1 << 32)
 		d.arm()
 	}
 	if d.c.consecutive > 0 && st.consecutive.Add(1) >= d.c.consecutive {
@@ -176,7 +173,7 @@ func (d *detector[K]) setOutLocked(st *outlierState[K], out bool) {
 	st.out.Store(out)
 	st.epoch.Add(1)
 	st.consecutive.Store(0)
-	st.counts.take()
+	st.counts.Store(0)
 }
 
 // expireLocked lets back in every endpoint whose time is up, and returns
@@ -194,8 +191,7 @@ func (d *detector[K]) expireLocked(now time.Duration) int {
 }
 
 // announce reports, without the lock, what an ejection or an evaluation
-// did: the metric, the ready cache told to stop offering each endpoint
-// ejected, and the reports.
+// did, and has the cache ask each endpoint ejected again.
 func (d *detector[K]) announce(returned int, evs []*Ejection[K]) {
 	defer guard.Each(evs, d.announceOne) // every one, even if a handler panics
 	d.add1(-returned)
@@ -208,13 +204,21 @@ func (d *detector[K]) announceOne(ev *Ejection[K]) {
 }
 
 // waitOut waits, as long as ctx lasts, until st is not out, and lets it
-// back in when its time is up. With a done ctx it only says whether st is
-// out: the probe may come with the cache's lock held, under which the
-// metric must not be reported, so a due return is left to the driver the
-// cache starts when Ready says no.
+// back in when its time is up. With a done ctx it only looks: the cache
+// may hold its lock, under which the metric must not be reported, and its
+// driver will let st back in.
 func (d *detector[K]) waitOut(ctx context.Context, st *outlierState[K]) error {
 	for {
-		until, out := d.outUntil(st, ctx.Err() != nil)
+		d.mu.Lock()
+		until, out := st.until, st.out.Load()
+		if out && ctx.Err() == nil && mono.Now() >= until {
+			d.setOutLocked(st, false)
+			d.ejected--
+			d.mu.Unlock()
+			d.add1(-1)
+			return nil
+		}
+		d.mu.Unlock()
 		if !out {
 			return nil
 		}
@@ -229,24 +233,4 @@ func (d *detector[K]) waitOut(ctx context.Context, st *outlierState[K]) error {
 			return ctx.Err()
 		}
 	}
-}
-
-// outUntil reports whether st is out, and until when. Unless probe is
-// set, an ejection whose time is up ends here.
-func (d *detector[K]) outUntil(st *outlierState[K], probe bool) (time.Duration, bool) {
-	d.mu.Lock()
-	if !st.out.Load() {
-		d.mu.Unlock()
-		return 0, false
-	}
-	if probe || mono.Now() < st.until {
-		until := st.until
-		d.mu.Unlock()
-		return until, true
-	}
-	d.setOutLocked(st, false)
-	d.ejected--
-	d.mu.Unlock()
-	d.add1(-1)
-	return 0, false
 }

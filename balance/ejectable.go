@@ -21,8 +21,8 @@ type ejectable[K comparable, Req, Res any, S tower.Service[Req, Res]] struct {
 }
 
 // initOutlier sets b up to wrap its endpoints for outlier detection, and
-// returns the cache's removal handler: it forgets the endpoint in the
-// detector, then calls onRemove, if not nil, with the endpoint unwrapped.
+// returns the cache's removal handler, which calls onRemove, if not nil,
+// with the endpoint unwrapped.
 func (b *balancer[K, Req, Res, S]) initOutlier(fn string, onRemove func(K, S)) func(K, S) {
 	c := b.o.outlier
 	failed, ok := c.failure.(func(Res, error) bool)

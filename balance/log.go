@@ -9,8 +9,8 @@ import (
 	"github.com/towergo/tower/readycache"
 )
 
-// WithLogger makes the balancer log to l, once each, what it handles on
-// its own and no caller sees:
+// WithLogger makes the balancer log to l what it hands the error handler,
+// before the handler gets it:
 //
 //   - an endpoint dropped because its Ready failed or panicked: Warn, with
 //     its key as "endpoint" and the failure as "err";
@@ -20,42 +20,32 @@ import (
 //     "reason", the duration as "for", and the *[Ejection]'s message as
 //     "detail".
 //
-// The error handler, if any, still gets each, after the log. A balancer
-// gets a DNS Discover's (package discover) reports as errors of its own:
-// give a logger to one of the two, not both. The default is no logging.
-// The log is written where the error handler is called, and a panic in
-// l's handler goes where one in the error handler would. It panics if l
-// is nil.
+// A balancer over a DNS Discover (package discover) gets its reports as
+// errors: give a logger to one of the two, not both. The default is no
+// logging. It panics if l is nil.
 func WithLogger(l *slog.Logger) Option {
 	if l == nil {
 		panic("balance.WithLogger: nil logger")
 	}
-	return func(o *options) { o.log = logging{l} }
+	return func(o *options) { o.log = l }
 }
 
-// logging is where a balancer logs. The zero logging logs nothing.
-type logging struct {
-	l *slog.Logger
-}
-
-// logReport logs err, which the balancer is about to hand its error
-// handler.
-func logReport[K comparable](lg logging, err error) {
-	if lg.l == nil {
+func logReport[K comparable](l *slog.Logger, err error) {
+	if l == nil {
 		return
 	}
 	switch e := err.(type) {
 	case *readycache.Failed[K]:
-		logs.Failure(lg.l, slog.LevelWarn, "balance: dropped an endpoint whose Ready failed", e.Err, slog.Any("endpoint", e.Key))
+		logs.Failure(l, slog.LevelWarn, "balance: dropped an endpoint whose Ready failed", e.Err, slog.Any("endpoint", e.Key))
 	case *Ejection[K]:
-		lg.l.LogAttrs(context.Background(), slog.LevelWarn, "balance: ejected an outlier endpoint",
+		l.LogAttrs(context.Background(), slog.LevelWarn, "balance: ejected an outlier endpoint",
 			slog.Any("endpoint", e.Key), slog.String("reason", e.Reason.String()), slog.Duration("for", e.Duration),
 			slog.String("detail", e.Error()))
 	case *DiscoverError:
 		if perr, ok := e.Err.(*tower.PanicError); ok && perr.Where == whereNext {
-			logs.Failure(lg.l, slog.LevelError, "balance: the Discover's Next panicked; discovery stopped, the endpoints stay as they are", perr)
+			logs.Failure(l, slog.LevelError, "balance: the Discover's Next panicked; discovery stopped, the endpoints stay as they are", perr)
 			return
 		}
-		logs.Failure(lg.l, slog.LevelWarn, "balance: the Discover reported an error; the endpoints stay as they are", e.Err)
+		logs.Failure(l, slog.LevelWarn, "balance: the Discover reported an error; the endpoints stay as they are", e.Err)
 	}
 }

@@ -2,10 +2,10 @@ package balance
 
 import (
 	"errors"
+	"log/slog"
 	"math/rand/v2"
 
 	"github.com/towergo/tower/internal/isnil"
-	"github.com/towergo/tower/internal/option"
 	"github.com/towergo/tower/metrics"
 )
 
@@ -18,11 +18,9 @@ var ErrNoEndpoints error = unavailable{errors.New("load balancer has no endpoint
 // Unavailable answers true (see [tower.IsUnavailable]).
 var ErrClosed error = unavailable{errors.New("load balancer closed")}
 
-// A DiscoverError reports an error from the balancer's Discover, after
-// which the balancer carries on with the endpoints it has. A panic in the
-// Discover's Next on the balancer's goroutine is a DiscoverError whose Err
-// is a *tower.PanicError, after which the balancer stops asking that
-// Discover for changes.
+// A DiscoverError reports an error of the balancer's Discover, or a panic
+// in its Next on the balancer's goroutine (Err is then a
+// *tower.PanicError).
 type DiscoverError struct {
 	Err error
 }
@@ -40,7 +38,7 @@ type Rand interface {
 	IntN(n int) int
 }
 
-// globalRand is math/rand/v2's top-level source, safe for concurrent use.
+// globalRand is math/rand/v2's top-level source.
 type globalRand struct{}
 
 func (globalRand) IntN(n int) int { return rand.IntN(n) }
@@ -52,17 +50,17 @@ type options struct {
 	rand     Rand
 	failFast bool
 	onError  func(error)
-	onRemove any     // a func(K, S), checked by the constructor
-	log      logging // WithLogger's; the zero logging logs nothing
+	onRemove any // a func(K, S), checked by the constructor
+	log      *slog.Logger
 	sink     metrics.Sink
 	outlier  *outlierConfig // WithOutlierDetection's; nil: none
 }
 
 // WithRand makes a P2C draw its endpoints with r instead of math/rand/v2's
-// global source: give a seeded one for results that repeat. The balancer
-// calls r with its lock held, so r need not be safe for concurrent use,
-// but it must not be shared. A panic in r goes up to the caller of Ready.
-// RoundRobin ignores it. It panics if r is nil or holds a nil pointer.
+// global source: give a seeded one for results that repeat. r is called
+// with the balancer's lock held, so it need not be safe for concurrent use,
+// but must not be shared. RoundRobin ignores it. It panics if r is nil or
+// holds a nil pointer.
 func WithRand(r Rand) Option {
 	if isnil.Is(r) {
 		panic("balance.WithRand: nil Rand")
@@ -72,22 +70,19 @@ func WithRand(r Rand) Option {
 
 // WithFailFast makes a balancer with no endpoints at all (none ready, none
 // pending) fail requests at once with ErrNoEndpoints, instead of making
-// them wait. Until the Discover has answered once (a change, an error or
-// its end), requests wait even so. The error comes from the permit's
-// Call: Ready succeeds, since an error from Ready would mean the balancer
-// is broken for good, and endpoints may yet come.
+// them wait, once its Discover has answered (a change, an error or its
+// end). Ready succeeds and the permit's Call fails, since an error from
+// Ready would mean the balancer is broken for good.
 func WithFailFast() Option {
 	return func(o *options) { o.failFast = true }
 }
 
 // WithErrorHandler makes the balancer call f with what it handles on its
 // own: a *readycache.Failed for each endpoint dropped because its Ready
-// failed or panicked, a *[DiscoverError] for each error or panic of the
-// Discover, and an *[Ejection] for each endpoint outlier detection ejects.
-// f is called without any lock, from the balancer's goroutines and from
-// callers of Ready, so it must be safe for concurrent use. A panic in f
-// goes up to the caller of Ready; on the balancer's goroutines, it is
-// logged. By default these errors are dropped.
+// failed or panicked, a *[DiscoverError], and an *[Ejection] for each
+// endpoint outlier detection ejects. By default these are dropped. f is
+// called without any lock, from the balancer's goroutines and from callers
+// of Ready, so it must be safe for concurrent use.
 func WithErrorHandler(f func(error)) Option {
 	if f == nil {
 		panic("balance.WithErrorHandler: nil handler")
@@ -99,17 +94,14 @@ func WithErrorHandler(f func(error)) Option {
 // leaves its set: removed by the Discover, replaced under its key, dropped
 // because its Ready failed, or by Close. By then the balancer has released
 // the endpoint's reservation and no goroutine of its own uses it, so f may
-// close it, as dropping a service ends it in tower. Permits taken from it
-// before belong to their callers and may still be in use: close it in a
-// way that lets them finish or fail. f is called without any lock, from
-// the balancer's goroutines and from callers of Ready and Close, so it
-// must be safe for concurrent use. A panic in f goes up to the caller of
-// Ready or Close; on the balancer's goroutines, it is logged.
+// close it; permits taken from it before are their callers' and may still
+// be in use. f is called without any lock, from the balancer's goroutines
+// and from callers of Ready and Close, so it must be safe for concurrent
+// use.
 //
-// K is the Discover's key type and S the endpoint type: load.Service[Req,
-// Res] for a P2C, tower.Service[Req, Res] for a RoundRobin; the
-// constructor panics if they are not the balancer's. WithRemovalHandler
-// panics if f is nil.
+// K and S must be the balancer's key and endpoint types (load.Service[Req,
+// Res] for a P2C, tower.Service[Req, Res] for a RoundRobin): the
+// constructor panics if they are not. It panics if f is nil.
 func WithRemovalHandler[K comparable, S any](f func(key K, svc S)) Option {
 	if f == nil {
 		panic("balance.WithRemovalHandler: nil handler")
@@ -120,19 +112,11 @@ func WithRemovalHandler[K comparable, S any](f func(key K, svc S)) Option {
 // WithMetrics makes the balancer report to sink [metrics.Ejected]: +1 when
 // outlier detection ejects an endpoint, -1 when the endpoint comes back or
 // leaves the set while ejected. The sink is called without the balancer's
-// locks, on the goroutine where that happens: the caller whose call ended
-// (an ejection), the one waiting for the endpoint (a return), or the one
-// that removed it. By default nothing is reported. It panics if sink is
-// nil or holds a nil pointer.
+// locks, on the goroutine where that happens. By default nothing is
+// reported. It panics if sink is nil or holds a nil pointer.
 func WithMetrics(sink metrics.Sink) Option {
 	if isnil.Is(sink) {
 		panic("balance.WithMetrics: nil sink")
 	}
 	return func(o *options) { o.sink = sink }
-}
-
-func newOptions(fn string, opts []Option) options {
-	o := options{rand: globalRand{}}
-	option.Onto(fn, &o, opts)
-	return o
 }

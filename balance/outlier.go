@@ -21,11 +21,9 @@ const (
 	DefaultSuccessRateStdevFactor   = 1.9               // success_rate_stdev_factor: 1900, in thousandths
 )
 
-// An OutlierOption sets a parameter of the outlier detection of
-// [WithOutlierDetection].
+// An OutlierOption sets a parameter of [WithOutlierDetection].
 type OutlierOption func(*outlierConfig)
 
-// outlierConfig is the outlier detection's parameters, and its classifier.
 type outlierConfig struct {
 	failure     any // a func(Res, error) bool, checked by the constructor
 	consecutive int64
@@ -39,19 +37,28 @@ type outlierConfig struct {
 }
 
 // WithOutlierDetection makes the balancer eject, for a while, an endpoint
-// whose calls fail more than the others': see the package doc. failure
-// says whether a call failed, from its response and error: typically err
-// != nil or a response that says the server failed (a 5xx), not an error
+// whose calls fail more than the others', with Envoy's two detectors and
+// defaults: too many failures in a row ([ConsecutiveFailures]), or a
+// success rate over an interval too far below the others'
+// ([SuccessRateStdevFactor]). failure says whether a call failed: err !=
+// nil or a response that says the server failed (a 5xx), not an error
 // that is the caller's (its context ended, its request was bad). It is
-// called on the caller's goroutine once the call has returned, with no
-// lock held, and must be safe for concurrent use; a panic in it goes up to
-// the caller of Call.
+// called on the caller's goroutine once the call has returned, and must
+// be safe for concurrent use; a panic in it goes up to the caller of Call.
 //
-// The removal and error handlers still get the endpoint the Discover gave,
-// not the wrapper that watches its calls. Res is the balancer's response
-// type: the constructor panics if it is not. WithOutlierDetection panics
-// if failure or an option is nil, or if MaxEjectionTime is shorter than
-// BaseEjectionTime.
+// An ejected endpoint is not ready, so no pick sees it; one that was ready
+// gives back its reservation at once. It comes back when its time is up,
+// with a clean slate: calls with a permit taken before the ejection, or
+// ended while it was out, do not count. Success rates compare endpoints
+// with each other: when all fail, traffic still flows (put a circuit
+// breaker outside for that), and when all nearly always succeed, one at
+// 99% among others at 100% is an outlier. A call adds no allocation, and
+// no lock while it succeeds. The handlers get the endpoint the Discover
+// gave, not the wrapper that watches its calls.
+//
+// Res is the balancer's response type: the constructor panics if it is
+// not. WithOutlierDetection panics if failure or an option is nil, or if
+// MaxEjectionTime is shorter than BaseEjectionTime.
 func WithOutlierDetection[Res any](failure func(res Res, err error) bool, opts ...OutlierOption) Option {
 	const fn = "balance.WithOutlierDetection"
 	if failure == nil {
@@ -118,9 +125,9 @@ func MaxEjectionTime(d time.Duration) OutlierOption {
 }
 
 // MaxEjectedShare caps the endpoints ejected at once to this share of the
-// set, rounded down, but lets one out whatever the share (5 endpoints at
-// 0.1 still allow one), and never the last one in, so a lone endpoint is
-// never ejected. The default is 0.1. It panics if r is not in [0, 1].
+// set, rounded down, but lets one out whatever the share, and never the
+// last one in; an endpoint that leaves the set while out frees its place
+// at once. The default is 0.1. It panics if r is not in [0, 1].
 func MaxEjectedShare(r float64) OutlierOption {
 	if !(r >= 0 && r <= 1) {
 		panic(fmt.Sprintf("balance.MaxEjectedShare: r is %v, want a ratio in [0, 1]", r))

@@ -1,8 +1,6 @@
 package balance
 
 import (
-	"context"
-
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/discover"
 )
@@ -17,7 +15,7 @@ import (
 // usable; make one with [NewRoundRobin], and Close it when done. K is the
 // Discover's key type, Req and Res the request and response types.
 type RoundRobin[K comparable, Req, Res any] struct {
-	b    balancer[K, Req, Res, tower.Service[Req, Res]]
+	balancer[K, Req, Res, tower.Service[Req, Res]]
 	next uint // guarded by the cache's lock
 }
 
@@ -26,29 +24,9 @@ type RoundRobin[K comparable, Req, Res any] struct {
 // rest. It panics if d or an option is nil.
 func NewRoundRobin[K comparable, Req, Res any](d discover.Discover[K, tower.Service[Req, Res]], opts ...Option) *RoundRobin[K, Req, Res] {
 	r := &RoundRobin[K, Req, Res]{}
-	r.b.init("balance.NewRoundRobin", d, (*rrPicker[K, Req, Res])(r), opts)
+	r.init("balance.NewRoundRobin", d, (*rrPicker[K, Req, Res])(r), opts)
 	return r
 }
-
-// Ready waits until an endpoint is ready, and returns the permit of the
-// next one in turn, as P2C's Ready does.
-func (r *RoundRobin[K, Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
-	return r.b.ready(ctx)
-}
-
-// Len returns the number of endpoints, ready or not.
-func (r *RoundRobin[K, Req, Res]) Len() int { return r.b.cache.Len() }
-
-// ReadyLen returns the number of endpoints ready now.
-func (r *RoundRobin[K, Req, Res]) ReadyLen() int { return r.b.cache.ReadyLen() }
-
-// Close stops the balancer and waits for its goroutines, as P2C's Close
-// does. It is idempotent and returns nil.
-func (r *RoundRobin[K, Req, Res]) Close() error { return r.b.shutdown(context.Background()) }
-
-// Shutdown does what Close does, but waits only as long as ctx lasts, as
-// P2C's Shutdown does.
-func (r *RoundRobin[K, Req, Res]) Shutdown(ctx context.Context) error { return r.b.shutdown(ctx) }
 
 // rrPicker is RoundRobin's readycache.Picker, kept off its method set.
 type rrPicker[K comparable, Req, Res any] RoundRobin[K, Req, Res]

@@ -4,37 +4,10 @@ import (
 	"cmp"
 	"math"
 	"slices"
-	"sync/atomic"
 	"time"
 
-	"github.com/towergo/tower/guard"
 	"github.com/towergo/tower/internal/mono"
-	"github.com/towergo/tower/internal/stripe"
 )
-
-// stripedCounts counts calls and successes over cache lines picked by the
-// goroutine's stack (package stripe), so callers on many CPUs do not
-// contend on one line. Each line holds calls<<32 | successes.
-type stripedCounts struct {
-	_ [64]byte // off the line of the fields read on every call
-	l [8]struct {
-		v atomic.Uint64
-		_ [56]byte
-	}
-}
-
-func (c *stripedCounts) add(x uint64) { c.l[stripe.Hint()%uintptr(len(c.l))].v.Add(x) }
-
-// take returns the calls and successes counted, and starts again at zero.
-// An addition under way counts in this take or the next, never both.
-func (c *stripedCounts) take() (calls, ok uint64) {
-	for i := range c.l {
-		x := c.l[i].v.Swap(0)
-		calls += x >> 32
-		ok += x & math.MaxUint32
-	}
-	return calls, ok
-}
 
 type rateSample[K comparable] struct {
 	st   *outlierState[K]
@@ -62,12 +35,11 @@ func (d *detector[K]) arm() {
 	}
 }
 
-// whereEvaluate is where a panic in code the evaluation calls happened: a
-// handler, the sink, or an endpoint's Ready asked again.
+// whereEvaluate is where the evaluation runs a handler, the sink, or an
+// endpoint's Ready asked again.
 const whereEvaluate = "the outlier detection's evaluation, on a balancer's timer goroutine"
 
-// evaluateOnTimer evaluates the interval that has just ended, on the
-// timer's goroutine, where a panic has no caller to go to and is logged.
+// evaluateOnTimer evaluates the interval that has just ended.
 func (d *detector[K]) evaluateOnTimer() {
 	d.mu.Lock()
 	if d.closed {
@@ -84,13 +56,8 @@ func (d *detector[K]) evaluateOnTimer() {
 		d.mu.Unlock()
 		close(running)
 	}()
-	if perr := guard.Call(whereEvaluate, d.evaluateNow); perr != nil {
-		guard.Orphan(perr)
-	}
+	orphan(whereEvaluate, func() { d.evaluate(mono.Now()) })
 }
-
-// evaluateNow evaluates the interval that has just ended.
-func (d *detector[K]) evaluateNow() { d.evaluate(mono.Now()) }
 
 // close stops the timer, and returns a channel closed when the
 // evaluation under way, if any, ends (nil if none is).
@@ -110,18 +77,19 @@ func (d *detector[K]) close() <-chan struct{} {
 func (d *detector[K]) evaluate(now time.Duration) {
 	d.mu.Lock()
 	returned := d.expireLocked(now)
-	d.rates = d.rates[:0]
+	var rates []rateSample[K]
 	for _, st := range d.eps {
-		calls, ok := st.counts.take()
+		x := st.counts.Swap(0)
+		calls, ok := x>>32, x&math.MaxUint32
 		if !st.out.Load() && calls >= uint64(d.c.volume) {
-			d.rates = append(d.rates, rateSample[K]{st, float64(ok) / float64(calls)})
+			rates = append(rates, rateSample[K]{st, float64(ok) / float64(calls)})
 		}
 	}
 	var evs []*Ejection[K]
-	if len(d.rates) >= d.c.minHosts {
-		threshold := d.thresholdLocked()
-		slices.SortStableFunc(d.rates, func(a, b rateSample[K]) int { return cmp.Compare(a.rate, b.rate) })
-		for _, r := range d.rates {
+	if len(rates) >= d.c.minHosts {
+		threshold := threshold(rates, d.c.stdevFactor)
+		slices.SortStableFunc(rates, func(a, b rateSample[K]) int { return cmp.Compare(a.rate, b.rate) })
+		for _, r := range rates {
 			if r.rate >= threshold {
 				break
 			}
@@ -133,25 +101,24 @@ func (d *detector[K]) evaluate(now time.Duration) {
 			evs = append(evs, ev)
 		}
 	}
-	clear(d.rates) // let go of the states
 	d.mu.Unlock()
 	d.announce(returned, evs)
 }
 
-// thresholdLocked returns the success rate below which an endpoint of
-// d.rates is an outlier: the mean less the factor times the (population)
-// standard deviation, as Envoy computes it.
-func (d *detector[K]) thresholdLocked() float64 {
-	n := float64(len(d.rates))
+// threshold returns the success rate below which an endpoint is an
+// outlier: the mean less factor times the (population) standard deviation,
+// as Envoy computes it.
+func threshold[K comparable](rates []rateSample[K], factor float64) float64 {
+	n := float64(len(rates))
 	sum := 0.0
-	for _, r := range d.rates {
+	for _, r := range rates {
 		sum += r.rate
 	}
 	mean := sum / n
 	variance := 0.0
-	for _, r := range d.rates {
+	for _, r := range rates {
 		dev := r.rate - mean
 		variance += dev * dev
 	}
-	return mean - d.c.stdevFactor*math.Sqrt(variance/n)
+	return mean - factor*math.Sqrt(variance/n)
 }

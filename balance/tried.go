@@ -19,7 +19,7 @@ import (
 //
 // The zero Tried is empty and ready to use; it must not be copied. A
 // Tried is for one request, and its keys are the balancer's, of type K.
-// It is safe for concurrent use: a hedge's attempts pick at once.
+// It is safe for concurrent use.
 type Tried[K comparable] struct {
 	mu   sync.Mutex
 	keys []K
@@ -33,7 +33,7 @@ type triedKey struct{}
 // ignored by it.
 func WithTried[K comparable](ctx context.Context, t *Tried[K]) context.Context {
 	// A LoadShed above the balancer asks it with a done context: this one
-	// carries t too (tower.WithReadyValue).
+	// carries t too.
 	return tower.WithReadyValue(ctx, triedKey{}, t)
 }
 
@@ -45,8 +45,7 @@ func (t *Tried[K]) Keys() []K {
 }
 
 // has reports whether key was picked under t. The cache calls it with its
-// lock held, so t's lock nests inside the cache's; nothing takes them the
-// other way round.
+// lock held: t's lock nests inside the cache's.
 func (t *Tried[K]) has(key K) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -60,10 +59,4 @@ func (t *Tried[K]) add(key K) {
 	}
 	t.keys = append(t.keys, key)
 	t.mu.Unlock()
-}
-
-// triedFrom returns the Tried of ctx for keys of type K, or nil.
-func triedFrom[K comparable](ctx context.Context) *Tried[K] {
-	t, _ := ctx.Value(triedKey{}).(*Tried[K])
-	return t
 }

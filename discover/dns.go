@@ -3,7 +3,6 @@ package discover
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/netip"
 	"slices"
@@ -13,11 +12,10 @@ import (
 
 	"github.com/towergo/tower/guard"
 	"github.com/towergo/tower/internal/isnil"
-	"github.com/towergo/tower/metrics"
+	"github.com/towergo/tower/internal/option"
 )
 
-// A Resolver looks names up in the DNS. *net.Resolver satisfies it, and
-// tests give a fake one.
+// A Resolver looks names up in the DNS. *net.Resolver satisfies it.
 type Resolver interface {
 	// LookupNetIP returns the addresses of host (A and AAAA records for
 	// network "ip").
@@ -30,34 +28,18 @@ type Resolver interface {
 // DNS is a Discover of the addresses a DNS name resolves to, looked up
 // again on an interval. Each address ("10.0.0.1:8080", "[2001:db8::1]:8080",
 // or for SRV records "host.example.com:8080") is a key; the user's function
-// makes the endpoint for it, and the consumer, not DNS, closes it.
+// makes the endpoint for it, and the consumer, not DNS, closes it. SRV
+// priorities and weights are not used.
 //
-// The first Next looks the name up at once; then a lookup starts every
-// interval, counted from the start of the previous one. Next returns the
-// changes from the last set, one by one: new addresses inserted first,
-// then vanished ones removed, each in sorted order, so a set replaced
-// whole never goes through empty. It looks up again only once it has
-// returned them all.
-//
-// A lookup that fails, or finds no address, is a *[LookupError] and
-// changes nothing. A failure to make an address's service is a
-// *[ServiceError], and the address is tried again at the next lookup. A
-// panic in the Resolver or that function is reported the same way, with a
-// *tower.PanicError as Err. The set holds at most [DefaultMaxEndpoints]
-// endpoints ([WithMaxEndpoints]). SRV priorities and weights are not used.
-//
-// A DNS is not safe for concurrent use (a Discover has one consumer). The
-// zero DNS is not usable; make one with [NewDNS] or [NewDNSSRV]. S is the
-// endpoint type.
+// A DNS is not safe for concurrent use. The zero DNS is not usable; make
+// one with [NewDNS] or [NewDNSSRV]. S is the endpoint type.
 type DNS[S any] struct {
 	resolver   Resolver
 	name       string
 	lookup     func(ctx context.Context) ([]string, error)
 	interval   time.Duration
 	newService func(addr string) (S, error)
-	max        int          // the most endpoints in the set
-	sink       metrics.Sink // nil: no metrics
-	log        *slog.Logger // nil: no logging
+	dnsOptions
 
 	current  map[string]bool // addresses inserted and not removed since
 	queue    []dnsItem[S]    // changes and reports not returned yet
@@ -73,11 +55,11 @@ type dnsItem[S any] struct {
 // NewDNS returns a Discover of the addresses host resolves to (A and AAAA
 // records), each with port, looked up every interval. newService makes the
 // endpoint for an address; a balancer hands it to its removal handler when
-// the address goes (balance.WithRemovalHandler). A nil r (or one holding a
-// nil pointer) means net.DefaultResolver. An interval too long for the
-// clock to reach means no lookup after the first. It panics if host is
-// empty, port is not between 1 and 65535, interval is not positive,
-// newService is nil, or an option is nil.
+// the address goes. A nil r (or one holding a nil pointer) means
+// net.DefaultResolver. An interval too long for the clock to reach means
+// no lookup after the first. It panics if host is empty, port is not
+// between 1 and 65535, interval is not positive, newService is nil, or an
+// option is nil.
 func NewDNS[S any](r Resolver, host string, port int, interval time.Duration, newService func(addr string) (S, error), opts ...DNSOption) *DNS[S] {
 	const fn = "discover.NewDNS"
 	if host == "" {
@@ -137,24 +119,31 @@ func newDNS[S any](fn string, r Resolver, name string, interval time.Duration, n
 	if isnil.Is(r) {
 		r = net.DefaultResolver
 	}
-	o := newDNSOptions(fn, opts)
-	return &DNS[S]{
+	d := &DNS[S]{
 		resolver:   r,
 		name:       name,
 		interval:   interval,
 		newService: newService,
-		max:        o.max,
-		sink:       o.sink,
-		log:        o.logger,
+		dnsOptions: dnsOptions{max: DefaultMaxEndpoints},
 		current:    make(map[string]bool),
 	}
+	option.Onto(fn, &d.dnsOptions, opts)
+	return d
 }
 
-// Next returns the next change, looking the name up again when the last
-// lookup's changes have all been returned and the interval has passed. It
-// returns a *LookupError, a *ServiceError or a *TruncatedError as a
-// report, and ctx.Err() if ctx ends first. With a done ctx, it returns a
-// change only if one is queued: it does not look up.
+// Next returns the next change. The first Next looks the name up at once;
+// then a lookup starts every interval, counted from the start of the
+// previous one, once the last lookup's changes have all been returned:
+// new addresses inserted first, then vanished ones removed, each in sorted
+// order, so a set replaced whole never goes through empty. With a done
+// ctx, Next returns a change only if one is queued; if ctx ends first, it
+// returns ctx.Err().
+//
+// A lookup that fails, or finds no address, is reported as a
+// *[LookupError] and changes nothing. A failure to make an address's
+// service is reported as a *[ServiceError], and the address is tried again
+// at the next lookup. A panic in the Resolver or that function is reported
+// the same way, with a *tower.PanicError as Err.
 func (d *DNS[S]) Next(ctx context.Context) (Change[string, S], error) {
 	for len(d.queue) == 0 {
 		if err := d.wait(ctx); err != nil {
@@ -167,10 +156,7 @@ func (d *DNS[S]) Next(ctx context.Context) (Change[string, S], error) {
 	it := d.queue[0]
 	d.queue[0] = dnsItem[S]{}
 	d.queue = d.queue[1:]
-	if it.err != nil {
-		return it.change, d.logged(it.err)
-	}
-	return it.change, nil
+	return it.change, d.logged(it.err)
 }
 
 // wait waits until the next lookup is due, or ctx ends.
@@ -178,11 +164,7 @@ func (d *DNS[S]) wait(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	wait := time.Until(d.due)
-	if d.due.IsZero() || wait <= 0 {
-		return nil
-	}
-	t := time.NewTimer(wait)
+	t := time.NewTimer(time.Until(d.due))
 	defer t.Stop()
 	select {
 	case <-t.C:
@@ -192,8 +174,7 @@ func (d *DNS[S]) wait(ctx context.Context) error {
 	}
 }
 
-// Where user code that a DNS calls in Next, on its caller's goroutine,
-// panicked.
+// Where a DNS runs user code in Next.
 const (
 	whereResolver   = "the Resolver, in a DNS Discover's Next"
 	whereNewService = "the function that makes a service, in a DNS Discover's Next"
@@ -203,18 +184,16 @@ const (
 // the one found.
 func (d *DNS[S]) refresh(ctx context.Context) error {
 	start := time.Now()
-	var (
-		addrs []string
-		err   error
-	)
+	var addrs []string
+	var err error
 	perr := guard.Call(whereResolver, func() { addrs, err = d.lookup(ctx) })
 	if perr != nil {
 		addrs, err = nil, perr
 	} else if err != nil && ctx.Err() != nil {
 		return ctx.Err() // cut short: the lookup is still due
 	}
-	// A time beyond the monotonic clock's reach falls back on the wall
-	// clock's: an interval that long never ends.
+	// Beyond the monotonic clock's reach, Add falls back on the wall
+	// clock: an interval that long never ends.
 	d.due = start.Add(d.interval)
 	if err == nil && len(addrs) == 0 {
 		err = ErrNoAddresses
@@ -249,12 +228,10 @@ func (d *DNS[S]) refresh(ctx context.Context) error {
 }
 
 // insert makes the service for the new address a and queues its insert,
-// or the report of its failure (or panic).
+// or the report of its failure.
 func (d *DNS[S]) insert(a string) {
-	var (
-		s   S
-		err error
-	)
+	var s S
+	var err error
 	perr := guard.Call(whereNewService, func() { s, err = d.newService(a) })
 	if perr != nil {
 		err = perr

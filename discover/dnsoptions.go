@@ -6,23 +6,22 @@ import (
 	"slices"
 
 	"github.com/towergo/tower/internal/isnil"
-	"github.com/towergo/tower/internal/option"
 	"github.com/towergo/tower/metrics"
 )
 
 // DefaultMaxEndpoints is the most endpoints a DNS Discover keeps, unless
 // [WithMaxEndpoints] says otherwise: enough for the pool a name usually
-// fronts, and a bound on the endpoints (and their driving goroutines) a
-// resolver answering thousands of addresses would make.
+// fronts, and a bound on the endpoints a resolver answering thousands of
+// addresses would make.
 const DefaultMaxEndpoints = 1024
 
 // A DNSOption configures a DNS Discover.
 type DNSOption func(*dnsOptions)
 
 type dnsOptions struct {
-	max    int
-	sink   metrics.Sink
-	logger *slog.Logger
+	max    int          // the most endpoints in the set
+	sink   metrics.Sink // nil: no metrics
+	logger *slog.Logger // nil: no logging
 }
 
 // WithMaxEndpoints makes a DNS Discover keep at most n endpoints; the
@@ -50,15 +49,8 @@ func WithMetrics(sink metrics.Sink) DNSOption {
 	return func(o *dnsOptions) { o.sink = sink }
 }
 
-func newDNSOptions(fn string, opts []DNSOption) dnsOptions {
-	o := dnsOptions{max: DefaultMaxEndpoints}
-	option.Onto(fn, &o, opts)
-	return o
-}
-
 // capped returns the addresses of found (sorted and distinct) that the set
-// is to hold, as WithMaxEndpoints says, sorted. It reports the number left
-// out to the sink, and a TruncatedError if there are any.
+// is to hold, sorted, and a TruncatedError if some are left out.
 func (d *DNS[S]) capped(found []string) ([]string, *TruncatedError) {
 	excluded := max(len(found)-d.max, 0)
 	if d.sink != nil && excluded != d.excluded {
@@ -69,14 +61,11 @@ func (d *DNS[S]) capped(found []string) ([]string, *TruncatedError) {
 		return found, nil
 	}
 	kept := make([]string, 0, d.max)
-	for _, a := range found {
-		if d.current[a] && len(kept) < d.max {
-			kept = append(kept, a)
-		}
-	}
-	for _, a := range found {
-		if !d.current[a] && len(kept) < d.max {
-			kept = append(kept, a)
+	for _, had := range []bool{true, false} { // those the set has first
+		for _, a := range found {
+			if d.current[a] == had && len(kept) < d.max {
+				kept = append(kept, a)
+			}
 		}
 	}
 	slices.Sort(kept)

@@ -17,17 +17,6 @@
 // A [Discover] is an interface with one blocking method, Next(ctx), rather
 // than a channel: its consumer calls it in a loop on a goroutine of its own
 // and stops it by ending ctx, so nothing is left running when the consumer
-// is closed. As with a service's Ready, Next with a done context asks "is
-// there a change now?"; a balancer takes in a static list that way when it
-// is built.
-//
-// Next returns io.EOF when the set will not change any more. Any other
-// error is a report: the set is unchanged, and the consumer may call Next
-// again; a balancer passes reports to its error handler. A DNS Discover
-// recovers a panic in its Resolver or its service function and reports it
-// like a failure, so a bug there does not stop the discovery.
-//
-// An Insert of a key already in the set replaces its endpoint: a balancer
-// drops the old one, giving back the reservation it held. A Remove of a
-// key not in the set does nothing.
+// is closed. Next returns io.EOF when the set will not change any more;
+// any other error is a report, after which the set is unchanged.
 package discover

@@ -5,13 +5,12 @@ import (
 	"fmt"
 )
 
-// ErrNoAddresses is the error of a lookup that succeeded with no address at
-// all. It is reported like a failed lookup: the last set found is kept.
+// ErrNoAddresses is what a [LookupError] wraps for a lookup that succeeded
+// with no address at all.
 var ErrNoAddresses = errors.New("no addresses")
 
 // A LookupError reports a failed lookup, or one with no address
-// ([ErrNoAddresses]); the set stays as the last good lookup left it. For a
-// Resolver that panicked, Err is a *tower.PanicError.
+// ([ErrNoAddresses]); the set stays as the last good lookup left it.
 type LookupError struct {
 	Name string // the name looked up
 	Err  error
@@ -24,8 +23,7 @@ func (e *LookupError) Error() string { return "discover: lookup " + e.Name + ": 
 func (e *LookupError) Unwrap() error { return e.Err }
 
 // A ServiceError reports that the function making a service for a new
-// address failed; the address is left out, and tried again at the next
-// lookup. For a function that panicked, Err is a *tower.PanicError.
+// address failed; the address is left out until the next lookup.
 type ServiceError struct {
 	Addr string
 	Err  error
@@ -46,9 +44,9 @@ func (e *ServiceError) Unwrap() error { return e.Err }
 var ErrTooManyAddresses = errors.New("more addresses than the cap")
 
 // A TruncatedError reports a lookup that found more addresses than the
-// DNS Discover keeps ([WithMaxEndpoints]), at each such lookup. Unlike the
-// other reports, it comes with changes, which Next returns after it: the
-// set is the lookup's, cut to the cap.
+// DNS Discover keeps ([WithMaxEndpoints]). Unlike the other reports, it
+// comes with changes, which Next returns after it: the set is the
+// lookup's, cut to the cap.
 type TruncatedError struct {
 	Name  string // the name looked up
 	Found int    // the distinct addresses the lookup found

@@ -9,13 +9,10 @@ import (
 // WithLogger makes a DNS Discover log to l, at level Warn, each report it
 // returns from Next: a *[LookupError] with "name", a *[ServiceError] with
 // "addr", a *[TruncatedError] with "name", "found" and "max"; each with its
-// error as "err", and a panic's stack as "stack". The default is no
-// logging. A balancer over the DNS gets the same reports and logs them if
-// it has a logger: give one to the DNS or to the balancer, not both.
-//
-// The log is written in Next, on its caller's goroutine. A panic in l's
-// handler is logged to log/slog's default logger, so it does not stop the
-// discovery. WithLogger panics if l is nil.
+// error as "err", and a panic's stack as "stack". A balancer over the DNS
+// logs the same reports if it has a logger: give one to the DNS or to the
+// balancer, not both. The default is no logging. A panic in l's handler is
+// logged to log/slog's default logger. WithLogger panics if l is nil.
 func WithLogger(l *slog.Logger) DNSOption {
 	if l == nil {
 		panic("discover.WithLogger: nil logger")
@@ -23,21 +20,21 @@ func WithLogger(l *slog.Logger) DNSOption {
 	return func(o *dnsOptions) { o.logger = l }
 }
 
-// logged logs err, a report Next is about to return, if d has a logger,
-// and returns err. Context errors are not reports, and are not logged.
+// logged logs err, a report (or nil) Next is about to return, if d has a
+// logger, and returns err.
 func (d *DNS[S]) logged(err error) error {
-	if d.log == nil {
+	if d.logger == nil {
 		return err
 	}
 	switch e := err.(type) {
 	case *LookupError:
-		logs.SafeFailure(d.log, slog.LevelWarn, "discover: DNS lookup failed; the endpoints stay as they are", e.Err,
+		logs.SafeFailure(d.logger, slog.LevelWarn, "discover: DNS lookup failed; the endpoints stay as they are", e.Err,
 			slog.String("name", e.Name))
 	case *ServiceError:
-		logs.SafeFailure(d.log, slog.LevelWarn, "discover: making the service for a new address failed; it is tried again at the next lookup", e.Err,
+		logs.SafeFailure(d.logger, slog.LevelWarn, "discover: making the service for a new address failed; it is tried again at the next lookup", e.Err,
 			slog.String("addr", e.Addr))
 	case *TruncatedError:
-		logs.SafeFailure(d.log, slog.LevelWarn, "discover: DNS lookup found more addresses than the cap; some are left out", err,
+		logs.SafeFailure(d.logger, slog.LevelWarn, "discover: DNS lookup found more addresses than the cap; some are left out", err,
 			slog.String("name", e.Name), slog.Int("found", e.Found), slog.Int("max", e.Max))
 	}
 	return err

@@ -25,18 +25,15 @@ type Picker[S any] interface {
 }
 
 // Cache is a keyed set of endpoints whose readiness is driven in the
-// background; see the package doc. An endpoint is ready, holding a permit
-// its Ready returned, or pending, while a driver waits in its Ready. Take
-// hands a ready endpoint's permit to the caller.
+// background; see the package doc. Keys are unique: pushing a key that is
+// in the cache replaces its endpoint.
 //
 // The ready endpoints are kept in the order they became ready; one that
 // stops being ready is swapped with the last, as in tower's ReadyCache,
 // and one that is ready again as soon as it is taken keeps its place.
-//
 // The cache calls an endpoint's Ready with a done context while holding
-// its lock: such a call must not wait (the contract says it does not) and
-// must not call the cache. Permits are released, and handlers called,
-// without the lock.
+// its lock, so such a call must not call the cache. Permits are released,
+// and handlers called, without the lock.
 //
 // A Cache is safe for concurrent use. The zero Cache is not usable; make
 // one with [New], and Close (or Shutdown) it when done: no goroutine
@@ -83,9 +80,8 @@ type options[K comparable] struct {
 // WithFailureHandler makes the cache call f with each endpoint it removes
 // because its Ready failed or panicked. f is called without the cache's
 // lock, on the goroutine that saw the failure (a driver, or the caller of
-// Push, Take or Repoll), so it must be safe for concurrent use. A panic in
-// f goes up to that caller; on a driver, it is logged. By default failures
-// are dropped. It panics if f is nil.
+// Push, Take or Repoll), so it must be safe for concurrent use. By default
+// failures are dropped. It panics if f is nil.
 func WithFailureHandler[K comparable](f func(*Failed[K])) Option[K] {
 	if f == nil {
 		panic("readycache.WithFailureHandler: nil handler")
@@ -97,15 +93,12 @@ func WithFailureHandler[K comparable](f func(*Failed[K])) Option[K] {
 // it: evicted, replaced by a Push of its key, removed because its Ready
 // failed (after the failure handler), dropped by Close, or pushed on a
 // closed cache. By then the cache has released the endpoint's reservation
-// and no goroutine of the cache uses it, so f may close it, as dropping a
-// service ends it in tower. Permits taken from it before are their
-// callers', and may still be in use.
-//
-// f is called without the cache's lock, on the goroutine that removed the
-// endpoint (the caller of Close, Evict, Push, Take or Repoll, or a
-// driver), so it must be safe for concurrent use. A panic in f goes up to
-// that caller; on a driver, it is logged. S must be the cache's endpoint
-// type: New panics if it is not. It panics if f is nil.
+// and no goroutine of the cache uses it, so f may close it; permits taken
+// from it before are their callers', and may still be in use. f is called
+// without the cache's lock, on the goroutine that removed the endpoint (a
+// caller or a driver), so it must be safe for concurrent use. S must be
+// the cache's endpoint type: New panics if it is not. It panics if f is
+// nil.
 func WithRemovalHandler[K comparable, S any](f func(key K, svc S)) Option[K] {
 	if f == nil {
 		panic("readycache.WithRemovalHandler: nil handler")
@@ -138,15 +131,16 @@ func New[K comparable, Req, Res any, S tower.Service[Req, Res]](opts ...Option[K
 
 // Push adds svc under key, replacing the endpoint that key had: the old one
 // is dropped at once, and the reservation it held released. svc is asked
-// whether it is ready now; if it is not, a goroutine waits for it. A push
-// on a closed cache hands svc straight to the removal handler, as Close
-// would have. It panics if svc is nil, or holds a nil pointer.
+// whether it is ready now; if it is not, a driver waits for it. A push on
+// a closed cache hands svc straight to the removal handler. It panics if
+// svc is nil, or holds a nil pointer.
 func (c *Cache[K, Req, Res, S]) Push(key K, svc S) {
 	if isnil.Is(svc) {
 		panic("readycache.Cache.Push: nil service")
 	}
 	old, failed := c.push(key, svc)
-	c.finishBoth(old, failed)
+	defer c.finish(failed) // even if a handler of old's panics
+	c.finish(old)
 }
 
 // push returns the endpoint key had, and the new one if it is broken (or
@@ -167,19 +161,17 @@ func (c *Cache[K, Req, Res, S]) push(key K, svc S) (old, failed *removal[K, Req,
 }
 
 // Evict removes the endpoint under key, releasing the reservation it held
-// if it was ready, and stopping the wait for it if it was pending. It
-// reports whether there was one. The removal handler is called on Evict's
-// goroutine, unless a driver is still in the endpoint's Ready: then that
-// driver calls it once Ready has returned.
+// if it was ready, and cancelling the context its driver's Ready was given
+// if it was pending. It reports whether there was one. The removal handler
+// is called on Evict's goroutine, or by the driver once Ready has returned.
 func (c *Cache[K, Req, Res, S]) Evict(key K) bool {
 	r := c.evict(key)
 	c.finish(r)
 	return r != nil
 }
 
-// evict removes the endpoint under key, if any, and returns what is left
-// to do. The deferred unlock matters: looking up an interface key that
-// holds an unhashable value, such as a slice, panics.
+// evict removes the endpoint under key, if any. The deferred unlock
+// matters: looking up an interface key that holds a slice panics.
 func (c *Cache[K, Req, Res, S]) evict(key K) *removal[K, Req, Res, S] {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -192,10 +184,8 @@ func (c *Cache[K, Req, Res, S]) evict(key K) *removal[K, Req, Res, S] {
 // TryTake takes a ready endpoint's permit, chosen by pick, if an endpoint is
 // ready now; otherwise it returns false. The caller owns the permit and must
 // call or release it. The endpoint is asked for its next reservation at
-// once, and stays ready if it has one; if that Ready fails or panics, the
-// endpoint is removed and reported, and the permit taken is still the
-// caller's. A panic in pick, or in a handler called for that removal, goes
-// up to the caller with no permit taken.
+// once, and stays ready if it has one; if that Ready fails, the endpoint is
+// removed, and the permit taken is still the caller's.
 func (c *Cache[K, Req, Res, S]) TryTake(pick Picker[S]) (key K, p tower.Permit[Req, Res], ok bool) {
 	return c.TryTakeExcept(pick, nil)
 }
@@ -231,8 +221,7 @@ func (c *Cache[K, Req, Res, S]) tryTake(pick Picker[S], except func(K) bool) (ke
 }
 
 // pickExceptLocked returns the index of the ready endpoint pick chooses
-// among those except does not report, or first if there is none. It
-// allocates, on a retry's path only.
+// among those except does not report, or first if there is none.
 func (c *Cache[K, Req, Res, S]) pickExceptLocked(pick Picker[S], except func(K) bool, first int) int {
 	var idx []int
 	var svcs []S
@@ -276,37 +265,35 @@ func (c *Cache[K, Req, Res, S]) takeKey(key K) (p tower.Permit[Req, Res], ok boo
 	return p, true, failed
 }
 
-// Take waits until an endpoint is ready and takes its permit, chosen by
-// pick, as TryTake does. If ctx ends first, it returns ctx.Err() unchanged;
-// a ready endpoint is taken even if ctx is already done. It returns
-// ErrClosed once the cache is closed.
+// Take waits until an endpoint is ready and takes its permit, as TryTake
+// does. If ctx ends first, it returns ctx.Err(); a ready endpoint is taken
+// even if ctx is already done. It returns ErrClosed once the cache is
+// closed.
 func (c *Cache[K, Req, Res, S]) Take(ctx context.Context, pick Picker[S]) (K, tower.Permit[Req, Res], error) {
 	for {
 		if k, p, ok := c.TryTake(pick); ok {
 			return k, p, nil
 		}
 		changed := c.Changed()
-		if k, p, ok := c.TryTake(pick); ok {
+		k, p, ok := c.TryTake(pick)
+		if ok {
 			return k, p, nil
 		}
 		if c.Closed() {
-			var zero K
-			return zero, tower.Permit[Req, Res]{}, ErrClosed
+			return k, p, ErrClosed
 		}
 		select {
 		case <-changed:
 		case <-ctx.Done():
-			var zero K
-			return zero, tower.Permit[Req, Res]{}, ctx.Err()
+			return k, p, ctx.Err()
 		}
 	}
 }
 
 // Changed returns a channel that is closed at the cache's next change: an
-// endpoint pushed, becoming ready, evicted or removed, or the cache closed.
-// To wait after a TryTake that found nothing, get the channel, TryTake
-// again, then wait, so that no change is missed. On a closed cache, the
-// channel is closed already.
+// endpoint pushed, becoming ready, evicted or removed, or the cache closed
+// (then the channel is closed already). To wait after a TryTake that found
+// nothing, get the channel, TryTake again, then wait.
 func (c *Cache[K, Req, Res, S]) Changed() <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -10,24 +10,19 @@ import (
 // Close empties the cache: it releases the ready endpoints' reservations,
 // stops the drivers and waits for them, however long an endpoint's Ready
 // takes to return, and wakes every Take with ErrClosed. Permits already
-// taken stay valid: they belong to their callers. Close is idempotent and
-// returns nil.
+// taken stay their callers'. Close is idempotent and returns nil.
 func (c *Cache[K, Req, Res, S]) Close() error {
 	return c.Shutdown(context.Background())
 }
 
 // Shutdown does what Close does, but waits for the drivers only as long as
 // ctx lasts: it returns nil once they have all exited, or ctx.Err() if ctx
-// ends first. A driver still running is in the Ready of an endpoint that
-// ignores its cancelled context; it exits when that Ready returns,
-// releasing the permit it got and telling the removal handler then. Call
-// Shutdown or Close again to wait for it.
-//
-// Whatever ctx says, the first call closes the cache and, before it waits,
-// calls the removal handler on its own goroutine for every endpoint no
-// driver is in. If one of those calls panics, the others are made all the
-// same, then the panic goes on up to the caller, the drivers stopped but
-// not waited for.
+// ends first. A driver left exits when the Ready it is in returns,
+// releasing the permit it got and telling the removal handler; call
+// Shutdown or Close again to wait for it. Whatever ctx says, the first
+// call closes the cache and calls the removal handler for every endpoint
+// no driver is in before it waits; if one of those calls panics, the
+// others are made all the same, then the panic goes on up.
 func (c *Cache[K, Req, Res, S]) Shutdown(ctx context.Context) error {
 	if removed, first := c.closeAll(); first {
 		c.stop()
@@ -67,9 +62,7 @@ func (c *Cache[K, Req, Res, S]) closeAll() ([]*removal[K, Req, Res, S], bool) {
 }
 
 // A removal is an endpoint that has left the cache, with what its remover
-// must do once it has let go of the lock: release the endpoint's
-// reservation, report its failure, then tell the removal handler. Removals
-// are rare, so they are allocated; the take paths pass a nil one.
+// must do once it has let go of the lock.
 type removal[K comparable, Req, Res any, S tower.Service[Req, Res]] struct {
 	e      *entry[K, Req, Res, S]
 	held   tower.Permit[Req, Res]
@@ -77,11 +70,11 @@ type removal[K comparable, Req, Res any, S tower.Service[Req, Res]] struct {
 	tell   bool // no driver is in e's Ready: that one would tell the handler
 }
 
-// finish does what r, if not nil, left to do, without the lock, on a
-// caller's goroutine: release the reservation, then call the failure
-// handler, then the removal handler. A panic in any of them goes on up
-// once the others have run: an endpoint whose Release panics still reaches
-// the removal handler, which may be all that closes it.
+// finish does what r, if not nil, left to do, on a caller's goroutine:
+// release the reservation, then call the failure handler, then the removal
+// handler. A panic in any of them goes on up once the others have run: an
+// endpoint whose Release panics still reaches the removal handler, which
+// may be all that closes it.
 func (c *Cache[K, Req, Res, S]) finish(r *removal[K, Req, Res, S]) {
 	if r == nil {
 		return
@@ -95,28 +88,14 @@ func (c *Cache[K, Req, Res, S]) finish(r *removal[K, Req, Res, S]) {
 	r.held.Release()
 }
 
-// finishBoth finishes a and b, b even if a handler of a's panics.
-func (c *Cache[K, Req, Res, S]) finishBoth(a, b *removal[K, Req, Res, S]) {
-	defer c.finish(b)
-	c.finish(a)
-}
-
 // finishTaken finishes r, the removal of the endpoint whose permit p the
 // caller has just taken. If a handler panics, the caller never gets p, so
 // p is released before the panic goes on.
 func (c *Cache[K, Req, Res, S]) finishTaken(r *removal[K, Req, Res, S], p tower.Permit[Req, Res]) {
-	finished := false
-	defer func() {
-		if !finished {
-			p.Release()
-		}
-	}()
-	c.finish(r)
-	finished = true
+	guard.Undo(func() { c.finish(r) }, p.Release)
 }
 
-// Where a driver, which has no caller to hand a panic to, runs user code;
-// a panic there is logged with guard.Orphan.
+// Where a driver runs user code; a panic there is logged.
 const (
 	whereRelease   = "an endpoint's permit's Release, on a ready cache's driver"
 	whereOnFailure = "the failure handler, on a ready cache's driver"

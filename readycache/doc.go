@@ -25,26 +25,16 @@
 // cache asks the endpoint with a done context ([tower.ReadyNow]): one with
 // capacity to spare is ready again at once and costs no goroutine.
 //
-// Keys are unique: pushing a key that is in the cache drops its endpoint
-// at once, releasing its reservation. Evicting or replacing a pending
-// endpoint cancels the context its Ready was given. [Cache.Repoll] takes
-// back a ready endpoint's permit and asks it again, for an endpoint that
-// has turned unfit while ready.
-//
-// # Failures and panics
-//
 // An endpoint whose Ready fails is broken for good (the readiness
-// contract): the cache removes it and reports a *[Failed] to
-// [WithFailureHandler]. A ready endpoint is not watched: a break shows at
-// its next Ready, once its permit has been taken, and that permit stays
-// the caller's. A panic in an endpoint's Ready, on a driver or on a
-// caller's goroutine, is the same failure, with a *[tower.PanicError] as
-// Failed's Err: no panic of an endpoint's Ready leaves the cache.
+// contract): the cache removes it and reports a *[Failed]. A panic in an
+// endpoint's Ready is the same failure: no panic of an endpoint's Ready
+// leaves the cache. A ready endpoint is not watched: a break shows at its
+// next Ready, once its permit has been taken, and that permit stays the
+// caller's.
 //
 // A panic in a handler or a Picker goes up to the caller that made the
-// cache call it (of Push, Evict, TryTake, Take, Repoll or Close), once the
-// cache has given back every reservation it held for that call; the cache
-// stays as consistent as if the handler had returned. On a driver, which
-// has no caller, it is logged through log/slog's default logger, and the
-// driver carries on.
+// cache call it, once the cache has given back every reservation it held
+// for that call; the cache stays as consistent as if the handler had
+// returned. On a driver, which has no caller, it is logged through
+// log/slog's default logger, and the driver carries on.
 package readycache

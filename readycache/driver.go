@@ -16,8 +16,7 @@ func (c *Cache[K, Req, Res, S]) takeLocked(e *entry[K, Req, Res, S]) (tower.Perm
 	return p, c.refillLocked(e)
 }
 
-// whereRefill is where a panic in an endpoint's Ready happened when the
-// cache asked it whether it is ready now.
+// whereRefill is where the cache asks an endpoint whether it is ready now.
 const whereRefill = "an endpoint's Ready, asked by a ready cache on its caller's goroutine"
 
 // refillLocked asks e, which holds no permit, whether it is ready now. If it
@@ -47,29 +46,21 @@ func (c *Cache[K, Req, Res, S]) refillLocked(e *entry[K, Req, Res, S]) (failed *
 	if e.index >= 0 {
 		c.unreadyLocked(e)
 	}
-	c.driveLocked(e)
-	return nil
-}
-
-// driveLocked starts the goroutine that waits for e to be ready. c.mu must
-// be held.
-func (c *Cache[K, Req, Res, S]) driveLocked(e *entry[K, Req, Res, S]) {
 	if e.ctx == nil {
 		e.ctx, e.cancel = context.WithCancel(c.root)
 	}
 	c.drivers++
 	e.driving = true
 	go c.drive(e)
+	return nil
 }
 
-// whereDriver is where a panic in an endpoint's Ready happened when a
-// driver waited in it.
+// whereDriver is where a driver waits in an endpoint's Ready.
 const whereDriver = "an endpoint's Ready, on a ready cache's driver"
 
 // drive waits in e's Ready. The permit makes e ready, unless e has left the
 // cache meanwhile. An error, a panic or a runtime.Goexit removes e and is
-// reported, or, if e has left already, a panic is logged: it never ends
-// the program.
+// reported, or, if e has left already, a panic is logged.
 func (c *Cache[K, Req, Res, S]) drive(e *entry[K, Req, Res, S]) {
 	defer c.driverDone()
 	returned := false
@@ -122,7 +113,7 @@ func (c *Cache[K, Req, Res, S]) driven(e *entry[K, Req, Res, S], p tower.Permit[
 }
 
 // driverDone counts a driver out once it has done everything, its removal
-// handler's call included: Close waits for that.
+// handler's call included.
 func (c *Cache[K, Req, Res, S]) driverDone() {
 	c.mu.Lock()
 	defer c.mu.Unlock()

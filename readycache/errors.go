@@ -1,8 +1,8 @@
 package readycache
 
-// Failed reports an endpoint that the cache removed because its Ready
-// failed: tower's ready_cache::error::Failed, with the endpoint's error's
-// message. For a panic, Err is a *tower.PanicError. K is the key type.
+// Failed reports, to [WithFailureHandler], an endpoint that the cache
+// removed because its Ready failed: tower's ready_cache::error::Failed,
+// with the endpoint's error's message. K is the key type.
 type Failed[K comparable] struct {
 	Key K     // the key the endpoint was under
 	Err error // what its Ready returned, or the PanicError of its panic

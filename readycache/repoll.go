@@ -8,11 +8,8 @@ import "github.com/towergo/tower"
 // endpoint's permit is taken back and released, and the endpoint asked
 // again as after a Take: it stays ready only if its Ready grants a new
 // permit at once. If a driver is in its Ready, the permit that Ready
-// returns is released instead, and the endpoint asked again.
-//
-// A Ready that fails or panics removes the endpoint, as after a Take; the
-// handlers are called on Repoll's goroutine, and a panic in one goes up to
-// Repoll's caller, the permit released.
+// returns is released instead, and the endpoint asked again. A Ready that
+// fails removes the endpoint, as after a Take.
 func (c *Cache[K, Req, Res, S]) Repoll(key K) bool {
 	held, failed, ok := c.repoll(key)
 	defer c.finish(failed)
