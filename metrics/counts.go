@@ -11,14 +11,13 @@ import (
 
 // Counts is a Sink and a RequestSink that keeps in memory the running
 // total of each Kind, the number of calls observed with each Outcome, and
-// the sum and maximum of the served ones' latencies: for tests, examples
-// and a quick look. It allocates nothing. Each count is striped over cache
-// lines, so that CPUs adding at once do not contend; a read while requests
-// are under way may be off by those in flight, and is exact once they end.
+// the sum and maximum of the served ones' latencies. It allocates nothing,
+// and CPUs adding at once do not contend; a read while requests are under
+// way may be off by those in flight, and is exact once they end.
 //
 // The zero Counts is ready to use. A Counts is safe for concurrent use and
-// must not be copied after first use. Add ignores a Kind it does not know,
-// and Observe an Outcome.
+// must not be copied after first use. It ignores a Kind or an Outcome it
+// does not know.
 type Counts struct {
 	kinds    [NumKinds]stripe.Int64
 	outcomes [NumOutcomes]stripe.Int64 // calls observed
@@ -51,9 +50,7 @@ func (c *Counts) Observe(latency time.Duration, outcome Outcome) {
 	}
 }
 
-// ObserveRequest counts a request an adapter observed, as Observe counts
-// a call: its outcome, and its latency if it was served. It ignores the
-// rest of r.
+// ObserveRequest counts r's outcome and latency as Observe does.
 func (c *Counts) ObserveRequest(r Request) { c.Observe(r.Latency, r.Outcome) }
 
 // Get returns k's total now, or 0 for a Kind Counts does not know.
@@ -64,26 +61,15 @@ func (c *Counts) Get(k Kind) int64 {
 	return 0
 }
 
-// Snapshot returns the totals now. Each is read atomically, but not all of
-// them at the same instant: while requests run, a Snapshot may show one
-// request in two states, or in none.
+// Snapshot returns the totals now, each read atomically but not all at
+// one instant: while requests run, it may show one request in two states,
+// or in none.
 func (c *Counts) Snapshot() Snapshot {
-	s := Snapshot{
-		InFlight:   c.Get(InFlight),
-		Waiting:    c.Get(Waiting),
-		Queued:     c.Get(Queued),
-		Shed:       c.Get(Shed),
-		TimedOut:   c.Get(TimedOut),
-		Retried:    c.Get(Retried),
-		Hedged:     c.Get(Hedged),
-		Excluded:   c.Get(Excluded),
-		Limit:      c.Get(Limit),
-		Open:       c.Get(Open),
-		Tripped:    c.Get(Tripped),
-		Ejected:    c.Get(Ejected),
-		Throttled:  c.Get(Throttled),
-		Latency:    time.Duration(c.sum.Load()),
-		MaxLatency: time.Duration(c.max.Load()),
+	s := Snapshot{Latency: time.Duration(c.sum.Load()), MaxLatency: time.Duration(c.max.Load())}
+	for k, n := range s.kinds() {
+		if n != nil {
+			*n = c.Get(Kind(k))
+		}
 	}
 	for o := range s.Calls {
 		s.Calls[o] = c.outcomes[o].Load()
@@ -107,44 +93,39 @@ type Snapshot struct {
 	MaxLatency                      time.Duration      // the longest of them
 }
 
-// Served returns the number of served calls observed, whose latencies
-// Latency sums.
+// kinds returns pointers to s's count of each Kind, indexed by Kind.
+func (s *Snapshot) kinds() [NumKinds]*int64 {
+	return [NumKinds]*int64{InFlight: &s.InFlight, Waiting: &s.Waiting, Queued: &s.Queued,
+		Shed: &s.Shed, TimedOut: &s.TimedOut, Retried: &s.Retried, Hedged: &s.Hedged,
+		Excluded: &s.Excluded, Limit: &s.Limit, Open: &s.Open, Tripped: &s.Tripped,
+		Ejected: &s.Ejected, Throttled: &s.Throttled}
+}
+
+// Served returns the number of served calls observed.
 func (s Snapshot) Served() int64 { return s.Calls[OutcomeServed] }
 
-// String returns the fields that are not zero, in the order of the struct,
-// the calls by outcome, as "InFlight=1 Waiting=2 Calls[served]=3
-// Calls[shed]=1 Latency=300ms MaxLatency=150ms", or "{}" if all are.
+// String returns the fields that are not zero, in the order of the
+// struct, as "InFlight=1 Calls[served]=3 Calls[shed]=1 Latency=300ms
+// MaxLatency=150ms", or "{}" if all are.
 func (s Snapshot) String() string {
-	var b strings.Builder
+	var fields []string
 	field := func(name string, v any, zero bool) {
-		if zero {
-			return
+		if !zero {
+			fields = append(fields, fmt.Sprintf("%s=%v", name, v))
 		}
-		if b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		fmt.Fprintf(&b, "%s=%v", name, v)
 	}
-	field("InFlight", s.InFlight, s.InFlight == 0)
-	field("Waiting", s.Waiting, s.Waiting == 0)
-	field("Queued", s.Queued, s.Queued == 0)
-	field("Shed", s.Shed, s.Shed == 0)
-	field("TimedOut", s.TimedOut, s.TimedOut == 0)
-	field("Retried", s.Retried, s.Retried == 0)
-	field("Hedged", s.Hedged, s.Hedged == 0)
-	field("Excluded", s.Excluded, s.Excluded == 0)
-	field("Limit", s.Limit, s.Limit == 0)
-	field("Open", s.Open, s.Open == 0)
-	field("Tripped", s.Tripped, s.Tripped == 0)
-	field("Ejected", s.Ejected, s.Ejected == 0)
-	field("Throttled", s.Throttled, s.Throttled == 0)
+	for k, n := range s.kinds() {
+		if n != nil {
+			field(Kind(k).String(), *n, *n == 0)
+		}
+	}
 	for o, n := range s.Calls {
 		field("Calls["+Outcome(o).String()+"]", n, n == 0)
 	}
 	field("Latency", s.Latency, s.Latency == 0)
 	field("MaxLatency", s.MaxLatency, s.MaxLatency == 0)
-	if b.Len() == 0 {
+	if fields == nil {
 		return "{}"
 	}
-	return b.String()
+	return strings.Join(fields, " ")
 }

@@ -11,17 +11,15 @@ import (
 type Kind uint8
 
 const (
-	// InFlight is up-down: requests from the grant of their reservation to
-	// the end of their call, or to the release of the reservation unused.
+	// InFlight is up-down: requests holding a reservation or in their call.
 	InFlight Kind = iota + 1
-	// Waiting is up-down: callers waiting for capacity, in Ready (a permit,
-	// a window, a token, a queue slot) or in Call (a per-key token).
+	// Waiting is up-down: callers waiting for capacity, in Ready or, for a
+	// per-key token, in Call.
 	Waiting
-	// Queued is up-down: requests queued, or in their turn, waiting for the
-	// inner service to be ready.
+	// Queued is up-down: requests queued for the inner service.
 	Queued
-	// Shed is a counter: requests turned away at once, unsent, because the
-	// service had no capacity for them.
+	// Shed is a counter: requests turned away at once, unsent, for want of
+	// capacity.
 	Shed
 	// TimedOut is a counter: calls ended by their time limit.
 	TimedOut
@@ -29,28 +27,23 @@ const (
 	Retried
 	// Hedged is a counter: hedges sent, not counting originals.
 	Hedged
-	// Excluded is up-down: addresses a discovery's last lookup left out of
-	// the set for being beyond its cap, reported as the change from one
-	// lookup to the next.
+	// Excluded is up-down: addresses a discovery's last lookup left out.
 	Excluded
-	// Limit is up-down: the current limit of a limiter that moves it,
-	// reported as the first limit and then each change.
+	// Limit is up-down: the current limit of a limiter that moves it.
 	Limit
 	// Open is up-down: circuit breakers open or half-open now.
 	Open
-	// Tripped is a counter: times a breaker opened, from closed or
-	// half-open.
+	// Tripped is a counter: times a breaker opened.
 	Tripped
-	// Ejected is up-down: endpoints a balancer's outlier detection holds
-	// out of its set now.
+	// Ejected is up-down: endpoints outlier detection holds out now.
 	Ejected
-	// Throttled is a counter: requests failed at once, unsent, because
-	// their sender, or their key, went over its rate.
+	// Throttled is a counter: requests failed at once, unsent, because their
+	// sender, or their key, went over its rate.
 	Throttled
 )
 
-// NumKinds is one more than the largest Kind: a Sink that keeps a value per
-// Kind can index an array of NumKinds by Kind.
+// NumKinds is one more than the largest Kind, to size an array indexed by
+// Kind.
 const NumKinds = int(Throttled) + 1
 
 var kindNames = [NumKinds]string{
@@ -69,13 +62,15 @@ var kindNames = [NumKinds]string{
 	Throttled: "Throttled",
 }
 
-// String returns the Kind's name, such as "InFlight", or "Kind(n)" for a
-// value that is not one of the constants.
-func (k Kind) String() string {
-	if k > 0 && int(k) < NumKinds {
-		return kindNames[k]
+// String returns the Kind's name, "InFlight", or "Kind(n)" if unknown.
+func (k Kind) String() string { return name(k, "Kind", kindNames[:]) }
+
+// name returns names[v], or typ(v) for a value without a name.
+func name[T ~uint8](v T, typ string, names []string) string {
+	if v > 0 && int(v) < len(names) {
+		return names[v]
 	}
-	return fmt.Sprintf("Kind(%d)", uint8(k))
+	return fmt.Sprintf("%s(%d)", typ, uint8(v))
 }
 
 // UpDown reports whether k goes up and down (InFlight, Waiting, Queued,
@@ -85,18 +80,14 @@ func (k Kind) UpDown() bool {
 }
 
 // A Sink receives the measurements of the middleware it is given to with
-// their WithMetrics option, to keep a running sum per Kind and the
-// latencies by Outcome for a monitoring system to read. It runs on the
-// request path, on the caller's goroutine, never under a middleware's
-// lock: it must be safe for concurrent use, and cheap. It should ignore a
-// Kind it does not know, so that kinds can be added.
+// their WithMetrics option. It runs on the request path, on the caller's
+// goroutine, never under a middleware's lock: it must be safe for
+// concurrent use, and cheap. It should ignore a Kind it does not know, so
+// that kinds can be added.
 type Sink interface {
-	// Add adds delta to the kind's count: +1 or -1 for an up-down kind
-	// that counts requests or breakers, +1 for a counter, the change for
-	// Excluded and Limit.
+	// Add adds delta to the kind's count, as the package doc's table says.
 	Add(k Kind, delta int64)
 	// Observe records the latency of one call, as the metrics layer
-	// measured it (see [New]), and how the call ended. Keep the latencies
-	// of served calls apart from the others (see [Outcome]).
+	// measured it (see [New]), and how the call ended.
 	Observe(latency time.Duration, outcome Outcome)
 }

@@ -2,7 +2,6 @@ package metrics
 
 import (
 	"context"
-	"time"
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/guard"
@@ -15,8 +14,8 @@ import (
 // response, an error or a panic) or the permit is released unused; and,
 // through Observe, the latency of every call, from the start of Call to its
 // return, with its [OutcomeOf] the call's error (OutcomeError for a panic).
-// Ready is not timed. The layer's permits wrap inner's and allocate
-// nothing once warm. New panics if inner or sink is nil (a typed nil too).
+// Ready is not timed. The layer's permits allocate nothing once warm. New
+// panics if inner or sink is nil (a typed nil too).
 func New[Req, Res any](inner tower.Service[Req, Res], sink Sink) tower.Service[Req, Res] {
 	if isnil.Is(inner) {
 		panic("metrics.New: nil inner service")
@@ -62,16 +61,13 @@ type wrapper[Req, Res any] service[Req, Res]
 
 func (w *wrapper[Req, Res]) CallWrapped(ctx context.Context, inner tower.Permit[Req, Res], req Req) (res Res, err error) {
 	start, outcome := mono.Now(), OutcomeError // a panic leaves it an error
-	defer w.done(start, &outcome)              // deferred, so that a panicking call is counted out too
+	defer func() {                             // deferred, so that a panicking call is counted out too
+		w.sink.Observe(mono.Now()-start, outcome)
+		w.sink.Add(InFlight, -1)
+	}()
 	res, err = inner.Call(ctx, req)
 	outcome = OutcomeOf(err)
 	return res, err
-}
-
-// done reports the end of a call that started at start, with *outcome.
-func (w *wrapper[Req, Res]) done(start time.Duration, outcome *Outcome) {
-	w.sink.Observe(mono.Now()-start, *outcome)
-	w.sink.Add(InFlight, -1)
 }
 
 // ReleaseWrapped releases inner and counts the permit out, even if inner's

@@ -3,7 +3,6 @@ package metrics
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/towergo/tower"
 )
@@ -20,25 +19,22 @@ const (
 	// response says: an HTTP 500 a handler wrote is served.
 	OutcomeServed Outcome = iota + 1
 	// OutcomeError is a call that failed with an error none of the others
-	// stands for: the service's own error, a panic, a service that is
-	// unavailable (tower.IsUnavailable: closed, or broken for good).
+	// stands for: its own, a panic, a service closed or broken for good.
 	OutcomeError
 	// OutcomeShed is a call turned away because the service could not
-	// take it then (tower.IsOverloaded): a LoadShed's ErrOverloaded.
+	// take it then.
 	OutcomeShed
 	// OutcomeThrottled is a call turned away because its caller was over
-	// its allowance (tower.IsThrottled).
+	// its allowance.
 	OutcomeThrottled
-	// OutcomeTimedOut is a call that ran out of time (tower.IsTimeout): a
-	// Timeout's ErrElapsed, or a context's deadline.
+	// OutcomeTimedOut is a call that ran out of time.
 	OutcomeTimedOut
-	// OutcomeCanceled is a call whose caller gave up: context.Canceled,
-	// the client gone.
+	// OutcomeCanceled is a call whose caller gave up.
 	OutcomeCanceled
 )
 
-// NumOutcomes is one more than the largest Outcome: a Sink that keeps a
-// value per Outcome can index an array of NumOutcomes by Outcome.
+// NumOutcomes is one more than the largest Outcome, to size an array
+// indexed by Outcome.
 const NumOutcomes = int(OutcomeCanceled) + 1
 
 var outcomeNames = [NumOutcomes]string{
@@ -53,35 +49,30 @@ var outcomeNames = [NumOutcomes]string{
 // String returns the Outcome's name as a metric label has it: "served",
 // "error", "shed", "throttled", "timed_out" or "canceled", or
 // "Outcome(n)" for a value that is not one of the constants.
-func (o Outcome) String() string {
-	if o > 0 && int(o) < NumOutcomes {
-		return outcomeNames[o]
-	}
-	return fmt.Sprintf("Outcome(%d)", uint8(o))
-}
+func (o Outcome) String() string { return name(o, "Outcome", outcomeNames[:]) }
 
 // OutcomeOf returns the outcome of a call that returned err, asking err
 // through the functions of package tower, so that a user's own errors are
 // classified as the library's are. The first match wins:
 //
-//	nil                                  OutcomeServed
-//	tower.IsUnavailable                  OutcomeError: the service is broken or
-//	                                       closed, whatever broke it
-//	a *tower.PanicError                  OutcomeError, whatever the panic value
-//	tower.IsOverloaded                   OutcomeShed
-//	tower.IsThrottled                    OutcomeThrottled
-//	tower.IsTimeout                      OutcomeTimedOut
-//	errors.Is(err, context.Canceled)     OutcomeCanceled
-//	any other error                      OutcomeError
+//	nil                               OutcomeServed
+//	tower.IsUnavailable               OutcomeError, whatever broke the service
+//	a *tower.PanicError               OutcomeError, whatever the panic value
+//	tower.IsOverloaded                OutcomeShed (a LoadShed's ErrOverloaded)
+//	tower.IsThrottled                 OutcomeThrottled
+//	tower.IsTimeout                   OutcomeTimedOut (ErrElapsed, a deadline)
+//	errors.Is(err, context.Canceled)  OutcomeCanceled
+//	any other error                   OutcomeError
 //
 // It allocates nothing.
 func OutcomeOf(err error) Outcome {
 	if err == nil {
 		return OutcomeServed
 	}
-	switch {
-	case tower.IsUnavailable(err), panicked(err):
+	if _, panicked := errors.AsType[*tower.PanicError](err); panicked || tower.IsUnavailable(err) {
 		return OutcomeError
+	}
+	switch {
 	case tower.IsOverloaded(err):
 		return OutcomeShed
 	case tower.IsThrottled(err):
@@ -92,10 +83,4 @@ func OutcomeOf(err error) Outcome {
 		return OutcomeCanceled
 	}
 	return OutcomeError
-}
-
-// panicked reports whether err carries a panic in user code.
-func panicked(err error) bool {
-	_, ok := errors.AsType[*tower.PanicError](err)
-	return ok
 }

@@ -1,22 +1,16 @@
 package metrics
 
-import (
-	"fmt"
-	"time"
-)
+import "time"
 
 // A RequestSink receives one [Request] for each request that a protocol
 // adapter (an HTTP handler, a gRPC interceptor) served or refused, given
-// with the adapter's request-metrics option. Unlike a Sink, it hears what
-// only the adapter knows (method, route, status), to group as RED
-// dashboards do. [Counts] keeps the outcomes and served latencies.
-//
-// It runs on the request path, once per request, after the response: it
-// must be safe for concurrent use, and cheap. It should ignore a Protocol
-// it does not know, so that protocols can be added.
+// with the adapter's request-metrics option: unlike a Sink, it hears what
+// only the adapter knows (method, route, status). It runs on the request
+// path, once per request, after the response: it must be safe for
+// concurrent use, and cheap. It should ignore a Protocol it does not know,
+// so that protocols can be added.
 type RequestSink interface {
-	// ObserveRequest records r, passed by value so that reporting it
-	// allocates nothing.
+	// ObserveRequest records r.
 	ObserveRequest(r Request)
 }
 
@@ -25,28 +19,23 @@ type RequestSink interface {
 type Request struct {
 	// Protocol says which adapter observed the request.
 	Protocol Protocol
-	// Method is, over HTTP, the request's method as the client sent it:
-	// "GET". Over gRPC, the full name of the method:
+	// Method is, over HTTP, the request's method as the client sent it,
+	// "GET"; over gRPC, the full name of the method,
 	// "/package.Service/Method".
 	Method string
 	// Route is, on an HTTP server, the path of the pattern of the
-	// http.ServeMux route the request matched, without its method:
-	// "/items/{id}"; "" if it matched none, or the Handler could not know
-	// it (see towerhttp.WithRequestMetrics). Over gRPC it is "".
+	// http.ServeMux route the request matched, "/items/{id}"; "" if it
+	// matched none, or the Handler could not know it, and over gRPC.
 	Route string
 	// Scheme is, over HTTP, "http" or "https"; over gRPC, "".
 	Scheme string
 	// Status is, over HTTP, the status code of the response sent, or 0 if
-	// none was: the client went away first, or the response was aborted.
-	// Over gRPC it is the status code (the value of codes.Code, 0 for
-	// OK).
+	// none was; over gRPC, the codes.Code (0 for OK).
 	Status int
-	// Outcome is how the request ended: [OutcomeOf] the error the stack
-	// returned.
+	// Outcome is [OutcomeOf] the error the stack returned.
 	Outcome Outcome
-	// Latency is how long the adapter took over the request: from its
-	// arrival to its response, readiness included, for a server; from the
-	// call to its return, for a client.
+	// Latency is from the request's arrival to its response, readiness
+	// included, on a server; from the call to its return, on a client.
 	Latency time.Duration
 }
 
@@ -68,16 +57,8 @@ const (
 // NumProtocols is one more than the largest Protocol.
 const NumProtocols = int(GRPCClient) + 1
 
-// String returns "http-server", "grpc-server" or "grpc-client", or
-// "Protocol(n)" for a value that is not one of the constants.
-func (p Protocol) String() string {
-	switch p {
-	case HTTPServer:
-		return "http-server"
-	case GRPCServer:
-		return "grpc-server"
-	case GRPCClient:
-		return "grpc-client"
-	}
-	return fmt.Sprintf("Protocol(%d)", uint8(p))
-}
+var protocolNames = [NumProtocols]string{HTTPServer: "http-server", GRPCServer: "grpc-server", GRPCClient: "grpc-client"}
+
+// String returns "http-server", "grpc-server", "grpc-client", or
+// "Protocol(n)" if unknown.
+func (p Protocol) String() string { return name(p, "Protocol", protocolNames[:]) }

@@ -14,13 +14,9 @@ import (
 // The innermost step calls the RPC's handler with the call's context and
 // Req; a layer may read the fields, or change Req.
 type UnaryServerCall struct {
-	// Method is the full name of the RPC's method,
-	// "/package.Service/Method"; it is Info.FullMethod.
-	Method string
-	// Info is what grpc tells interceptors about the method.
-	Info *grpc.UnaryServerInfo
-	// Req is the request message, already decoded.
-	Req any
+	Method string                // the full method name, "/package.Service/Method"
+	Info   *grpc.UnaryServerInfo // what grpc tells interceptors about the method
+	Req    any                   // the request message, already decoded
 
 	handler grpc.UnaryHandler
 }
@@ -30,14 +26,10 @@ type UnaryServerCall struct {
 // stream's whole life, with Stream wrapped so that its Context method
 // returns the call's context.
 type StreamServerCall struct {
-	// Method is the full name of the RPC's method; it is Info.FullMethod.
-	Method string
-	// Info is what grpc tells interceptors about the method.
-	Info *grpc.StreamServerInfo
-	// Srv is the service implementation the handler is called on.
-	Srv any
-	// Stream is the server side of the stream.
-	Stream grpc.ServerStream
+	Method string                 // the full method name
+	Info   *grpc.StreamServerInfo // what grpc tells interceptors about the method
+	Srv    any                    // the service implementation the handler is called on
+	Stream grpc.ServerStream      // the server side of the stream
 
 	handler grpc.StreamHandler
 }
@@ -46,19 +38,14 @@ type StreamServerCall struct {
 // The innermost step calls the invoker grpc gave the interceptor, which
 // decodes the response into Reply.
 type UnaryClientCall struct {
-	// Method is the full name of the RPC's method.
-	Method string
-	// Req is the request message.
-	Req any
-	// Reply is the message the response is decoded into.
-	Reply any
-	// Conn is the connection the RPC is made on.
-	Conn *grpc.ClientConn
-	// Opts are the RPC's call options.
-	Opts []grpc.CallOption
+	Method string            // the full method name
+	Req    any               // the request message
+	Reply  any               // the message the response is decoded into
+	Conn   *grpc.ClientConn  // the connection the RPC is made on
+	Opts   []grpc.CallOption // the RPC's call options
 
 	invoker  grpc.UnaryInvoker
-	trailers *trailerSlot // where the attempts leave their trailers for a RetryPolicy: see retry.go
+	trailers *trailerSlot // where the attempts leave their trailers for a RetryPolicy
 }
 
 // A StreamClientCall is the opening of one client stream on its way
@@ -66,14 +53,10 @@ type UnaryClientCall struct {
 // streamer grpc gave the interceptor, hands it to the caller, and returns
 // only when the stream has ended.
 type StreamClientCall struct {
-	// Method is the full name of the RPC's method.
-	Method string
-	// Desc describes the stream: whether client, server or both stream.
-	Desc *grpc.StreamDesc
-	// Conn is the connection the stream is opened on.
-	Conn *grpc.ClientConn
-	// Opts are the stream's call options.
-	Opts []grpc.CallOption
+	Method string            // the full method name
+	Desc   *grpc.StreamDesc  // whether client, server or both stream
+	Conn   *grpc.ClientConn  // the connection the stream is opened on
+	Opts   []grpc.CallOption // the stream's call options
 
 	streamer grpc.Streamer
 	stream   *clientStream
@@ -82,8 +65,7 @@ type StreamClientCall struct {
 // build returns leaf wrapped in stack, and the configuration opts make.
 // It panics, naming fn, if stack (even a typed nil) or an option is nil,
 // or if stack wraps the leaf in a nil service. The options are checked
-// before stack wraps anything, so that a panic leaves no Buffer's worker
-// behind.
+// first, so that a panic leaves no Buffer's worker behind.
 func build[Req, Res any, O ~func(*config)](fn string, leaf tower.ServiceFunc[Req, Res], stack tower.Layer[Req, Res], opts []O) (tower.Service[Req, Res], config) {
 	if guard.IsNil(stack) {
 		panic(fn + ": nil stack")
@@ -102,9 +84,8 @@ func serveUnary(ctx context.Context, c UnaryServerCall) (any, error) {
 }
 
 func serveStream(ctx context.Context, c StreamServerCall) (struct{}, error) {
-	// The handler must see the context a layer gave the call (a
-	// Timeout's). The stream is wrapped whatever the context: comparing
-	// two contexts could panic.
+	// The stream is wrapped whatever the context: comparing two contexts
+	// could panic.
 	return struct{}{}, c.handler(c.Srv, &serverStream{ServerStream: c.Stream, ctx: ctx})
 }
 

@@ -16,11 +16,10 @@ import (
 	"github.com/towergo/tower/metrics"
 )
 
-// startStream opens one client stream through svc: it waits for Ready,
-// starts the stack's call on a goroutine of its own, and returns once that
-// call has opened the stream, or failed to, with the error and the stack's
-// error it was mapped from. sink, if not nil, gets the stream once it has
-// ended, with start the interceptor's start.
+// startStream opens one client stream through svc, running the stack's
+// call on a goroutine of its own, and returns once that call has opened
+// the stream, or failed to, with the error and the stack's error it was
+// mapped from. sink, if not nil, gets the stream once it has ended.
 func startStream(ctx context.Context, svc tower.Service[StreamClientCall, struct{}], call StreamClientCall, sink metrics.RequestSink, start time.Duration) (_ grpc.ClientStream, err, stackErr error) {
 	p, err := svc.Ready(ctx)
 	if err != nil {
@@ -43,20 +42,16 @@ func startStream(ctx context.Context, svc tower.Service[StreamClientCall, struct
 	return cs, nil, nil
 }
 
-// streamCall is the Where of a panic in a client stream stack's call.
-const streamCall = "the stream stack's Call, on a StreamClientInterceptor's goroutine"
+// The Where of a panic in a client stream stack's call, and in the sink.
+const (
+	streamCall = "the stream stack's Call, on a StreamClientInterceptor's goroutine"
+	streamSink = "the request sink given with WithClientMetrics, on a StreamClientInterceptor's goroutine"
+)
 
-// streamSink is the Where of a panic in the request sink as a client
-// stream is reported.
-const streamSink = "the request sink given with WithClientMetrics, on a StreamClientInterceptor's goroutine"
-
-// runStream is the goroutine that runs the stack's call for a client
-// stream: it opens the stream, hands it to the caller, and holds what the
-// stack reserved until the stream has ended. A panic or runtime.Goexit in
-// the stack becomes a *tower.PanicError: the caller's error if the stream
-// has not been handed over, otherwise guard.Orphan's. A stream handed over
-// is reported to the sink before done is closed; a panic in the sink goes
-// to guard.Orphan too.
+// runStream runs the stack's call for a client stream. A panic or
+// runtime.Goexit in the stack becomes a *tower.PanicError: the caller's
+// error if the stream has not been handed over, otherwise guard.Orphan's,
+// as is a panic in the sink. The stream is reported before done is closed.
 func runStream(ctx context.Context, p tower.Permit[StreamClientCall, struct{}], call StreamClientCall) {
 	cs := call.stream
 	defer close(cs.done)
@@ -71,8 +66,6 @@ func runStream(ctx context.Context, p tower.Permit[StreamClientCall, struct{}], 
 			}
 		}
 		if cs.sink != nil {
-			// The stream is over, and no caller is left to hear of a
-			// panic in the sink.
 			report := func() { cs.report(call.Method, stackErr) }
 			if pe := guard.Call(streamSink, report); pe != nil {
 				guard.Orphan(pe)
@@ -89,11 +82,8 @@ func runStream(ctx context.Context, p tower.Permit[StreamClientCall, struct{}], 
 }
 
 var (
-	// errOpenedTwice is the error of a stack that opens a stream twice.
 	errOpenedTwice = newStatusError(codes.Internal, errors.New("towergrpc: the stack opened a stream twice"))
-	// errNotOpened is the error of a stack that answers without opening
-	// the stream.
-	errNotOpened = newStatusError(codes.Internal, errors.New("towergrpc: the stack answered without opening the stream"))
+	errNotOpened   = newStatusError(codes.Internal, errors.New("towergrpc: the stack answered without opening the stream"))
 )
 
 // openStream is the innermost step of a client stream stack: it opens the
@@ -105,23 +95,19 @@ func openStream(ctx context.Context, c StreamClientCall) (struct{}, error) {
 	}
 	s, err := c.streamer(ctx, c.Desc, c.Conn, c.Method, c.Opts...)
 	if err != nil {
-		// The stack's own view of the error goes to the caller.
 		return struct{}{}, err
 	}
 	if !cs.start(s, nil, nil) {
-		// A Timeout in Abandon mode gave up before the stream opened;
-		// ctx has ended, so grpc ends s.
+		// A Timeout in Abandon mode gave up first; ctx has ended, so grpc
+		// ends s.
 		return struct{}{}, nil
 	}
 	select {
 	case <-cs.ended:
 	case <-ctx.Done():
-		// grpc ends the stream with the status of ctx's error, which the
-		// caller gets from its next call on the stream.
 		cs.finish(callError(ctx.Err()))
-		// The caller's call may have ended the stream at the same instant
-		// and be between its finish and the close of ended: the report
-		// after this return reads the end only once ended is closed.
+		// A caller's call may have finished the stream first: the report
+		// reads the end only once ended is closed.
 		<-cs.ended
 	}
 	return struct{}{}, nil
@@ -129,16 +115,16 @@ func openStream(ctx context.Context, c StreamClientCall) (struct{}, error) {
 
 // clientStream is a client stream opened through a stack. It tells the
 // stack's call when the stream has ended, and waits for that call to
-// return before the caller's call that ended it returns.
+// return before the caller's call that ended it returns. start and finish
+// set their fields before closing started and ended.
 type clientStream struct {
-	grpc.ClientStream // set by start, before started is closed
+	grpc.ClientStream // set by start
 	desc              *grpc.StreamDesc
-	err               error // set by start, before started is closed
-	stackErr          error // set by start, before started is closed: the stack's error err was mapped from
+	err, stackErr     error // set by start: the error that prevented the stream, and the stack's it was mapped from
 
 	sink   metrics.RequestSink // nil: the stream is not reported
 	began  time.Duration       // the reading of the clock the interceptor began at
-	endErr error               // set by finish, before ended is closed: the error the stream ended with, nil for io.EOF
+	endErr error               // set by finish: the error the stream ended with, nil for io.EOF
 
 	opened  atomic.Bool   // the step below the stack has run
 	decided atomic.Bool   // start has run
@@ -148,9 +134,8 @@ type clientStream struct {
 	done    chan struct{} // closed when the stack's call has returned, and the stream is reported
 }
 
-// start records the stream, or the error that prevented it and the
-// stack's error that one was mapped from, the first time it is called,
-// and reports whether this call was the first.
+// start records the stream, or the errors that prevented it, the first
+// time it is called, and reports whether this call was the first.
 func (cs *clientStream) start(s grpc.ClientStream, err, stackErr error) bool {
 	if !cs.decided.CompareAndSwap(false, true) {
 		return false
@@ -181,13 +166,13 @@ func (cs *clientStream) end(err error) {
 }
 
 // report reports a stream handed to the caller to the sink, once the
-// stack's call has returned with stackErr (the interceptor reports one not
-// handed over). The status is that of the error the stream ended with, or
-// of stackErr if the stack's call returned first (Abandon mode).
+// stack's call has returned with stackErr. The status is that of the error
+// the stream ended with, or of stackErr if the stack's call returned first
+// (Abandon mode).
 func (cs *clientStream) report(method string, stackErr error) {
-	<-cs.started // closed already, unless the stream was opened on another goroutine
+	<-cs.started
 	if cs.err != nil {
-		return
+		return // the interceptor reported it
 	}
 	ob := observation{start: cs.began, stackErr: stackErr, ended: true}
 	select {
@@ -212,8 +197,8 @@ func (cs *clientStream) RecvMsg(m any) error {
 	return err
 }
 
-// SendMsg sends a message; an error other than io.EOF ends the stream. (On
-// io.EOF, the stream's status is for RecvMsg to report.)
+// SendMsg sends a message; an error other than io.EOF, whose status is
+// for RecvMsg to report, ends the stream.
 func (cs *clientStream) SendMsg(m any) error {
 	err := cs.ClientStream.SendMsg(m)
 	if err != nil && err != io.EOF {

@@ -16,77 +16,66 @@
 // "service overloaded", without reaching the handler; a handler that has
 // not answered within a second fails with codes.DeadlineExceeded and
 // "request timed out". The wait for the limit's permit happens in Ready,
-// which no Timeout times, so the Timeout measures the handler alone; above
-// the limit, a call a Timeout in Abandon mode gives up on keeps its permit
-// until its handler returns.
+// which no Timeout times, so the Timeout measures the handler alone.
 //
 // # Stacks
 //
 // Each interceptor takes one stack, a tower.Layer whose first layer is the
 // outermost (a stack.Builder from [UnaryServerStack] and its siblings,
-// tower.Stack, or a single layer), then [ServerOption]s or
-// [ClientOption]s. An empty stack only maps errors and reports RPCs. The
-// request is a [UnaryServerCall], [StreamServerCall], [UnaryClientCall] or
-// [StreamClientCall], which names the method for layers such as steer.
-//
-// The stack is built once and shared by every RPC through the interceptor,
-// whatever its method. Each RPC waits for the stack's Ready with its own
-// context, then calls it; what Ready reserved is held until the handler,
-// invoker or stream ends, so a concurrency limit in a stream stack limits
-// open streams. To put unary calls and streams under one limit, give both
-// stacks one limit.Semaphore (limit.NewSharedConcurrencyLayer).
+// tower.Stack, or a single layer); an empty stack only maps errors and
+// reports RPCs. The request is a [UnaryServerCall], [StreamServerCall],
+// [UnaryClientCall] or [StreamClientCall]. The stack is built once and
+// shared by every RPC through the interceptor, whatever its method. Each
+// RPC waits for the stack's Ready with its own context, then calls it;
+// what Ready reserved is held until the handler, invoker or stream ends,
+// so a concurrency limit in a stream stack limits open streams. To put
+// unary calls and streams under one limit, give both stacks one
+// limit.Semaphore (limit.NewSharedConcurrencyLayer).
 //
 // Put the interceptor first in the chain, so that a shed call costs no
 // other interceptor's work. A unary interceptor runs once grpc has decoded
-// the request; a stream interceptor, before the first message is read.
-//
-// A panic on the RPC's goroutine goes on up once the layers have given back
-// what they held, as without this package. One that a layer recovered on
-// a goroutine of its own (a Timeout in Abandon mode) comes back as a
-// *tower.PanicError, with codes.Internal.
+// the request; a stream interceptor, before the first message is read. A
+// panic on the RPC's goroutine goes on up once the layers have given back
+// what they held; one that a layer recovered on a goroutine of its own (a
+// Timeout in Abandon mode) comes back as a *tower.PanicError, with
+// codes.Internal.
 //
 // # Errors and status codes
 //
 // The interceptors ask an error what it is, not who made it: tower's
-// IsOverloaded, IsTimeout, IsUnavailable and IsThrottled find the first
-// error in its chain with a method Overloaded() bool, and so on, and take
-// its answer, so a user's own middleware maps as this module's does (see
-// Example (Overloaded)). The first rule that matches wins; the message is
-// the error's:
+// IsOverloaded, IsTimeout, IsUnavailable and IsThrottled take the answer
+// of the first error in its chain with a method Overloaded() bool, and so
+// on, so a user's own middleware maps as this module's does. The first
+// rule that matches wins; the message is the error's:
 //
-//	the caller's context ended during Ready  Canceled or DeadlineExceeded
-//	a gRPC status error from Ready, not a     unchanged
-//	  panic
-//	any other error from Ready                Unavailable
-//	a *tower.PanicError (unless an error      Internal
-//	  that answers Unavailable wraps it)
-//	a gRPC status error, or one wrapping one  unchanged
-//	Overloaded() (loadshed.ErrOverloaded)     ResourceExhausted
-//	Timeout() for a layer's deadline, not     DeadlineExceeded
+//	the caller's context ended during Ready     Canceled or DeadlineExceeded
+//	a gRPC status error from Ready, not a panic  unchanged
+//	any other error from Ready                   Unavailable
+//	a *tower.PanicError, unless an error that    Internal
+//	  answers Unavailable wraps it
+//	a gRPC status error, or one wrapping one     unchanged
+//	Overloaded() (loadshed.ErrOverloaded)        ResourceExhausted
+//	Timeout() for a layer's deadline, not        DeadlineExceeded
 //	  wrapping context.DeadlineExceeded
-//	  (timeout.ErrElapsed)
-//	Unavailable() (buffer.ErrClosed,          Unavailable
-//	  balance.ErrNoEndpoints)
-//	Throttled()                               ResourceExhausted
-//	Timeout() for a context's deadline        DeadlineExceeded
-//	context.Canceled                          Canceled
-//	any other error                           unchanged (a server sends Unknown)
+//	Unavailable() (buffer.ErrClosed)             Unavailable
+//	Throttled()                                  ResourceExhausted
+//	Timeout() for a context's deadline           DeadlineExceeded
+//	context.Canceled                             Canceled
+//	any other error                              unchanged (a server sends Unknown)
 //
 // A mapped error keeps the one it came from, for errors.Is and tower's
-// Is functions. ResourceExhausted, grpc's "server temporarily out of
-// resources", is not a code clients usually retry, so retries do not undo
-// shedding; a shed call never reached the handler, so it is safe to retry
-// with a pushback ([NewRetryPolicy]). An error from Ready means the stack
-// is broken for good, and Unavailable asks the client to back off or go
-// elsewhere.
+// Is functions. Clients do not usually retry ResourceExhausted, so retries
+// do not undo shedding; a shed call never reached the handler, so it is
+// safe to retry with a pushback ([NewRetryPolicy]). An error from Ready
+// means the stack is broken for good, and Unavailable asks the client to
+// back off or go elsewhere.
 //
 // # Retries, pushback and metrics
 //
-// A server interceptor sends a pushback trailer ([PushbackKey], gRPC's
-// retry design A6) with each call it sheds or refuses: [DefaultPushback]
-// unless [WithPushback] or [WithNoRetry] says otherwise. [NewRetryPolicy]
-// is a client's retry policy that honours it; [Failure] and [Accepted]
-// classify results for a circuit breaker or a client-side throttle.
-// [WithServerMetrics] and [WithClientMetrics] report each RPC once it has
-// ended to a metrics.RequestSink (towerotel has one for OpenTelemetry).
+// A server interceptor sends a pushback trailer ([PushbackKey]) with each
+// call the stack refuses ([WithPushback]); [NewRetryPolicy] is a client's
+// retry policy that honours it; [Failure] and [Accepted] classify results
+// for a circuit breaker or a client-side throttle. [WithServerMetrics] and
+// [WithClientMetrics] report each RPC once it has ended to a
+// metrics.RequestSink (towerotel has one for OpenTelemetry).
 package towergrpc

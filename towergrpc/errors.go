@@ -24,20 +24,18 @@ func (e *statusError) Error() string {
 	return "rpc error: code = " + e.st.Code().String() + " desc = " + e.st.Message()
 }
 
-// GRPCStatus returns the status; grpc's status package looks for it.
 func (e *statusError) GRPCStatus() *status.Status { return e.st }
 
-// Unwrap returns the error the status was made from.
 func (e *statusError) Unwrap() error { return e.err }
 
 func newStatusError(c codes.Code, err error) *statusError {
 	return &statusError{st: status.New(c, err.Error()), err: err}
 }
 
-// The statuses of the context's errors are made once, so that a caller
-// going away costs no allocation; those of the errors a request is shed,
-// timed out or refused with are cached (see statusCache). A status is
-// never changed, so sharing one is safe.
+// The statuses of the context's errors are made once, and those of the
+// errors a request is shed, timed out or refused with are cached, so that
+// mapping them allocates nothing. A status is never changed, so sharing
+// one is safe.
 var (
 	errCanceled = newStatusError(codes.Canceled, context.Canceled)
 	errDeadline = newStatusError(codes.DeadlineExceeded, context.DeadlineExceeded)
@@ -49,8 +47,7 @@ var (
 )
 
 // readyError returns the error an RPC fails with when the stack's Ready,
-// given ctx, failed with err: see the table in the package doc. A panic in
-// Ready is codes.Unavailable even if its value is a status.
+// given ctx, failed with err, as the package doc's table says.
 func readyError(ctx context.Context, err error) error {
 	if err == context.Canceled && ctx.Err() == err {
 		return errCanceled
@@ -65,10 +62,9 @@ func readyError(ctx context.Context, err error) error {
 }
 
 // callError returns the error an RPC fails with when the stack's call
-// failed with err: see the table in the package doc. A recovered panic is
-// codes.Internal whatever its value, even an error with a code of its own.
+// failed with err, as the package doc's table says.
 func callError(err error) error {
-	switch err { // a caller going away, without walking a chain of wrapped errors
+	switch err { // without walking a chain of wrapped errors
 	case nil:
 		return nil
 	case context.Canceled:
@@ -99,16 +95,15 @@ func callError(err error) error {
 	return err
 }
 
-// panicked reports whether err is, or wraps, a *tower.PanicError: a panic
-// in user code that a layer recovered on a goroutine of its own.
+// panicked reports whether err is, or wraps, a *tower.PanicError.
 func panicked(err error) bool {
 	_, ok := errors.AsType[*tower.PanicError](err)
 	return ok
 }
 
 // brokeStack reports whether the panic err carries is wrapped by an error
-// that says the service is unavailable (a failed Buffer's): the panic broke
-// the service, and every call fails the same way.
+// that says the service is unavailable (a failed Buffer's): the panic
+// broke the service, and every call fails the same way.
 func brokeStack(err error) bool {
 	pe, ok := errors.AsType[*tower.PanicError](err)
 	if !ok {
@@ -123,36 +118,34 @@ func brokeStack(err error) bool {
 
 // isStatus reports whether err is, or wraps, a gRPC status error.
 func isStatus(err error) bool {
-	_, ok := errors.AsType[interface {
-		error
-		GRPCStatus() *status.Status
-	}](err)
+	_, ok := errors.AsType[grpcStatus](err)
 	return ok
+}
+
+// grpcStatus is an error that carries a gRPC status.
+type grpcStatus interface {
+	error
+	GRPCStatus() *status.Status
 }
 
 // A statusCache keeps the status error made for the last error of one
 // kind, and gives it again for the same error: those errors are mostly
-// sentinels (loadshed.ErrOverloaded, timeout.ErrElapsed), met on every
-// such request, and making a status error allocates. It knows them by
-// value, so it needs no import of theirs and caches a user's too.
+// sentinels (loadshed.ErrOverloaded), met on every such request, and
+// making a status error allocates.
 type statusCache struct {
 	code codes.Code
 	last atomic.Pointer[statusError]
 }
 
-// of returns the status error of err, with the cache's code.
+// of returns the status error of err, with the cache's code. The cached
+// one serves if it was made for the same error with the same message (a
+// pointer's may have changed); an error whose type cannot be compared is
+// never the same, since comparing it would panic.
 func (c *statusCache) of(err error) error {
-	if s := c.last.Load(); s != nil && sameError(s.err, err) {
+	if s := c.last.Load(); s != nil && reflect.TypeOf(err).Comparable() && s.err == err && s.err.Error() == err.Error() {
 		return s
 	}
 	s := newStatusError(c.code, err)
 	c.last.Store(s)
 	return s
-}
-
-// sameError reports whether cached and err are the same error with the
-// same message (a pointer's may have changed). An error whose type cannot
-// be compared is never the same: comparing it would panic.
-func sameError(cached, err error) bool {
-	return reflect.TypeOf(err).Comparable() && cached == err && cached.Error() == err.Error()
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/metrics"
@@ -33,11 +32,7 @@ func (o *observation) report(sink metrics.RequestSink, p metrics.Protocol, metho
 	}
 	if o.ended {
 		r.Outcome = outcomeOf(o.stackErr)
-		if p == metrics.GRPCServer {
-			r.Status = int(sentCode(o.err))
-		} else {
-			r.Status = int(statusCode(o.err))
-		}
+		r.Status = int(statusCode(o.err, p == metrics.GRPCServer))
 	}
 	sink.ObserveRequest(r)
 }
@@ -51,49 +46,30 @@ func outcomeOf(err error) metrics.Outcome {
 	if o != metrics.OutcomeError || tower.IsUnavailable(err) || panicked(err) {
 		return o
 	}
-	if s, ok := errors.AsType[grpcStatus](err); ok {
-		switch s.GRPCStatus().Code() { // a nil *Status's is OK
-		case codes.Canceled:
-			return metrics.OutcomeCanceled
-		case codes.DeadlineExceeded:
-			return metrics.OutcomeTimedOut
-		}
+	switch statusCode(err, false) {
+	case codes.Canceled:
+		return metrics.OutcomeCanceled
+	case codes.DeadlineExceeded:
+		return metrics.OutcomeTimedOut
 	}
 	return o
 }
 
-// grpcStatus is an error that carries a gRPC status.
-type grpcStatus interface {
-	error
-	GRPCStatus() *status.Status
-}
-
 // statusCode returns the code of err as status.Code does, without the
-// status that status.Code allocates for an error that carries none.
-func statusCode(err error) codes.Code {
+// status that status.Code allocates for an error that carries none; on a
+// server, a context's error without a status has the code grpc sends for
+// it, as status.FromContextError gives it.
+func statusCode(err error, server bool) codes.Code {
 	if err == nil {
 		return codes.OK
 	}
 	if s, ok := errors.AsType[grpcStatus](err); ok && s.GRPCStatus() != nil {
 		return s.GRPCStatus().Code()
 	}
-	return codes.Unknown
-}
-
-// sentCode returns the code a grpc server sends for a handler that
-// returned err: its status's, a context error's (as
-// status.FromContextError), or codes.Unknown.
-func sentCode(err error) codes.Code {
-	if err == nil {
-		return codes.OK
-	}
-	if s, ok := errors.AsType[grpcStatus](err); ok && s.GRPCStatus() != nil {
-		return s.GRPCStatus().Code()
-	}
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
+	if server && errors.Is(err, context.DeadlineExceeded) {
 		return codes.DeadlineExceeded
-	case errors.Is(err, context.Canceled):
+	}
+	if server && errors.Is(err, context.Canceled) {
 		return codes.Canceled
 	}
 	return codes.Unknown

@@ -28,20 +28,17 @@ type config struct {
 }
 
 // WithServerMetrics makes a server interceptor report each RPC to sink
-// once it has ended, before grpc sends the response: a metrics.Request with
+// once it has ended, before grpc sends the response: a metrics.Request
+// with Protocol metrics.GRPCServer, Method the full method name, and
 //
-//   - Protocol metrics.GRPCServer;
-//   - Method the full method name, "/package.Service/Method";
 //   - Status the code the server sends for the error the interceptor
-//     returned: its status's (codes.OK for none), DeadlineExceeded or
-//     Canceled for a context's error, Unknown for any other;
-//   - Outcome metrics.OutcomeOf of the stack's error, except that a status
-//     codes.Canceled or codes.DeadlineExceeded, grpc's way of saying the
-//     RPC's context ended, is canceled or timed out; any other status a
-//     handler chose, such as codes.NotFound, is an error;
+//     returned: its status's (OK for none), DeadlineExceeded or Canceled
+//     for a context's error, Unknown for any other;
+//   - Outcome metrics.OutcomeOf the stack's error, except that a status
+//     Canceled or DeadlineExceeded, grpc's way of saying the RPC's context
+//     ended, is canceled or timed out;
 //   - Latency from the interceptor's start to its return: readiness
-//     included, and a stream's whole life;
-//   - Route and Scheme "".
+//     included, and a stream's whole life.
 //
 // A panic that goes up through the interceptor is reported as it goes,
 // with metrics.OutcomeError and codes.Unknown. The default is no metrics.
@@ -59,21 +56,18 @@ func WithServerMetrics(sink metrics.RequestSink) ServerOption {
 //
 //   - Status the code of the error the caller got, as status.Code tells
 //     it; for a stream handed to the caller, that of the error the stream
-//     ended with (io.EOF and a non-streaming server's response are
-//     codes.OK), or of its context's error if that ended it first;
-//   - Outcome that of the stack's error, as on a server; for a stream
-//     whose stack returned no error, that of the error the stream ended
-//     with. A server's status is an error, except Canceled and
-//     DeadlineExceeded, which are canceled and timed out;
+//     ended with (io.EOF and a non-streaming server's response are OK),
+//     or of its context's error if that ended it first;
+//   - Outcome as on a server; for a stream whose stack returned no error,
+//     that of the error the stream ended with;
 //   - Latency to the interceptor's return or, for a stream handed to the
 //     caller, to the stream's end as [StreamClientInterceptor] defines it.
 //
 // A stream is reported before the RecvMsg, SendMsg or Header that ended it
 // returns. A panic on the stack's goroutine is an error with the code the
 // caller got. A panic in the sink goes on up to the caller, except for a
-// stream handed over, reported on the interceptor's goroutine: that one is
-// logged through log/slog. The default is no metrics. It panics if sink is
-// nil, or holds a nil pointer.
+// stream handed over: that one is logged through log/slog. The default is
+// no metrics. It panics if sink is nil, or holds a nil pointer.
 func WithClientMetrics(sink metrics.RequestSink) ClientOption {
 	if guard.IsNil(sink) {
 		panic("towergrpc.WithClientMetrics: nil sink")

@@ -10,16 +10,12 @@ import (
 )
 
 // WithPriority makes a server interceptor put the priority f returns for
-// each RPC in its context ([tower.WithPriority]) before the stack sees it:
-// a limit that keeps room for higher priorities (package adaptive's)
-// admits and sheds by it, and the handler reads it with
-// tower.PriorityFrom. f gets the RPC's context, with its incoming
-// metadata, and its full method name, on the RPC's goroutine.
-//
-// A priority a client can set is one a client can claim: read it from
-// metadata ([PriorityMetadata]) only where the metadata comes from a party
-// you trust, and otherwise derive it from the method or the peer's
-// identity. The default is every RPC normal. It panics if f is nil.
+// each RPC in its context ([tower.WithPriority]) before the stack sees it,
+// for a limit that admits and sheds by priority (package adaptive's) and
+// for the handler. f gets the RPC's context and its full method name, on
+// the RPC's goroutine. A priority a client can set is one a client can
+// claim: read it from metadata ([PriorityMetadata]) only from a party you
+// trust. The default is every RPC normal. It panics if f is nil.
 func WithPriority(f func(ctx context.Context, fullMethod string) tower.Priority) ServerOption {
 	if guard.IsNil(f) {
 		panic("towergrpc.WithPriority: nil function")
@@ -28,11 +24,10 @@ func WithPriority(f func(ctx context.Context, fullMethod string) tower.Priority)
 }
 
 // PriorityMetadata returns a function for [WithPriority] that reads an
-// RPC's priority from its incoming metadata key, as [tower.ParsePriority]
-// reads it: "low", "normal" or "critical", in any case. An RPC without the
-// key, or with another value, is normal. A client sends it with
-// metadata.AppendToOutgoingContext(ctx, key, "low"). It panics if key is
-// empty.
+// RPC's priority from its incoming metadata key with [tower.ParsePriority]:
+// without the key, or with an unknown value, it is normal. A client sends
+// it with metadata.AppendToOutgoingContext(ctx, key, "low"). It panics if
+// key is empty.
 func PriorityMetadata(key string) func(ctx context.Context, fullMethod string) tower.Priority {
 	if key == "" {
 		panic("towergrpc.PriorityMetadata: empty key")
@@ -42,7 +37,7 @@ func PriorityMetadata(key string) func(ctx context.Context, fullMethod string) t
 		if len(v) == 0 {
 			return tower.PriorityNormal
 		}
-		p, _ := tower.ParsePriority(v[0]) // normal if unknown
+		p, _ := tower.ParsePriority(v[0])
 		return p
 	}
 }

@@ -1,6 +1,7 @@
 package towergrpc
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"time"
@@ -12,14 +13,13 @@ import (
 )
 
 // DefaultPushback is the pushback a server interceptor sends with a call
-// it sheds, unless [WithPushback] says otherwise: as towerhttp's
-// DefaultRetryAfter, long enough for the calls in flight to finish, short
-// enough that clients come back soon after a burst.
+// it sheds, unless [WithPushback] says otherwise: long enough for the
+// calls in flight to finish, short enough that clients come back soon.
 const DefaultPushback = time.Second
 
 var defaultPushback = pushbackTrailer(strconv.FormatInt(DefaultPushback.Milliseconds(), 10))
 
-// pushbackTrailer returns the trailer that carries the pushback v. grpc
+// pushbackTrailer returns the trailer that carries the pushback v; grpc
 // copies a trailer, so one serves every call.
 func pushbackTrailer(v string) metadata.MD {
 	return metadata.MD{PushbackKey: {v}}
@@ -28,15 +28,12 @@ func pushbackTrailer(v string) metadata.MD {
 // WithPushback sets the pushback a server interceptor sends, a
 // [PushbackKey] trailer telling a client that follows gRPC's retry design
 // (grpc's own retry, a [RetryPolicy]) how long to wait before it retries.
-// It is sent, as towerhttp's Handler sends Retry-After, with the calls the
-// stack refuses: for overload or throttling (tower.IsOverloaded,
-// tower.IsThrottled), or because it takes none (tower.IsUnavailable, an
-// error from Ready); never with a call the handler ran. It carries d in
-// whole milliseconds, rounded up. An error that says when to try again
-// ([tower.RetryAfter]) sends that instead, rounded up too, unless
-// [WithNoRetry] is set.
-// The default is [DefaultPushback]; 0 sends none. It panics if d is
-// negative: to ask clients not to retry, use WithNoRetry.
+// It is sent with the calls the stack refuses (tower.IsOverloaded,
+// tower.IsThrottled, tower.IsUnavailable, an error from Ready), never with
+// a call the handler ran, and carries d in whole milliseconds, rounded up;
+// an error that says when to try again ([tower.RetryAfter]) sends that
+// instead, unless [WithNoRetry] is set. The default is [DefaultPushback];
+// 0 sends none. It panics if d is negative.
 func WithPushback(d time.Duration) ServerOption {
 	if d < 0 {
 		panic(fmt.Sprintf("towergrpc.WithPushback: d must not be negative, got %v", d))
@@ -58,24 +55,19 @@ func wholeMillis(d time.Duration) string {
 }
 
 // WithNoRetry makes a server interceptor send, with each call it sheds
-// (see [WithPushback]), a pushback of -1, which asks a client not to retry:
-// for a server whose clients should go elsewhere or give up, such as one
-// behind a layer that retries itself, where retries at every layer would
-// multiply the load being shed.
+// (see [WithPushback]), a pushback of -1, which asks a client not to
+// retry: for a server behind a layer that retries itself, where retries at
+// every layer would multiply the load being shed.
 func WithNoRetry() ServerOption {
 	md := pushbackTrailer("-1")
 	return func(c *config) { c.pushback = md }
 }
 
-// shed reports whether err says the stack refused the call, so that a
-// pushback is sent.
-func shed(err error) bool {
-	return refused(err) && !panicked(err)
-}
-
-// setPushback sets the pushback md, or the one err says, on st, if there
-// is one: an interceptor called outside a grpc server has none.
-func setPushback(st grpc.ServerTransportStream, md metadata.MD, err error) {
+// setPushback sends the pushback md, or the one err says, with the RPC of
+// ctx, if it has a stream: an interceptor called outside a grpc server has
+// none.
+func setPushback(ctx context.Context, md metadata.MD, err error) {
+	st := grpc.ServerTransportStreamFromContext(ctx)
 	if st == nil {
 		return
 	}

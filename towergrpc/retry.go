@@ -24,9 +24,8 @@ import (
 const PushbackKey = "grpc-retry-pushback-ms"
 
 // DefaultMaxPushback is the longest pushback a [RetryPolicy] waits for
-// unless [WithMaxPushback] says otherwise: room for a server that asks for
-// a few seconds while a burst passes, short enough that a caller is not
-// kept waiting on one that asks for minutes; that caller gets the status.
+// unless [WithMaxPushback] says otherwise: room for a burst to pass, short
+// enough that a caller is not kept waiting for minutes.
 const DefaultMaxPushback = 10 * time.Second
 
 // A RetryPolicy is a ready-made retry.Policy for a unary client stack:
@@ -39,26 +38,21 @@ const DefaultMaxPushback = 10 * time.Second
 // It builds on retry.StandardPolicy (attempts, backoff, budget, deadline)
 // and retries:
 //
-//   - a call the stack below the Retry refused, with an error that answers
-//     tower.IsOverloaded, tower.IsUnavailable or tower.IsThrottled: it
-//     never left;
-//   - codes.ResourceExhausted only with a pushback ([PushbackKey]), as A6
-//     does: without one it is a quota, or a message too large;
-//   - codes.Unavailable when grpc opened no stream for the call (no
-//     connection could be made or picked, so nothing was sent), when the
-//     server sent a pushback, or when the method is idempotent
-//     ([RetryPolicy.WithIdempotent]). Other UNAVAILABLEs may come from a
-//     server that took the call, and gRPC has no notion of an idempotent
-//     method, so by default no method is.
+//   - a call the stack below the Retry refused (tower.IsOverloaded,
+//     tower.IsUnavailable or tower.IsThrottled): it never left;
+//   - codes.ResourceExhausted only with a pushback ([PushbackKey]): without
+//     one it is a quota, or a message too large;
+//   - codes.Unavailable when grpc opened no stream for the call (nothing
+//     was sent), when the server sent a pushback, or when the method is
+//     idempotent ([RetryPolicy.WithIdempotent]; by default none is, as an
+//     UNAVAILABLE may come from a server that took the call).
 //
 // The retry waits the longer of the pushback and the backoff. A pushback
 // that asks for no retry, or is longer than [WithMaxPushback] allows, is
-// obeyed: the caller gets the status.
-//
-// It reads an attempt's trailer through [UnaryClientInterceptor]'s
-// innermost step: only a call through that interceptor has its pushback
-// read, or is known unsent. A RetryPolicy is safe for concurrent use. The
-// zero RetryPolicy is not usable: build one with [NewRetryPolicy].
+// obeyed: the caller gets the status. Only a call through
+// [UnaryClientInterceptor] has its trailer read. A RetryPolicy is safe for
+// concurrent use. The zero RetryPolicy is not usable: build one with
+// [NewRetryPolicy].
 type RetryPolicy struct {
 	std        *retry.StandardPolicy[UnaryClientCall, struct{}]
 	idempotent func(fullMethod string) bool // nil: no method is
@@ -88,11 +82,10 @@ func WithMaxPushback(max time.Duration) retry.PolicyOption {
 	return retry.WithPushback(pushbackOf, max)
 }
 
-// WithIdempotent returns a copy of p that retries UNAVAILABLE, sent or
-// not, for the methods idempotent reports true for, given their full name;
-// the copy shares p's attempts, backoff and budget. A method is idempotent
-// if calling it twice has the effect of calling it once: a read, or a
-// write keyed by the client. It panics if idempotent is nil.
+// WithIdempotent returns a copy of p, sharing its attempts, backoff and
+// budget, that retries UNAVAILABLE, sent or not, for the methods
+// idempotent reports true for, given their full name: those that, called
+// twice, have the effect of one call. It panics if idempotent is nil.
 func (p *RetryPolicy) WithIdempotent(idempotent func(fullMethod string) bool) *RetryPolicy {
 	if idempotent == nil {
 		panic("towergrpc.RetryPolicy.WithIdempotent: nil function")
@@ -117,28 +110,30 @@ func (p *RetryPolicy) Clone(c UnaryClientCall) (UnaryClientCall, bool) {
 // Retry decides on a's result as [RetryPolicy] says.
 func (p *RetryPolicy) Retry(ctx context.Context, a *retry.Attempt[UnaryClientCall, struct{}]) (time.Duration, bool) {
 	err := a.Err
-	if err == nil {
-		return p.std.Retry(ctx, a)
+	if j := p.judge(a.Req, err); j != nil {
+		a.Err = j
+		wait, again := p.std.Retry(ctx, a)
+		a.Err = err
+		return wait, again
 	}
-	j := p.judge(a.Req, err)
-	if j == nil {
-		return p.std.Retry(ctx, a) // not retryable: the policy learns the latency
-	}
-	a.Err = j
-	wait, again := p.std.Retry(ctx, a)
-	a.Err = err
-	return wait, again
+	return p.std.Retry(ctx, a) // a success, or not retryable: the policy learns the latency
 }
 
 // judge returns err judged worth a retry, with its pushback, or nil.
 func (p *RetryPolicy) judge(c UnaryClientCall, err error) *judged {
+	if err == nil {
+		return nil
+	}
 	if !isStatus(err) { // an error of the stack below the Retry
 		if refused(err) {
 			return &judged{error: err}
 		}
 		return nil
 	}
-	rec := c.trailers.record()
+	var rec *trailerRecord
+	if c.trailers != nil {
+		rec = c.trailers.last.Load()
+	}
 	wait, pushed := rec.pushback()
 	code := status.Code(err)
 	if code == codes.ResourceExhausted && pushed {
@@ -157,7 +152,7 @@ func refused(err error) bool {
 }
 
 // A judged error is an attempt's error that a RetryPolicy found worth a
-// retry, with its pushback, as shown to the StandardPolicy during Retry.
+// retry, with its pushback, as the StandardPolicy is shown it.
 type judged struct {
 	error
 	wait   time.Duration
@@ -198,9 +193,8 @@ type trailerRecord struct {
 	md metadata.MD
 }
 
-// unsentKey is a key no trailer has (grpc gives keys in lower case). A
-// record that still holds it after its attempt got no trailer: grpc opened
-// no stream.
+// unsentKey is a key no trailer has (grpc's keys are lower case): a record
+// that still holds it after its attempt got no trailer, so no stream.
 const unsentKey = "Towergrpc-Unsent"
 
 var unsent = metadata.MD{unsentKey: nil}
@@ -212,15 +206,6 @@ func (s *trailerSlot) invoke(ctx context.Context, c UnaryClientCall) error {
 	err := c.invoker(ctx, c.Method, c.Req, c.Reply, c.Conn, opts...)
 	s.last.Store(rec)
 	return err
-}
-
-// record returns the trailer of the last attempt, or nil if there is no
-// slot, or the attempt did not reach the innermost step.
-func (s *trailerSlot) record() *trailerRecord {
-	if s == nil {
-		return nil
-	}
-	return s.last.Load()
 }
 
 // sent reports whether the attempt may have been sent: all but one for
@@ -259,12 +244,10 @@ func (r *trailerRecord) pushback() (time.Duration, bool) {
 
 // Failure is a classifier of unary client results, for a circuit breaker
 // or an outlier detector on a [UnaryClientStack]: it reports whether err,
-// mapped as the interceptor maps it, says the backend failed. The codes
-// that do are Unavailable, DeadlineExceeded (a slow backend is a failing
-// one), Internal, Unknown (an error with no status) and DataLoss; not
-// Canceled, the caller's, nor ResourceExhausted, a refusal for overload
-// (see [Accepted]), nor any code about the request (InvalidArgument,
-// NotFound...).
+// mapped as the interceptor maps it, has a code that says the backend
+// failed: Unavailable, DeadlineExceeded (a slow backend is a failing one),
+// Internal, Unknown (an error with no status) or DataLoss; not Canceled,
+// ResourceExhausted (see [Accepted]), nor a code about the request.
 func Failure(_ struct{}, err error) bool {
 	if err == nil {
 		return false
@@ -277,9 +260,9 @@ func Failure(_ struct{}, err error) bool {
 // Accepted is a classifier of unary client results, for a client-side
 // throttle (package throttle) on a [UnaryClientStack]: it reports whether
 // the backend accepted the call, that is, err mapped as the interceptor
-// maps it is not codes.ResourceExhausted (a call shed) nor
-// codes.Unavailable (a server that takes nothing, no endpoints, or a
-// failed connection, which gRPC does not tell apart).
+// maps it is not codes.ResourceExhausted (shed) nor codes.Unavailable
+// (refused, no endpoints, or a failed connection, which gRPC does not
+// tell apart).
 func Accepted(_ struct{}, err error) bool {
 	if err == nil {
 		return true

@@ -4,17 +4,13 @@ import "github.com/towergo/tower/stack"
 
 // UnaryServerStack returns an empty stack.Builder typed for
 // [UnaryServerInterceptor], so that a server's stack needs no type
-// argument (see the package example). A stack with a Buffer is closed by
-// the Builder's Close (see package stack).
+// argument. A stack with a Buffer is closed by the Builder's Close.
 func UnaryServerStack() stack.Builder[UnaryServerCall, any] {
 	return stack.New[UnaryServerCall, any]()
 }
 
 // StreamServerStack returns an empty stack.Builder typed for
-// [StreamServerInterceptor]. What its layers reserve is held for the
-// stream's life, so a ConcurrencyLimit limits open streams; give it and a
-// unary stack one limit.Semaphore, with SharedConcurrencyLimit, to put
-// calls and streams under one limit.
+// [StreamServerInterceptor].
 func StreamServerStack() stack.Builder[StreamServerCall, struct{}] {
 	return stack.New[StreamServerCall, struct{}]()
 }

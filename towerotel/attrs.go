@@ -28,8 +28,7 @@ const other = "_OTHER"
 // overflow series anyway.
 const maxSets = 2000
 
-// A setKey is what the attribute set of a request depends on, once the
-// values a client chooses are bounded.
+// A setKey is what the attribute set of a request depends on.
 type setKey struct {
 	method, route, scheme string
 	status                int
@@ -43,14 +42,20 @@ type setCache struct {
 	n atomic.Int64
 }
 
-// attributes returns the options that record r with its attributes: a
-// kept set, or one made now and kept if there is room.
+// attributes returns the options that record r with its attributes,
+// kept for the next request of the set if there is room.
 func (s *RequestSink) attributes(r *metrics.Request) []metric.RecordOption {
 	k := setKey{status: r.Status, outcome: r.Outcome}
 	if r.Protocol == metrics.HTTPServer {
-		k.method, k.route, k.scheme = s.method(r.Method), r.Route, r.Scheme
+		k.method, k.route, k.scheme = other, r.Route, r.Scheme
+		if m, ok := s.known[r.Method]; ok {
+			k.method = m // not r.Method: a set kept does not keep the request's string
+		}
 	} else {
-		k.method = rpcMethod(r.Method)
+		k.method = strings.TrimPrefix(r.Method, "/") // rpc.method: "pkg.Svc/M" for "/pkg.Svc/M"
+		if k.method == "" {
+			k.method = other
+		}
 	}
 	c := &s.sets[r.Protocol]
 	if opts, ok := c.m.Load(k); ok {
@@ -66,25 +71,7 @@ func (s *RequestSink) attributes(r *metrics.Request) []metric.RecordOption {
 	return opts
 }
 
-// method returns m if the RequestSink knows it, or "_OTHER".
-func (s *RequestSink) method(m string) string {
-	if known, ok := s.known[m]; ok {
-		return known // not m: a set kept does not keep the request's string
-	}
-	return other
-}
-
-// rpcMethod returns the rpc.method of a gRPC full method: "pkg.Svc/M" for
-// "/pkg.Svc/M", or "_OTHER" for none.
-func rpcMethod(full string) string {
-	if m := strings.TrimPrefix(full, "/"); m != "" {
-		return m
-	}
-	return other
-}
-
-// newSet returns the attribute set of protocol p's requests with k's
-// values.
+// newSet returns the attribute set of p's requests with k's values.
 func (s *RequestSink) newSet(p metrics.Protocol, k *setKey) attribute.Set {
 	kv := append(make([]attribute.KeyValue, 0, len(s.base)+7), s.base...)
 	var errType string
@@ -99,7 +86,11 @@ func (s *RequestSink) newSet(p metrics.Protocol, k *setKey) attribute.Set {
 		if k.scheme != "" {
 			kv = append(kv, semconv.URLSchemeKey.String(k.scheme))
 		}
-		errType = httpErrorType(k.status, k.outcome)
+		if k.outcome != metrics.OutcomeServed {
+			errType = k.outcome.String()
+		} else if k.status >= 500 {
+			errType = strconv.Itoa(k.status)
+		}
 	} else {
 		kv = append(kv, semconv.RPCSystemNameGRPC,
 			semconv.RPCMethodKey.String(k.method),
@@ -113,22 +104,15 @@ func (s *RequestSink) newSet(p metrics.Protocol, k *setKey) attribute.Set {
 	return attribute.NewSet(kv...)
 }
 
-// httpErrorType returns the error.type of an HTTP request (see
-// RequestSink), or "" for none.
-func httpErrorType(status int, out metrics.Outcome) string {
-	if out != metrics.OutcomeServed {
-		return out.String()
-	}
-	if status >= 500 {
-		return strconv.Itoa(status)
-	}
-	return ""
-}
-
-// grpcErrorType returns the error.type of an RPC of protocol p (see
-// RequestSink), or "" for none.
+// grpcErrorType returns the error.type of an RPC of protocol p (see the
+// package doc), or "" for none.
 func grpcErrorType(p metrics.Protocol, code int, out metrics.Outcome) string {
-	if grpcFailed(p, code) {
+	failed := code != 0 && (p == metrics.GRPCClient || code < 0 || code >= len(grpcCodes))
+	switch code {
+	case 2, 4, 12, 13, 14, 15: // UNKNOWN, DEADLINE_EXCEEDED, UNIMPLEMENTED, INTERNAL, UNAVAILABLE, DATA_LOSS
+		failed = true
+	}
+	if failed {
 		return grpcCodeName(code)
 	}
 	switch out {
@@ -136,23 +120,6 @@ func grpcErrorType(p metrics.Protocol, code int, out metrics.Outcome) string {
 		return out.String()
 	}
 	return ""
-}
-
-// grpcFailed reports whether the convention counts status code as an
-// error on p's side: on a client any but OK, on a server the six below,
-// and on both a code gRPC does not define.
-func grpcFailed(p metrics.Protocol, code int) bool {
-	if code == 0 {
-		return false
-	}
-	if p == metrics.GRPCClient || code < 0 || code >= len(grpcCodes) {
-		return true
-	}
-	switch code {
-	case 2, 4, 12, 13, 14, 15: // UNKNOWN, DEADLINE_EXCEEDED, UNIMPLEMENTED, INTERNAL, UNAVAILABLE, DATA_LOSS
-		return true
-	}
-	return false
 }
 
 // grpcCodes are the names of gRPC's status codes, by value, as

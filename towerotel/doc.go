@@ -13,30 +13,20 @@
 //	}
 //	svc := limit.NewConcurrency(handler, 100, limit.WithMetrics(limited))
 //
-//	requests, err := towerotel.NewRequestSink(meter)
-//	if err != nil {
-//		return err
-//	}
-//	srv := &http.Server{Handler: towerhttp.NewHandler(mux, protect, towerhttp.WithRequestMetrics(requests))}
-//
 // A [Sink] records to the instruments named by the constants [InFlightName]
-// to [LatencyName] (package metrics says what each counts and which
-// middleware reports it); a [RequestSink] to the duration histograms of
-// OpenTelemetry's semantic conventions, version 1.43.0, and to
-// [RequestsName]; calls, latencies, durations and requests carry
-// [OutcomeKey]. The counters are there, at zero, from the first
-// collection, so that rate() alerts have a series before the first request
-// is shed; a histogram has a series only once it records one of its
-// attribute sets.
+// to [LatencyName] (package metrics says what each counts); a
+// [RequestSink] to the duration histograms of OpenTelemetry's semantic
+// conventions, version 1.43.0, and to [RequestsName]. The counters are
+// there, at zero, from the first collection, so that rate() alerts have a
+// series before the first request is shed; a histogram has a series only
+// once it records one of its attribute sets.
 //
 // Sinks made from one meter share its instruments: give each layer of a
 // stack a Sink of its own with a "layer" attribute, and one dashboard shows
-// where requests wait, queue and are turned away. The program chooses where
-// the numbers go by configuring the MeterProvider: OTLP to a collector, or
-// Prometheus through go.opentelemetry.io/otel/exporters/prometheus, as the
-// Example does. That exporter turns dots into underscores and adds _total
-// to counters and _seconds to histograms in seconds: tower.calls is
-// tower_calls_total, tower.latency is tower_latency_seconds.
+// where requests wait, queue and are turned away. The MeterProvider says
+// where the numbers go. The Prometheus exporter turns dots into
+// underscores and adds _total to counters and _seconds to histograms in
+// seconds: tower.calls is tower_calls_total.
 //
 // A RequestSink's durations have these attributes, and [OutcomeKey]:
 //
@@ -51,10 +41,8 @@
 // convention counts it as an error (on a server UNKNOWN,
 // DEADLINE_EXCEEDED, UNIMPLEMENTED, INTERNAL, UNAVAILABLE, DATA_LOSS; on a
 // client any but OK; on both a code gRPC does not define), else the
-// outcome of an RPC shed, throttled or timed out (a server's
-// RESOURCE_EXHAUSTED is no error of the convention's, nor a success).
+// outcome of an RPC shed, throttled or timed out.
 //
 // The package is a module of its own so that the core module keeps no
-// dependencies; a program that imports it builds only the OpenTelemetry
-// API and the semantic conventions' attribute keys.
+// dependencies.
 package towerotel

@@ -2,7 +2,6 @@ package towerotel
 
 import (
 	"fmt"
-	"slices"
 
 	"go.opentelemetry.io/otel/attribute"
 
@@ -17,16 +16,15 @@ type Option func(*options)
 type options struct {
 	attrs     []attribute.KeyValue
 	buckets   []float64
-	methods   []string           // the HTTP methods a RequestSink knows; nil: the default ones
-	protocols []metrics.Protocol // whose request counts are present at zero; nil: all
+	methods   []string           // nil: the default ones
+	protocols []metrics.Protocol // nil: all
 	only      string             // the last request-only option given, for NewSink's error
 }
 
-// WithAttributes puts attrs on every measurement of the Sink, typically
-// the layer it is given to (attribute.String("layer", "limit")), or of the
-// RequestSink, such as the server's name. By default there are none. An
-// attribute with a key the sink sets itself ([OutcomeKey], the semantic
-// conventions' keys) is overridden.
+// WithAttributes puts attrs on every measurement of the sink, such as the
+// layer it is given to (attribute.String("layer", "limit")). By default
+// there are none. An attribute with a key the sink sets itself is
+// overridden.
 func WithAttributes(attrs ...attribute.KeyValue) Option {
 	return func(o *options) { o.attrs = append(o.attrs, attrs...) }
 }
@@ -39,16 +37,12 @@ func WithLatencyBuckets(bounds ...float64) Option {
 	return func(o *options) { o.buckets = append([]float64(nil), bounds...) }
 }
 
-// WithKnownMethods sets the HTTP methods a RequestSink records as they
-// are; any other is recorded as "_OTHER", so that made-up methods cannot
-// make series without end. The list replaces [DefaultKnownMethods], as the
-// semantic conventions require; an empty list records every method as
-// "_OTHER". Methods are case-sensitive. It applies to a RequestSink only.
+// WithKnownMethods sets the HTTP methods, case-sensitive, a RequestSink
+// records as they are; any other is recorded as "_OTHER", so that made-up
+// methods cannot make series without end. The list replaces
+// [DefaultKnownMethods]. It applies to a RequestSink only.
 func WithKnownMethods(methods ...string) Option {
-	methods = slices.Clone(methods)
-	if methods == nil {
-		methods = []string{}
-	}
+	methods = append([]string{}, methods...) // not nil: an empty list is no method
 	return func(o *options) {
 		o.methods = methods
 		o.only = "WithKnownMethods"
@@ -57,8 +51,7 @@ func WithKnownMethods(methods ...string) Option {
 
 // WithProtocols sets the protocols whose request counts ([RequestsName])
 // a RequestSink reports from its construction, at zero; the others' appear
-// with their first request. The default is every protocol; a program that
-// serves HTTP only says WithProtocols(metrics.HTTPServer). It applies to a
+// with their first request. The default is every protocol. It applies to a
 // RequestSink only, and panics if a protocol is not one of package
 // metrics' constants.
 func WithProtocols(protocols ...metrics.Protocol) Option {
@@ -67,10 +60,7 @@ func WithProtocols(protocols ...metrics.Protocol) Option {
 			panic(fmt.Sprintf("towerotel.WithProtocols: unknown protocol %v", p))
 		}
 	}
-	protocols = slices.Clone(protocols)
-	if protocols == nil {
-		protocols = []metrics.Protocol{}
-	}
+	protocols = append([]metrics.Protocol{}, protocols...)
 	return func(o *options) {
 		o.protocols = protocols
 		o.only = "WithProtocols"

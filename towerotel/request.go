@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -13,21 +14,19 @@ import (
 	"github.com/towergo/tower/metrics"
 )
 
-// The instruments a [RequestSink] records to: a duration histogram per
-// protocol, and a counter of requests.
+// The instruments a [RequestSink] records to: a duration histogram, in
+// seconds, per protocol, and a counter of requests.
 const (
 	// HTTPServerDurationName is the duration of the requests a
-	// towerhttp.Handler served or refused, in seconds.
+	// towerhttp.Handler served or refused.
 	HTTPServerDurationName = "http.server.request.duration"
 	// RPCServerDurationName is the duration of the RPCs a towergrpc
-	// server interceptor served or refused, in seconds (a stream's whole
-	// life).
+	// server interceptor served or refused (a stream's whole life).
 	RPCServerDurationName = "rpc.server.call.duration"
 	// RPCClientDurationName is the duration of the RPCs made through a
-	// towergrpc client interceptor, in seconds.
+	// towergrpc client interceptor.
 	RPCClientDurationName = "rpc.client.call.duration"
-	// RequestsName counts requests by [ProtocolKey] and [OutcomeKey],
-	// from construction: see [RequestSink].
+	// RequestsName counts requests by [ProtocolKey] and [OutcomeKey].
 	RequestsName = "tower.requests"
 )
 
@@ -36,8 +35,7 @@ const (
 // "http-server", "grpc-server" or "grpc-client".
 const ProtocolKey = attribute.Key("tower.protocol")
 
-// durations describes the duration histogram of each protocol, as the
-// semantic conventions have it.
+// durations describes each protocol's duration histogram.
 var durations = [metrics.NumProtocols]instrument{
 	metrics.HTTPServer: {HTTPServerDurationName, "s", "Duration of HTTP server requests."},
 	metrics.GRPCServer: {RPCServerDurationName, "s", "Measures the duration of an incoming Remote Procedure Call (RPC)."},
@@ -54,12 +52,10 @@ var durations = [metrics.NumProtocols]instrument{
 // routes are not known in advance, so requests are also counted by
 // protocol and outcome in [RequestsName], at zero from the first
 // collection for the protocols of [WithProtocols]: use it for rate()
-// alerts. Attribute sets are kept, so a request of a set seen before
-// allocates nothing, up to 2000 per protocol (the SDK's default
-// cardinality limit; beyond, each request of a new set makes its own).
-// Make the meter with
-// metric.WithSchemaURL("https://opentelemetry.io/schemas/1.43.0") to say
-// which version of the conventions its instruments follow.
+// alerts. A request of an attribute set seen before allocates nothing, up
+// to 2000 sets per protocol (the SDK's default cardinality limit). Make
+// the meter with metric.WithSchemaURL("https://opentelemetry.io/schemas/1.43.0")
+// to say which version of the conventions its instruments follow.
 //
 // A RequestSink is safe for concurrent use. Close it when it is no longer
 // used, so that its callback stops reporting. Its zero value is not
@@ -78,11 +74,11 @@ type RequestSink struct {
 
 var _ metrics.RequestSink = (*RequestSink)(nil)
 
-// NewRequestSink makes the RequestSink's instruments with meter (sharing
-// those already made, as NewSink does), registers the callback that
-// reports its counts, and returns it. It returns an error if meter fails
-// to make an instrument or register the callback, or if an option is nil.
-// It panics if meter is nil, or holds a nil pointer.
+// NewRequestSink makes the RequestSink's instruments with meter, as
+// NewSink does, registers the callback that reports its counts, and
+// returns it. It returns an error if meter fails to make an instrument or
+// register the callback, or if an option is nil. It panics if meter is
+// nil, or holds a nil pointer.
 func NewRequestSink(meter metric.Meter, opts ...Option) (*RequestSink, error) {
 	if guard.IsNil(meter) {
 		panic("towerotel.NewRequestSink: nil meter")
@@ -114,39 +110,24 @@ func NewRequestSink(meter metric.Meter, opts ...Option) (*RequestSink, error) {
 	requests, err := meter.Int64ObservableCounter(RequestsName,
 		metric.WithDescription("Requests the HTTP and gRPC adapters observed, by protocol and outcome."),
 		metric.WithUnit("{request}"))
-	errs = append(errs, err)
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("towerotel.NewRequestSink: %w", err)
-	}
-	s.prepare(o)
-	s.reg.r, err = meter.RegisterCallback(func(_ context.Context, ob metric.Observer) error {
-		s.report(ob, requests)
-		return nil
-	}, requests)
-	if err != nil {
-		return nil, fmt.Errorf("towerotel.NewRequestSink: %w", err)
-	}
-	return s, nil
-}
-
-// prepare makes the request counts' attribute sets, and marks the
-// protocols reported from the start.
-func (s *RequestSink) prepare(o options) {
 	for p := metrics.Protocol(1); int(p) < metrics.NumProtocols; p++ {
 		for out := metrics.Outcome(1); int(out) < metrics.NumOutcomes; out++ {
 			set := attribute.NewSet(append(o.attrs[:len(o.attrs):len(o.attrs)],
 				ProtocolKey.String(p.String()), OutcomeKey.String(out.String()))...)
 			s.observe[p][out] = []metric.ObserveOption{metric.WithAttributeSet(set)}
 		}
+		s.seen[p].Store(o.protocols == nil || slices.Contains(o.protocols, p))
 	}
-	if o.protocols == nil {
-		for p := 1; p < metrics.NumProtocols; p++ {
-			s.seen[p].Store(true)
-		}
+	if err = errors.Join(append(errs, err)...); err == nil {
+		s.reg.r, err = meter.RegisterCallback(func(_ context.Context, ob metric.Observer) error {
+			s.report(ob, requests)
+			return nil
+		}, requests)
 	}
-	for _, p := range o.protocols {
-		s.seen[p].Store(true)
+	if err != nil {
+		return nil, fmt.Errorf("towerotel.NewRequestSink: %w", err)
 	}
+	return s, nil
 }
 
 // report observes the request counts of each protocol reported.
@@ -162,8 +143,8 @@ func (s *RequestSink) report(ob metric.Observer, requests metric.Int64Observable
 }
 
 // ObserveRequest counts r by its protocol and outcome, and records its
-// latency, in seconds, in the duration histogram of its protocol, with
-// its attributes. It ignores a Protocol or an Outcome it does not know.
+// latency, in seconds, in its protocol's duration histogram. It ignores a
+// Protocol or an Outcome it does not know.
 func (s *RequestSink) ObserveRequest(r metrics.Request) {
 	p, out := r.Protocol, r.Outcome
 	if p == 0 || int(p) >= metrics.NumProtocols || out == 0 || int(out) >= metrics.NumOutcomes {
@@ -176,9 +157,8 @@ func (s *RequestSink) ObserveRequest(r metrics.Request) {
 	s.durations[p].Record(context.Background(), r.Latency.Seconds(), s.attributes(&r)...)
 }
 
-// Close unregisters the callback that reports the RequestSink's counts;
-// its durations are still recorded if it goes on being used. Close is
-// idempotent, and safe to call concurrently with any other method.
+// Close unregisters the callback that reports the RequestSink's counts,
+// as [Sink.Close] does.
 func (s *RequestSink) Close() error {
 	return s.reg.close()
 }

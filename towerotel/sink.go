@@ -35,17 +35,14 @@ const (
 )
 
 // OutcomeKey is the attribute that says how a call or a request ended, as
-// [metrics.Outcome.String] names it: "served", "error", "shed",
-// "throttled", "timed_out" or "canceled". A Sink puts it on latencies and
-// call counts, a RequestSink on durations and request counts. A latency
-// panel filters tower_outcome="served", so that calls shed in microseconds
-// do not pull its percentiles down.
+// [metrics.Outcome.String] names it: "served", "error", "shed" and so on.
+// A latency panel filters tower_outcome="served", so that calls shed in
+// microseconds do not pull its percentiles down.
 const OutcomeKey = attribute.Key("tower.outcome")
 
 // DefaultLatencyBuckets returns the latency histograms' bucket boundaries,
 // in seconds, unless [WithLatencyBuckets] says otherwise: OpenTelemetry's
-// advice for HTTP and RPC durations. (The SDK's own default is meant for
-// milliseconds.) Each call returns a new slice.
+// advice for HTTP and RPC durations. Each call returns a new slice.
 func DefaultLatencyBuckets() []float64 {
 	return []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10}
 }
@@ -72,26 +69,22 @@ var instruments = [metrics.NumKinds]instrument{
 }
 
 // Sink is a [metrics.Sink] that reports to OpenTelemetry instruments: an
-// Int64ObservableUpDownCounter for each Kind that goes up and down
-// (InFlight, Waiting, Queued, Excluded, Limit, Open, Ejected), an
+// Int64ObservableUpDownCounter for each Kind that goes up and down, an
 // Int64ObservableCounter for each other Kind and one of calls by outcome
 // ([CallsName]), and a Float64Histogram of latencies in seconds
 // ([LatencyName]). Every measurement carries the attributes of
 // [WithAttributes]; calls and latencies also carry [OutcomeKey]. Two Sinks
 // of one meter need different attributes, or they report the same series.
 //
-// Every counter, each Kind's and the calls' for each outcome, is reported
-// at zero from the first collection after NewSink, also for kinds its
-// middleware never reports. The latency histogram's series of an outcome
-// appears only with the first call of that outcome (the SDK cannot make a
-// histogram series at zero): alert on [CallsName].
+// Every counter is reported at zero from the first collection after
+// NewSink, also for kinds its middleware never reports. The latency
+// histogram's series of an outcome appears only with the first call of
+// that outcome: alert on [CallsName].
 //
-// Counts are kept in the Sink (the kinds' striped over cache lines, as a
-// metrics.Counts keeps them) and reported by a callback when the reader
+// Counts are kept in the Sink and reported by a callback when the reader
 // collects: Add is one atomic addition, and a report taken while requests
-// come and go may be off by those in flight.
-// Latencies are recorded at once, with attribute sets made by NewSink.
-// Measurements carry no request context, so no exemplars.
+// come and go may be off by those in flight. Latencies are recorded at
+// once, without the request's context, so without exemplars.
 //
 // A Sink is safe for concurrent use. Close it when it is no longer used,
 // so that its callback stops reporting. Its zero value is not usable; call
@@ -109,9 +102,8 @@ type Sink struct {
 
 var _ metrics.Sink = (*Sink)(nil)
 
-// NewSink makes the Sink's instruments with meter (the Sinks of other
-// layers share them, as the SDK returns the instrument already made for a
-// name, kind and unit), registers the callback that reports its counts,
+// NewSink makes the Sink's instruments with meter, sharing them with the
+// Sinks of other layers, registers the callback that reports its counts,
 // and returns it. It returns an error if meter fails to make an instrument
 // or register the callback, if an option is nil, or if an option applies
 // to a RequestSink only. It panics if meter is nil, or holds a nil pointer.
@@ -127,62 +119,43 @@ func NewSink(meter metric.Meter, opts ...Option) (*Sink, error) {
 		return nil, fmt.Errorf("towerotel.NewSink: %s applies to a RequestSink only", o.only)
 	}
 	s := &Sink{}
-	observable, errs := kindInstruments(meter)
 	calls, err := meter.Int64ObservableCounter(CallsName,
 		metric.WithDescription("Calls the metrics layer observed, by outcome."),
 		metric.WithUnit("{call}"))
-	errs = append(errs, err)
+	errs, all := []error{err}, []metric.Observable{calls}
+	var observable [metrics.NumKinds]metric.Int64Observable
+	for k, in := range instruments {
+		if in.name == "" {
+			continue
+		}
+		desc, unit := metric.WithDescription(in.description), metric.WithUnit(in.unit)
+		if metrics.Kind(k).UpDown() {
+			observable[k], err = meter.Int64ObservableUpDownCounter(in.name, desc, unit)
+		} else {
+			observable[k], err = meter.Int64ObservableCounter(in.name, desc, unit)
+		}
+		errs, all = append(errs, err), append(all, observable[k])
+	}
 	s.latency, err = meter.Float64Histogram(LatencyName,
 		metric.WithDescription("The latency of calls, from Call to its return, as the metrics layer measures it."),
 		metric.WithUnit("s"),
 		metric.WithExplicitBucketBoundaries(o.buckets...))
-	errs = append(errs, err)
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("towerotel.NewSink: %w", err)
-	}
 	s.observe = []metric.ObserveOption{metric.WithAttributeSet(attribute.NewSet(o.attrs...))}
 	for out := metrics.Outcome(1); int(out) < metrics.NumOutcomes; out++ {
 		set := attribute.NewSet(append(o.attrs[:len(o.attrs):len(o.attrs)], OutcomeKey.String(out.String()))...)
 		s.record[out] = []metric.RecordOption{metric.WithAttributeSet(set)}
 		s.byCall[out] = []metric.ObserveOption{metric.WithAttributeSet(set)}
 	}
-	all := []metric.Observable{calls}
-	for _, obs := range observable {
-		if obs != nil {
-			all = append(all, obs)
-		}
+	if err = errors.Join(append(errs, err)...); err == nil {
+		s.reg.r, err = meter.RegisterCallback(func(_ context.Context, ob metric.Observer) error {
+			s.report(ob, &observable, calls)
+			return nil
+		}, all...)
 	}
-	s.reg.r, err = meter.RegisterCallback(func(_ context.Context, ob metric.Observer) error {
-		s.report(ob, &observable, calls)
-		return nil
-	}, all...)
 	if err != nil {
 		return nil, fmt.Errorf("towerotel.NewSink: %w", err)
 	}
 	return s, nil
-}
-
-// kindInstruments makes the instrument of each Kind, and returns them with
-// the errors of those meter failed to make.
-func kindInstruments(meter metric.Meter) (observable [metrics.NumKinds]metric.Int64Observable, errs []error) {
-	for k, in := range instruments {
-		if in.name == "" {
-			continue
-		}
-		var (
-			obs metric.Int64Observable
-			err error
-		)
-		desc, unit := metric.WithDescription(in.description), metric.WithUnit(in.unit)
-		if metrics.Kind(k).UpDown() {
-			obs, err = meter.Int64ObservableUpDownCounter(in.name, desc, unit)
-		} else {
-			obs, err = meter.Int64ObservableCounter(in.name, desc, unit)
-		}
-		errs = append(errs, err)
-		observable[k] = obs
-	}
-	return observable, errs
 }
 
 // report observes every count of the Sink, those at zero included.
@@ -193,9 +166,7 @@ func (s *Sink) report(ob metric.Observer, observable *[metrics.NumKinds]metric.I
 		}
 		n := s.kinds.Get(metrics.Kind(k))
 		if n < 0 && metrics.Kind(k).UpDown() {
-			// Read while requests came and went: the true count is
-			// never below zero.
-			n = 0
+			n = 0 // read while requests came and went
 		}
 		ob.ObserveInt64(obs, n, s.observe...)
 	}
@@ -204,14 +175,13 @@ func (s *Sink) report(ob metric.Observer, observable *[metrics.NumKinds]metric.I
 	}
 }
 
-// Add adds delta to the count of k. It ignores a Kind it does not know.
+// Add adds delta to the count of k.
 func (s *Sink) Add(k metrics.Kind, delta int64) {
 	s.kinds.Add(k, delta)
 }
 
 // Observe counts a call of the given outcome, and records its latency, in
-// seconds, in the latency histogram, under the attribute [OutcomeKey] of
-// outcome. It ignores an Outcome it does not know.
+// seconds, with [OutcomeKey]. It ignores an Outcome it does not know.
 func (s *Sink) Observe(latency time.Duration, outcome metrics.Outcome) {
 	if outcome == 0 || int(outcome) >= metrics.NumOutcomes {
 		return
@@ -230,18 +200,11 @@ func (s *Sink) Close() error {
 // registration is a callback's registration, unregistered once however
 // often close is called.
 type registration struct {
-	mu sync.Mutex
-	r  metric.Registration // nil once closed
+	once sync.Once
+	r    metric.Registration
 }
 
-// close unregisters the callback the first time, and does nothing after.
-func (g *registration) close() error {
-	g.mu.Lock()
-	r := g.r
-	g.r = nil
-	g.mu.Unlock()
-	if r == nil {
-		return nil
-	}
-	return r.Unregister()
+func (g *registration) close() (err error) {
+	g.once.Do(func() { err = g.r.Unregister() })
+	return err
 }

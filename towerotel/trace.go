@@ -17,32 +17,26 @@ import (
 // The spans a Tracer records, each a child of the span in the context of
 // the request it is about.
 const (
-	// ReadySpanName is a wait in Ready, from the trace layer's call of the
-	// inner service's Ready to its return.
+	// ReadySpanName is a wait in Ready (a [metrics.ReadyWait]).
 	ReadySpanName = "tower.ready"
-	// QueueSpanName is a request's time in a Buffer's queue, from when it
-	// queued to when it got the inner permit, or left without it.
+	// QueueSpanName is a request's time in a Buffer's queue (a
+	// [metrics.QueueWait]).
 	QueueSpanName = "tower.queue"
-	// RetrySpanName is a retry of a Retry, from the policy's decision to
-	// the retry's answer: its backoff, Ready and Call. What the inner
-	// service records for the retry is its child.
+	// RetrySpanName is a retry, from the policy's decision to the retry's
+	// answer: its backoff, Ready and Call, whose spans are its children.
 	RetrySpanName = "tower.retry"
-	// HedgeSpanName is the hedge a Hedge sends, from the end of its delay
-	// to its answer, or its cancellation when the original answers first:
-	// its Ready and Call. What the inner service records for the hedge is
-	// its child.
+	// HedgeSpanName is a hedge, from the end of its delay to its answer or
+	// its cancellation: its Ready and Call, whose spans are its children.
 	HedgeSpanName = "tower.hedge"
 )
 
 // The attributes of the spans of retries and hedges.
 const (
-	// AttemptKey is the attempt's number: 2 for a request's first retry,
-	// 3 for its second, and 2 for a hedge (the original is 1).
+	// AttemptKey is the attempt's number, [metrics.Attempt]'s N.
 	AttemptKey = attribute.Key("tower.attempt")
 	// BackoffKey is a retry's backoff, in seconds.
 	BackoffKey = attribute.Key("tower.retry.backoff")
-	// CauseKey is the error of the attempt before a retry, if it failed
-	// with one: the reason for the retry.
+	// CauseKey is the error of the attempt before a retry, if any.
 	CauseKey = attribute.Key("tower.retry.cause")
 	// DelayKey is how long after the original a hedge was sent, in
 	// seconds.
@@ -52,9 +46,8 @@ const (
 // Tracer is a [metrics.Tracer] that records OpenTelemetry spans: each wait
 // as a span of [ReadySpanName] or [QueueSpanName], with the times the
 // middleware measured, and each attempt as a span of [RetrySpanName] or
-// [HedgeSpanName], under which the attempt runs. Each is a child of the
-// span in the context it is given; one that ended with an error has it
-// recorded, and the status Error.
+// [HedgeSpanName], under which the attempt runs. A span that ended with an
+// error has it recorded, and the status Error.
 //
 // [NewTraceLayer] puts a Tracer in the context of each request it traces;
 // [metrics.WithTracer] puts one in a context by hand. A Tracer is safe for
@@ -118,9 +111,8 @@ func (t *Tracer) Waited(ctx context.Context, w metrics.Wait) {
 
 // StartAttempt starts a span of [RetrySpanName] or [HedgeSpanName] (or
 // "tower.attempt", for a kind it does not know), a child of ctx's span,
-// with [AttemptKey], the delay before the attempt ([BackoffKey] or
-// [DelayKey]), and the cause of a retry ([CauseKey]); and returns ctx with
-// that span in it.
+// with [AttemptKey], [BackoffKey] or [DelayKey], and [CauseKey], and
+// returns ctx with that span in it.
 func (t *Tracer) StartAttempt(ctx context.Context, a metrics.Attempt) context.Context {
 	attrs := append(make([]attribute.KeyValue, 0, len(t.attrs)+3), t.attrs...)
 	attrs = append(attrs, AttemptKey.Int(a.N))
@@ -148,8 +140,7 @@ func (t *Tracer) EndAttempt(ctx context.Context, err error) {
 	span.End()
 }
 
-// failed records err on span, and sets its status to Error, if err is not
-// nil.
+// failed records err, if not nil, on span.
 func failed(span trace.Span, err error) {
 	if err != nil {
 		span.RecordError(err)
@@ -163,10 +154,8 @@ func failed(span trace.Span, err error) {
 // Call, so that the Buffers, Retries and Hedges below record their
 // queueing, retries and hedges. Put it outermost, where the caller's span
 // is, to see the whole wait for capacity. A request without a recording
-// span reads no clock and allocates nothing.
-//
-// NewTraceLayer panics if tracer is nil (or holds a nil pointer), or if an
-// option is nil. Req and Res are the request and response types.
+// span reads no clock and allocates nothing. NewTraceLayer panics if
+// tracer is nil (or holds a nil pointer), or if an option is nil.
 func NewTraceLayer[Req, Res any](tracer trace.Tracer, opts ...TraceOption) tower.Layer[Req, Res] {
 	t := newTracer("towerotel.NewTraceLayer", tracer, opts)
 	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
@@ -196,24 +185,16 @@ func (s *traced[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], e
 	}
 	start := time.Now()
 	p, err := s.inner.Ready(ctx)
-	s.recordReady(ctx, start, p, err)
+	w := metrics.Wait{Kind: metrics.ReadyWait, Start: start, Duration: time.Since(start), Err: err}
+	guard.Undo(func() { s.t.Waited(ctx, w) }, func() {
+		if err == nil {
+			p.Release() // recording panicked: the permit goes back first
+		}
+	})
 	if err != nil {
 		return p, err
 	}
 	return s.wraps.Wrap((*tracedWrapper[Req, Res])(s), p), nil
-}
-
-// recordReady records the wait in Ready that started at start and ended
-// with p or err. If recording panics, p, if granted, is released first.
-func (s *traced[Req, Res]) recordReady(ctx context.Context, start time.Time, p tower.Permit[Req, Res], err error) {
-	recorded := false
-	defer func() {
-		if !recorded && err == nil {
-			p.Release()
-		}
-	}()
-	s.t.Waited(ctx, metrics.Wait{Kind: metrics.ReadyWait, Start: start, Duration: time.Since(start), Err: err})
-	recorded = true
 }
 
 // tracedWrapper is the trace layer's tower.Wrapper, kept off its method

@@ -1,9 +1,6 @@
 // Package option applies the functional options of this module's
-// constructors, all in one way: in order, and with a panic that names the
-// constructor and the position of a nil option.
-//
-// It is a copy of the core module's internal/option: a module imports no
-// other module's internal packages, which may change in any release.
+// constructors. It is a copy of the core module's internal/option, which a
+// module cannot import.
 package option
 
 import "fmt"
