@@ -10,49 +10,36 @@ import (
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/internal/lifetime"
+	"github.com/towergo/tower/internal/logs"
 	"github.com/towergo/tower/internal/sema"
 	"github.com/towergo/tower/metrics"
 )
 
-// Buffer is middleware that queues requests in front of a service, and
-// asks that service for readiness on behalf of one request at a time, in
-// the order they were queued; so a Buffer in front of a shared
-// ConcurrencyLimit takes one place in its line, however many it holds.
+// Buffer is middleware that queues requests in front of a service and asks
+// that service for readiness on behalf of one request at a time, in the
+// order they queued; so a Buffer in front of a shared ConcurrencyLimit
+// takes one place in its line, however many requests it holds.
 //
 // Ready reserves one of bound slots, waiting while all are taken; it does
-// not ask the inner service. Call queues the request and waits for its
-// turn; in its turn it gives its slot back (as tower 0.5 frees a slot when
-// its worker takes the request), waits on the caller's goroutine until
-// the inner service is ready, hands the turn on, and makes the call. Two
+// not ask the inner service. Call queues the request; in its turn the
+// request gives its slot back, waits on the caller's goroutine until the
+// inner service is ready, hands the turn on, and makes the call, so two
 // requests readied at once may reach the inner service in either order.
-// When nobody holds or waits for the turn, a call first asks the inner
-// service with [tower.ReadyNow], whose context carries no values, and
-// queues only if it is not ready.
+// When nobody holds or waits for the turn, Call first asks the inner
+// service with [tower.ReadyNow] (a context with no values), and queues
+// only if it is not ready.
 //
 // The ctx given to Call bounds the whole wait and is the one the inner
-// service's Call gets. The wait in its Ready runs under a context with
-// ctx's values and deadline that also ends on Close. A caller that gives
-// up (ctx ends, or its deadline passes, even at the instant the inner
-// service becomes ready) leaves the queue at once, and its request never
-// reaches the inner service; a permit that service gave it is released.
-//
-// If the inner service's Ready fails or panics, the Buffer fails for good:
-// every request in it, and every later one, gets one shared *ServiceError,
-// wrapping a [*tower.PanicError] for a panic. The panic, or a
-// runtime.Goexit, goes on up to the caller it happened on (whose turn it
-// was, or that skipped the queue) once its slot and turn are given back. A
-// panic in the inner service's Call goes on up to its caller and breaks
-// nothing.
+// Call gets; the inner Ready waits under a context with ctx's values and
+// deadline that also ends on Close. A caller that gives up leaves the
+// queue at once, and its request never reaches the inner service; a
+// permit that service gave it is released.
 //
 // A request that queues is reported to its context's [metrics.Tracer], if
 // any, as a [metrics.QueueWait] from when it queued to when it got the
-// inner permit or left; a panic in the Tracer goes on up, with that permit
-// released. A request that skips the queue does not look for a Tracer. A
-// request allocates nothing but the context it may wait in Ready under: its
-// permit record, also its node in the queue, comes from a pool.
-//
-// A Buffer is safe for concurrent use. Its zero value is not usable; call
-// [New]. Req and Res are the request and response types.
+// inner permit or left. A request allocates nothing but the context its
+// inner Ready may wait under. A Buffer is safe for concurrent use. Its
+// zero value is not usable; call [New].
 type Buffer[Req, Res any] struct {
 	inner tower.Service[Req, Res]
 	slots *sema.Sema   // one unit per queue slot
@@ -78,10 +65,9 @@ type Buffer[Req, Res any] struct {
 	layer *lifetime.Set[Buffer[Req, Res]] // the Layer's, if a Layer made it
 }
 
-// New returns inner behind a Buffer of bound slots, with opts; the queue
-// takes memory only as requests queue, so a large bound costs nothing
-// unused. It panics if inner is nil (a typed nil too), if bound is below 1
-// or above 1<<32-1, or if an option is nil.
+// New returns inner behind a Buffer of bound slots, with opts; a large
+// bound costs nothing unused. It panics if inner is nil (a typed nil too),
+// if bound is below 1 or above 1<<32-1, or if an option is nil.
 func New[Req, Res any](inner tower.Service[Req, Res], bound int, opts ...Option) *Buffer[Req, Res] {
 	if isnil.Is(inner) {
 		panic("buffer.New: nil inner service")
@@ -99,8 +85,6 @@ func New[Req, Res any](inner tower.Service[Req, Res], bound int, opts ...Option)
 	return b
 }
 
-// validateBound panics unless bound is a number of slots the function
-// named fn accepts.
 func validateBound(fn string, bound int) {
 	if bound < 1 || bound > sema.MaxUnits {
 		panic(fmt.Sprintf("%s: bound must be between 1 and %d, got %d", fn, sema.MaxUnits, bound))
@@ -125,18 +109,17 @@ func (b *Buffer[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], e
 // (or the *ServiceError, if the inner service failed first), even on a
 // permit reserved before, and so do queued requests and callers waiting in
 // Ready; a caller that has the inner permit goes on with its call. Close
-// ends the context of the inner Ready the request whose turn it is waits
-// in, and waits until that returns, however long it takes; [Buffer.Shutdown]
-// bounds that wait. Close is idempotent and always returns nil.
+// ends the context of the inner Ready that the request whose turn it is
+// waits in, and waits until that returns. Close is idempotent and always
+// returns nil.
 func (b *Buffer[Req, Res]) Close() error {
 	b.Shutdown(context.Background())
 	return nil
 }
 
-// Shutdown stops the Buffer as Close does, then waits, as net/http's
-// Server.Shutdown does, until no request waits in the inner service's
-// Ready: it returns nil then, or ctx.Err() if ctx ends first. Like Close,
-// it may be called any number of times, from any goroutine.
+// Shutdown is Close whose wait ctx bounds: it returns nil once no request
+// waits in the inner service's Ready, or ctx.Err() if ctx ends first. It
+// may be called any number of times, from any goroutine.
 func (b *Buffer[Req, Res]) Shutdown(ctx context.Context) error {
 	b.shut(ErrClosed)
 	if err := b.waitLeft(ctx); err != nil {
@@ -149,7 +132,7 @@ func (b *Buffer[Req, Res]) Shutdown(ctx context.Context) error {
 }
 
 // waitLeft waits until no request waits in the inner service's Ready, or
-// until ctx ends.
+// until ctx ends; the first if both have happened.
 func (b *Buffer[Req, Res]) waitLeft(ctx context.Context) error {
 	b.mu.Lock()
 	if !b.waiting {
@@ -209,9 +192,7 @@ func (p *permit[Req, Res]) ReleaseReserved(token uint64) {
 }
 
 // shut stops the Buffer with err, unless an earlier error stands, and
-// returns the error that stands. Callers waiting in Ready are woken by
-// closing the slots, and queued callers are handed err; a request waiting
-// in the inner service's Ready has its context ended.
+// returns the error that stands.
 func (b *Buffer[Req, Res]) shut(err error) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -230,14 +211,13 @@ func (b *Buffer[Req, Res]) shut(err error) error {
 }
 
 // fail stops the Buffer with the inner service's failure, unless it stopped
-// before, and returns the error that stands. A failure that stops it is
-// logged after it has stopped, so a panic in the logger leaves nothing
-// held.
+// before, and returns the error that stands. It logs the failure once the
+// Buffer has stopped, so that a panic in the logger leaves nothing held.
 func (b *Buffer[Req, Res]) fail(cause error) error {
 	se := &ServiceError{cause: cause}
 	err := b.shut(se)
 	if err == error(se) {
-		b.logFailed(cause)
+		logs.Failure(b.log, slog.LevelError, "buffer: the inner service failed; the Buffer fails every request from now on", cause)
 	}
 	return err
 }
@@ -251,3 +231,18 @@ func (b *Buffer[Req, Res]) shutErr() error {
 	defer b.mu.Unlock()
 	return b.err
 }
+
+// acquireSlot waits in line for a slot of the queue, counted as Waiting by
+// the Buffer's sink, if it has one, while it waits.
+func (b *Buffer[Req, Res]) acquireSlot(ctx context.Context) error {
+	if b.sink == nil {
+		return b.slots.Acquire(ctx)
+	}
+	return b.slots.AcquireWatched(ctx, (*slotWaiters[Req, Res])(b))
+}
+
+// slotWaiters is the Buffer as the sema.Watcher that tells its sink of the
+// callers waiting for a slot, kept off its method set.
+type slotWaiters[Req, Res any] Buffer[Req, Res]
+
+func (w *slotWaiters[Req, Res]) Waiting(delta int64) { w.sink.Add(metrics.Waiting, delta) }

@@ -25,6 +25,19 @@ func WithMetrics(sink metrics.Sink) Option {
 	return func(o *options) { o.sink = sink }
 }
 
+// WithLogger makes the Buffer log to l the one failure it handles on its
+// own: its inner service's Ready failing or panicking (see
+// [ServiceError]). It is logged once, at level Error, with the error as
+// "err" (and a panic's stack as "stack"), on the goroutine of the caller
+// that saw it; a panic in l's handler goes on up to that caller. Close is
+// not a failure. The default is no logging. It panics if l is nil.
+func WithLogger(l *slog.Logger) Option {
+	if l == nil {
+		panic("buffer.WithLogger: nil logger")
+	}
+	return func(o *options) { o.logger = l }
+}
+
 // newOptions applies opts for the function named fn.
 func newOptions(fn string, opts []Option) options {
 	return option.Apply[options](fn, opts)

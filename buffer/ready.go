@@ -19,15 +19,11 @@ func (b *Buffer[Req, Res]) ready(ctx context.Context, p *permit[Req, Res]) (towe
 		return tower.Permit[Req, Res]{}, err
 	}
 	if b.turn.Load() == 0 {
-		// Nobody ahead: do what the request would do in its turn. A call
-		// that queues meanwhile arrived after this one.
+		// Nobody ahead: a call that queues meanwhile arrived after this one.
 		if inner, done, err := b.skip(ctx); done {
 			return inner, err
 		}
-		// Not ready now: queue behind whoever queued meanwhile.
 	}
-	// Only a request that queues looks for a Tracer: one that skipped the
-	// queue has no wait to report.
 	t := metrics.TracerFrom(ctx)
 	if b.sink == nil && t == nil {
 		return b.inTurn(ctx, p)
@@ -37,29 +33,36 @@ func (b *Buffer[Req, Res]) ready(ctx context.Context, p *permit[Req, Res]) (towe
 
 // watchedTurn is inTurn for a request whose queueing is watched: by the
 // sink, which counts it in and out, or by t, the request's Tracer, which
-// hears how long it queued. Either may be nil.
+// hears how long it queued. Either may be nil. A panic in either goes on
+// up to the caller, who then holds nothing: a request that has not queued
+// gives its slot back, and one that got the inner permit releases it.
 func (b *Buffer[Req, Res]) watchedTurn(ctx context.Context, p *permit[Req, Res], t metrics.Tracer) (tower.Permit[Req, Res], error) {
 	var start time.Time
 	if t != nil {
 		start = time.Now()
 	}
 	if b.sink != nil {
-		b.countIn()
+		guard.Undo(func() { b.sink.Add(metrics.Queued, 1) }, func() { b.slots.Release() })
 	}
 	inner, err := b.inTurn(ctx, p)
-	if b.sink != nil {
-		b.countOut(inner, err)
-	}
-	if t != nil {
-		b.traceOut(ctx, t, start, inner, err)
-	}
+	guard.Undo(func() {
+		if b.sink != nil {
+			b.sink.Add(metrics.Queued, -1)
+		}
+		if t != nil {
+			t.Waited(ctx, metrics.Wait{Kind: metrics.QueueWait, Start: start, Duration: time.Since(start), Err: err})
+		}
+	}, func() {
+		if err == nil {
+			inner.Release()
+		}
+	})
 	return inner, err
 }
 
-// skip does what a request does in its turn, without queueing: leave if
-// the caller has given up, or else ask the inner service if it is ready
-// now. If that settles the request (done), the slot is given back and
-// inner or err is the answer; if not, the caller queues, holding its slot.
+// skip does what a request does in its turn, without queueing. If that
+// settles the request (done), the slot is given back and inner or err is
+// the answer; if not, the caller queues, holding its slot.
 func (b *Buffer[Req, Res]) skip(ctx context.Context) (inner tower.Permit[Req, Res], done bool, err error) {
 	if err := mono.Err(ctx); err != nil {
 		b.slots.Release()
@@ -82,7 +85,6 @@ func (b *Buffer[Req, Res]) skip(ctx context.Context) (inner tower.Permit[Req, Re
 // first. Then it hands the turn on.
 func (b *Buffer[Req, Res]) inTurn(ctx context.Context, p *permit[Req, Res]) (tower.Permit[Req, Res], error) {
 	err := b.takeTurn(ctx, p)
-	// Out of the line: the slot can take another request.
 	b.slots.Release()
 	if err != nil {
 		return tower.Permit[Req, Res]{}, err
@@ -116,8 +118,7 @@ func (b *Buffer[Req, Res]) inTurn(ctx context.Context, p *permit[Req, Res]) (tow
 	return inner, b.fail(err)
 }
 
-// readyNowOnCaller is the Where of a panic in the inner service's Ready,
-// which always happens on a caller's goroutine.
+// readyNowOnCaller is the Where of a panic in the inner service's Ready.
 const readyNowOnCaller = "the inner service's Ready, on a Buffer's caller's goroutine"
 
 // readyNow asks the inner service if it is ready now, for a caller that
@@ -136,8 +137,7 @@ func (b *Buffer[Req, Res]) readyNow(slot bool) (p tower.Permit[Req, Res], ok boo
 }
 
 // waitReady waits until the inner service is ready, for the request whose
-// turn it is, under a context that ends with the caller's or on Close. A
-// panic there is handled as readyNow handles one.
+// turn it is, under a context that ends with the caller's or on Close.
 func (b *Buffer[Req, Res]) waitReady(ctx context.Context) (inner tower.Permit[Req, Res], err error) {
 	hctx, ok := b.hold(ctx)
 	if !ok {
@@ -169,8 +169,8 @@ func (b *Buffer[Req, Res]) panicked(v any, slot bool) {
 }
 
 // hold returns the context the inner service's Ready waits under for the
-// request whose turn it is, and records the wait, for Close to end it and
-// Shutdown to wait for it. It reports false if the Buffer has stopped.
+// request whose turn it is, and records the wait for Close to end and
+// Shutdown to wait for. It reports false if the Buffer has stopped.
 func (b *Buffer[Req, Res]) hold(ctx context.Context) (context.Context, bool) {
 	var (
 		hctx   context.Context
@@ -197,8 +197,7 @@ func (b *Buffer[Req, Res]) hold(ctx context.Context) (context.Context, bool) {
 	return hctx, true
 }
 
-// unhold records that the wait hold recorded is over, and tells a
-// Shutdown waiting for it.
+// unhold records that the wait hold recorded is over.
 func (b *Buffer[Req, Res]) unhold() {
 	b.mu.Lock()
 	cancel := b.cancel
@@ -213,9 +212,8 @@ func (b *Buffer[Req, Res]) unhold() {
 	}
 }
 
-// A holdContext is a context that cannot end, as the caller's, with the
-// Buffer's Close added: its values are the caller's, and it is done once
-// the Buffer has stopped.
+// A holdContext is a caller's context that cannot end, made to end when
+// the Buffer stops.
 type holdContext struct {
 	context.Context // the caller's; its Done is nil
 	stopped         <-chan struct{}
@@ -230,35 +228,4 @@ func (h *holdContext) Err() error {
 	default:
 		return nil
 	}
-}
-
-// countIn reports to the sink the request about to queue. A panic in the
-// sink goes on up to the caller, whose request then does not queue: its
-// slot goes back.
-func (b *Buffer[Req, Res]) countIn() {
-	guard.Undo(func() { b.sink.Add(metrics.Queued, 1) }, func() { b.slots.Release() })
-}
-
-// countOut reports to the sink that a request has left the queue, with
-// inner or err. A panic in the sink goes on up to the caller, after the
-// inner permit, if the request got one, is released.
-func (b *Buffer[Req, Res]) countOut(inner tower.Permit[Req, Res], err error) {
-	guard.Undo(func() { b.sink.Add(metrics.Queued, -1) }, func() {
-		if err == nil {
-			inner.Release()
-		}
-	})
-}
-
-// traceOut tells t how long the request queued, from start, and how it
-// left the queue: with inner, or with err. A panic in t goes on up to the
-// caller, after inner, if the request got it, is released.
-func (b *Buffer[Req, Res]) traceOut(ctx context.Context, t metrics.Tracer, start time.Time, inner tower.Permit[Req, Res], err error) {
-	guard.Undo(func() {
-		t.Waited(ctx, metrics.Wait{Kind: metrics.QueueWait, Start: start, Duration: time.Since(start), Err: err})
-	}, func() {
-		if err == nil {
-			inner.Release()
-		}
-	})
 }

@@ -3,12 +3,10 @@ package buffer
 import "context"
 
 // The turn is a first-come, first-served lock, held by the request the
-// Buffer is readying. Its word counts: turnHeld while a request holds it,
-// and turnWaiter for each request in the line. A request takes a free
-// turn, and its holder gives it back when nobody waits, with one
-// compare-and-swap; otherwise the line, under b.mu, hands the turn from
-// holder to the oldest waiter directly, so that no later request can
-// overtake.
+// Buffer is readying. Its word counts turnHeld while a request holds it,
+// and turnWaiter for each request in the line. A free turn is taken, and
+// given back when nobody waits, with one compare-and-swap; otherwise, under
+// b.mu, the holder hands it to the oldest waiter directly.
 const (
 	turnHeld   = 1
 	turnWaiter = 2
@@ -16,8 +14,7 @@ const (
 
 // takeTurn waits until p's request holds the turn. It returns ctx.Err()
 // if ctx ends first, and the Buffer's error if it stops first; a request
-// handed the turn as its ctx ends takes it (and then sees that its caller
-// has given up).
+// handed the turn as its ctx ends takes it.
 func (b *Buffer[Req, Res]) takeTurn(ctx context.Context, p *permit[Req, Res]) error {
 	if b.turn.CompareAndSwap(0, turnHeld) {
 		return nil
@@ -108,8 +105,6 @@ func (b *Buffer[Req, Res]) passTurn() {
 			}
 			continue // a request joined the line meanwhile
 		}
-		// Nobody joins or leaves the line without b.mu: the one counted is
-		// in it.
 		b.line.pop().hand(nil)
 		b.turn.Add(-turnWaiter)
 		return
@@ -117,9 +112,8 @@ func (b *Buffer[Req, Res]) passTurn() {
 }
 
 // A line is a first-in, first-out list of the requests waiting for the
-// turn, linked through their records, so that a request whose caller gives
-// up leaves it from anywhere at once, and the line allocates nothing. Its
-// owner guards it with a mutex.
+// turn, linked through their records, so that it allocates nothing and a
+// request leaves it from anywhere at once. b.mu guards it.
 type line[Req, Res any] struct {
 	head, tail *permit[Req, Res]
 }
@@ -135,8 +129,7 @@ func (l *line[Req, Res]) push(p *permit[Req, Res]) {
 	l.tail = p
 }
 
-// pop removes the oldest request and returns it. The line must not be
-// empty.
+// pop removes the oldest request, of at least one, and returns it.
 func (l *line[Req, Res]) pop() *permit[Req, Res] {
 	p := l.head
 	l.remove(p)

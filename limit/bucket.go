@@ -14,34 +14,29 @@ import (
 
 // Bucket is middleware that limits requests with a token bucket, as
 // golang.org/x/time/rate does: the bucket holds up to burst tokens, starts
-// full, and gains one every per/num, rounded up to the nanosecond; each
-// request takes one. Over any stretch of time d it lets through at most
-// burst + d/(per/num) requests, where a [Rate] lets up to twice num through
-// across a window's end.
+// full, and gains one every per/num; each request takes one. Over any
+// stretch of time d it lets through at most burst + d/(per/num) requests,
+// where a [Rate] lets up to twice num through across a window's end.
 //
 // Ready takes a token, then asks the inner service; if that fails, panics,
 // or ctx ends meanwhile, the token goes back. A called permit has used its
-// token. A permit released unused gives it back if no token was taken
-// after it, since a later taker holds the next instant (released in the
-// reverse of the order taken, as deferred Releases are, all go back): to
-// the oldest waiter, or else to the bucket, never above burst.
+// token. A permit released unused gives it back, to the oldest waiter or
+// else the bucket, if no token was taken after it: released in the reverse
+// of the order taken, as deferred Releases are, all go back.
 //
 // With no token, Ready waits first come first served, and a newcomer
-// queues behind waiters even if a token is there. With a done ctx it
+// queues behind waiters even if a token is there; with a done ctx it
 // returns ctx.Err() at once instead. A waiter whose ctx ends holds
 // nothing, unless its token was granted as ctx ended: the grant stands.
 // The package doc lists where this differs from x/time/rate.
 //
 // A Bucket is safe for concurrent use; all its callers share one rate.
-// With nobody waiting, Ready takes a token with one compare-and-swap and
-// allocates nothing. Build one with [NewBucket]. Req and Res are the
-// request and response types.
+// Ready allocates nothing unless it waits. Build one with [NewBucket].
 type Bucket[Req, Res any] struct {
-	inner  tower.Service[Req, Res]
+	units  units[Req, Res]
 	g      gcra
 	origin time.Duration // the reading at construction: the bucket's 0
 	sink   metrics.Sink  // nil: no metrics
-	wraps  tower.WrapPool[Req, Res]
 
 	// The bucket's tat (see gcra), in readings since origin: it starts at
 	// 0, full, and is never negative. Taking a token CASes it.
@@ -69,7 +64,9 @@ func NewBucket[Req, Res any](inner tower.Service[Req, Res], num int, per time.Du
 	}
 	g := newGCRA("limit.NewBucket", num, per, burst)
 	o := newOptions("limit.NewBucket", opts)
-	return &Bucket[Req, Res]{inner: inner, g: g, origin: mono.Now(), sink: o.sink}
+	b := &Bucket[Req, Res]{g: g, origin: mono.Now(), sink: o.sink}
+	b.units.inner, b.units.giveBack = inner, b.giveBack
+	return b
 }
 
 // NewBucketLayer returns a Layer that wraps each service in a [Bucket] of
@@ -87,30 +84,18 @@ func NewBucketLayer[Req, Res any](num int, per time.Duration, burst int, opts ..
 func (b *Bucket[Req, Res]) now() time.Duration { return mono.Now() - b.origin }
 
 // Ready takes a token, waiting in line if none is free, then waits for the
-// inner service. A free token is taken even if ctx is done. If ctx ends
-// while Ready waits for a token, it returns ctx.Err() and holds nothing.
+// inner service. If ctx ends while Ready waits for a token, it returns
+// ctx.Err() and holds nothing.
 func (b *Bucket[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	mark, err := b.take(ctx)
 	if err != nil {
 		return tower.Permit[Req, Res]{}, err
 	}
-	held := true
-	defer func() {
-		// The inner service failed, or panicked: give the token back.
-		if held {
-			b.giveBack(mark)
-		}
-	}()
-	inner, err := b.inner.Ready(ctx)
-	if err != nil {
-		return inner, err
-	}
-	held = false
-	return b.wraps.WrapNoted((*bucketWrapper[Req, Res])(b), inner, uint64(mark)), nil
+	return b.units.ready(ctx, uint64(mark))
 }
 
 // take takes a token, lock-free if nobody waits and one is there, and
-// returns its mark: the bucket's state its take left (see gcra.reserve).
+// returns its mark: the tat its take left.
 func (b *Bucket[Req, Res]) take(ctx context.Context) (time.Duration, error) {
 	if b.line.Len() == 0 {
 		if mark, wait := b.tryTake(b.now()); wait == 0 {
@@ -155,12 +140,9 @@ func (b *Bucket[Req, Res]) takeSlow(ctx context.Context) (time.Duration, error) 
 	// is then the next waiter's.
 	b.grant(now)
 	b.line.Unlock()
-	mark, err := b.line.Wait(ctx, w, b.sink, b.giveBackNote)
+	mark, err := b.line.Wait(ctx, w, b.sink, b.units.giveBack)
 	return time.Duration(mark), err
 }
-
-// giveBackNote is giveBack for the line, whose units are marks.
-func (b *Bucket[Req, Res]) giveBackNote(mark uint64) { b.giveBack(time.Duration(mark)) }
 
 // grant hands the tokens there at now to the waiters, oldest first, and
 // sets the timer for the next token if anyone still waits. b.line must be
@@ -177,11 +159,10 @@ func (b *Bucket[Req, Res]) grant(now time.Duration) {
 }
 
 // setTimer sets the one timer to run tokenDue after d. b.line must be held.
-// It is set whenever a waiter queues and left alone when waiters leave
-// (the next waiter's token is due at the same instant). It is early only
-// if a lock-free Ready took a token as the first waiter queued, and may
-// fire as it is reset; either way tokenDue finds nothing to grant and
-// sets it again.
+// Waiters that leave leave it set: the next one's token is due at the same
+// instant. If it fires early (a lock-free Ready took a token as the first
+// waiter queued) or as it is reset, tokenDue grants nothing and sets it
+// again.
 func (b *Bucket[Req, Res]) setTimer(d time.Duration) {
 	if b.timer == nil {
 		b.timer = time.AfterFunc(d, b.tokenDue)
@@ -199,7 +180,7 @@ func (b *Bucket[Req, Res]) tokenDue() {
 
 // giveBack returns the unused token of mark, if no token was taken after
 // it (see gcra.giveBack), to the oldest waiter or the bucket.
-func (b *Bucket[Req, Res]) giveBack(mark time.Duration) {
+func (b *Bucket[Req, Res]) giveBack(mark uint64) {
 	b.line.Lock()
 	defer b.line.Unlock()
 	// Under the lock, so that no waiter queues meanwhile and misses it;
@@ -207,25 +188,9 @@ func (b *Bucket[Req, Res]) giveBack(mark time.Duration) {
 	now := b.now()
 	for {
 		tat := b.tat.Load()
-		if b.tat.CompareAndSwap(tat, int64(b.g.giveBack(time.Duration(tat), mark, now))) {
+		if b.tat.CompareAndSwap(tat, int64(b.g.giveBack(time.Duration(tat), time.Duration(mark), now))) {
 			break
 		}
 	}
 	b.grant(now)
-}
-
-// bucketWrapper is the Bucket's tower.NotedWrapper, kept off its method
-// set; a permit's note is its token's mark.
-type bucketWrapper[Req, Res any] Bucket[Req, Res]
-
-// CallNoted sends req: the permit's token is used.
-func (w *bucketWrapper[Req, Res]) CallNoted(ctx context.Context, inner tower.Permit[Req, Res], _ uint64, req Req) (Res, error) {
-	return inner.Call(ctx, req)
-}
-
-// ReleaseNoted releases inner and gives the permit's token back, even if
-// inner's Release panics.
-func (w *bucketWrapper[Req, Res]) ReleaseNoted(inner tower.Permit[Req, Res], mark uint64) {
-	defer (*Bucket[Req, Res])(w).giveBack(time.Duration(mark))
-	inner.Release()
 }

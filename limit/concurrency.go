@@ -12,8 +12,8 @@ import (
 )
 
 // A Semaphore holds the permits of one or more [Concurrency] limits.
-// Waiters are served first come, first served: a permit given back wakes
-// only the oldest waiter. Share one with [NewConcurrencyWith] or
+// Waiters are served first come, first served: a permit given back goes to
+// the oldest waiter. Share one with [NewConcurrencyWith] or
 // [NewSharedConcurrencyLayer] to put services under one limit, as tower's
 // GlobalConcurrencyLimitLayer does. A Semaphore is safe for concurrent
 // use. The zero Semaphore is not usable; make one with [NewSemaphore].
@@ -44,15 +44,13 @@ func (s *Semaphore) Waiting() int { return s.s.Waiting() }
 // Concurrency is middleware that limits the requests in flight in the
 // inner service: tower's ConcurrencyLimit. Ready takes a permit from the
 // [Semaphore], waiting in line if none is free, and only then asks the
-// inner service, so a waiting caller holds nothing of the inner service's.
-// If the inner service fails or ctx ends while Ready waits for it, the
-// permit is given back. A request is in flight from Ready until its call
-// returns (with a response, an error or a panic) or the permit is released
-// unused.
+// inner service. If the inner service fails or ctx ends while Ready waits
+// for it, the permit is given back. A request is in flight from Ready
+// until its call returns (with a response, an error or a panic) or the
+// permit is released unused.
 //
 // A Concurrency is safe for concurrent use, and allocates nothing when a
 // permit is free. Build one with [NewConcurrency] or [NewConcurrencyWith].
-// Req and Res are the request and response types.
 type Concurrency[Req, Res any] struct {
 	inner tower.Service[Req, Res]
 	sem   *Semaphore
@@ -61,7 +59,6 @@ type Concurrency[Req, Res any] struct {
 	spare sync.Pool // *record[Req, Res]s of permits whose unit came without a slot
 }
 
-// newConcurrency makes the limit with one record place per slot of sem.
 func newConcurrency[Req, Res any](inner tower.Service[Req, Res], sem *Semaphore, sink metrics.Sink) *Concurrency[Req, Res] {
 	return &Concurrency[Req, Res]{inner: inner, sem: sem, sink: sink, slots: make([]*record[Req, Res], sem.s.Slots())}
 }
@@ -94,10 +91,10 @@ func NewConcurrencyWith[Req, Res any](inner tower.Service[Req, Res], sem *Semaph
 }
 
 // NewConcurrencyLayer returns a Layer that wraps each service in a
-// [Concurrency] of max with a semaphore of its own, and opts. It panics
-// unless 1 <= max <= 1<<32-1, or if an option is nil.
+// [Concurrency] of max with a semaphore of its own, and opts. It panics as
+// [NewConcurrency] does.
 func NewConcurrencyLayer[Req, Res any](max int, opts ...Option) tower.Layer[Req, Res] {
-	validateMax("limit.NewConcurrencyLayer", max) // now, not when the layer is used
+	validateMax("limit.NewConcurrencyLayer", max)
 	newOptions("limit.NewConcurrencyLayer", opts)
 	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
 		return NewConcurrency(inner, max, opts...)
@@ -120,10 +117,9 @@ func NewSharedConcurrencyLayer[Req, Res any](sem *Semaphore, opts ...Option) tow
 // Semaphore returns the semaphore the limit takes its permits from.
 func (c *Concurrency[Req, Res]) Semaphore() *Semaphore { return c.sem }
 
-// Ready takes a permit, then waits for the inner service. A free permit is
-// taken even if ctx is done. If ctx ends first, Ready returns ctx.Err();
-// if the inner Ready fails, the permit is given back and its error
-// returned.
+// Ready takes a permit, then waits for the inner service. If ctx ends
+// first, Ready returns ctx.Err(); if the inner Ready fails, the permit is
+// given back and its error returned.
 func (c *Concurrency[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	slot, ok := c.sem.s.TryAcquireSlot()
 	if !ok {
@@ -157,7 +153,7 @@ func (c *Concurrency[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Re
 	return tower.NewPermit(rec, rec.Token()), nil
 }
 
-// newRecord makes the record of slot, whose place in the table is still
+// newRecord makes the record of slot, whose place in c.slots is still
 // empty, or gets a pooled one for a permit without a slot.
 func (c *Concurrency[Req, Res]) newRecord(slot int) *record[Req, Res] {
 	if slot == sema.NoSlot {
@@ -179,8 +175,9 @@ func (c *Concurrency[Req, Res]) acquire(ctx context.Context) error {
 	return c.sem.s.AcquireWatched(ctx, (*waiters[Req, Res])(c))
 }
 
-// waiters reports waiting callers to the sink. It is the limit itself,
-// kept off its method set, so it becomes a Watcher without allocating.
+// waiters is the limit as the sema.Watcher that reports waiting callers
+// to the sink, kept off its method set; it goes in the interface without
+// an allocation.
 type waiters[Req, Res any] Concurrency[Req, Res]
 
 func (w *waiters[Req, Res]) Waiting(delta int64) { w.sink.Add(metrics.Waiting, delta) }
@@ -195,8 +192,7 @@ func (c *Concurrency[Req, Res]) release(slot int) {
 	c.sem.s.ReleaseSlot(slot)
 }
 
-// releaseWatched is release with a sink; it gives the permit back even
-// if the sink panics.
+// releaseWatched is release with a sink, even if the sink panics.
 func (c *Concurrency[Req, Res]) releaseWatched(slot int) {
 	defer c.sem.s.ReleaseSlot(slot)
 	c.sink.Add(metrics.InFlight, -1)
@@ -206,17 +202,17 @@ func (c *Concurrency[Req, Res]) releaseWatched(slot int) {
 // the semaphore, claimed and freed in the same atomic step as the unit;
 // their record lives in c.slots at the slot's number, so it needs no pool.
 // The others' come from c.spare. Its Ticket refuses stale permit copies.
+//
+// Its two methods copy what they need out of the redeemed record and never
+// touch it again: a pooled record goes back to the pool before inner code
+// runs, and a slotted one is the next caller's once its slot is released.
+// (The lines are repeated because a helper would not inline.)
 type record[Req, Res any] struct {
 	tower.Ticket
 	c     *Concurrency[Req, Res]
 	inner tower.Permit[Req, Res]
 	slot  int
 }
-
-// The two uses of a permit copy what they need out of the redeemed record
-// and never touch it again: a pooled record goes back to the pool before
-// inner code runs, and a slotted one is the next caller's once its slot is
-// released. (The lines are repeated because a helper would not inline.)
 
 func (r *record[Req, Res]) CallReserved(ctx context.Context, token uint64, req Req) (Res, error) {
 	r.MustRedeem(token)

@@ -1,16 +1,8 @@
 // Package limit holds back work before it reaches a service. Most users
 // want [NewConcurrency], which bounds the requests in flight, or
 // [NewBucket], a token bucket like golang.org/x/time/rate's Limiter, which
-// bounds their rate. [NewRate] is tower's fixed window (RateLimit), for
-// code that wants tower's behaviour; [NewKeyed] is a token bucket per key
-// drawn from the request.
-//
-// Concurrency, Bucket and Rate make callers wait in Ready, first come
-// first served, so a limited caller is held back before it sends anything:
-// that is backpressure. A free permit, place or token is taken even with a
-// done ctx, so a load shedder outside a limit, which asks Ready with a
-// done ctx, turns waiting into rejection. A layer gives each service it
-// wraps a limit of its own, except [NewSharedConcurrencyLayer].
+// bounds their rate. [NewRate] is tower's fixed window (RateLimit);
+// [NewKeyed] is a token bucket per key drawn from the request.
 //
 //	svc := stack.New[string, string]().
 //		Layer(timeout.NewLayer[string, string](150 * time.Millisecond)).
@@ -25,6 +17,13 @@
 //	defer p.Release() // gives both back if Call never runs
 //	rsp, err := p.Call(ctx, "hello")
 //
+// Concurrency, Bucket and Rate make callers wait in Ready, first come
+// first served, so a limited caller is held back before it sends anything:
+// that is backpressure. A free permit, place or token is taken even with a
+// done ctx, so a load shedder outside a limit, which asks Ready with a
+// done ctx, turns waiting into rejection. A layer gives each service it
+// wraps a limit of its own, except [NewSharedConcurrencyLayer].
+//
 // # Differences from x/time/rate
 //
 // A Bucket is x/time/rate's Limiter used through Wait, except:
@@ -37,25 +36,21 @@
 //   - Waiters hold no instant until their token is there: when one gives
 //     up, the next moves up to the freed token at once.
 //   - A permit released unused gives its token back at any time, if no
-//     token was taken after it (Cancel gives nothing back once the instant
-//     has passed): a request never sent should not lower the rate. Of
-//     tokens taken at one instant, only the last taken goes back.
+//     token was taken after it: a request never sent should not lower the
+//     rate.
 //   - The rate is num per period, the interval rounded up to the
 //     nanosecond; there is no infinite rate, and a burst below 1 panics.
 //
 // # Placement
 //
-// In every list of layers the first one is the outermost: it sees the
-// request first.
+// The first layer in a list is the outermost.
 //
 //   - Timeout > limit, or limit > Timeout: the Timeout times only the inner
 //     Call, not the wait in Ready. Bound a caller's whole wait with a ctx
 //     deadline ([tower.Call] sets one).
-//   - Buffer > limit: the Buffer's worker waits in the limit's Ready during
-//     the caller's Call, so a Timeout outside the Buffer counts the wait. A
-//     Buffer of 100 over a Concurrency of 10 admits 110 requests.
-//   - limit > Buffer: the Buffer's queue counts as in flight, so a
-//     Concurrency of 10 over a Buffer of 100 admits 10.
+//   - Buffer > limit: the Buffer's turn waits in the limit's Ready during
+//     the caller's Call; limit > Buffer: the Buffer's queue counts as in
+//     flight. Package buffer's doc gives the counts.
 //   - Keyed > Concurrency: a key's wait ([WithMaxWait]) holds the permit;
 //     keep it short, or none.
 package limit

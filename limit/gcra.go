@@ -10,23 +10,18 @@ import (
 
 // gcra is the arithmetic of a token bucket of burst tokens that gains one
 // every interval, as the generic cell rate algorithm: the whole state is
-// one instant, tat (theoretical arrival time), at which the bucket is full
-// again if nobody takes a token. At now it is full if tat <= now, else
-// short ceil((tat-now)/interval) tokens. Taking a token moves tat to
-// max(tat, now)+interval, allowed if that is at most now+span. A full
-// bucket is the same as one never used, which lets Keyed forget idle keys.
-//
-// Readings are package mono's; every sum saturates at the largest
-// Duration, so a far limit never wraps into the past.
+// tat (theoretical arrival time), the instant the bucket is full again if
+// nobody takes a token. Taking a token moves tat to max(tat, now)+interval,
+// allowed if that is at most now+span. A full bucket is the same as one
+// never used, which lets Keyed forget idle keys. Readings are package
+// mono's; every sum saturates, so a far limit never wraps into the past.
 type gcra struct {
 	interval time.Duration // one token's time: per/num, rounded up
 	span     time.Duration // burst * interval: how far ahead tat may run
 }
 
 // newGCRA returns the arithmetic of num tokens per period with room for
-// burst at once, or panics naming fn and the parameter out of range. The
-// interval is per/num rounded up, so the rate is never above num per
-// period.
+// burst at once, or panics naming fn and the parameter out of range.
 func newGCRA(fn string, num int, per time.Duration, burst int) gcra {
 	if num < 1 {
 		panic(fmt.Sprintf("%s: num must be at least 1, got %d", fn, num))
@@ -70,9 +65,8 @@ func (g gcra) reserve(tat, now time.Duration) (time.Duration, time.Duration) {
 
 // giveBack returns, at now, the unused token of mark to the bucket at tat,
 // and returns the new tat. Only the last token taken (tat == mark) goes
-// back: tat moves one interval earlier, but not before now. After a later
-// take, moving tat back would hand that taker's instant to the next one
-// too, two requests where one is allowed, so the token is lost.
+// back: after a later take, moving tat back would hand that taker's
+// instant to the next one too.
 func (g gcra) giveBack(tat, mark, now time.Duration) time.Duration {
 	if tat != mark || tat == math.MaxInt64 {
 		return tat // taken after, or saturated: a limit that never refills stays so

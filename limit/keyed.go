@@ -27,14 +27,13 @@ import (
 // [WithMaxWait], waits for the key's next token.
 //
 // A key whose bucket is full again is the same as one never seen, so each
-// request deletes a few such keys; no goroutine runs. [WithMaxKeys] bounds
-// the rest. A held key keeps its value alive: a key function that slices a
-// big buffer should strings.Clone its result. A key not equal to itself (a
-// NaN) is never held, so each of its requests is a new key.
+// request deletes a few such keys; [WithMaxKeys] bounds the rest. A held
+// key keeps its value alive: a key function that slices a big buffer
+// should strings.Clone its result. A NaN key is never held, so each of its
+// requests is a new key.
 //
 // A Keyed is safe for concurrent use; a request whose key is held
-// allocates nothing. Build one with [NewKeyed]. Req and Res are the
-// request and response types, and K the key's type.
+// allocates nothing. Build one with [NewKeyed]. K is the key's type.
 type Keyed[Req, Res any, K comparable] struct {
 	inner   tower.Service[Req, Res]
 	key     func(Req) K
@@ -48,21 +47,14 @@ type Keyed[Req, Res any, K comparable] struct {
 }
 
 // DefaultMaxKeys is the number of keys a [Keyed] holds at most unless
-// [WithMaxKeys] says otherwise: room for the distinct clients a busy
-// service sees within a limit's refill time.
+// [WithMaxKeys] says otherwise.
 const DefaultMaxKeys = 100_000
 
 const (
-	// sweepStep is how many entries each request checks at its shard's
-	// cursor, deleting those that are full.
-	sweepStep = 2
-	// evictScan is how many entries a new key in a full shard looks at,
-	// from the cursor, for the one to delete.
-	evictScan = 8
-	// minShardKeys keeps each shard's share of the cap large enough that
-	// eviction is not decided among a handful of keys.
-	maxShards    = 64
-	minShardKeys = 256
+	sweepStep    = 2   // entries each request checks for full buckets
+	evictScan    = 8   // entries a new key in a full shard picks a victim from
+	maxShards    = 64  // see shardCount
+	minShardKeys = 256 // so that a victim is not picked among a handful
 )
 
 // A KeyedOption configures a [Keyed].
@@ -77,10 +69,9 @@ type keyedOptions struct {
 // WithMaxKeys sets the most keys a [Keyed] holds at once (default
 // [DefaultMaxKeys]). At the cap a new key still gets in with its full
 // burst, and of the next few keys held the one nearest full is dropped,
-// forgiven at most a burst it still owed: refusing new keys would let a
-// flood of distinct keys lock every new client out. The table's memory
-// grows to the cap's worth and is not given back. It panics if n is below
-// 1.
+// forgiven what it still owed, so that a flood of distinct keys cannot
+// lock new clients out. The table's memory grows to the cap's worth and is
+// not given back. It panics if n is below 1.
 func WithMaxKeys(n int) KeyedOption {
 	if n < 1 {
 		panic(fmt.Sprintf("limit.WithMaxKeys: n must be at least 1, got %d", n))
@@ -95,10 +86,9 @@ func WithMaxKeys(n int) KeyedOption {
 // during the wait, Call returns ctx.Err() and the token goes back unless
 // the key reserved another after it.
 //
-// The wait holds the inner permit, since asking again would need a second,
-// unbounded Ready inside Call. So waiting calls keep inner capacity busy:
-// with a Concurrency of 10 inside, 10 calls waiting on one hot key keep
-// every other key out. Keep d short. It panics if d is negative.
+// The wait holds the inner permit, so waiting calls keep inner capacity
+// busy: with a Concurrency of 10 inside, 10 calls waiting on one hot key
+// keep every other key out. Keep d short. It panics if d is negative.
 func WithMaxWait(d time.Duration) KeyedOption {
 	if d < 0 {
 		panic(fmt.Sprintf("limit.WithMaxWait: d must not be negative, got %v", d))
@@ -109,8 +99,8 @@ func WithMaxWait(d time.Duration) KeyedOption {
 // WithKeyedMetrics makes a [Keyed] report to sink: Throttled +1 for each
 // Call refused with a [*KeyLimitError], and Waiting +1 and -1 around a
 // Call's wait for its key's token. A panic in sink goes up to the caller
-// of Call, with the inner permit and any reserved token given back. The
-// default, and a nil sink, is no metrics.
+// of Call, with what it held given back. The default, and a nil sink, is
+// no metrics.
 func WithKeyedMetrics(sink metrics.Sink) KeyedOption {
 	return func(o *keyedOptions) { o.sink = sink }
 }
@@ -132,8 +122,7 @@ func NewKeyed[Req, Res any, K comparable](inner tower.Service[Req, Res], key fun
 		seed: maphash.MakeSeed(), mask: uint64(n - 1), shards: make([]keyShard[K], n),
 	}
 	for i := range k.shards {
-		// The cap split evenly, the remainder to the first shards: the
-		// shares add up to the cap exactly.
+		// The remainder of the cap goes to the first shards.
 		k.shards[i] = keyShard[K]{index: map[K]int{}, max: o.maxKeys / n}
 		if i < o.maxKeys%n {
 			k.shards[i].max++
@@ -144,7 +133,7 @@ func NewKeyed[Req, Res any, K comparable](inner tower.Service[Req, Res], key fun
 
 // NewKeyedLayer returns a Layer that wraps each service in a [Keyed] of
 // its own, with key, num, per, burst and opts. It panics as [NewKeyed]
-// does, for the parameters at once.
+// does.
 func NewKeyedLayer[Req, Res any, K comparable](key func(Req) K, num int, per time.Duration, burst int, opts ...KeyedOption) tower.Layer[Req, Res] {
 	keyedConfig("limit.NewKeyedLayer", key, num, per, burst, opts)
 	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
@@ -162,9 +151,8 @@ func keyedConfig[Req any, K comparable](fn string, key func(Req) K, num int, per
 	return g, o
 }
 
-// shardCount is a power of two: up to 4 per processor, so that callers
-// seldom meet on one lock, but at most maxShards, and each with a share of
-// at least minShardKeys of the cap.
+// shardCount is a power of two: up to 4 per processor, but at most
+// maxShards, and each with a share of at least minShardKeys of the cap.
 func shardCount(maxKeys int) int {
 	n := 1
 	for n < 4*runtime.GOMAXPROCS(0) && n < maxShards && maxKeys/(2*n) >= minShardKeys {
@@ -173,8 +161,8 @@ func shardCount(maxKeys int) int {
 	return n
 }
 
-// Len returns the number of keys held now, at most the cap. It is a
-// snapshot, counted shard by shard while requests go on.
+// Len returns the number of keys held now, at most the cap, counted shard
+// by shard while requests go on.
 func (k *Keyed[Req, Res, K]) Len() int {
 	n := 0
 	for i := range k.shards {
@@ -196,8 +184,8 @@ func (k *Keyed[Req, Res, K]) Ready(ctx context.Context) (tower.Permit[Req, Res],
 	return k.pool.Wrap((*keyedWrapper[Req, Res, K])(k), p), nil
 }
 
-// keyedWrapper is the limit itself, kept off its method set, so that it
-// goes in a WrapPool's record without allocating.
+// keyedWrapper is the limit as its tower.Wrapper, kept off its method set;
+// it goes in a WrapPool's record without allocating.
 type keyedWrapper[Req, Res any, K comparable] Keyed[Req, Res, K]
 
 func (w *keyedWrapper[Req, Res, K]) CallWrapped(ctx context.Context, inner tower.Permit[Req, Res], req Req) (Res, error) {
@@ -241,7 +229,6 @@ func (k *Keyed[Req, Res, K]) shard(key K) *keyShard[K] {
 	return &k.shards[maphash.Comparable(k.seed, key)&k.mask]
 }
 
-// refuse is the error of a Call whose key's next token is wait away.
 func (k *Keyed[Req, Res, K]) refuse(wait time.Duration) error {
 	if k.sink != nil {
 		k.sink.Add(metrics.Throttled, 1)
@@ -251,42 +238,33 @@ func (k *Keyed[Req, Res, K]) refuse(wait time.Duration) error {
 
 // wait waits d for the token of mark reserved in key's bucket in s, and
 // gives it back if ctx ends first or the sink panics.
-func (k *Keyed[Req, Res, K]) wait(ctx context.Context, s *keyShard[K], key K, mark, d time.Duration) error {
+func (k *Keyed[Req, Res, K]) wait(ctx context.Context, s *keyShard[K], key K, mark, d time.Duration) (err error) {
 	granted := false
 	defer func() {
 		if !granted {
 			s.giveBack(k.g, key, mark, mono.Now())
 		}
 	}()
-	if k.sink == nil {
-		granted = waitToken(ctx, d)
-	} else {
+	if k.sink != nil {
 		k.sink.Add(metrics.Waiting, 1)
-		ok := waitToken(ctx, d)
-		k.sink.Add(metrics.Waiting, -1)
-		granted = ok
 	}
-	if !granted {
-		return ctx.Err()
-	}
-	return nil
-}
-
-// waitToken waits d, and reports false if ctx ends first.
-func waitToken(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
-		return true
 	case <-ctx.Done():
-		return false
+		err = ctx.Err()
 	}
+	if k.sink != nil {
+		k.sink.Add(metrics.Waiting, -1)
+	}
+	granted = err == nil
+	return err
 }
 
 // A keyShard is a part of the table of keys, chosen by the key's maphash,
-// with its own lock and an even share of the cap: a dense slice of
-// entries, which a cursor goes round, and an index from key to position.
+// with its own lock and share of the cap: a dense slice of entries, which
+// a cursor goes round, and an index from key to position.
 type keyShard[K comparable] struct {
 	mu      sync.Mutex
 	index   map[K]int
@@ -296,10 +274,9 @@ type keyShard[K comparable] struct {
 	_       [64]byte
 }
 
-// keyEntry is a key and its bucket's state.
 type keyEntry[K comparable] struct {
 	key K
-	tat time.Duration // the instant its bucket is full again
+	tat time.Duration // see gcra
 }
 
 // take reserves a token of key's bucket at now if it comes within
@@ -324,8 +301,7 @@ func (s *keyShard[K]) take(g gcra, key K, now, allowed time.Duration) (mark, wai
 }
 
 // takeLocking is take under s.mu, released even if looking key up panics
-// (an interface key may hold an unhashable slice); a shard left locked
-// would block its keys for good.
+// (an interface key may hold an unhashable slice).
 func (s *keyShard[K]) takeLocking(g gcra, key K, now, allowed time.Duration) (mark, wait time.Duration, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -422,12 +398,10 @@ func (keyLimited) Throttled() bool { return true }
 // request's key had no token, and none would come within the max wait or
 // before ctx's deadline. Nothing was sent. It wraps [ErrKeyLimited], and
 // answers [tower.IsThrottled] but not [tower.IsOverloaded]: the caller is
-// over its own rate, the service is not busy. So package towerhttp answers
-// 429 Too Many Requests, and metrics.OutcomeOf says OutcomeThrottled.
+// over its own rate, the service is not busy (towerhttp answers 429).
 type KeyLimitError struct {
-	// Wait is how long after the refusal the key's next token is there,
-	// for an HTTP Retry-After or gRPC's grpc-retry-pushback-ms (see
-	// [tower.RetryAfter]).
+	// Wait is how long after the refusal the key's next token is there
+	// (see [tower.RetryAfter]).
 	Wait time.Duration
 }
 

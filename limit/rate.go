@@ -18,30 +18,24 @@ import (
 // window ended opens a window of length per with num places, and each
 // Ready takes a place. When the window is full, Ready waits, first come
 // first served, until it ends; if anyone waits then, the next window opens
-// at that instant and its places go to the oldest waiters. Only a Ready or
-// a waiter opens a window, not construction or an idle window's end. The
-// bound holds per window, not per stretch of time: across a window's end
-// up to twice num go through at once (a [Bucket] avoids that).
+// at that instant and its places go to the oldest waiters. The bound holds
+// per window: across a window's end up to twice num go through at once (a
+// [Bucket] avoids that).
 //
 // Ready takes its place before it asks the inner service, and gives it
-// back if that fails or ctx ends meanwhile; a waiting caller holds nothing
-// of the inner service's. A place released unused goes back to its window
-// if that window is still open, and is lost otherwise.
+// back if that fails or ctx ends meanwhile. A place released unused goes
+// back to its window if that window is still open, and is lost otherwise.
 //
 // A Rate is safe for concurrent use; unlike tower's RateLimit, which
-// cannot be cloned, one Rate is one rate shared by all its callers. It
-// allocates nothing when a place is free, and until a window is within
-// per/8 (at most 4ms) of its end, a Ready reads no clock: a timer says
-// when the window comes near its end. On a machine so busy that the timer
-// fires after the end, the window lasts until it fires, which lets fewer
-// requests through, never more. Build one with [NewRate]. Req and Res are
-// the request and response types.
+// cannot be cloned, one Rate is one rate shared by all its callers. Ready
+// allocates nothing when a place is free. A machine so busy that a timer
+// fires late makes a window last longer, never shorter. Build one with
+// [NewRate].
 type Rate[Req, Res any] struct {
-	inner tower.Service[Req, Res]
+	units units[Req, Res]
 	num   int
 	per   time.Duration
 	sink  metrics.Sink // nil: no metrics
-	wraps tower.WrapPool[Req, Res]
 
 	// The current window, and its places left tagged with its number, so
 	// that a lock-free Ready takes a place only from the window it saw.
@@ -59,9 +53,8 @@ type window struct {
 	until time.Duration // its end
 }
 
-// Places are counted in the low 40 bits of Rate.places; the next bit says
-// the window is near its end, and the high 23 bits hold the window's
-// number, which wraps.
+// Rate.places holds the places left in its low 40 bits, then the nearEnd
+// bit, then the window's number, which wraps, in the high 23.
 const (
 	placeBits = 40
 	placeMask = 1<<placeBits - 1
@@ -77,27 +70,26 @@ func tag(n uint64) uint64 { return n << tagShift }
 
 // margin is how long before a window's end a Ready starts to read the
 // clock to tell whether the window is still open. Until then a timer
-// vouches for it, so that a Ready takes a place with no clock read; a
-// timer that fires late only makes the window last longer, which lets
-// fewer requests through, never more.
+// vouches for it, so that a Ready takes a place with no clock read.
 func (r *Rate[Req, Res]) margin() time.Duration { return min(r.per/8, 4*time.Millisecond) }
 
-// NewRate returns inner wrapped in a [Rate] of num requests per period. A
-// per too long for the clock is a window that never ends: num requests in
-// all. It panics if inner is nil (a typed nil too), num is below 1 or
-// above MaxRate, per is not positive, or an option is nil.
+// NewRate returns inner wrapped in a [Rate] of num requests per period; a
+// per too long for the clock is a window that never ends. It panics if
+// inner is nil (a typed nil too), num is below 1 or above MaxRate, per is
+// not positive, or an option is nil.
 func NewRate[Req, Res any](inner tower.Service[Req, Res], num int, per time.Duration, opts ...Option) *Rate[Req, Res] {
 	if isnil.Is(inner) {
 		panic("limit.NewRate: inner is nil")
 	}
 	validateRate("limit.NewRate", num, per)
 	o := newOptions("limit.NewRate", opts)
-	return &Rate[Req, Res]{inner: inner, num: num, per: per, sink: o.sink}
+	r := &Rate[Req, Res]{num: num, per: per, sink: o.sink}
+	r.units.inner, r.units.giveBack = inner, r.giveBack
+	return r
 }
 
 // NewRateLayer returns a Layer that wraps each service in a [Rate] of its
-// own, with num, per and opts. It panics as [NewRate] does, for the
-// parameters at once.
+// own, with num, per and opts. It panics as [NewRate] does.
 func NewRateLayer[Req, Res any](num int, per time.Duration, opts ...Option) tower.Layer[Req, Res] {
 	validateRate("limit.NewRateLayer", num, per)
 	newOptions("limit.NewRateLayer", opts)
@@ -115,31 +107,15 @@ func validateRate(fn string, num int, per time.Duration) {
 	}
 }
 
-// now reads the monotonic clock, on the scale of the windows' times.
-func (r *Rate[Req, Res]) now() time.Duration { return mono.Now() }
-
 // Ready takes a place in the current window, waiting for the next window
-// if this one is full, then waits for the inner service. A free place is
-// taken even if ctx is done. If ctx ends while Ready waits for a window,
-// it returns ctx.Err() and holds no place.
+// if this one is full, then waits for the inner service. If ctx ends while
+// Ready waits for a window, it returns ctx.Err() and holds no place.
 func (r *Rate[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	window, err := r.reserve(ctx)
 	if err != nil {
 		return tower.Permit[Req, Res]{}, err
 	}
-	held := true
-	defer func() {
-		// The inner service failed, or panicked: give the place back.
-		if held {
-			r.giveBack(window)
-		}
-	}()
-	inner, err := r.inner.Ready(ctx)
-	if err != nil {
-		return inner, err
-	}
-	held = false
-	return r.wraps.WrapNoted((*rateWrapper[Req, Res])(r), inner, window), nil
+	return r.units.ready(ctx, window)
 }
 
 // reserve takes a place and returns the window it belongs to.
@@ -148,7 +124,7 @@ func (r *Rate[Req, Res]) reserve(ctx context.Context) (uint64, error) {
 		if n, ok := r.takeEarly(); ok {
 			return n, nil
 		}
-		if w := r.cur.Load(); w != nil && r.now() < w.until && r.takePlace(w.n) {
+		if w := r.cur.Load(); w != nil && mono.Now() < w.until && r.takePlace(w.n) {
 			return w.n, nil
 		}
 	}
@@ -181,7 +157,7 @@ func (r *Rate[Req, Res]) takePlace(n uint64) bool {
 // or waits in line for one.
 func (r *Rate[Req, Res]) reserveSlow(ctx context.Context) (uint64, error) {
 	r.line.Lock()
-	now := r.now()
+	now := mono.Now()
 	if r.line.Len() == 0 {
 		w := r.roll(now)
 		if r.takePlace(w.n) {
@@ -210,8 +186,6 @@ func (r *Rate[Req, Res]) roll(now time.Duration) *window {
 	if w != nil {
 		n = (w.n + 1) & (tagBits >> tagShift)
 	}
-	// A period too long for the clock saturates: that window never ends,
-	// rather than ending in the past and letting everyone through.
 	w = &window{n: n, until: mono.Add(now, r.per)}
 	// Published before its places, so that a taker that sees the places
 	// tagged with n finds window n current.
@@ -251,16 +225,14 @@ func (r *Rate[Req, Res]) schedule(now time.Duration) {
 }
 
 // tick runs on the timer. It makes Readies read the clock from then on,
-// near the window's end or, from a timer that fired late, past it; at or
-// after the end, if anyone waits, it opens the next window and grants its
-// places to the oldest waiters (if nobody waits, the next Ready opens
-// it). A timer that fires for an instant it is no longer set for, as it
-// is reset, finds the state as it is and does what that calls for.
+// and at or after the window's end, if anyone waits, opens the next window
+// and grants its places to the oldest waiters. A timer that fires as it is
+// reset does what the state calls for.
 func (r *Rate[Req, Res]) tick() {
 	r.line.Lock()
 	defer r.line.Unlock()
 	r.alarm = 0
-	now := r.now()
+	now := mono.Now()
 	w := r.cur.Load()
 	r.places.Or(nearEnd)
 	if now >= w.until && r.line.Len() > 0 {
@@ -278,26 +250,10 @@ func (r *Rate[Req, Res]) giveBack(n uint64) {
 	r.line.Lock()
 	defer r.line.Unlock()
 	w := r.cur.Load()
-	if w == nil || w.n != n || r.now() >= w.until {
+	if w == nil || w.n != n || mono.Now() >= w.until {
 		return
 	}
 	if !r.line.Serve(n) {
 		r.places.Add(1) // the tag is n's: only this lock opens windows
 	}
-}
-
-// rateWrapper is the Rate's tower.NotedWrapper, kept off its method set;
-// a permit's note is the window its place belongs to.
-type rateWrapper[Req, Res any] Rate[Req, Res]
-
-// CallNoted sends req: the permit's place is used.
-func (w *rateWrapper[Req, Res]) CallNoted(ctx context.Context, inner tower.Permit[Req, Res], _ uint64, req Req) (Res, error) {
-	return inner.Call(ctx, req)
-}
-
-// ReleaseNoted releases inner and gives the place back to its window,
-// even if inner's Release panics.
-func (w *rateWrapper[Req, Res]) ReleaseNoted(inner tower.Permit[Req, Res], window uint64) {
-	defer (*Rate[Req, Res])(w).giveBack(window)
-	inner.Release()
 }

@@ -6,9 +6,8 @@ package isnil
 import "reflect"
 
 // Is reports whether v is a nil interface, or holds a nil pointer,
-// channel, func or unsafe pointer. A nil slice or map is a value: reading
-// it works, and a type built on one can have methods that do (tower.Stack
-// of no layers is a nil slice that wraps a service in nothing).
+// channel, func or unsafe pointer. A nil slice or map is a value whose
+// methods may work (tower.Stack of no layers is a nil slice).
 func Is(v any) bool {
 	if v == nil {
 		return true

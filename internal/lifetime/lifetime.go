@@ -1,14 +1,7 @@
-// Package lifetime keeps track of what a layer made until it is closed,
-// and registers the safety net for what a program drops without closing.
-//
-// A Buffer, SpawnReady or Reconnect is closed by its own Close or by that
-// of the Layer that made it. The Layer holds it until then, so that a
-// stack built from layers stays reachable until closed, and a long-lived
-// Layer holds only what is still open. A value with a goroutine of its own
-// that becomes unreachable without Close is stopped by a runtime cleanup,
-// with a warning that names it. A cleanup runs outside every
-// testing/synctest bubble, where that stop is fatal: a test must close
-// what it makes.
+// Package lifetime keeps track of what a layer made until it is closed
+// (a Set), and stops with a warning what a program drops without closing
+// (OnUnreachable). A cleanup runs outside every testing/synctest bubble,
+// where that stop is fatal: a test must close what it makes.
 package lifetime
 
 import (

@@ -27,21 +27,14 @@ func Failure(l *slog.Logger, level slog.Level, msg string, err error, attrs ...s
 	l.LogAttrs(context.Background(), level, msg, attrs...)
 }
 
-// inHandler is the Where of a panic in a logger's handler that
-// SafeFailure recovers.
-const inHandler = "the handler of the *slog.Logger given with WithLogger"
-
-// SafeFailure is Failure where a panic must not go on: on a goroutine of
-// the middleware's own (a connect, a drive), which has no caller to hand
-// it to, or in code that turns every panic of user code into a report (a
-// DNS Discover's Next). A panic in l's handler is recovered and logged to
-// log/slog's default logger, as other panics no caller is left to hear of
-// are.
+// SafeFailure is Failure where a panic must not go on, such as on a
+// goroutine of the middleware's own: a panic in l's handler is recovered
+// and reported with guard.Orphan.
 func SafeFailure(l *slog.Logger, level slog.Level, msg string, err error, attrs ...slog.Attr) {
 	if l == nil {
 		return
 	}
-	perr := guard.Call(inHandler, func() { Failure(l, level, msg, err, attrs...) })
+	perr := guard.Call("the handler of the *slog.Logger given with WithLogger", func() { Failure(l, level, msg, err, attrs...) })
 	if perr != nil {
 		guard.Orphan(perr)
 	}

@@ -1,8 +1,7 @@
 // Package sema is the counting semaphore behind ConcurrencyLimit and
 // Buffer's slots: first come, first served, context-aware, closable with an
 // error, allocation-free when it does not wait, and striped (see package
-// stripe). Waiters park on channels, not on sync.Cond, so that under
-// testing/synctest they are durably blocked.
+// stripe).
 package sema
 
 import (
@@ -13,36 +12,34 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/towergo/tower/guard"
 	"github.com/towergo/tower/internal/stripe"
 	"github.com/towergo/tower/internal/waitq"
 )
 
 // The free units are spread over stripes, each on a cache line of its own;
 // a goroutine takes from and gives back to the stripe its stack address
-// picks (see package stripe), and takes from the others before it waits.
+// picks, and takes from the others before it waits.
 //
-// ctl, on a line of its own, counts the waiters and holds the closed bit.
-// The fast paths only read it: a unit is taken without the lock only when
-// nobody waits, so a newcomer never overtakes the queue. A waiter counts
-// itself in ctl, under the lock, before it looks for a unit in the stripes
-// one last time; a release adds its unit to a stripe before it reads ctl.
-// So either the waiter finds the unit, or the release sees the waiter and
-// hands a unit over under the lock, oldest waiter first.
+// ctl counts the waiters and holds the closed bit. A unit is taken without
+// the lock only when nobody waits, so a newcomer never overtakes the
+// queue. A waiter counts itself in ctl, under the lock, before it looks in
+// the stripes one last time; a release adds its unit to a stripe before it
+// reads ctl. So either the waiter finds the unit, or the release sees the
+// waiter and hands a unit over under the lock, oldest waiter first.
 //
 // A stripe's word holds its free units in the low 32 bits and, above them,
 // one bit per slot of the stripe, set while the slot is claimed. A slot is
 // a place in a small table the Sema's user keeps (ConcurrencyLimit keeps a
-// permit record there): TryAcquireSlot takes a unit and claims a slot of
-// the same stripe in one CAS, and ReleaseSlot gives both back in one
-// atomic add, so the common path finds its record without a pool or more
-// synchronisation. A slot is only claimed with a unit, so the units held
-// are never fewer than the slots claimed.
+// permit record there): TryAcquireSlot takes a unit and claims a slot in
+// one CAS, and ReleaseSlot gives both back in one atomic add, so the
+// common path finds its record without a pool.
 const (
 	waiterMask = 1<<32 - 1
 	closedBit  = 1 << 63
 
 	maxStripes     = 16
-	unitsPerStripe = 16 // a semaphore is striped only when it has this many units per stripe
+	unitsPerStripe = 16 // the fewest units a stripe is made for
 
 	unitMask = 1<<32 - 1 // a stripe word's free units
 	slotBit0 = 1 << 32   // a stripe word's bit for its slot 0
@@ -144,10 +141,9 @@ func (s *Sema) TryAcquire() bool {
 func (s *Sema) Slots() int { return len(s.lines) * SlotsPerStripe }
 
 // TryAcquireSlot is TryAcquire that also claims a free slot of the stripe
-// it takes the unit from, in the same atomic step, and returns it; slot is
-// NoSlot when all of that stripe's slots are claimed. A unit taken with a
-// slot is given back with ReleaseSlot, which frees the slot too. The
-// claimer has the slot to itself until then.
+// it takes the unit from, and returns it (NoSlot when all of that stripe's
+// slots are claimed). The claimer has the slot to itself until it gives
+// the unit back with ReleaseSlot.
 func (s *Sema) TryAcquireSlot() (slot int, ok bool) {
 	if s.ctl.Load() != 0 {
 		return NoSlot, false
@@ -162,8 +158,6 @@ func (s *Sema) Acquire(ctx context.Context) error { return s.AcquireWatched(ctx,
 
 // A Watcher hears of the callers that wait in line for a unit, so that the
 // Sema's user can report the wait as its own (Waiting in package metrics).
-// A pointer to the user's own state goes in the interface without an
-// allocation.
 type Watcher interface {
 	// Waiting adds delta to the number of callers waiting in line: +1
 	// when one queues, -1 when it leaves the queue.
@@ -172,9 +166,8 @@ type Watcher interface {
 
 // AcquireWatched is Acquire that tells w, unless it is nil, while the
 // caller waits in line: Waiting(+1) once it is queued, and Waiting(-1)
-// when it leaves the queue, granted a unit or not. A caller that gets a
-// unit without queueing, or gives up without queueing because ctx is
-// already done, is not counted. The calls to w are made without the lock.
+// when it leaves the queue, granted a unit or not. A caller that does not
+// queue is not counted. The calls to w are made without the lock.
 func (s *Sema) AcquireWatched(ctx context.Context, w Watcher) error {
 	if s.TryAcquire() {
 		return nil
@@ -186,9 +179,19 @@ func (s *Sema) AcquireWatched(ctx context.Context, w Watcher) error {
 	if w == nil {
 		return s.wait(ctx, wt)
 	}
-	s.watched(w, wt)
+	// A panic in w goes on up to the caller, who then holds nothing: wt
+	// leaves the queue, or the unit it was granted goes back, first.
+	guard.Undo(func() { w.Waiting(1) }, func() {
+		if s.cancel(wt, errWithdrawn) == nil {
+			s.Release()
+		}
+	})
 	err = s.wait(ctx, wt)
-	s.unwatched(w, err)
+	guard.Undo(func() { w.Waiting(-1) }, func() {
+		if err == nil {
+			s.Release()
+		}
+	})
 	return err
 }
 
@@ -202,36 +205,7 @@ func (s *Sema) wait(ctx context.Context, w *waitq.Waiter) error {
 	}
 }
 
-// watched tells w that wt waits. If w panics, the panic goes on up to the
-// caller, whose wait is over: wt leaves the queue first, and a unit it was
-// granted meanwhile goes back.
-func (s *Sema) watched(w Watcher, wt *waitq.Waiter) {
-	told := false
-	defer func() {
-		if !told && s.cancel(wt, errWithdrawn) == nil {
-			s.Release()
-		}
-	}()
-	w.Waiting(1)
-	told = true
-}
-
-// unwatched tells w that a wait is over, with err. If w panics, the panic
-// goes on up to the caller, and a unit the wait was granted goes back
-// first.
-func (s *Sema) unwatched(w Watcher, err error) {
-	told := false
-	defer func() {
-		if !told && err == nil {
-			s.Release()
-		}
-	}()
-	w.Waiting(-1)
-	told = true
-}
-
-// errWithdrawn is what cancel returns for a waiter withdrawn because its
-// watcher panicked: never seen by a caller.
+// errWithdrawn withdraws a waiter whose watcher panicked.
 var errWithdrawn = errors.New("sema: waiter withdrawn")
 
 // enqueue takes a unit under the lock if nobody is ahead and one is free,
@@ -260,8 +234,7 @@ func (s *Sema) enqueue(ctx context.Context) (*waitq.Waiter, error) {
 }
 
 // cancel withdraws w after its ctx ended. If w was woken meanwhile, its
-// outcome stands: a caller granted a unit as its ctx ended keeps it, as in
-// x/sync/semaphore.
+// outcome stands: a caller granted a unit as its ctx ended keeps it.
 func (s *Sema) cancel(w *waitq.Waiter, ctxErr error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -273,8 +246,8 @@ func (s *Sema) cancel(w *waitq.Waiter, ctxErr error) error {
 }
 
 // Release gives a unit back, to the oldest waiter if there is one. It panics
-// if the Sema would hold more units than it was made with: always when it
-// has a single stripe, and when the caller's stripe shows it otherwise.
+// if the Sema would hold more units than it was made with, when the
+// caller's stripe shows it.
 func (s *Sema) Release() {
 	if len(s.lines) == 0 {
 		panic(overRelease) // the zero Sema holds nothing
@@ -298,10 +271,9 @@ func (s *Sema) ReleaseSlot(slot int) {
 }
 
 // give adds delta to l's word, giving back a unit and clearing the slot
-// bit, if any, then hands units to waiters if there are any. The add is
-// undone, and give panics, if it gave back a unit the stripe could not have
-// lent or a slot that was not claimed: the word is wrong only for that
-// instant, and only when the caller breaks the contract.
+// bit, if any, then hands units to waiters if there are any. If it gave
+// back a unit the stripe could not have lent or a slot that was not
+// claimed, the add is undone and give panics.
 func (s *Sema) give(l *line, delta, bit uint64) {
 	old := l.free.Add(delta) - delta
 	if old&bit != bit || int64(old&unitMask) >= s.max {

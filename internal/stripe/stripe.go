@@ -1,10 +1,6 @@
 // Package stripe is a counter that goroutines on many CPUs add to at once
 // without contending for one cache line: its value is spread over lines,
 // and each goroutine adds to the line its stack's address picks.
-//
-// A read sums the lines. While additions are under way it may be off by
-// those in flight, an up-down count even below zero for a moment; once
-// they stop, the read is exact.
 package stripe
 
 import (
@@ -12,8 +8,7 @@ import (
 	"unsafe"
 )
 
-// lines is the number of cache lines a counter is spread over.
-const lines = 16
+const lines = 16 // cache lines a counter is spread over
 
 // Int64 is a striped int64 counter. The zero Int64 is zero and ready to use.
 // It is safe for concurrent use and must not be copied after first use.
@@ -27,7 +22,8 @@ type Int64 struct {
 // Add adds delta to the counter.
 func (c *Int64) Add(delta int64) { c.l[Hint()%lines].v.Add(delta) }
 
-// Load returns the counter's value: the sum of its lines.
+// Load returns the counter's value: the sum of its lines. While additions
+// are under way it may be off by those in flight, even below zero.
 func (c *Int64) Load() int64 {
 	var n int64
 	for i := range c.l {

@@ -12,21 +12,18 @@ import (
 // A Line is the waiting engine of a limit that grants one unit at a time
 // (a token, a place in a window) to callers in the order they came: a
 // Queue under a mutex, with a count of its waiters that a lock-free fast
-// path reads, so that a newcomer never overtakes someone waiting.
-//
-// The limit holds the Line's lock to look for a free unit, to Join, and to
-// Serve; a waiter then calls Wait without it. The value a waiter is
-// served with is the limit's own: the unit's mark, which its give-back
-// function understands. The zero Line is empty and ready to use.
+// path reads, so that a newcomer never overtakes someone waiting. The
+// limit holds the lock to look for a free unit, to Join and to Serve; a
+// waiter then calls Wait without it. The zero Line is empty and ready to
+// use.
 type Line struct {
 	sync.Mutex
 	q      Queue
 	queued atomic.Int32
 }
 
-// Len returns the number of waiters. Read without the lock, it is a
-// hint: a caller that finds it 0 and a free unit may take the unit at
-// once, since nobody it would overtake has joined yet.
+// Len returns the number of waiters. Read without the lock, it is a hint:
+// a caller that finds it 0 may take a free unit at once.
 func (l *Line) Len() int { return int(l.queued.Load()) }
 
 // Join puts a new waiter at the back of the line and returns it. l must be
@@ -53,8 +50,8 @@ func (l *Line) Serve(v uint64) bool {
 // served as ctx ended is kept: the grant stands.
 //
 // A sink, if not nil, is told Waiting +1 and -1 around the wait. If it
-// panics, the panic goes on up to the caller, who then holds nothing: w
-// leaves the line, or the unit it was served goes to giveBack, first.
+// panics, the caller holds nothing: w leaves the line, or the unit it was
+// served goes to giveBack, before the panic goes on up.
 func (l *Line) Wait(ctx context.Context, w *Waiter, sink metrics.Sink, giveBack func(uint64)) (uint64, error) {
 	if sink == nil {
 		return l.wait(ctx, w)

@@ -1,21 +1,15 @@
 // Package waitq is the FIFO queue of parked goroutines behind the
 // semaphores and rate windows: an intrusive doubly linked list, so that a
-// waiter whose context ends can leave from the middle in O(1).
-//
-// A waiter parks on a channel, not on sync.Cond, so that under
-// testing/synctest it is durably blocked. A Queue is not safe for
-// concurrent use; its owner guards it with a mutex.
+// waiter whose context ends can leave from the middle in O(1). A waiter
+// parks on a channel, not on sync.Cond, so that under testing/synctest it
+// is durably blocked.
 package waitq
 
 // A Waiter is one parked goroutine.
 type Waiter struct {
-	// Ready is closed by the owner to wake the waiter, after setting Err and
-	// Value under the owner's lock.
-	Ready chan struct{}
-	// Err, if set, is the reason the waiter was woken without a grant.
-	Err error
-	// Value carries what the waiter was granted, if the owner needs to say.
-	Value uint64
+	Ready chan struct{} // closed by Wake, after it sets Err and Value
+	Err   error         // if set, why the waiter was woken without a grant
+	Value uint64        // what the waiter was granted, if the owner says
 
 	prev, next *Waiter
 	queued     bool
@@ -34,7 +28,8 @@ func (w *Waiter) Woken() bool {
 	}
 }
 
-// A Queue is a FIFO of waiters. The zero Queue is empty.
+// A Queue is a FIFO of waiters. The zero Queue is empty. A Queue is not
+// safe for concurrent use; its owner guards it with a mutex.
 type Queue struct {
 	head, tail *Waiter
 	n          int
