@@ -8,9 +8,9 @@ import (
 	"github.com/towergo/tower/internal/mono"
 )
 
-// admit waits, bounded by ctx, until the breaker, open or half-open when
-// Ready looked, admits a request, and returns the period it was admitted
-// in: a closed one, or a half-open one whose probe place it holds.
+// admit waits, bounded by ctx, until the breaker admits a request, and
+// returns the period it was admitted in: a closed one, or a half-open one
+// whose probe place it holds.
 func (b *Breaker[Req, Res]) admit(ctx context.Context) (*period[Req, Res], error) {
 	waiting := false
 	for {
@@ -31,33 +31,29 @@ func (b *Breaker[Req, Res]) admit(ctx context.Context) (*period[Req, Res], error
 // the breaker may admit one, with the caller counted as a waiter. waiting
 // says the caller was counted already.
 func (b *Breaker[Req, Res]) tryAdmit(ctx context.Context, waiting bool) (p *period[Req, Res], wake <-chan struct{}, err error) {
-	changed := false
-	defer func() {
-		if changed {
-			b.tell()
+	b.do(func() (changed bool) {
+		if waiting {
+			b.waiters--
 		}
-	}()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if waiting {
-		b.waiters--
-	}
-	if p, changed = b.admitLocked(); p != nil {
-		b.idleTimer()
-		return p, nil, nil
-	}
-	if err := ctx.Err(); err != nil {
-		b.idleTimer()
-		return nil, nil, err
-	}
-	b.waiters++
-	if cur := b.cur.Load(); cur.state == Open && cur.until != forever && b.timerFor != cur {
-		b.arm(cur)
-	}
-	if b.wake == nil {
-		b.wake = make(chan struct{})
-	}
-	return nil, b.wake, nil
+		if p, changed = b.admitLocked(); p != nil {
+			b.idleTimer()
+			return changed
+		}
+		if err = ctx.Err(); err != nil {
+			b.idleTimer()
+			return changed
+		}
+		b.waiters++
+		if cur := b.cur.Load(); cur.state == Open && cur.until != forever && b.timerFor != cur {
+			b.arm(cur)
+		}
+		if b.wake == nil {
+			b.wake = make(chan struct{})
+		}
+		wake = b.wake
+		return changed
+	})
+	return p, wake, err
 }
 
 // admitLocked admits a request if the breaker can now, and reports
@@ -68,12 +64,11 @@ func (b *Breaker[Req, Res]) admitLocked() (*period[Req, Res], bool) {
 		return p, false
 	}
 	if p.state == Open {
-		now := mono.Now()
-		if now < p.until {
+		if mono.Now() < p.until {
 			return nil, false
 		}
 		if b.refused() { // stay open, for another delay as long
-			return nil, b.reopenLocked(now)
+			return nil, b.openLocked(b.trips)
 		}
 		hp := &period[Req, Res]{b: b, state: HalfOpen, probes: 1}
 		return hp, b.set(hp)
@@ -85,7 +80,7 @@ func (b *Breaker[Req, Res]) admitLocked() (*period[Req, Res], bool) {
 		if p.probes > 0 {
 			return nil, false // a probe under way wakes this Ready as it ends
 		}
-		return nil, b.reopenLocked(mono.Now())
+		return nil, b.openLocked(b.trips)
 	}
 	p.probes++
 	return p, false
@@ -101,7 +96,12 @@ func (b *Breaker[Req, Res]) refused() bool {
 func (b *Breaker[Req, Res]) arm(p *period[Req, Res]) {
 	d := p.until - mono.Now()
 	if b.timer == nil {
-		b.timer = time.AfterFunc(d, b.wakeWaiters)
+		b.timer = time.AfterFunc(d, func() {
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			b.timerFor = nil
+			b.wakeLocked()
+		})
 	} else {
 		b.timer.Reset(d)
 	}
@@ -114,14 +114,6 @@ func (b *Breaker[Req, Res]) idleTimer() {
 		b.timer.Stop()
 		b.timerFor = nil
 	}
-}
-
-// wakeWaiters is the timer's: the open delay has ended.
-func (b *Breaker[Req, Res]) wakeWaiters() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.timerFor = nil
-	b.wakeLocked()
 }
 
 // wakeLocked wakes every waiting Ready, to look again. b.mu is held.

@@ -9,32 +9,26 @@ import (
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/isnil"
-	"github.com/towergo/tower/internal/mono"
 )
 
 // Breaker is middleware that stops sending requests to a service that
-// fails: a circuit breaker whose open state is a service that is not
-// ready. The package doc describes its states and how results count.
+// fails; the package doc describes its states and how results count.
 //
-// While the breaker is closed, Ready wraps the inner service's permit.
-// While it is open, or half-open with every probe place taken, Ready
-// waits, bounded by ctx, until a probe may go; with a done ctx it returns
-// ctx.Err() at once, which is how a LoadShed outside sheds and a balancer
-// skips the endpoint. The breaker never fails Ready with an error of its
+// While the breaker is open, or half-open with every probe place taken,
+// Ready waits, bounded by ctx, until a probe may go; with a done ctx it
+// returns ctx.Err() at once, so that a LoadShed outside sheds and a
+// balancer skips the endpoint. It never fails Ready with an error of its
 // own, which would mean broken for good. Once admitted, Ready waits for
-// the inner service; if that fails, it gives the admission back and
-// returns the error unchanged. If the breaker changes state meanwhile,
-// Ready gives the inner permit back and starts again, so that requests
-// queued below do not go to a backend the breaker has just given up on.
+// the inner service and returns its error unchanged. If the breaker
+// changes state meanwhile, Ready gives the inner permit back and starts
+// again.
 //
-// A Breaker starts no goroutine: a Ready waiting for the open delay is
-// woken by a timer armed only while someone waits. The closed state, with
-// consecutive failures as the only trip condition, takes no lock and
-// allocates nothing per request.
+// A Breaker starts no goroutine. The closed state, with consecutive
+// failures as the only trip condition, takes no lock and allocates
+// nothing per request.
 //
 // A Breaker is safe for concurrent use. The zero Breaker is not usable;
-// build one with [New] or [NewLayer]. Req and Res are the request and
-// response types.
+// build one with [New] or [NewLayer].
 type Breaker[Req, Res any] struct {
 	inner   tower.Service[Req, Res]
 	failure func(res Res, err error) bool
@@ -48,15 +42,15 @@ type Breaker[Req, Res any] struct {
 	wake     chan struct{} // closed when a waiting Ready should look again; nil if nobody waits
 	waiters  int
 	timer    *time.Timer       // wakes the waiters when the open delay ends
-	timerFor *period[Req, Res] // the open period the timer is armed for, nil if none
+	timerFor *period[Req, Res] // the open period the timer is armed for, if any
 	events   []event           // changes not yet told
 	telling  bool              // a goroutine is telling events
 }
 
 // New returns inner wrapped in a closed Breaker, with opts, that counts a
-// result as a failure of inner when failure reports true for it: [AnyError],
-// or one a protocol's adapter offers that reads its status. It panics if
-// inner (a typed nil too), failure or an option is nil.
+// result as a failure of inner when failure reports true for it, as
+// [AnyError] does for errors. It panics if inner (a typed nil too),
+// failure or an option is nil.
 func New[Req, Res any](inner tower.Service[Req, Res], failure func(res Res, err error) bool, opts ...Option) *Breaker[Req, Res] {
 	if isnil.Is(inner) {
 		panic("breaker.New: nil inner service")
@@ -68,20 +62,15 @@ func New[Req, Res any](inner tower.Service[Req, Res], failure func(res Res, err 
 }
 
 func newBreaker[Req, Res any](inner tower.Service[Req, Res], failure func(Res, error) bool, o options) *Breaker[Req, Res] {
-	b := &Breaker[Req, Res]{inner: inner, failure: failure, opts: o}
-	b.window = newWindow(&b.opts)
+	b := &Breaker[Req, Res]{inner: inner, failure: failure, opts: o, window: newWindow(&o)}
 	b.cur.Store(&period[Req, Res]{b: b, state: Closed})
-	if b.window != nil {
-		b.window.reset(mono.Now())
-	}
 	return b
 }
 
 // NewLayer returns a Layer that wraps each service in a Breaker of its
 // own, as [New] does: the Breakers share what the options give (a budget,
-// a sink, a callback) and nothing else, so that each endpoint of a
-// balancer trips alone. It panics if failure or an option is nil; its
-// Wrap panics if the service is nil.
+// a sink, a callback) and nothing else, so each trips alone. It panics if
+// failure or an option is nil; its Wrap panics if the service is nil.
 func NewLayer[Req, Res any](failure func(res Res, err error) bool, opts ...Option) tower.Layer[Req, Res] {
 	if failure == nil {
 		panic("breaker.NewLayer: nil failure classifier")
@@ -98,10 +87,8 @@ func NewLayer[Req, Res any](failure func(res Res, err error) bool, opts ...Optio
 // AnyError is a failure classifier for [New] that counts every error but
 // context.Canceled as a failure, and no response; its type argument is
 // inferred: New(inner, AnyError, ...). A cancelled call says nothing of
-// the backend, and counting it would let a client that cancels a lot (a
-// hedge whose twin won) trip a healthy backend's breaker. A
-// context.DeadlineExceeded is counted: a backend too slow for the
-// caller's deadline is failing that caller.
+// the backend (a hedge whose twin won cancels it); a backend too slow for
+// the caller's deadline is failing that caller.
 func AnyError[Res any](_ Res, err error) bool {
 	return err != nil && !errors.Is(err, context.Canceled)
 }
@@ -111,7 +98,7 @@ func AnyError[Res any](_ Res, err error) bool {
 func (b *Breaker[Req, Res]) State() State { return b.cur.Load().state }
 
 // Ready waits until the breaker admits a request and the inner service is
-// ready for it (see [Breaker]), and returns the permit.
+// ready for it, and returns the permit.
 func (b *Breaker[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	for {
 		p := b.cur.Load()
@@ -128,9 +115,8 @@ func (b *Breaker[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], 
 }
 
 // Isolate opens the breaker until [Breaker.Reset], even if it is open
-// already: Ready waits (with a done ctx, fails at once) whatever the inner
-// service's health, and no probe goes. It is for an operator who knows
-// better than the results, like Polly's manual isolation.
+// already: Ready waits whatever the inner service's health, and no probe
+// goes. It is for an operator who knows better than the results.
 func (b *Breaker[Req, Res]) Isolate() {
 	b.do(func() bool {
 		return b.set(&period[Req, Res]{b: b, state: Open, until: forever})

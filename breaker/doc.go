@@ -13,40 +13,27 @@
 //
 //   - Closed: requests go through, and each call's result is classified.
 //     The breaker trips to open at the nth failure in a row
-//     ([WithConsecutiveFailures]), or when failures reach a share of the
-//     calls of a window that holds enough of them ([WithFailureRatio]),
-//     whichever comes first if both are given.
-//   - Open: Ready waits, bounded by its ctx, and nothing is sent, for the
-//     open delay, which doubles at each trip in a row ([WithOpenDelay],
-//     [WithJitter]).
+//     ([WithConsecutiveFailures], the default), or when failures reach a
+//     share of a window's calls ([WithFailureRatio]), whichever comes
+//     first.
+//   - Open: Ready waits, bounded by its ctx, for the open delay, which
+//     doubles at each trip in a row ([WithOpenDelay], [WithJitter]).
 //   - Half-open: after the delay, the first Ready moves the breaker to
 //     half-open and gets a probe permit. At most [WithProbes] probe permits
-//     are out at once, until called or released, and a Ready that finds
-//     them all out waits; one released unused gives its place back, so
-//     probes cannot pile up, nor a breaker stay half-open for want of an
-//     answer. After [WithSuccesses] probes succeed, the breaker closes and
-//     the delay starts again from base; one probe that fails opens it
-//     again, for a doubled delay.
+//     are out at once, until called or released; a Ready that finds them
+//     all out waits. After [WithSuccesses] probes succeed, the breaker
+//     closes and the delay starts again from base; one probe that fails
+//     opens it again, for a doubled delay.
 //
 // # Results
 //
-// A permit's call classifies its result and records it, only in the
-// period (the stay in one state) the permit was admitted in: a late
-// result, such as that of a call admitted while closed that ends after the
-// breaker opened, is dropped. (A permit granted while closed stays good if
-// the breaker opens before it is called.) A call that panics counts as a
-// failure; a classifier that panics records nothing. A call whose ctx
-// ended with an error the classifier does not count records nothing: the
-// caller gave up, which says nothing of the backend.
-//
-// # Defaults
-//
-// With no trip condition, a breaker trips at [DefaultConsecutiveFailures]
-// in a row: that works at any rate of traffic, where a ratio with a
-// minimum of calls never trips for a client that sends fewer, and lets the
-// closed state run on atomics alone; but it misses a partial outage, which
-// [WithFailureRatio] sees. One probe at a time, and one success to close,
-// as in Finagle and Linkerd.
+// A permit's call records its result only in the period (the stay in one
+// state) the permit was admitted in: a late result, such as that of a call
+// admitted while closed that ends after the breaker opened, is dropped,
+// though the permit itself stays good. A call that panics counts as a failure; a classifier that panics records
+// nothing. A call whose ctx ended with an error the classifier does not
+// count records nothing: the caller gave up, which says nothing of the
+// backend.
 //
 // [WithBudget] makes probes draw on the retry.Budget a client's retries
 // and hedges share. [WithMetrics], [WithStateChange] and [Breaker.State]
@@ -54,10 +41,10 @@
 //
 // # Where it sits
 //
-// In every list of layers the first one is the outermost: it sees the
-// request first. Inside a balancer, wrap each endpoint: the balancer skips
-// the open ones. LoadShed > Breaker fails requests at once while the
-// breaker is open, where Breaker alone makes them wait. Retry > Breaker
-// makes a retry wait while it is open, within its deadline. Breaker >
-// Timeout counts timeout.ErrElapsed as a failure with AnyError.
+// The first layer listed is the outermost. Inside a balancer, wrap each
+// endpoint: the balancer skips the open ones. LoadShed > Breaker fails
+// requests at once while the breaker is open, where Breaker alone makes
+// them wait. Retry > Breaker makes a retry wait while it is open, within
+// its deadline. Breaker > Timeout counts timeout.ErrElapsed as a failure
+// with AnyError.
 package breaker

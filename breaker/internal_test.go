@@ -56,7 +56,7 @@ func TestTimerOnlyWhileWaited(t *testing.T) {
 		b := New(echo, AnyError, WithJitter(0), WithOpenDelay(time.Second, time.Minute))
 		b.Isolate()
 		b.Reset()
-		b.do(b.openLocked)
+		b.do(func() bool { return b.openLocked(b.trips + 1) })
 		timerArmed := func() bool {
 			b.mu.Lock()
 			defer b.mu.Unlock()
@@ -98,7 +98,7 @@ func TestTimerOnlyWhileWaited(t *testing.T) {
 func TestTimerStoppedWhenLastWaiterAdmitted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := New(echo, AnyError, WithJitter(0), WithOpenDelay(time.Second, time.Minute))
-		b.do(b.openLocked)
+		b.do(func() bool { return b.openLocked(b.trips + 1) })
 		done := make(chan struct{})
 		go func() {
 			p, _ := b.Ready(t.Context())

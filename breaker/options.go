@@ -11,20 +11,18 @@ import (
 	"github.com/towergo/tower/retry"
 )
 
-// The defaults, and where they come from.
+// The defaults.
 const (
 	// DefaultConsecutiveFailures is the trip condition of a breaker given
-	// neither [WithConsecutiveFailures] nor [WithFailureRatio], as Envoy's
-	// consecutive_5xx and Finagle's.
+	// neither [WithConsecutiveFailures] nor [WithFailureRatio]. Unlike a
+	// ratio with a minimum of calls, it trips at any rate of traffic, but
+	// it misses a partial outage.
 	DefaultConsecutiveFailures = 5
-	// DefaultOpenDelay is the open delay after a first trip, as Polly's
-	// BreakDuration and Finagle's first.
+	// DefaultOpenDelay is the open delay after a first trip.
 	DefaultOpenDelay = 5 * time.Second
-	// DefaultMaxOpenDelay caps the open delay as trips follow one another,
-	// as Finagle's and Envoy's max_ejection_time.
+	// DefaultMaxOpenDelay caps the open delay as trips follow one another.
 	DefaultMaxOpenDelay = 300 * time.Second
-	// DefaultJitter is the share of the open delay drawn at random:
-	// Finagle's equal jitter, Linkerd's 0.5.
+	// DefaultJitter is the share of the open delay drawn at random.
 	DefaultJitter = 0.5
 )
 
@@ -32,7 +30,7 @@ const (
 type Option func(*options)
 
 type options struct {
-	consecutive int     // failures in a row that trip; 0: not that way
+	consecutive int     // failures in a row that trip; 0: none
 	ratio       float64 // failure ratio that trips, if window.set()
 	minCalls    int
 	window      Window
@@ -63,10 +61,9 @@ func newOptions(fn string, opts []Option) options {
 	return o
 }
 
-// WithConsecutiveFailures makes the breaker trip, from closed to open, at
-// the nth failure in a row; a success in between starts the count again.
-// With [WithFailureRatio] too, the breaker trips on whichever comes first.
-// A breaker given neither trips at DefaultConsecutiveFailures in a row. It
+// WithConsecutiveFailures makes the breaker trip at the nth failure in a
+// row; a success in between starts the count again. The default is
+// [DefaultConsecutiveFailures], unless [WithFailureRatio] is given. It
 // panics if n is less than 1.
 func WithConsecutiveFailures(n int) Option {
 	if n < 1 {
@@ -77,7 +74,7 @@ func WithConsecutiveFailures(n int) Option {
 
 // A Window is where [WithFailureRatio] measures the failure ratio: the
 // last calls, by number ([LastCalls]) or by time ([LastDuration]). The
-// zero Window is no window, and WithFailureRatio refuses it.
+// zero Window is none, which WithFailureRatio refuses.
 type Window struct {
 	calls int           // the last calls calls, if > 0
 	d     time.Duration // the last d, if > 0
@@ -85,8 +82,8 @@ type Window struct {
 
 func (w Window) set() bool { return w.calls > 0 || w.d > 0 }
 
-// LastCalls is the window of the last n calls, resilience4j's count-based
-// sliding window. It panics if n is less than 1.
+// LastCalls is the window of the last n calls. It panics if n is less
+// than 1.
 func LastCalls(n int) Window {
 	if n < 1 {
 		panic(fmt.Sprintf("breaker.LastCalls: n must be at least 1, got %d", n))
@@ -95,10 +92,9 @@ func LastCalls(n int) Window {
 }
 
 // LastDuration is the window of the calls that ended in about the last d:
-// time is cut into 10 buckets of d/10 (1ns at least), as in Polly and
-// Linkerd, and a call counts while its bucket is one of the last 10, so
-// for between 9/10 of d and d after it ended. It panics if d is not
-// positive.
+// time is cut into 10 buckets of d/10 (1ns at least), and a call counts
+// while its bucket is one of the last 10, so for between 9/10 of d and d
+// after it ended. It panics if d is not positive.
 func LastDuration(d time.Duration) Window {
 	if d <= 0 {
 		panic(fmt.Sprintf("breaker.LastDuration: d must be positive, got %v", d))
@@ -106,17 +102,13 @@ func LastDuration(d time.Duration) Window {
 	return Window{d: d}
 }
 
-// WithFailureRatio makes the breaker trip, from closed to open, at a
-// failure that brings the share of failures among the calls of window w
-// to ratio or above (a ratio of 0: at any failure), once w holds at least
-// minCalls calls. The window starts empty each time the breaker closes.
-// With [WithConsecutiveFailures] too, the breaker trips on whichever comes
-// first. Polly's defaults are WithFailureRatio(0.1, 100,
-// LastDuration(30*time.Second)); resilience4j's are WithFailureRatio(0.5,
-// 100, LastCalls(100)).
-//
-// It panics if ratio is outside [0, 1] (or NaN), if minCalls is less than
-// 1 or, for a LastCalls(n) window, more than n, or if w is the zero Window.
+// WithFailureRatio makes the breaker trip at a failure that brings the
+// share of failures among the calls of window w to ratio or above, once w
+// holds at least minCalls calls. The window starts empty each time the
+// breaker closes. With [WithConsecutiveFailures] too, the breaker trips on
+// whichever comes first. It panics if ratio is outside [0, 1] (or NaN), if
+// minCalls is less than 1 or, for a LastCalls(n) window, more than n, or
+// if w is the zero Window.
 func WithFailureRatio(ratio float64, minCalls int, w Window) Option {
 	const fn = "breaker.WithFailureRatio"
 	if !(ratio >= 0 && ratio <= 1) {
@@ -135,11 +127,10 @@ func WithFailureRatio(ratio float64, minCalls int, w Window) Option {
 }
 
 // WithOpenDelay sets how long the breaker stays open before it lets a
-// probe through: min(base·2^(trips-1), max) after the trips-th trip
-// without the breaker closing in between, then jittered (see
-// [WithJitter]). The default is DefaultOpenDelay up to
-// DefaultMaxOpenDelay. It panics if base is not positive or max is less
-// than base.
+// probe through: min(base·2^(trips-1), max) after the trips-th trip in a
+// row, then jittered ([WithJitter]). The default is [DefaultOpenDelay] up
+// to [DefaultMaxOpenDelay]. It panics if base is not positive or max is
+// less than base.
 func WithOpenDelay(base, max time.Duration) Option {
 	const fn = "breaker.WithOpenDelay"
 	if base <= 0 {
@@ -152,10 +143,9 @@ func WithOpenDelay(base, max time.Duration) Option {
 }
 
 // WithJitter sets the share of the open delay drawn at random, so that
-// breakers that tripped together do not probe together: a delay d becomes
-// d - fraction·r·d, with r uniform in [0, 1), so it lies in
-// (d·(1-fraction), d]. 0 is no jitter; the default is DefaultJitter. It
-// panics if fraction is outside [0, 1] (or NaN).
+// breakers that tripped together do not probe together: a delay d lies in
+// (d·(1-fraction), d]. The default is [DefaultJitter]. It panics if
+// fraction is outside [0, 1] (or NaN).
 func WithJitter(fraction float64) Option {
 	if !(fraction >= 0 && fraction <= 1) {
 		panic(fmt.Sprintf("breaker.WithJitter: fraction must be between 0 and 1, got %v", fraction))
@@ -163,12 +153,11 @@ func WithJitter(fraction float64) Option {
 	return func(o *options) { o.jitter = fraction }
 }
 
-// WithRandom sets the source of the jitter's random numbers, in [0, 1)
-// (a test gives a fixed one); the default is math/rand/v2.Float64. It must
-// be safe for concurrent use, and runs under the breaker's lock, so it
-// must not call the breaker; a panic in it goes up to the caller whose
-// result tripped the breaker, which stays as it was. It panics if random
-// is nil.
+// WithRandom sets the source of the jitter's random numbers, in [0, 1);
+// the default is math/rand/v2.Float64. It runs under the breaker's lock,
+// so it must not call the breaker; a panic in it goes up to the caller
+// whose result tripped the breaker, which stays as it was. It panics if
+// random is nil.
 func WithRandom(random func() float64) Option {
 	if random == nil {
 		panic("breaker.WithRandom: nil random")
@@ -177,8 +166,7 @@ func WithRandom(random func() float64) Option {
 }
 
 // WithProbes sets how many probe permits a half-open breaker has out at
-// once, from Ready until their call ends or they are released. The default
-// is 1. It panics if n is less than 1.
+// once. The default is 1. It panics if n is less than 1.
 func WithProbes(n int) Option {
 	if n < 1 {
 		panic(fmt.Sprintf("breaker.WithProbes: n must be at least 1, got %d", n))
@@ -196,42 +184,35 @@ func WithSuccesses(n int) Option {
 	return func(o *options) { o.successes = n }
 }
 
-// WithBudget makes each probe draw on b, which the retries and hedges of
-// the client may share (see retry.Budget); the breaker never deposits. If
-// b refuses the first probe, the breaker stays open for another delay as
-// long as the last one; if it refuses a later one, the Ready waits for a
-// probe under way to end, or, if none is, the breaker opens again for as
-// long. Withdraw runs under the breaker's lock and must not call the
-// breaker; a panic in it goes up to the caller of Ready, which holds
-// nothing. The default, and a nil b, is no budget.
+// WithBudget makes each probe draw on b, which the client's retries and
+// hedges may share; the breaker never deposits. When b refuses a probe,
+// the Ready waits for a probe under way to end, or, if none is, the
+// breaker stays open for another delay as long as the last. Withdraw runs
+// under the breaker's lock and must not call the breaker; a panic in it
+// goes up to the caller of Ready. The default, and a nil b, is no budget.
 func WithBudget(b retry.Budget) Option {
-	return func(o *options) {
-		o.budget = b
-		if isnil.Is(b) {
-			o.budget = nil
-		}
+	if isnil.Is(b) {
+		b = nil
 	}
+	return func(o *options) { o.budget = b }
 }
 
-// WithMetrics makes the breaker report to sink: [metrics.Open] +1 as it
-// leaves the closed state and -1 as it closes again, and
-// [metrics.Tripped] +1 at each transition to open, reported as
-// [WithStateChange]'s callback is told: in order, outside the lock. The
-// default, and a nil sink, is no metrics.
+// WithMetrics makes the breaker report to sink, as [WithStateChange]'s
+// callback is told: [metrics.Open] +1 as it leaves the closed state and -1
+// as it closes again, and [metrics.Tripped] +1 at each transition to open.
+// The default, and a nil sink, is no metrics.
 func WithMetrics(sink metrics.Sink) Option {
-	return func(o *options) {
-		o.sink = sink
-		if isnil.Is(sink) {
-			o.sink = nil
-		}
+	if isnil.Is(sink) {
+		sink = nil
 	}
+	return func(o *options) { o.sink = sink }
 }
 
 // WithStateChange makes the breaker call f at each change of state, in
 // order and one at a time, outside the breaker's lock, on the goroutine of
-// a caller whose Ready or call made a change (not always this one). A
-// panic in f goes up to that caller; the changes after it are told with
-// the next change. The default, and a nil f, is none.
+// a caller whose Ready or call made a change. A panic in f goes up to that
+// caller; the changes after it are told with the next. The default, and a
+// nil f, is none.
 func WithStateChange(f func(from, to State)) Option {
 	return func(o *options) { o.onChange = f }
 }

@@ -16,27 +16,23 @@ import (
 type State uint8
 
 const (
-	// Closed is the healthy state: requests go through, and their results
-	// are counted toward a trip.
+	// Closed is the healthy state: requests go through.
 	Closed State = iota + 1
-	// Open is the tripped state: the breaker is not ready, and lets no
-	// request through until the open delay ends.
+	// Open is the tripped state: no request goes through.
 	Open
-	// HalfOpen is the state after the open delay: the breaker lets a few
-	// probes through, and closes or opens again on their results.
+	// HalfOpen is the state after the open delay: a few probes go through.
 	HalfOpen
 )
 
 // String returns the state's name, "closed", "open" or "half-open", or
 // "State(n)" for a value that is none of them.
 func (s State) String() string {
-	if s == Closed {
+	switch s {
+	case Closed:
 		return "closed"
-	}
-	if s == Open {
+	case Open:
 		return "open"
-	}
-	if s == HalfOpen {
+	case HalfOpen:
 		return "half-open"
 	}
 	return fmt.Sprintf("State(%d)", uint8(s))
@@ -54,16 +50,16 @@ const (
 	failed                   // the classifier counts it a failure, or the call panicked
 )
 
-// A period is one stay of the breaker in a state: its generation. Each
-// permit carries the period it was admitted in (as its tower.Wrapper), and
-// its result counts only while that period is current.
+// A period is one stay of the breaker in a state. Each permit carries the
+// period it was admitted in (as its tower.Wrapper), and its result counts
+// only while that period is current.
 type period[Req, Res any] struct {
 	b      *Breaker[Req, Res]
 	state  State
 	until  time.Duration // Open: the end of the delay, on mono's scale
 	consec atomic.Int64  // Closed: failures in a row
-	// HalfOpen, guarded by b.mu: probe permits out (issued and not yet
-	// ended), and probes that succeeded.
+	// HalfOpen, guarded by b.mu: probe permits out, and probes that
+	// succeeded.
 	probes, successes int
 }
 
@@ -76,7 +72,11 @@ func (p *period[Req, Res]) CallWrapped(ctx context.Context, inner tower.Permit[R
 	defer func() { p.end(o) }()
 	res, err = inner.Call(ctx, req)
 	o = ignored // a classifier that panics records nothing
-	o = p.b.classify(ctx, res, err)
+	if p.b.failure(res, err) {
+		o = failed
+	} else if err == nil || ctx.Err() == nil { // else the caller gave up
+		o = succeeded
+	}
 	return res, err
 }
 
@@ -84,19 +84,6 @@ func (p *period[Req, Res]) CallWrapped(ctx context.Context, inner tower.Permit[R
 func (p *period[Req, Res]) ReleaseWrapped(inner tower.Permit[Req, Res]) {
 	defer p.end(ignored)
 	inner.Release()
-}
-
-// classify returns the outcome of a call that returned res and err. An
-// error the classifier does not count, from a call whose ctx ended, is
-// ignored: the caller gave up.
-func (b *Breaker[Req, Res]) classify(ctx context.Context, res Res, err error) outcome {
-	if b.failure(res, err) {
-		return failed
-	}
-	if err != nil && ctx.Err() != nil {
-		return ignored
-	}
-	return succeeded
 }
 
 // end records the outcome of a permit of p.
@@ -111,10 +98,9 @@ func (p *period[Req, Res]) end(o outcome) {
 	}
 	if n := b.opts.consecutive; n > 0 {
 		if o == failed {
-			// At or past n, for a trip that a panic in the random source
-			// stopped: the next failure trips.
+			// Past n too, if a panic in the random source stopped a trip.
 			if p.consec.Add(1) >= int64(n) {
-				b.do(func() bool { return b.cur.Load() == p && b.openLocked() })
+				b.do(func() bool { return b.cur.Load() == p && b.openLocked(b.trips+1) })
 			}
 		} else if p.consec.Load() != 0 { // no write, and no cache line taken, while all is well
 			p.consec.Store(0)
@@ -122,7 +108,7 @@ func (p *period[Req, Res]) end(o outcome) {
 	}
 	if b.window != nil {
 		b.do(func() bool {
-			return b.cur.Load() == p && b.window.record(mono.Now(), o == failed) && b.openLocked()
+			return b.cur.Load() == p && b.window.record(mono.Now(), o == failed) && b.openLocked(b.trips+1)
 		})
 	}
 }
@@ -135,7 +121,7 @@ func (b *Breaker[Req, Res]) probeEndedLocked(p *period[Req, Res], o outcome) boo
 	}
 	p.probes--
 	if o == failed {
-		return b.openLocked()
+		return b.openLocked(b.trips + 1)
 	}
 	b.wakeLocked() // a probe's place is free
 	if o == succeeded {
@@ -147,19 +133,13 @@ func (b *Breaker[Req, Res]) probeEndedLocked(p *period[Req, Res], o outcome) boo
 	return false
 }
 
-// openLocked opens the breaker after one more trip, and reports whether
-// an event was queued. b.mu is held.
-func (b *Breaker[Req, Res]) openLocked() bool {
-	d := b.opts.delay(b.trips+1, b.opts.random()) // user code first: a panic changes nothing
-	b.trips++
+// openLocked opens the breaker for the delay after the trips-th trip in a
+// row: b.trips+1 for a trip, b.trips again when the budget refused a
+// probe. It reports whether an event was queued. b.mu is held.
+func (b *Breaker[Req, Res]) openLocked(trips int) bool {
+	d := b.opts.delay(trips, b.opts.random()) // user code first: a panic changes nothing
+	b.trips = trips
 	return b.set(&period[Req, Res]{b: b, state: Open, until: mono.Add(mono.Now(), d)})
-}
-
-// reopenLocked opens the breaker for a delay as long as the last one,
-// after the budget refused a probe. b.mu is held.
-func (b *Breaker[Req, Res]) reopenLocked(now time.Duration) bool {
-	d := b.opts.delay(b.trips, b.opts.random())
-	return b.set(&period[Req, Res]{b: b, state: Open, until: mono.Add(now, d)})
 }
 
 // closeLocked closes the breaker, and reports whether an event was
@@ -186,7 +166,7 @@ func (b *Breaker[Req, Res]) set(p *period[Req, Res]) bool {
 	return true
 }
 
-// do runs f under b.mu, and tells the events f queued, if it says it did.
+// do runs f under b.mu, and tells the events f queued, if it reports any.
 func (b *Breaker[Req, Res]) do(f func() bool) {
 	if b.locked(f) {
 		b.tell()

@@ -1,9 +1,12 @@
 package breaker
 
-import "time"
+import (
+	"time"
 
-// numBuckets is the number of buckets of a LastDuration window: Polly's
-// and Linkerd's 10.
+	"github.com/towergo/tower/internal/mono"
+)
+
+// numBuckets is the number of buckets of a LastDuration window.
 const numBuckets = 10
 
 // A window counts the calls and failures of a closed breaker's recent
@@ -32,7 +35,7 @@ func newWindow(o *options) *window {
 	if !o.window.set() {
 		return nil
 	}
-	w := &window{ratio: o.ratio, minCalls: o.minCalls}
+	w := &window{ratio: o.ratio, minCalls: o.minCalls, start: mono.Now()}
 	if o.window.calls > 0 {
 		w.ring = make([]bool, o.window.calls)
 	} else {

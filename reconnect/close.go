@@ -22,10 +22,9 @@ func (c *core[Target, Req, Res]) serviceReady(ctx context.Context, cn *conn[Req,
 	return p, err
 }
 
-// replace drops cn, whose Ready panicked on the caller's goroutine, starts
-// a connect for the next caller (this one gets the panic instead), and
-// closes cn; it does nothing if cn was already dropped. The connect starts
-// before the Close, which may panic too.
+// replace drops cn, whose Ready panicked, starts a connect for the next
+// caller, and closes cn (which may panic too); it does nothing if cn was
+// already dropped.
 func (c *core[Target, Req, Res]) replace(ctx context.Context, cn *conn[Req, Res]) {
 	if !c.conn.CompareAndSwap(cn, nil) {
 		return
@@ -47,7 +46,8 @@ func (c *core[Target, Req, Res]) drop(cn *conn[Req, Res], err error) {
 }
 
 // shutdown closes the Reconnect, waits for the connect in progress, if
-// any, as long as ctx lasts, and closes the current service.
+// any, as long as ctx lasts, and closes the current service. No service is
+// current while a connect runs.
 func (c *core[Target, Req, Res]) shutdown(ctx context.Context) error {
 	c.mu.Lock()
 	if c.err == nil {
@@ -55,12 +55,12 @@ func (c *core[Target, Req, Res]) shutdown(ctx context.Context) error {
 	}
 	a := c.attempt
 	c.mu.Unlock()
-	// No connect starts once err is set, and one that finishes now
-	// discards its service, which it closes.
+	// No connect starts once err is set; one that finishes now closes its
+	// service.
 	if a != nil {
 		a.cancel()
 		if err := waitDone(ctx, a.done); err != nil {
-			return err // no service is current while a connect runs
+			return err
 		}
 	}
 	if cn := c.conn.Swap(nil); cn != nil {
@@ -86,10 +86,9 @@ func waitDone(ctx context.Context, done <-chan struct{}) error {
 }
 
 // collected is the cleanup of an unreachable Reconnect: it cancels a
-// connect in progress without waiting (a cleanup must not block), and
-// reports whether there was one. It does not close the current service,
-// which calls made with its permits may still be using. A Reconnect that
-// was closed is not touched.
+// connect in progress without waiting, and reports whether there was one.
+// It does not close the current service, which calls made with its
+// permits may still be using.
 func (c *core[Target, Req, Res]) collected() bool {
 	c.mu.Lock()
 	if c.err == ErrClosed {

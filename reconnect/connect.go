@@ -16,9 +16,8 @@ type core[Target, Req, Res any] struct {
 	maker  MakeService[Target, Req, Res]
 	target Target
 
-	// conn is the current service, nil while there is none. It is read
-	// without the lock on the request path; it is set under mu, by a
-	// connect, and cleared without it, by drop and Close.
+	// conn is the current service, if any: set under mu by a connect, and
+	// read and cleared without it.
 	conn atomic.Pointer[conn[Req, Res]]
 
 	mu      sync.Mutex
@@ -48,9 +47,8 @@ type attempt[Req, Res any] struct {
 	failed   int           // if it failed, core.failed counting it
 }
 
-// ready is the slow path of Ready: there is no service, or the current one
-// has just failed. It connects, or waits for the connect in progress, and
-// asks the new service.
+// ready asks the current service, or connects, or waits for the connect in
+// progress, and asks the new service.
 func (c *core[Target, Req, Res]) ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	reconnected := false // this caller has waited for a connect
 	for {
@@ -72,7 +70,7 @@ func (c *core[Target, Req, Res]) ready(ctx context.Context) (tower.Permit[Req, R
 			if err != nil || p.Held() {
 				return p, err
 			}
-			continue // a connect finished in the meantime
+			continue // a connect finished meanwhile
 		}
 		if err := c.wait(ctx, a); err != nil {
 			return tower.Permit[Req, Res]{}, err
@@ -86,9 +84,9 @@ func (c *core[Target, Req, Res]) ready(ctx context.Context) (tower.Permit[Req, R
 }
 
 // join returns the connect in progress, starting one if none is, with the
-// caller counted among its waiters. Instead, it returns the error of a
-// Reconnect that is closed or broken, the permit of a failed connect that
-// nobody was waiting for, or nothing at all if there is a service now.
+// caller counted among its waiters; or the error of a Reconnect that is
+// closed or broken, the permit of a failed connect nobody waited for, or
+// nothing if there is a service now.
 func (c *core[Target, Req, Res]) join(ctx context.Context) (*attempt[Req, Res], tower.Permit[Req, Res], error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -114,7 +112,6 @@ func (c *core[Target, Req, Res]) join(ctx context.Context) (*attempt[Req, Res], 
 // start starts a connect, with no caller waiting for it yet. c.mu must be
 // held, and no connect be in progress.
 func (c *core[Target, Req, Res]) start(ctx context.Context) *attempt[Req, Res] {
-	// Keep ctx's values, for tracing, but outlive that caller's wait.
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	a := &attempt[Req, Res]{done: make(chan struct{}), cancel: cancel}
 	c.attempt = a
@@ -123,8 +120,7 @@ func (c *core[Target, Req, Res]) start(ctx context.Context) *attempt[Req, Res] {
 }
 
 // wait waits for a to finish, or for ctx to end. A connect that finished
-// as ctx ended still counts: its outcome is the caller's, who counted as
-// its waiter, and Ready with a done ctx then asks the new service.
+// as ctx ended still counts: its outcome is the caller's.
 func (c *core[Target, Req, Res]) wait(ctx context.Context, a *attempt[Req, Res]) error {
 	select {
 	case <-a.done:
@@ -148,12 +144,11 @@ const (
 )
 
 // connect runs one connect on its own goroutine and records its outcome.
-// A panic or runtime.Goexit in the maker is recovered into a PanicError
-// that counts as the maker's error (see the package doc). If the Reconnect
-// was closed meanwhile, nobody will hear of it, and it goes to
-// guard.Orphan, as does a panic in the Close of a service made after Close.
-// A failure the waiters hear of is logged before they are told, so Close,
-// which waits for the connect, waits for the log too.
+// A panic or runtime.Goexit in the maker counts as the maker's error; if
+// the Reconnect was closed meanwhile, nobody will hear of it, and it goes
+// to guard.Orphan, as does a panic in the Close of a service made after
+// Close. A failure is logged before the waiters are told, so Close, which
+// waits for the connect, waits for the log too.
 func (c *core[Target, Req, Res]) connect(ctx context.Context, a *attempt[Req, Res]) {
 	var (
 		failed error // the failure the waiters heard of, to log
@@ -190,8 +185,8 @@ func (c *core[Target, Req, Res]) connect(ctx context.Context, a *attempt[Req, Re
 }
 
 // make asks the maker for a new service. broken reports that the maker's
-// own Ready failed, which is final; ctx ends only when the Reconnect
-// closes. It sets *where to the maker's Call once it calls it.
+// own Ready failed; ctx ends only when the Reconnect closes. It sets
+// *where to the maker's Call once it calls it.
 func (c *core[Target, Req, Res]) make(ctx context.Context, where *string) (svc tower.Service[Req, Res], broken bool, err error) {
 	p, err := c.maker.Ready(ctx)
 	if err != nil {

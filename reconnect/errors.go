@@ -31,8 +31,7 @@ func (e *ConnectError) Error() string { return "reconnect: connect failed: " + e
 func (e *ConnectError) Unwrap() error { return e.Err }
 
 // failed serves the permit of a caller whose connect failed: its Call
-// returns the error, and it holds nothing. One failed is shared by every
-// caller that waited for the same connect.
+// returns the error, and it holds nothing.
 type failed[Req, Res any] struct{ err *ConnectError }
 
 func failedPermit[Req, Res any](err *ConnectError) tower.Permit[Req, Res] {

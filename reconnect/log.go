@@ -4,38 +4,28 @@ import (
 	"log/slog"
 
 	"github.com/towergo/tower/internal/logs"
-	"github.com/towergo/tower/internal/option"
 )
 
 // An Option configures a Reconnect.
 type Option func(*options)
 
-type options struct {
-	logger *slog.Logger
-}
+type options struct{ logger *slog.Logger }
 
-// newOptions applies opts for the function named fn.
-func newOptions(fn string, opts []Option) options {
-	return option.Apply[options](fn, opts)
-}
-
-// WithLogger makes the Reconnect log to l, once each, as it happens, with
-// the target as "target", the failure as "err" and a panic's stack as
-// "stack":
+// WithLogger makes the Reconnect log to l, with the target as "target",
+// the failure as "err" and a panic's stack as "stack":
 //
-//   - a failed connect (the maker's Call returned an error or panicked):
-//     Warn, with "attempt", the number of connects in a row that have
-//     failed, this one included;
-//   - the current service failing its readiness, so that it is dropped and
-//     closed: Warn, with the error of its Close, if any, as "close_err";
+//   - a failed connect: Warn, with "attempt", the number of connects in a
+//     row that have failed, this one included;
+//   - the current service failing its readiness: Warn, with the error of
+//     its Close, if any, as "close_err";
 //   - the maker's own Ready failing, which breaks the Reconnect: Error.
 //
 // The default is no logging. A connect's failure is logged on the connect
 // goroutine before the waiting callers are told, and a panic in l's
-// handler there is recovered and logged to log/slog's default logger. A
-// service's failure is logged on the goroutine of the caller whose Ready
-// saw it, and a panic in l's handler goes up to that caller once the
-// service has been dropped. WithLogger panics if l is nil.
+// handler there is logged to log/slog's default logger. A service's
+// failure is logged on the goroutine of the caller whose Ready saw it, and
+// a panic in l's handler goes up to that caller. WithLogger panics if l is
+// nil.
 func WithLogger(l *slog.Logger) Option {
 	if l == nil {
 		panic("reconnect.WithLogger: nil logger")
@@ -43,8 +33,8 @@ func WithLogger(l *slog.Logger) Option {
 	return func(o *options) { o.logger = l }
 }
 
-// logConnect logs the failure of the connect a, with err, on the connect
-// goroutine: the maker's Ready's if broken, and otherwise its Call's.
+// logConnect logs the failure of the connect a: the maker's Ready's if
+// broken, and otherwise its Call's.
 func (c *core[Target, Req, Res]) logConnect(a *attempt[Req, Res], err error, broken bool) {
 	if c.log == nil {
 		return

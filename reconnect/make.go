@@ -10,7 +10,5 @@ import "github.com/towergo/tower"
 type MakeService[Target, Req, Res any] = tower.Service[Target, tower.Service[Req, Res]]
 
 // MakeFunc adapts a function that makes a service for a target to a
-// [MakeService] that is always ready, as [tower.ServiceFunc] does for any
-// service (see the package example). ctx bounds the connect; the package
-// doc says what ctx it gets.
+// [MakeService] that is always ready (see the package example).
 type MakeFunc[Target, Req, Res any] = tower.ServiceFunc[Target, tower.Service[Req, Res]]

@@ -9,26 +9,21 @@ import (
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/internal/lifetime"
+	"github.com/towergo/tower/internal/option"
 )
 
 // Reconnect is a service that holds one service made by a [MakeService]
 // for a target, and makes a new one when that one fails; see the package
 // doc.
 //
-// Ready connects if there is no service yet, and otherwise asks the
-// current one. If that fails its readiness check with an error that is not
-// ctx's, Reconnect drops it, closes it if it has a Close method, and
-// connects again, within the same Ready. A failed connect gives each
-// caller waiting for it a permit whose Call returns a [*ConnectError]; if
-// nobody was waiting, the next caller gets it, as in tower. So does a
-// service that fails its very first readiness check, so a maker that keeps
-// handing out a broken service costs one connect per Ready, not a busy
-// loop.
+// A failed connect gives each caller waiting for it a permit whose Call
+// returns a [*ConnectError]; if nobody was waiting, the next caller gets
+// it, as in tower. So does a service that fails its very first readiness
+// check, so a maker that keeps handing out a broken service costs one
+// connect per Ready, not a busy loop.
 //
 // A Reconnect is safe for concurrent use. Its zero value is not usable;
-// call [New] or [NewConnected]. Target is the type of the target the maker
-// connects to; Req and Res are the request and response types of the
-// services it makes.
+// call [New] or [NewConnected].
 type Reconnect[Target, Req, Res any] struct {
 	c *core[Target, Req, Res] // what a connect goroutine shares; it must not point back here
 }
@@ -37,16 +32,14 @@ type Reconnect[Target, Req, Res any] struct {
 // target, with opts. It does not connect until the first Ready. It panics
 // if maker is nil (a typed nil too) or an option is nil.
 func New[Target, Req, Res any](maker MakeService[Target, Req, Res], target Target, opts ...Option) *Reconnect[Target, Req, Res] {
-	const fn = "reconnect.New"
 	if isnil.Is(maker) {
-		panic(fn + ": maker is nil")
+		panic("reconnect.New: maker is nil")
 	}
-	return newReconnect(maker, target, nil, newOptions(fn, opts))
+	return newReconnect(maker, target, nil, option.Apply[options]("reconnect.New", opts))
 }
 
 // NewConnected is [New], starting out with svc, a service already made for
-// target (tower's Reconnect::with_connection). It also panics if svc is nil
-// (a typed nil too).
+// target. It also panics if svc is nil (a typed nil too).
 func NewConnected[Target, Req, Res any](maker MakeService[Target, Req, Res], target Target, svc tower.Service[Req, Res], opts ...Option) *Reconnect[Target, Req, Res] {
 	const fn = "reconnect.NewConnected"
 	if isnil.Is(maker) {
@@ -55,7 +48,7 @@ func NewConnected[Target, Req, Res any](maker MakeService[Target, Req, Res], tar
 	if isnil.Is(svc) {
 		panic(fn + ": svc is nil")
 	}
-	return newReconnect(maker, target, &conn[Req, Res]{svc: svc}, newOptions(fn, opts))
+	return newReconnect(maker, target, &conn[Req, Res]{svc: svc}, option.Apply[options](fn, opts))
 }
 
 func newReconnect[Target, Req, Res any](maker MakeService[Target, Req, Res], target Target, cn *conn[Req, Res], o options) *Reconnect[Target, Req, Res] {
@@ -67,22 +60,14 @@ func newReconnect[Target, Req, Res any](maker MakeService[Target, Req, Res], tar
 }
 
 // Ready returns a permit of the current service, connecting first if there
-// is none or if the current one has failed. If ctx ends first, it returns
-// ctx.Err(); a connect it started goes on. The permit is the service's own,
-// except after a failed connect, when its Call returns a *ConnectError.
-// Ready fails with ErrClosed after Close, and with the maker's error if the
-// maker's Ready failed (a *tower.PanicError if it panicked).
+// is none or if the current one fails its readiness check with an error
+// that is not ctx's. If ctx ends first, it returns ctx.Err(); a connect it
+// started goes on. The permit is the service's own, except after a failed
+// connect, when its Call returns a *ConnectError. Ready fails with
+// ErrClosed after Close, and with the maker's error if the maker's Ready
+// failed (a *tower.PanicError if it panicked).
 func (r *Reconnect[Target, Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
-	c := r.c
-	// The fast path: connected, and the service is fine.
-	if cn := c.conn.Load(); cn != nil {
-		p, err := c.serviceReady(ctx, cn)
-		if err == nil || isCtxErr(ctx, err) {
-			return p, err
-		}
-		c.drop(cn, err)
-	}
-	p, err := c.ready(ctx)
+	p, err := r.c.ready(ctx)
 	// A caller waiting for a connect keeps the Reconnect reachable: its
 	// cleanup would cancel the connect.
 	runtime.KeepAlive(r)
@@ -93,28 +78,24 @@ func (r *Reconnect[Target, Req, Res]) Ready(ctx context.Context) (tower.Permit[R
 // closes the current service if it has a Close method ([io.Closer]) and
 // returns that method's error. From then on Ready, including that of the
 // callers waiting for the connect, fails with ErrClosed. Permits already
-// handed out are the current service's own: their calls go on, or fail as
-// its Close makes them. A maker that ignores its ctx holds Close up; see
-// Shutdown. Close is idempotent.
+// handed out are the current service's own. Close is idempotent.
 func (r *Reconnect[Target, Req, Res]) Close() error {
 	return r.c.shutdown(context.Background())
 }
 
 // Shutdown does what Close does, but returns ctx.Err() if ctx ends before
-// the connect in progress has, as net/http's Server.Shutdown does. That
-// connect goes on until the maker returns, and closes the service it made;
-// a later Close or Shutdown waits for it again. (While a connect runs
-// there is no current service to close.) Shutdown is idempotent.
+// the connect in progress has. That connect goes on until the maker
+// returns, and closes the service it made; a later Close or Shutdown waits
+// for it again. Shutdown is idempotent.
 func (r *Reconnect[Target, Req, Res]) Shutdown(ctx context.Context) error {
 	return r.c.shutdown(ctx)
 }
 
-// isCtxErr reports whether err is ctx's own error, wrapped or not: the
-// service was not ready before ctx ended, which says nothing about its
-// health, so it must not be dropped.
+// isCtxErr reports whether err is ctx's own error, wrapped or not, which
+// says nothing of the service's health.
 func isCtxErr(ctx context.Context, err error) bool {
 	cerr := ctx.Err()
-	return cerr != nil && (err == cerr || errors.Is(err, cerr))
+	return cerr != nil && errors.Is(err, cerr)
 }
 
 // closeService closes svc if it has a Close method.

@@ -19,12 +19,10 @@ type Backoff interface {
 // after attempt n is base + jitter: base is min·2^(n-1), or max if that is
 // larger or overflows; jitter is a uniformly random fraction in [0, 1) of
 // jitter·base, cut to max-base, so the wait never exceeds max. With a
-// jitter of 1 the wait lies in [base, 2·base), which spreads the retries
-// of callers that failed together up to the next doubling.
+// jitter of 1 the wait lies in [base, 2·base).
 //
-// An ExponentialBackoff holds no per-request state and is safe for
-// concurrent use. Its zero value is not usable; build one with
-// [NewExponentialBackoff].
+// An ExponentialBackoff is safe for concurrent use. Its zero value is not
+// usable; build one with [NewExponentialBackoff].
 type ExponentialBackoff struct {
 	min, max time.Duration
 	jitter   float64
@@ -33,9 +31,9 @@ type ExponentialBackoff struct {
 
 // NewExponentialBackoff returns an ExponentialBackoff from min to max, with
 // jitter the fraction of the base that may be added at random, between 0
-// and 100 (0 for none, 1 for up to a full base). It panics, where tower
-// returns an error, if max is less than min, max is zero, or jitter is
-// outside [0, 100] or NaN; and if min is negative.
+// and 100 (0 for none, 1 for up to a full base). It panics if max is less
+// than min, max is zero, min is negative, or jitter is outside [0, 100] or
+// NaN.
 func NewExponentialBackoff(min, max time.Duration, jitter float64) *ExponentialBackoff {
 	const fn = "retry.NewExponentialBackoff"
 	validate(fn, min, max)
@@ -45,8 +43,7 @@ func NewExponentialBackoff(min, max time.Duration, jitter float64) *ExponentialB
 	return &ExponentialBackoff{min: min, max: max, jitter: jitter, rand: rand.Float64}
 }
 
-// validate panics, naming fn, unless min and max pass tower's rules,
-// checked in tower's order, and min is not negative.
+// validate panics, naming fn, unless 0 <= min <= max and max > 0.
 func validate(fn string, min, max time.Duration) {
 	if min > max {
 		panic(fmt.Sprintf("%s: max must not be less than min, got min %v and max %v", fn, min, max))
@@ -59,34 +56,28 @@ func validate(fn string, min, max time.Duration) {
 	}
 }
 
-// Delay returns the wait after attempt number attempt: min·2^(attempt-1),
-// at most max, plus jitter. An attempt below 1 counts as 1.
+// Delay returns the wait after attempt number attempt (below 1 counts as 1).
 func (b *ExponentialBackoff) Delay(attempt int) time.Duration {
-	base := b.base(attempt)
+	base := exponential(b.min, b.max, attempt)
 	return base + b.jitterFor(base)
 }
 
-// base is tower's ExponentialBackoff::base, for iterations = attempt-1:
-// min·2^iterations, saturating, capped at max.
-func (b *ExponentialBackoff) base(attempt int) time.Duration {
-	return exponential(b.min, b.max, attempt)
-}
-
+// exponential returns min·2^(attempt-1), or max if that is larger or
+// overflows; an attempt below 1 counts as 1.
 func exponential(min, max time.Duration, attempt int) time.Duration {
-	it := 0 // an attempt below 1 counts as 1
+	it := 0
 	if attempt > 1 {
 		it = attempt - 1 // never attempt-1 of math.MinInt, which wraps around
 	}
-	if min > max>>it {
-		return max // min·2^it exceeds max, or overflows: for it >= 63, max>>it is 0
+	if min > max>>it { // for it >= 63, max>>it is 0
+		return max
 	}
-	return min << it // 0 for a min of 0, however many attempts
+	return min << it
 }
 
-// jitterFor is tower's ExponentialBackoff::jitter: a random fraction of
-// jitter·base, no greater than max-base. It scales the whole Duration, as
-// tower's doc says; tower's code truncates the scaled seconds to whole
-// seconds, so that a 1s base gets no jitter.
+// jitterFor returns a random fraction of jitter·base, no greater than
+// max-base. It scales the whole Duration, as tower's doc says (tower's code
+// truncates to whole seconds).
 func (b *ExponentialBackoff) jitterFor(base time.Duration) time.Duration {
 	if b.jitter == 0 {
 		return 0
@@ -112,15 +103,13 @@ type FullJitterBackoff struct {
 }
 
 // NewFullJitterBackoff returns a FullJitterBackoff from min to max. It
-// panics if max is less than min, max is zero, or min is negative, as
-// [NewExponentialBackoff] does.
+// panics if max is less than min, max is zero, or min is negative.
 func NewFullJitterBackoff(min, max time.Duration) *FullJitterBackoff {
 	validate("retry.NewFullJitterBackoff", min, max)
 	return &FullJitterBackoff{min: min, max: max, rand: rand.Float64}
 }
 
-// Delay returns a wait in [0, min(max, min·2^(attempt-1))). An attempt
-// below 1 counts as 1.
+// Delay returns the wait after attempt number attempt (below 1 counts as 1).
 func (b *FullJitterBackoff) Delay(attempt int) time.Duration {
 	return time.Duration(b.rand() * float64(exponential(b.min, b.max, attempt)))
 }

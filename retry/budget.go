@@ -15,10 +15,9 @@ import (
 // is a share of the traffic, not a multiple of it.
 //
 // One Budget can bound all the extra load of a client: its retries, its
-// hedges (package hedge) and its breakers' probes (package breaker). For
-// that, one layer deposits, once per request: the outermost that sees each
-// request once, usually the Retry's policy. The others draw on it and
-// deposit nothing: give them [DrawOnly](b). (A breaker never deposits.)
+// hedges and its breakers' probes. Only one layer deposits, once per
+// request: the outermost that sees each request once, usually the Retry's
+// policy. Give the others [DrawOnly](b).
 //
 // Implementations must be safe for concurrent use.
 type Budget interface {
@@ -31,8 +30,7 @@ type Budget interface {
 
 // DrawOnly returns a Budget that withdraws from b and deposits nothing,
 // for a layer that shares b with one that deposits, such as a Hedge under
-// a Retry, which would otherwise deposit again for each attempt. It panics
-// if b is nil, or a typed nil.
+// a Retry. It panics if b is nil, or a typed nil.
 func DrawOnly(b Budget) Budget {
 	if isnil.Is(b) {
 		panic("retry.DrawOnly: nil Budget")
@@ -48,31 +46,22 @@ func (d drawOnly) Withdraw() bool { return d.b.Withdraw() }
 // TPSBudget is tower's TpsBudget (Finagle's RetryBudget): it allows
 // retries for a share of the requests deposited over the last ttl, plus a
 // reserve of minPerSec retries per second for callers that send little.
-//
 // A deposit adds retryPercent in millionths, rounded, and a retry costs a
-// million, so a retryPercent of 0.6 allows exactly 60 retries per 100
-// deposits. (tower costs a retry in whole deposits, trunc(1/retryPercent),
-// so that any percent between 0.5 and 1 allows 100%.) The reserve is
-// minPerSec·(ttl in whole seconds) retries and never runs out: a
-// withdrawal succeeds while the recent deposits and withdrawals plus the
-// reserve cover its cost. It checks and takes under one lock, so
-// concurrent withdrawals cannot overdraw.
-//
-// Amounts are kept in 10 slots of ttl/10 each and expire lazily, as
-// tower's do (see expire).
+// million, so 0.6 allows exactly 60 retries per 100 deposits (tower rounds
+// a retry's cost to whole deposits). Concurrent withdrawals cannot
+// overdraw.
 //
 // A TPSBudget is safe for concurrent use. Its zero value is not usable;
 // build one with [NewTPSBudget].
 type TPSBudget struct {
-	mu       sync.Mutex
-	index    int       // the current slot
-	expired  time.Time // when the slots last expired
-	writer   int64     // the current slot's amount, committed at expiry
-	slots    [tpsSlots]int64
-	window   time.Duration // the time each slot stands for, ttl/10
-	reserve  int64
-	deposit  int64 // what a deposit adds
-	withdraw int64 // what a withdrawal takes
+	mu      sync.Mutex
+	index   int             // the current slot
+	expired time.Time       // when the slots last expired
+	writer  int64           // the current slot's amount, committed at expiry
+	slots   [tpsSlots]int64 // the committed amounts of the last ttl
+	window  time.Duration   // the time each slot stands for, ttl/10
+	reserve int64
+	deposit int64 // what a deposit adds; a retry costs tpsUnit
 }
 
 const tpsSlots = 10
@@ -81,10 +70,8 @@ const tpsSlots = 10
 // allows minPerSec retries per second whatever the deposits, and
 // retryPercent retries per deposit on top: retryPercent is a ratio, 0.2
 // for one retry every five deposits, 2 for two per deposit. tower's default
-// is NewTPSBudget(10*time.Second, 10, 0.2).
-//
-// It panics, as tower's asserts do, unless 1s <= ttl <= 60s,
-// 0 <= retryPercent <= 1000, and 0 <= minPerSec < 1<<31-1.
+// is NewTPSBudget(10*time.Second, 10, 0.2). It panics unless
+// 1s <= ttl <= 60s, 0 <= retryPercent <= 1000, and 0 <= minPerSec < 1<<31-1.
 func NewTPSBudget(ttl time.Duration, minPerSec int, retryPercent float64) *TPSBudget {
 	if ttl < time.Second || ttl > time.Minute {
 		panic(fmt.Sprintf("retry.NewTPSBudget: ttl must be between 1s and 1m0s, got %v", ttl))
@@ -95,25 +82,16 @@ func NewTPSBudget(ttl time.Duration, minPerSec int, retryPercent float64) *TPSBu
 	if minPerSec < 0 || minPerSec >= math.MaxInt32 {
 		panic(fmt.Sprintf("retry.NewTPSBudget: minPerSec must be between 0 and %d, got %d", math.MaxInt32-1, minPerSec))
 	}
-	dep, wd := tpsAmounts(retryPercent)
 	return &TPSBudget{
-		expired:  time.Now(),
-		window:   ttl / tpsSlots,
-		reserve:  int64(minPerSec) * int64(ttl/time.Second) * wd,
-		deposit:  dep,
-		withdraw: wd,
+		expired: time.Now(),
+		window:  ttl / tpsSlots,
+		reserve: int64(minPerSec) * int64(ttl/time.Second) * tpsUnit,
+		deposit: int64(math.Round(retryPercent * tpsUnit)),
 	}
 }
 
 // tpsUnit is what a retry costs: a deposit adds retryPercent of it.
 const tpsUnit = 1_000_000
-
-// tpsAmounts returns what a deposit adds and a withdrawal takes for
-// retryPercent p: p in millionths, rounded, and a million. The largest
-// amounts NewTPSBudget allows stay far below math.MaxInt64.
-func tpsAmounts(p float64) (deposit, withdraw int64) {
-	return int64(math.Round(p * tpsUnit)), tpsUnit
-}
 
 // Deposit adds a deposit to the current slot.
 func (b *TPSBudget) Deposit() {
@@ -123,33 +101,31 @@ func (b *TPSBudget) Deposit() {
 	b.mu.Unlock()
 }
 
-// Withdraw takes a retry's cost if the recent deposits and withdrawals and
-// the reserve cover it, and reports whether they did.
+// Withdraw takes a retry's cost if the balance covers it, and reports
+// whether it did.
 func (b *TPSBudget) Withdraw() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.expire()
-	if b.sum() < b.withdraw {
+	if b.sum() < tpsUnit {
 		return false
 	}
-	b.writer = satAdd(b.writer, -b.withdraw)
+	b.writer = satAdd(b.writer, -tpsUnit)
 	return true
 }
 
-// String describes the budget as tower's Debug does, with the balance as of
-// the last deposit or withdrawal.
+// String describes the budget as tower's Debug does, with the balance as
+// of the last deposit or withdrawal.
 func (b *TPSBudget) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return fmt.Sprintf("TPSBudget{deposit: %d, withdraw: %d, balance: %d}", b.deposit, b.withdraw, b.sum())
+	return fmt.Sprintf("TPSBudget{deposit: %d, withdraw: %d, balance: %d}", b.deposit, tpsUnit, b.sum())
 }
 
-// expire is tower's TpsBudget::expire. Once a window has passed since the
-// last expiry, it commits the current amount to the current slot, clears
-// one following slot for each further window that has passed, and makes
-// the slot after them current without clearing it: its old amount counts
-// until the next expiry overwrites it, a quirk of tower's kept here. b.mu
-// must be held.
+// expire is tower's TpsBudget::expire: once a window has passed, it
+// commits writer to the current slot, clears a slot for each further
+// window passed, and moves to the next slot, whose old amount counts until
+// the next expiry overwrites it, as in tower. b.mu must be held.
 func (b *TPSBudget) expire() {
 	now := time.Now()
 	diff := max(now.Sub(b.expired), 0)
@@ -158,9 +134,7 @@ func (b *TPSBudget) expire() {
 	}
 	b.slots[b.index] = b.writer
 	b.writer = 0
-	// tower loops: while diff > window { clear; diff -= window }. That is
-	// (diff-1)/window slots, counted here so that a budget idle for hours
-	// expires in constant time.
+	// As tower's loop does, in constant time however long b was idle.
 	n := int64((diff - 1) / b.window)
 	for i := range min(n, tpsSlots) {
 		b.slots[(int64(b.index)+1+i)%tpsSlots] = 0

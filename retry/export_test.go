@@ -3,7 +3,9 @@ package retry
 import "time"
 
 // Base is ExponentialBackoff's base for an attempt, without jitter.
-func (b *ExponentialBackoff) Base(attempt int) time.Duration { return b.base(attempt) }
+func (b *ExponentialBackoff) Base(attempt int) time.Duration {
+	return exponential(b.min, b.max, attempt)
+}
 
 // Jitter is ExponentialBackoff's jitter for a base.
 func (b *ExponentialBackoff) Jitter(base time.Duration) time.Duration { return b.jitterFor(base) }
@@ -15,7 +17,9 @@ func (b *ExponentialBackoff) SetRand(f func() float64) { b.rand = f }
 func (b *FullJitterBackoff) SetRand(f func() float64) { b.rand = f }
 
 // TPSAmounts returns what a TPSBudget deposits and withdraws for p.
-func TPSAmounts(p float64) (deposit, withdraw int64) { return tpsAmounts(p) }
+func TPSAmounts(p float64) (deposit, withdraw int64) {
+	return NewTPSBudget(time.Second, 0, p).deposit, tpsUnit
+}
 
 // Reserve returns the budget's reserve.
 func (b *TPSBudget) Reserve() int64 { return b.reserve }

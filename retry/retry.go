@@ -14,30 +14,22 @@ import (
 )
 
 // Retry is middleware that sends a request again while its [Policy] says
-// the result is worth another try: tower's Retry.
+// the result is worth another try.
 //
-// Ready is the first attempt's: it wraps the inner service's permit, and
-// the first attempt is sent on it. Each later attempt waits the policy's
-// backoff, then for the inner service's Ready, under the ctx given to Call;
-// it holds no reservation while it backs off. ctx is checked before each
-// Ready and after each backoff: once it is done no attempt starts, and Call
-// returns ctx.Err(), dropping the last attempt's result. An error from the
-// inner service's Ready means it is broken, and is returned as it is.
+// Each retry waits the policy's backoff, holding nothing, then the inner
+// service's Ready, under the ctx given to Call. Once ctx is done
+// no attempt starts, and Call returns ctx.Err(). An error from the inner
+// service's Ready is returned as it is. A panic in the policy or the inner
+// service goes up to the caller, with the reservation given back.
 //
-// A Retry starts no goroutine: the policy, its backoff and budget, and the
-// inner service run on the caller's goroutine, and a panic in any of them
-// goes on up to the caller once the Retry has given back its reservation.
-//
-// Each retry (not the first attempt) of a request whose context carries a
-// [metrics.Tracer] is reported to it: StartAttempt before its backoff, with
-// its number, the backoff and the previous error; the backoff, Ready and
-// Call run under the context StartAttempt returned; then EndAttempt with
-// the retry's error. A request that is not retried neither looks for a
-// Tracer nor allocates: its permit record and [Attempt] come from pools.
+// Each retry of a request whose context carries a [metrics.Tracer] is
+// reported to it: StartAttempt (its number, backoff and the previous
+// error) before its backoff, EndAttempt after its call; the retry runs
+// under StartAttempt's context. A request that is not retried does not
+// allocate.
 //
 // A Retry is safe for concurrent use. The zero Retry is not usable; build
-// one with [New] or [NewLayer]. Req and Res are the request and response
-// types.
+// one with [New] or [NewLayer].
 type Retry[Req, Res any] struct {
 	inner    tower.Service[Req, Res]
 	policy   Policy[Req, Res]
@@ -51,21 +43,13 @@ type Retry[Req, Res any] struct {
 // [StandardPolicy].)
 type Option func(*options)
 
-type options struct {
-	sink metrics.Sink
-}
+type options struct{ sink metrics.Sink }
 
-// WithMetrics makes the Retry report to sink: Retried +1 for each retry,
-// once its Ready has succeeded, just before its Call. First attempts are
-// not counted, nor a retry that ctx or a failed Ready stopped. The default,
-// and a nil sink, is no metrics.
+// WithMetrics makes the Retry report to sink: Retried +1 for each retry
+// whose Ready succeeded, just before its Call. The default, and a nil sink,
+// is no metrics.
 func WithMetrics(sink metrics.Sink) Option {
 	return func(o *options) { o.sink = sink }
-}
-
-// newOptions applies opts for the function named fn.
-func newOptions(fn string, opts []Option) options {
-	return option.Apply[options](fn, opts)
 }
 
 // New returns inner wrapped in a Retry that follows policy, with opts; a
@@ -78,7 +62,7 @@ func New[Req, Res any](inner tower.Service[Req, Res], policy Policy[Req, Res], o
 	if isnil.Is(policy) {
 		panic("retry.New: nil policy")
 	}
-	o := newOptions("retry.New", opts)
+	o := option.Apply[options]("retry.New", opts)
 	r := &Retry[Req, Res]{inner: inner, policy: policy, sink: o.sink}
 	r.sessions, _ = policy.(SessionPolicy[Req, Res])
 	return r
@@ -91,14 +75,14 @@ func NewLayer[Req, Res any](policy Policy[Req, Res], opts ...Option) tower.Layer
 	if isnil.Is(policy) {
 		panic("retry.NewLayer: nil policy")
 	}
-	newOptions("retry.NewLayer", opts) // now, not when the layer is used
+	option.Apply[options]("retry.NewLayer", opts) // now, not when the layer is used
 	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
 		return New(inner, policy, opts...)
 	})
 }
 
-// Ready waits for the inner service to be ready for the first attempt and
-// returns its permit wrapped, or its error unchanged.
+// Ready returns the inner service's permit for the first attempt, wrapped,
+// or its error unchanged.
 func (r *Retry[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	p, err := r.inner.Ready(ctx)
 	if err != nil {
@@ -114,9 +98,7 @@ func (w *wrapper[Req, Res]) ReleaseWrapped(inner tower.Permit[Req, Res]) { inner
 
 func (w *wrapper[Req, Res]) CallWrapped(ctx context.Context, inner tower.Permit[Req, Res], req Req) (Res, error) {
 	var zero Res
-	// Gives the permit back if ctx is done, or if the policy panics before
-	// the first attempt; after the first attempt it holds nothing.
-	defer inner.Release()
+	defer inner.Release() // if ctx is done or the policy panics
 	if err := ctx.Err(); err != nil {
 		return zero, err
 	}
@@ -128,55 +110,68 @@ func (w *wrapper[Req, Res]) CallWrapped(ctx context.Context, inner tower.Permit[
 	if !ok {
 		return inner.Call(ctx, req)
 	}
-	start, timed := clock(ctx)
-	res, err := inner.Call(ctx, req)
-	took := since(start, timed)
+	res, took, err := call(ctx, &inner, req)
 	a, _ := w.attempts.Get().(*Attempt[Req, Res])
 	if a == nil {
 		a = new(Attempt[Req, Res])
 	}
 	*a = Attempt[Req, Res]{N: 1, Req: keep, Res: res, Err: err, Latency: took}
-	defer w.putAttempt(a)
+	defer func() {
+		*a = Attempt[Req, Res]{} // the pool holds no request
+		w.attempts.Put(a)
+	}()
 	for {
 		wait, again := policy.Retry(ctx, a)
 		if !again {
 			return a.Res, a.Err
 		}
-		// Only a request that is retried looks for a Tracer.
 		if t := metrics.TracerFrom(ctx); t != nil {
-			keep, ok, res, took, err = w.tracedRetry(ctx, t, policy, a, wait)
+			again = w.tracedRetry(ctx, t, policy, a, wait)
 		} else {
-			keep, ok, res, took, err = w.retry(ctx, policy, a.Req, wait)
+			again = w.retry(ctx, policy, a, wait)
 		}
-		if !ok {
-			return res, err
+		if !again {
+			return a.Res, a.Err
 		}
-		a.N++
-		a.Req, a.Res, a.Err, a.Latency = keep, res, err, took
 	}
 }
 
-// retry waits wait, then for the inner service's Ready, and sends req. It
-// returns the policy's copy of req for the next attempt, the result, and
-// how long the call took; ok is false if there can be no next attempt: ctx
-// ended, the inner service failed, or the policy cannot copy req.
-func (w *wrapper[Req, Res]) retry(ctx context.Context, policy Policy[Req, Res], req Req, wait time.Duration) (keep Req, ok bool, res Res, took time.Duration, err error) {
-	if err := sleep(ctx, wait); err != nil {
-		return keep, false, res, 0, err
+// retry waits wait, then for the inner service's Ready, sends a.Req, and
+// records the result in a. It reports false if there can be no next
+// attempt.
+func (w *wrapper[Req, Res]) retry(ctx context.Context, policy Policy[Req, Res], a *Attempt[Req, Res], wait time.Duration) bool {
+	if wait > 0 {
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+		}
 	}
-	p, err := w.inner.Ready(ctx)
+	err := mono.Err(ctx) // a backoff that ends at the deadline starts no attempt
+	var p tower.Permit[Req, Res]
+	if err == nil {
+		p, err = w.inner.Ready(ctx)
+	}
 	if err != nil {
-		return keep, false, res, 0, err
+		var zero Res
+		a.Res, a.Err = zero, err
+		return false
 	}
-	return w.send(ctx, policy, p, req)
+	defer p.Release() // if Clone or the sink panics; after the call it does nothing
+	keep, ok := policy.Clone(a.Req)
+	if w.sink != nil {
+		w.sink.Add(metrics.Retried, 1)
+	}
+	res, took, err := call(ctx, &p, a.Req)
+	*a = Attempt[Req, Res]{N: a.N + 1, Req: keep, Res: res, Err: err, Latency: took}
+	return ok
 }
 
 // errPanicked is what a Tracer is told of a retry a panic went through.
 var errPanicked = errors.New("retry: a panic went through the attempt")
 
 // tracedRetry is retry run under t.StartAttempt's context, ended with
-// t.EndAttempt. a is the attempt before it.
-func (w *wrapper[Req, Res]) tracedRetry(ctx context.Context, t metrics.Tracer, policy Policy[Req, Res], a *Attempt[Req, Res], wait time.Duration) (keep Req, ok bool, res Res, took time.Duration, err error) {
+// t.EndAttempt.
+func (w *wrapper[Req, Res]) tracedRetry(ctx context.Context, t metrics.Tracer, policy Policy[Req, Res], a *Attempt[Req, Res], wait time.Duration) bool {
 	actx := t.StartAttempt(ctx, metrics.Attempt{Kind: metrics.RetryAttempt, N: a.N + 1, Delay: wait, Cause: a.Err})
 	ended := false
 	defer func() {
@@ -184,59 +179,20 @@ func (w *wrapper[Req, Res]) tracedRetry(ctx context.Context, t metrics.Tracer, p
 			t.EndAttempt(actx, errPanicked)
 		}
 	}()
-	keep, ok, res, took, err = w.retry(actx, policy, a.Req, wait)
+	ok := w.retry(actx, policy, a, wait)
 	ended = true
-	t.EndAttempt(actx, err)
-	return keep, ok, res, took, err
+	t.EndAttempt(actx, a.Err)
+	return ok
 }
 
-// send sends req, a retry, on p, and returns what retry does. If Clone or
-// the sink panics before p is called, p is given back as the panic goes up.
-func (w *wrapper[Req, Res]) send(ctx context.Context, policy Policy[Req, Res], p tower.Permit[Req, Res], req Req) (keep Req, ok bool, res Res, took time.Duration, err error) {
-	defer p.Release() // after the call it does nothing
-	keep, ok = policy.Clone(req)
-	if w.sink != nil {
-		w.sink.Add(metrics.Retried, 1)
-	}
-	start, timed := clock(ctx)
-	res, err = p.Call(ctx, req)
-	return keep, ok, res, since(start, timed), err
-}
-
-// clock returns the time now and true if ctx has a deadline, or false
-// without reading the clock: only with a deadline can a policy use the
-// attempt's latency (see [Attempt.Latency]).
-func clock(ctx context.Context) (time.Duration, bool) {
+// call calls p, and returns how long the call took if ctx has a deadline
+// (see [Attempt.Latency]), or 0 without reading the clock.
+func call[Req, Res any](ctx context.Context, p *tower.Permit[Req, Res], req Req) (Res, time.Duration, error) {
 	if _, ok := ctx.Deadline(); !ok {
-		return 0, false
+		res, err := p.Call(ctx, req)
+		return res, 0, err
 	}
-	return mono.Now(), true
-}
-
-// since returns the time since start, if the clock was started.
-func since(start time.Duration, timed bool) time.Duration {
-	if !timed {
-		return 0
-	}
-	return mono.Now() - start
-}
-
-// putAttempt clears a, so that the pool holds no request, and pools it.
-func (w *wrapper[Req, Res]) putAttempt(a *Attempt[Req, Res]) {
-	*a = Attempt[Req, Res]{}
-	w.attempts.Put(a)
-}
-
-// sleep waits for d, or until ctx is done, and returns mono.Err(ctx): a
-// backoff that ends at the very instant of the deadline starts no attempt.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d > 0 {
-		t := time.NewTimer(d)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-		}
-	}
-	return mono.Err(ctx)
+	start := mono.Now()
+	res, err := p.Call(ctx, req)
+	return res, mono.Now() - start, err
 }

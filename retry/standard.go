@@ -12,40 +12,21 @@ import (
 )
 
 // StandardPolicy is a ready-made [Policy] for requests that are values
-// (its Clone returns the request unchanged). After each attempt it decides,
-// in this order:
+// (its Clone returns the request unchanged). After each attempt it
+// deposits into its budget, if any, on a request's first attempt; then it
+// returns the result, in this order, if retryable does not want it
+// retried, if the maximum number of attempts is reached or ctx is done, if
+// the wait (the backoff's delay, raised to a [WithPushback] pushback) plus
+// [StandardPolicy.Expected] would reach ctx's deadline, or if the budget
+// refuses a withdrawal. Otherwise it retries after the wait.
 //
-//  1. On a request's first attempt, it deposits into its budget, if any:
-//     once per request, whatever the result, as Finagle's RetryFilter does.
-//  2. A result that retryable does not want retried is returned.
-//  3. After the maximum number of attempts, or once ctx is done, the last
-//     result is returned.
-//  4. The wait is the backoff's delay, or none. With [WithPushback], a
-//     result that asks for a wait makes it at least that; one that asks
-//     for no retry, or for more than the maximum, is returned as it is.
-//  5. If the wait plus [StandardPolicy.Expected] would reach ctx's
-//     deadline, the last result is returned now: a retry that cannot
-//     answer in time only adds load, and would end in a context error.
-//  6. If the budget has nothing to withdraw, the last result is returned,
-//     response or error, not an error of the policy's own.
-//
-// Expected is learnt from the final results (those retryable did not want
-// retried) of requests with a deadline, the only ones timed: a moving
-// average in which each new latency weighs 1/8. Failures are left out, as
-// a backend that fails fast would make success look quicker than it is.
-// Until the first, only the wait is checked against the deadline.
-//
-// A StandardPolicy keeps no per-request state (it counts with [Attempt.N])
-// and is safe for concurrent use. Its zero value is not usable; build one
-// with [NewPolicy]. Req is the request type and Res the response type.
+// A StandardPolicy keeps no per-request state and is safe for concurrent
+// use. Its zero value is not usable; build one with [NewPolicy].
 type StandardPolicy[Req, Res any] struct {
-	retryable   func(res Res, err error) bool
-	pushback    func(res Res, err error) (time.Duration, bool) // nil: none
-	maxPushback time.Duration
-	maxAttempts int
-	backoff     Backoff
-	budget      Budget
-	expected    atomic.Int64 // nanoseconds: the moving average of final attempts' latencies
+	policyOptions
+	retryable func(res Res, err error) bool
+	after     func(res Res, err error) (time.Duration, bool) // policyOptions.pushback; nil: none
+	expected  atomic.Int64                                   // nanoseconds: see Expected
 }
 
 // A PolicyOption configures a [StandardPolicy].
@@ -78,8 +59,7 @@ func WithBackoff(b Backoff) PolicyOption {
 }
 
 // WithBudget makes retries draw on b, which may be shared (see [Budget]).
-// The default is no budget: only the maximum number of attempts limits
-// retries. It panics if b is nil, or a typed nil.
+// The default is no budget. It panics if b is nil, or a typed nil.
 func WithBudget(b Budget) PolicyOption {
 	if isnil.Is(b) {
 		panic("retry.WithBudget: nil Budget")
@@ -87,14 +67,13 @@ func WithBudget(b Budget) PolicyOption {
 	return func(o *policyOptions) { o.budget = b }
 }
 
-// WithPushback makes the policy honour the wait a result asks for (an HTTP
-// Retry-After, gRPC's grpc-retry-pushback-ms): after returns it, and true,
-// for a result that carries one, and is asked only about results retryable
-// wants retried. The retry waits the longer of the pushback and the
-// backoff. A negative pushback (the server asks for no retry) or one above
-// max returns the result as it is. Res must be the policy's response type,
-// or NewPolicy panics. WithPushback panics if after is nil or max is not
-// positive.
+// WithPushback makes the policy honour the wait a result that retryable
+// wants retried asks for (an HTTP Retry-After, gRPC's
+// grpc-retry-pushback-ms), which after returns with true. The retry waits
+// the longer of the pushback and the backoff; a negative pushback or one
+// above max returns the result as it is. The default is to ignore
+// pushback. Res must be the policy's response type, or NewPolicy panics.
+// WithPushback panics if after is nil or max is not positive.
 func WithPushback[Res any](after func(res Res, err error) (wait time.Duration, ok bool), max time.Duration) PolicyOption {
 	if after == nil {
 		panic("retry.WithPushback: nil after")
@@ -106,36 +85,27 @@ func WithPushback[Res any](after func(res Res, err error) (wait time.Duration, o
 }
 
 // NewPolicy returns a StandardPolicy that retries the results retryable
-// reports true for: [AnyError] to retry every error. It panics if
-// retryable or an option is nil: what is worth retrying is the caller's
-// decision, never a default.
+// reports true for, such as [AnyError]. It panics if retryable or an
+// option is nil.
 func NewPolicy[Req, Res any](retryable func(res Res, err error) bool, opts ...PolicyOption) *StandardPolicy[Req, Res] {
 	if retryable == nil {
 		panic("retry.NewPolicy: nil retryable")
 	}
-	o := policyOptions{maxAttempts: 3}
-	option.Onto("retry.NewPolicy", &o, opts)
-	p := &StandardPolicy[Req, Res]{
-		retryable:   retryable,
-		maxAttempts: o.maxAttempts,
-		backoff:     o.backoff,
-		budget:      o.budget,
-		maxPushback: o.maxPushback,
-	}
-	if o.pushback != nil {
-		after, ok := o.pushback.(func(Res, error) (time.Duration, bool))
+	p := &StandardPolicy[Req, Res]{policyOptions: policyOptions{maxAttempts: 3}, retryable: retryable}
+	option.Onto("retry.NewPolicy", &p.policyOptions, opts)
+	if p.pushback != nil {
+		after, ok := p.pushback.(func(Res, error) (time.Duration, bool))
 		if !ok {
-			panic(fmt.Sprintf("retry.NewPolicy: the pushback is a %T, want a %v", o.pushback, reflect.TypeFor[func(Res, error) (time.Duration, bool)]()))
+			panic(fmt.Sprintf("retry.NewPolicy: the pushback is a %T, want a %v", p.pushback, reflect.TypeFor[func(Res, error) (time.Duration, bool)]()))
 		}
-		p.pushback = after
+		p.after = after
 	}
 	return p
 }
 
 // AnyError is a classifier for [NewPolicy] that retries every error and
-// no response; its type argument is inferred: NewPolicy[Req, Res](AnyError,
-// ...). It retries errors a retry cannot mend too, such as a malformed
-// request; a classifier of one's own can tell them apart.
+// no response, even one a retry cannot mend, such as a malformed request;
+// its type argument is inferred: NewPolicy[Req, Res](AnyError, ...).
 func AnyError[Res any](_ Res, err error) bool { return err != nil }
 
 // Clone returns req and true: a request that is a value can be sent again.
@@ -159,8 +129,8 @@ func (p *StandardPolicy[Req, Res]) Retry(ctx context.Context, a *Attempt[Req, Re
 	if p.backoff != nil {
 		wait = p.backoff.Delay(a.N)
 	}
-	if p.pushback != nil {
-		if after, ok := p.pushback(a.Res, a.Err); ok {
+	if p.after != nil {
+		if after, ok := p.after(a.Res, a.Err); ok {
 			if after < 0 || after > p.maxPushback {
 				return 0, false
 			}
@@ -176,15 +146,17 @@ func (p *StandardPolicy[Req, Res]) Retry(ctx context.Context, a *Attempt[Req, Re
 	return wait, true
 }
 
-// Expected returns the latency the policy expects of an attempt (see
-// [StandardPolicy]), or 0 before the first final result.
+// Expected returns the latency the policy expects of an attempt: a moving
+// average, each new latency weighing 1/8, of the final attempts (those
+// retryable did not want retried) of requests with a deadline, the only
+// ones timed. Failures are left out, as a backend that fails fast would
+// make success look quicker than it is. It is 0 before the first.
 func (p *StandardPolicy[Req, Res]) Expected() time.Duration {
 	return time.Duration(p.expected.Load())
 }
 
-// learn adds the latency of a final attempt to the moving average. Two
-// attempts that end at once may overwrite each other's step: the average
-// is an estimate, and a lost step costs less than a compare-and-swap loop.
+// learn adds d to the moving average. Two attempts that end at once may
+// overwrite each other's step: the average is an estimate.
 func (p *StandardPolicy[Req, Res]) learn(d time.Duration) {
 	old := p.expected.Load()
 	if old == 0 {

@@ -1,28 +1,20 @@
 // Package spawnready waits for a service's readiness on a goroutine of its
 // own, so that the wait is not lost when the caller stops waiting: tower's
 // SpawnReady. Wrap the slow service with [New], or stack a [Layer], and
-// close it when done.
+// close it when done:
 //
 //	sr := spawnready.New(conn) // conn's Ready does a slow handshake
 //	defer sr.Close()           // stops the drive, releases what it holds
 //	svc := loadshed.New[Req, Res](sr)
 //
 // A caller that stops waiting in Ready (its ctx ends, or it only asked
-// "ready now?" with a done ctx) abandons whatever the inner service's Ready
-// was doing for it: a handshake, a warm-up, a place in a queue. A
-// [SpawnReady] keeps that going on a background drive and holds the
-// resulting permit for the next caller. Above, LoadShed's first question
-// starts the handshake, and once it is done requests go through; without
-// SpawnReady, each question would start the handshake with a done ctx, and
-// it would never finish.
-//
-// Put it right outside the service whose readiness is slow, and inside
-// whatever asks it "ready now?" (LoadShed, a balancer) or waits with short
-// deadlines. A service that is ready now is unaffected. A permit the drive
-// holds for the next caller holds the inner service's capacity: with a
-// ConcurrencyLimit(1) inside, it is the one request in flight.
-//
-// # Closing
+// "ready now?" with a done ctx) abandons whatever the inner service's
+// Ready was doing for it: a handshake, a place in a queue. A [SpawnReady]
+// keeps that going on a background drive and holds the resulting permit
+// for the next caller. Put it right outside the service whose readiness is
+// slow, and inside whatever asks it "ready now?" (LoadShed, a balancer) or
+// waits with short deadlines. A permit the drive holds for the next caller
+// holds the inner service's capacity.
 //
 // [SpawnReady.Close], or [Layer.Close] for every SpawnReady a layer made,
 // stops a drive and releases its permit. A runtime cleanup stops the drive
@@ -30,13 +22,9 @@
 // it runs outside every testing/synctest bubble, where that is fatal, so a
 // test must close what it makes.
 //
-// # Failures and panics
-//
 // If the inner service's Ready fails, the SpawnReady fails for good: every
 // Ready returns that error. A panic or runtime.Goexit in the inner
 // service's Ready is such a failure, with a [*tower.PanicError]: on a
-// drive it is recovered; on a caller's own goroutine (when Ready asks the
-// inner service directly) it goes on up to that caller once the
-// SpawnReady has failed. [WithLogger] logs the failure once; by default
-// nothing is logged.
+// drive it is recovered; on a caller's own goroutine it goes on up to that
+// caller once the SpawnReady has failed.
 package spawnready

@@ -2,6 +2,7 @@ package spawnready
 
 import (
 	"context"
+	"log/slog"
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/guard"
@@ -17,9 +18,8 @@ const (
 
 // readyNow asks the inner service whether it is ready now, unless the
 // SpawnReady has stopped. An error fails the SpawnReady for good, and the
-// error recorded is returned. It runs on the caller's goroutine: a panic
-// in the inner service's Ready fails the SpawnReady and goes on up to the
-// caller, as nothing is held for it.
+// error recorded is returned. A panic or runtime.Goexit in the inner
+// service's Ready fails the SpawnReady and goes on up to the caller.
 func (c *core[Req, Res]) readyNow() (p tower.Permit[Req, Res], ok bool, err error) {
 	if c.stopped.Load() {
 		return tower.Permit[Req, Res]{}, false, c.failure()
@@ -27,25 +27,20 @@ func (c *core[Req, Res]) readyNow() (p tower.Permit[Req, Res], ok bool, err erro
 	returned := false
 	defer func() {
 		if !returned {
-			c.panicked(recover())
+			v := recover() // nil for runtime.Goexit, which goes on by itself
+			c.fail(guard.Recovered(readyOnCaller, v), logs.Failure)
+			if v != nil {
+				panic(v)
+			}
 		}
 	}()
 	p, ok, err = tower.ReadyNow(c.inner)
 	returned = true
 	if err != nil {
-		err = c.fail(err)
+		c.fail(err, logs.Failure)
+		err = c.failure()
 	}
 	return p, ok, err
-}
-
-// panicked fails the SpawnReady with v, the panic of the inner service's
-// Ready on a caller's goroutine, and raises v again, to that caller. v is
-// nil for runtime.Goexit, which goes on by itself.
-func (c *core[Req, Res]) panicked(v any) {
-	c.fail(guard.Recovered(readyOnCaller, v))
-	if v != nil {
-		panic(v)
-	}
 }
 
 // start starts a drive, unless one runs, which it returns, or the
@@ -72,15 +67,14 @@ func (c *core[Req, Res]) start(ctx context.Context) *drive[Req, Res] {
 
 // run is a drive: it waits for the inner service and hands its permit to
 // one caller, or releases it if the SpawnReady stops first. A panic or
-// runtime.Goexit in Ready fails the SpawnReady with a PanicError, which
-// the waiting callers get once done closes; if the SpawnReady had already
-// stopped, nobody will hear of it and it goes to guard.Orphan, as does a
-// panic in the release of a permit, which happens only then.
+// runtime.Goexit in Ready fails the SpawnReady; if it had already stopped,
+// nobody will hear of it and it goes to guard.Orphan, as does a panic in
+// the release of a permit.
 func (c *core[Req, Res]) run(ctx context.Context, d *drive[Req, Res]) {
 	where, returned := readyOnDrive, false
 	defer func() {
 		if !returned {
-			if perr := guard.Recovered(where, recover()); !c.failOnDrive(perr) {
+			if perr := guard.Recovered(where, recover()); !c.fail(perr, logs.SafeFailure) {
 				guard.Orphan(perr)
 			}
 		}
@@ -94,7 +88,7 @@ func (c *core[Req, Res]) run(ctx context.Context, d *drive[Req, Res]) {
 	if err != nil {
 		returned = true
 		if ctx.Err() == nil {
-			c.failOnDrive(err)
+			c.fail(err, logs.SafeFailure)
 		}
 		return
 	}
@@ -107,29 +101,19 @@ func (c *core[Req, Res]) run(ctx context.Context, d *drive[Req, Res]) {
 	returned = true
 }
 
-// fail records the inner service's failure, stops a drive without waiting
-// for it, and returns the first error recorded, which Ready must return.
-// It runs on a caller's goroutine and logs err if it is the first: a panic
-// in the logger goes on up to the caller, with the SpawnReady stopped.
-func (c *core[Req, Res]) fail(err error) error {
-	if _, first := c.halt(err); first {
-		c.logFailed(err, logs.Failure)
-	}
-	return c.failure()
-}
-
-// failOnDrive is fail on a drive, where a panic in the logger is
-// recovered: it reports whether err is the failure recorded, which the
-// callers will hear of.
-func (c *core[Req, Res]) failOnDrive(err error) bool {
-	_, first := c.halt(err)
-	if first {
-		c.logFailed(err, logs.SafeFailure)
+// fail records err, the inner service's failure, and stops a drive
+// without waiting for it. If err is the first failure, it logs it with
+// write (logs.Failure on a caller's goroutine, logs.SafeFailure on a
+// drive, which recovers a panic in the logger), and reports true.
+func (c *core[Req, Res]) fail(err error, write func(*slog.Logger, slog.Level, string, error, ...slog.Attr)) bool {
+	_, first := c.stop(err)
+	if first && c.log != nil {
+		write(c.log, slog.LevelError, "spawnready: the inner service's Ready failed; every Ready fails from now on", err)
 	}
 	return first
 }
 
-// failure returns the error recorded by stop.
+// failure returns the error recorded.
 func (c *core[Req, Res]) failure() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -137,16 +121,10 @@ func (c *core[Req, Res]) failure() error {
 }
 
 // stop records err, unless an error is recorded already, cancels the
-// drive, and returns it, or nil if none runs. A cancelled drive releases
-// the permit it holds, once the inner service's Ready has returned it.
-func (c *core[Req, Res]) stop(err error) *drive[Req, Res] {
-	d, _ := c.halt(err)
-	return d
-}
-
-// halt is stop, and reports whether err is the error recorded: whether
-// it was the first.
-func (c *core[Req, Res]) halt(err error) (d *drive[Req, Res], first bool) {
+// drive, and returns it, or nil if none runs, and whether err was the
+// first. A cancelled drive releases the permit it holds, once the inner
+// service's Ready has returned it.
+func (c *core[Req, Res]) stop(err error) (d *drive[Req, Res], first bool) {
 	c.mu.Lock()
 	if c.err == nil {
 		c.err = err
@@ -183,12 +161,12 @@ func (c *core[Req, Res]) wait(ctx context.Context, d *drive[Req, Res]) error {
 }
 
 // collected is the cleanup of an unreachable SpawnReady: it stops the
-// drive, if one runs, without waiting (a cleanup must not block), and
-// reports whether it did. A SpawnReady that was closed, or failed, is not
-// touched.
+// drive, if one runs, without waiting, and reports whether it did. A
+// SpawnReady that was closed, or failed, is not touched.
 func (c *core[Req, Res]) collected() bool {
 	if c.stopped.Load() {
 		return false
 	}
-	return c.stop(ErrClosed) != nil
+	d, _ := c.stop(ErrClosed)
+	return d != nil
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/lifetime"
+	"github.com/towergo/tower/internal/option"
 )
 
 // A Layer wraps each service in a SpawnReady of its own. A stack hides its
@@ -22,7 +23,7 @@ type Layer[Req, Res any] struct {
 // NewLayer returns a Layer of SpawnReadys, each with opts. It panics if an
 // option is nil.
 func NewLayer[Req, Res any](opts ...Option) *Layer[Req, Res] {
-	newOptions("spawnready.NewLayer", opts) // now, not when the layer is used
+	option.Apply[options]("spawnready.NewLayer", opts) // now, not when the layer is used
 	return &Layer[Req, Res]{opts: append([]Option(nil), opts...)}
 }
 
@@ -43,15 +44,14 @@ func (l *Layer[Req, Res]) Close() error {
 }
 
 // Shutdown does what Close does, but returns ctx.Err() if ctx ends before
-// every drive has exited, as net/http's Server.Shutdown does. It stops
-// every drive first, then waits. The SpawnReadys whose drives may still
-// run stay with the layer, so that a later Close or Shutdown waits for
-// them again.
+// every drive has exited. It stops every drive first, then waits. The
+// SpawnReadys whose drives may still run stay with the layer, so that a
+// later Close or Shutdown waits for them again.
 func (l *Layer[Req, Res]) Shutdown(ctx context.Context) error {
 	made := l.made.Take()
 	drives := make([]*drive[Req, Res], len(made))
 	for i, s := range made {
-		drives[i] = s.c.stop(ErrClosed)
+		drives[i], _ = s.c.stop(ErrClosed)
 	}
 	for i, s := range made {
 		if err := s.c.wait(ctx, drives[i]); err != nil {

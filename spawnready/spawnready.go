@@ -11,6 +11,7 @@ import (
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/internal/lifetime"
+	"github.com/towergo/tower/internal/option"
 )
 
 // ErrClosed is returned by Ready after [SpawnReady.Close], and by the Ready
@@ -21,19 +22,16 @@ var ErrClosed = errors.New("spawnready: closed")
 // a goroutine of its own; see the package doc.
 //
 // Ready first asks the inner service whether it is ready now (see
-// [tower.ReadyNow]); if so, the permit is the inner service's own. If not,
-// Ready starts a drive: a goroutine that waits in the inner service's
-// Ready for as long as it takes, while the caller waits for its permit
-// under ctx. The drive hands the permit to the caller waiting longest or,
-// if nobody is waiting, holds it for the next Ready, which takes it at
-// once, even with a done ctx; then the drive ends. One drive runs at a
-// time; callers it could not serve ask the inner service again and start
-// the next. The drive's context carries the values of the ctx of the
-// caller that started it, but not its cancellation.
+// [tower.ReadyNow]). If not, Ready starts a drive: a goroutine that waits
+// in the inner service's Ready for as long as it takes, while the caller
+// waits under ctx. The drive hands the permit to one waiting caller or, if
+// nobody is waiting, holds it for the next Ready, which takes it at once,
+// even with a done ctx; then the drive ends. One drive runs at a time. The
+// drive's context carries the values of the ctx of the caller that
+// started it, but not its cancellation.
 //
 // A SpawnReady must be closed (see Close). It is safe for concurrent use.
-// Its zero value is not usable; call [New]. Req and Res are the request
-// and response types.
+// Its zero value is not usable; call [New].
 type SpawnReady[Req, Res any] struct {
 	c     *core[Req, Res]                     // what a drive shares; it must not point back here
 	layer *lifetime.Set[SpawnReady[Req, Res]] // the Layer's, if a Layer made it
@@ -62,11 +60,10 @@ type drive[Req, Res any] struct {
 // goroutine until the inner service is found not ready. It panics if inner
 // is nil (a typed nil too) or an option is nil.
 func New[Req, Res any](inner tower.Service[Req, Res], opts ...Option) *SpawnReady[Req, Res] {
-	const fn = "spawnready.New"
 	if isnil.Is(inner) {
-		panic(fn + ": inner is nil")
+		panic("spawnready.New: inner is nil")
 	}
-	o := newOptions(fn, opts)
+	o := option.Apply[options]("spawnready.New", opts)
 	c := &core[Req, Res]{inner: inner, log: o.logger}
 	s := &SpawnReady[Req, Res]{c: c}
 	lifetime.OnUnreachable(s, "a spawnready.SpawnReady", (*core[Req, Res]).collected, c)
@@ -76,8 +73,8 @@ func New[Req, Res any](inner tower.Service[Req, Res], opts ...Option) *SpawnRead
 // Ready returns the inner service's permit: at once if the inner service
 // is ready now or a drive holds a permit, otherwise when a drive gets one.
 // If ctx ends first, it returns ctx.Err(), and the drive goes on. Once the
-// inner service has failed it returns that error (a *tower.PanicError if
-// its Ready panicked), and ErrClosed after Close.
+// inner service has failed it returns that error, and ErrClosed after
+// Close.
 func (s *SpawnReady[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	p, err := s.c.ready(ctx)
 	// A caller waiting for a drive keeps the SpawnReady reachable: its
@@ -89,21 +86,21 @@ func (s *SpawnReady[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res
 // Close stops the drive, if one runs, waits for its goroutine to exit, and
 // releases the permit it held. From then on Ready, including that of the
 // callers waiting, fails with ErrClosed, or with the inner service's error
-// if that came first. Permits already handed out are not affected. An
-// inner service whose Ready ignores its ctx holds Close up; see Shutdown.
-// Close is idempotent and always returns nil.
+// if that came first. Permits already handed out are not affected. Close
+// is idempotent and always returns nil.
 func (s *SpawnReady[Req, Res]) Close() error {
 	s.Shutdown(context.Background())
 	return nil
 }
 
 // Shutdown does what Close does, but returns ctx.Err() if ctx ends before
-// the drive has exited, as net/http's Server.Shutdown does. That drive
-// goes on until the inner service's Ready returns, and releases the permit
-// it gets; a later Close or Shutdown waits for it again. Shutdown is
-// idempotent.
+// the drive has exited, for an inner service whose Ready ignores its ctx.
+// That drive goes on until the inner service's Ready returns, and releases
+// the permit it gets; a later Close or Shutdown waits for it again.
+// Shutdown is idempotent.
 func (s *SpawnReady[Req, Res]) Shutdown(ctx context.Context) error {
-	if err := s.c.wait(ctx, s.c.stop(ErrClosed)); err != nil {
+	d, _ := s.c.stop(ErrClosed)
+	if err := s.c.wait(ctx, d); err != nil {
 		return err
 	}
 	if s.layer != nil {
@@ -125,8 +122,7 @@ func (c *core[Req, Res]) ready(ctx context.Context) (tower.Permit[Req, Res], err
 				continue // stopped meanwhile
 			}
 		}
-		// A permit the drive holds is capacity free now: it goes even to a
-		// done ctx.
+		// A permit the drive holds goes even to a done ctx.
 		select {
 		case p := <-d.handoff:
 			return p, nil
@@ -138,10 +134,9 @@ func (c *core[Req, Res]) ready(ctx context.Context) (tower.Permit[Req, Res], err
 		case <-d.done:
 			// The drive served another caller, failed, or was stopped.
 		case <-ctx.Done():
-			// A drive may still run (having served another caller, or
-			// waiting for capacity that freed without waking it) while
-			// the inner service is ready now; that goes even to a done
-			// ctx.
+			// The inner service may be ready now while a drive still runs
+			// (having served another caller, or waiting for capacity that
+			// freed without waking it).
 			if p, ok, err := c.readyNow(); ok || err != nil {
 				return p, err
 			}
