@@ -10,9 +10,8 @@ import (
 // adapter is the service behind every combinator in this package: its
 // permit wraps the inner permit and runs the combinator's call step with
 // it. Req and Res are the types its callers see; InReq and InRes are the
-// inner service's. A [WrapPool] cannot serve here, since it issues permits
-// of the types it wraps, so the adapter keeps its own pool of records with
-// a [Ticket] each, as a WrapPool does.
+// inner service's. A [WrapPool] issues permits only of the types it wraps,
+// so the adapter pools its own records, with a [Ticket] each.
 type adapter[Req, Res, InReq, InRes any] struct {
 	inner Service[InReq, InRes]
 	// call serves a request with the inner permit. It must call or release
@@ -37,7 +36,7 @@ type adapted[Req, Res, InReq, InRes any] struct {
 func (a *adapter[Req, Res, InReq, InRes]) Ready(ctx context.Context) (Permit[Req, Res], error) {
 	p, err := a.inner.Ready(ctx)
 	if err != nil {
-		if a.readyErr != nil && !isCtxErr(ctx, err) {
+		if a.readyErr != nil && err != ctx.Err() {
 			err = a.readyErr(err)
 		}
 		return Permit[Req, Res]{}, err
@@ -48,13 +47,6 @@ func (a *adapter[Req, Res, InReq, InRes]) Ready(ctx context.Context) (Permit[Req
 	}
 	rec.inner = p
 	return NewPermit[Req, Res](rec, rec.Token()), nil
-}
-
-// isCtxErr reports whether err is ctx's own error: ctx has ended and err is
-// the very value ctx.Err() returns.
-func isCtxErr(ctx context.Context, err error) bool {
-	cerr := ctx.Err()
-	return cerr != nil && err == cerr
 }
 
 // take moves the inner permit out of a redeemed record and pools the
@@ -74,23 +66,28 @@ func (rec *adapted[Req, Res, InReq, InRes]) CallReserved(ctx context.Context, to
 }
 
 func (rec *adapted[Req, Res, InReq, InRes]) ReleaseReserved(token uint64) {
-	if !rec.Redeem(token) {
-		return
+	if rec.Redeem(token) {
+		inner := rec.take()
+		inner.Release()
 	}
-	inner := rec.take()
-	inner.Release()
 }
 
-// mustService and mustFunc panic, naming the function, if a combinator is
-// given a nil service or a nil function.
-func mustService[Req, Res any](fn string, inner Service[Req, Res]) {
+// mustArgs panics, naming the combinator fn, if it is given a nil inner
+// service or a nil f.
+func mustArgs(fn string, inner, f any) {
 	if isnil.Is(inner) {
 		panic(fn + ": nil inner service")
 	}
-}
-
-func mustFunc(fn string, isNil bool) {
-	if isNil {
+	if isnil.Is(f) {
 		panic(fn + ": nil f")
 	}
+}
+
+// layerOf returns a Layer that wraps each service with wrap(inner, f), for
+// the layer form fn of a combinator. It panics, naming fn, if f is nil.
+func layerOf[Req, Res, F any](fn string, f F, wrap func(Service[Req, Res], F) Service[Req, Res]) Layer[Req, Res] {
+	if isnil.Is(f) {
+		panic(fn + ": nil f")
+	}
+	return LayerFunc[Req, Res](func(inner Service[Req, Res]) Service[Req, Res] { return wrap(inner, f) })
 }

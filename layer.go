@@ -27,7 +27,8 @@ func (f LayerFunc[Req, Res]) Wrap(inner Service[Req, Res]) Service[Req, Res] { r
 // Stack returns a Layer that applies layers in order, the first one
 // outermost: it sees the request first, and the last one sits directly
 // around the wrapped service. Stack with no layers returns the service
-// unchanged. It panics if a layer is nil.
+// unchanged. It panics if a layer is nil, and its Wrap panics, naming the
+// layer, if one returns a nil Service.
 func Stack[Req, Res any](layers ...Layer[Req, Res]) Layer[Req, Res] {
 	for i, l := range layers {
 		if isnil.Is(l) {
@@ -39,9 +40,6 @@ func Stack[Req, Res any](layers ...Layer[Req, Res]) Layer[Req, Res] {
 
 type stack[Req, Res any] []Layer[Req, Res]
 
-// Wrap wraps inner in the layers, s[0] outermost. It panics, naming the
-// layer, if one returns no service, rather than leave a nil dereference
-// for the first request.
 func (s stack[Req, Res]) Wrap(inner Service[Req, Res]) Service[Req, Res] {
 	for i := len(s) - 1; i >= 0; i-- {
 		inner = s[i].Wrap(inner)

@@ -7,14 +7,10 @@ import (
 
 // MapRequest returns a service that applies f to each request and sends the
 // result to inner: tower's MapRequest. Readiness, errors and responses are
-// inner's; f runs in Call, on the caller's goroutine.
-//
-// Req is the request type of the returned service, InReq that of inner, and
-// Res the response type of both. The returned service is safe for
-// concurrent use if f is. It panics if inner or f is nil.
+// inner's; f runs in Call, on the caller's goroutine. Req is the request
+// type of the returned service, InReq that of inner.
 func MapRequest[Req, InReq, Res any](inner Service[InReq, Res], f func(Req) InReq) Service[Req, Res] {
-	mustService("tower.MapRequest", inner)
-	mustFunc("tower.MapRequest", f == nil)
+	mustArgs("tower.MapRequest", inner, f)
 	return &adapter[Req, Res, InReq, Res]{
 		inner: inner,
 		call: func(ctx context.Context, p Permit[InReq, Res], req Req) (Res, error) {
@@ -25,34 +21,23 @@ func MapRequest[Req, InReq, Res any](inner Service[InReq, Res], f func(Req) InRe
 }
 
 // MapRequestLayer returns a Layer that wraps each service in [MapRequest]
-// with f, for an f that keeps the request's type. It panics if f is nil.
+// with f.
 func MapRequestLayer[Req, Res any](f func(Req) Req) Layer[Req, Res] {
-	mustFunc("tower.MapRequestLayer", f == nil)
-	return LayerFunc[Req, Res](func(inner Service[Req, Res]) Service[Req, Res] {
-		return MapRequest(inner, f)
-	})
+	return layerOf("tower.MapRequestLayer", f, MapRequest[Req, Req, Res])
 }
 
 // MapResponse returns a service that applies f to each response of inner:
 // tower's MapResponse. f runs only when the call succeeds; errors are
 // returned unchanged, with the zero Res2.
-//
-// Req is the request type, Res the response type of inner, and Res2 that of
-// the returned service. The returned service is safe for concurrent use if
-// f is. It panics if inner or f is nil.
 func MapResponse[Req, Res, Res2 any](inner Service[Req, Res], f func(Res) Res2) Service[Req, Res2] {
-	mustService("tower.MapResponse", inner)
-	mustFunc("tower.MapResponse", f == nil)
+	mustArgs("tower.MapResponse", inner, f)
 	return AndThen(inner, func(_ context.Context, res Res) (Res2, error) { return f(res), nil })
 }
 
 // MapResponseLayer returns a Layer that wraps each service in [MapResponse]
-// with f, for an f that keeps the response's type. It panics if f is nil.
+// with f.
 func MapResponseLayer[Req, Res any](f func(Res) Res) Layer[Req, Res] {
-	mustFunc("tower.MapResponseLayer", f == nil)
-	return LayerFunc[Req, Res](func(inner Service[Req, Res]) Service[Req, Res] {
-		return MapResponse(inner, f)
-	})
+	return layerOf("tower.MapResponseLayer", f, MapResponse[Req, Res, Res])
 }
 
 // MapErr returns a service that applies f to every error of inner, from
@@ -62,17 +47,12 @@ func MapResponseLayer[Req, Res any](f func(Res) Res) Layer[Req, Res] {
 // into a response). Responses pass through unchanged.
 //
 // The ctx.Err() that Ready returns when its ctx ends is never passed to f:
-// the contract requires it unchanged, so that callers ([ReadyNow], a load
-// shedder, a buffer's worker) can tell a caller who gave up from a broken
-// service. Any other Ready error goes through f, even if ctx has ended
-// meanwhile, and so does every Call error, the call's ctx error included;
-// a wrapping f (fmt.Errorf with %w) keeps errors.Is working.
-//
-// Req and Res are the request and response types. The returned service is
-// safe for concurrent use if f is. It panics if inner or f is nil.
+// the contract requires it unchanged. Any other Ready error goes through
+// f, even if ctx has ended meanwhile, and so does every Call error, the
+// call's ctx error included; a wrapping f (fmt.Errorf with %w) keeps
+// errors.Is working.
 func MapErr[Req, Res any](inner Service[Req, Res], f func(error) error) Service[Req, Res] {
-	mustService("tower.MapErr", inner)
-	mustFunc("tower.MapErr", f == nil)
+	mustArgs("tower.MapErr", inner, f)
 	mapped := func(err error) error {
 		if e := f(err); e != nil {
 			return e
@@ -93,12 +73,8 @@ func MapErr[Req, Res any](inner Service[Req, Res], f func(error) error) Service[
 }
 
 // MapErrLayer returns a Layer that wraps each service in [MapErr] with f.
-// It panics if f is nil.
 func MapErrLayer[Req, Res any](f func(error) error) Layer[Req, Res] {
-	mustFunc("tower.MapErrLayer", f == nil)
-	return LayerFunc[Req, Res](func(inner Service[Req, Res]) Service[Req, Res] {
-		return MapErr(inner, f)
-	})
+	return layerOf("tower.MapErrLayer", f, MapErr[Req, Res])
 }
 
 // MapResult returns a service that applies f to the outcome of each call
@@ -106,13 +82,8 @@ func MapErrLayer[Req, Res any](f func(error) error) Layer[Req, Res] {
 // call, failed or not, and may turn an error into a response or back. An
 // error from Ready is returned unchanged, not passed to f, as in tower;
 // use [MapErr] to map it.
-//
-// Req is the request type, Res the response type of inner, and Res2 that of
-// the returned service. The returned service is safe for concurrent use if
-// f is. It panics if inner or f is nil.
 func MapResult[Req, Res, Res2 any](inner Service[Req, Res], f func(Res, error) (Res2, error)) Service[Req, Res2] {
-	mustService("tower.MapResult", inner)
-	mustFunc("tower.MapResult", f == nil)
+	mustArgs("tower.MapResult", inner, f)
 	return &adapter[Req, Res2, Req, Res]{
 		inner: inner,
 		call: func(ctx context.Context, p Permit[Req, Res], req Req) (Res2, error) {
@@ -122,10 +93,7 @@ func MapResult[Req, Res, Res2 any](inner Service[Req, Res], f func(Res, error) (
 }
 
 // MapResultLayer returns a Layer that wraps each service in [MapResult]
-// with f, for an f that keeps the response's type. It panics if f is nil.
+// with f.
 func MapResultLayer[Req, Res any](f func(Res, error) (Res, error)) Layer[Req, Res] {
-	mustFunc("tower.MapResultLayer", f == nil)
-	return LayerFunc[Req, Res](func(inner Service[Req, Res]) Service[Req, Res] {
-		return MapResult(inner, f)
-	})
+	return layerOf("tower.MapResultLayer", f, MapResult[Req, Res, Res])
 }

@@ -5,23 +5,19 @@ import "fmt"
 // A PanicError is a panic in user code that ran on a goroutine this module
 // started (an inner Ready on a Buffer's worker, an abandoned call of a
 // Timeout, a Reconnect's maker), recovered and handed as an error to the
-// callers it concerns. A panic on the caller's own goroutine stays a panic;
-// see the package doc.
-//
-// A middleware treats a PanicError as the failure it stands for: after a
-// panic in an inner Ready, a Buffer is broken for good and every later
-// caller gets the same PanicError, wrapped in the Buffer's error. Reach it
-// with errors.As; errors.Is reaches the panic value when it is an error.
+// callers it concerns, as the failure it stands for: after a panic in an
+// inner Ready, a Buffer is broken for good and every later caller gets the
+// same PanicError, wrapped. Reach it with errors.As; errors.Is reaches the
+// panic value when it is an error.
 type PanicError struct {
 	// Where says what panicked and on which goroutine, such as "the inner
 	// service's Ready, on a Buffer's worker".
 	Where string
-	// Value is what the code panicked with. For code that ended its
-	// goroutine with runtime.Goexit, which cannot be recovered, it is an
-	// error that says so.
+	// Value is what the code panicked with, or, for code that ended its
+	// goroutine with runtime.Goexit, an error that says so.
 	Value any
 	// Stack is the panicking goroutine's stack, as runtime/debug.Stack
-	// formats it at recovery: it shows where the panic was raised.
+	// formats it at recovery.
 	Stack []byte
 }
 

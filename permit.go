@@ -10,14 +10,12 @@ import (
 const usedPermit = "tower: Call on a Permit that was already called or released (or is the zero Permit)"
 
 // A Permit is a reservation of capacity for exactly one request, returned by
-// [Service.Ready]. Call it to send the request, or Release it to give the
-// capacity back; see the package doc for the rules. Call and Release empty
-// the variable they are called on, so a second Call through it panics and
-// a deferred Release after Call does nothing.
+// [Service.Ready]: call it to send the request, or release it to give the
+// capacity back (the package doc states the rules). Call, Release and
+// Split empty the variable they are called on, not its copies.
 //
 // The zero Permit holds nothing: Release does nothing and Call panics.
-// A Permit is a small value and getting one need not allocate. Req and Res
-// are the request and response types of the service that issued it.
+// A Permit is a small value and getting one need not allocate.
 type Permit[Req, Res any] struct {
 	r     Reserver[Req, Res]
 	token uint64
@@ -25,7 +23,7 @@ type Permit[Req, Res any] struct {
 
 // NewPermit returns a Permit whose Call and Release are served by r, with
 // token identifying the reservation among those r holds. It is for
-// implementers of [Service]; see [Reserver].
+// implementers of [Service]; see [Reserver]. It panics if r is nil.
 func NewPermit[Req, Res any](r Reserver[Req, Res], token uint64) Permit[Req, Res] {
 	if r == nil {
 		panic("tower.NewPermit: nil Reserver")
@@ -46,22 +44,18 @@ func (p *Permit[Req, Res]) Call(ctx context.Context, req Req) (Res, error) {
 }
 
 // Release gives back the capacity p reserved, if p has not been called or
-// released yet; otherwise it does nothing. It is safe to defer right after
-// Ready.
+// released yet; otherwise it does nothing.
 func (p *Permit[Req, Res]) Release() {
 	r, token := p.r, p.token
-	if r == nil {
-		return
+	if r != nil {
+		*p = Permit[Req, Res]{}
+		r.ReleaseReserved(token)
 	}
-	*p = Permit[Req, Res]{}
-	r.ReleaseReserved(token)
 }
 
 // Split empties p and returns the Reserver and token it carried, for a
 // middleware that keeps an inner permit as two fields; [NewPermit] puts
 // them back together. Split of an empty Permit returns a nil Reserver.
-// Like Call and Release, it empties this variable only: copies of p still
-// carry the reservation, and the Reserver refuses all but the first use.
 func (p *Permit[Req, Res]) Split() (Reserver[Req, Res], uint64) {
 	r, token := p.r, p.token
 	*p = Permit[Req, Res]{}

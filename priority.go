@@ -10,10 +10,7 @@ import (
 // capacity: middleware that admits requests (package adaptive's limit)
 // serves higher priorities first and sheds lower ones first, without
 // starving any. It travels in the request's context ([WithPriority],
-// [PriorityFrom]), so every layer and the adapters that read it from a
-// header or gRPC metadata agree on it.
-//
-// The zero Priority is [PriorityNormal], that of an unmarked request.
+// [PriorityFrom]). The zero Priority is [PriorityNormal].
 type Priority int8
 
 const (
@@ -66,7 +63,7 @@ func WithPriority(ctx context.Context, p Priority) context.Context {
 		panic(fmt.Sprintf("tower.WithPriority: p must be PriorityLow, PriorityNormal or PriorityCritical, got %d", int8(p)))
 	}
 	if _, ok := ctx.Value(priorityKey{}).(marked); ok {
-		return context.WithValue(ctx, priorityKey{}, marked(p)) // see readyValueCtx
+		return context.WithValue(ctx, priorityKey{}, marked(p)) // keep the mark
 	}
 	return context.WithValue(ctx, priorityKey{}, p)
 }

@@ -8,12 +8,12 @@ import (
 
 // A Service answers requests of type Req with responses of type Res, in two
 // phases: Ready reserves capacity for one request, and the returned
-// [Permit]'s Call sends it. See the package doc for the contract.
+// [Permit]'s Call sends it. The package doc states the contract.
 type Service[Req, Res any] interface {
 	// Ready waits until the service can take one more request and returns
-	// the reservation. If ctx ends first it returns ctx.Err() unchanged,
-	// but capacity free without waiting is granted even then. Any other
-	// error means the service is broken for good.
+	// the reservation, or ctx.Err() unchanged if ctx ends first; capacity
+	// free without waiting is granted even then. Any other error means the
+	// service is broken for good.
 	Ready(ctx context.Context) (Permit[Req, Res], error)
 }
 
@@ -38,9 +38,8 @@ func (f funcReserver[Req, Res]) CallReserved(ctx context.Context, _ uint64, req 
 func (funcReserver[Req, Res]) ReleaseReserved(uint64) {}
 
 // Call waits for svc to be ready, then calls it with req. ctx bounds both
-// phases, so its deadline covers the wait for capacity as well as the
-// call: a caller-side deadline no middleware can give (see package
-// timeout).
+// phases: its deadline covers the wait for capacity as well as the call,
+// which no middleware can do (see package timeout).
 func Call[Req, Res any](ctx context.Context, svc Service[Req, Res], req Req) (Res, error) {
 	p, err := svc.Ready(ctx)
 	if err != nil {
@@ -50,24 +49,23 @@ func Call[Req, Res any](ctx context.Context, svc Service[Req, Res], req Req) (Re
 	return p.Call(ctx, req)
 }
 
-// ReadyNow asks svc whether it can take a request without waiting: it calls
-// Ready with a context that is already done. It returns the permit and true
-// if capacity was free; a zero permit and false if svc is not ready now; and
-// an error if svc is broken. The context passed to Ready carries no values;
-// to ask for a given request, use [ReadyNowFor].
+// ReadyNow asks svc whether it can take a request without waiting, by
+// calling Ready with a context that is already done and carries no values.
+// It returns the permit and true if capacity was free; a zero permit and
+// false if svc is not ready now; and an error if svc is broken. To ask for
+// a given request, use [ReadyNowFor].
 func ReadyNow[Req, Res any](svc Service[Req, Res]) (Permit[Req, Res], bool, error) {
 	return readyNow(svc, doneCtxs[PriorityNormal-PriorityLow])
 }
 
 // ReadyNowFor is [ReadyNow] for the request whose context is ctx, as a
-// LoadShed asks: the done context passed to Ready carries ctx's
-// [Priority] and no other value, so middleware that admits by priority
-// (package adaptive's limit) answers as it would for that request. It
-// allocates nothing, unless ctx has a value set with [WithReadyValue]:
-// then the done context carries all of ctx's values.
+// LoadShed asks: the done context passed to Ready carries ctx's [Priority]
+// and no other value, so middleware that admits by priority (package
+// adaptive's limit) answers as it would for that request. It allocates
+// nothing, unless ctx has a value set with [WithReadyValue]: then the done
+// context carries all of ctx's values.
 func ReadyNowFor[Req, Res any](ctx context.Context, svc Service[Req, Res]) (Permit[Req, Res], bool, error) {
-	// One lookup gives the priority and whether a value is marked (see
-	// readyValueCtx).
+	// One lookup gives the priority and whether a value is marked.
 	switch v := ctx.Value(priorityKey{}).(type) {
 	case Priority:
 		return readyNow(svc, doneCtxs[v-PriorityLow])
@@ -89,8 +87,8 @@ func WithReadyValue(ctx context.Context, key, val any) context.Context {
 }
 
 // A readyValueCtx holds a value set with WithReadyValue. It answers the
-// priority key with a marked priority, so ReadyNowFor's one lookup also
-// tells it that such a value is present; WithPriority keeps the mark.
+// priority key with a marked priority, which WithPriority keeps, so that
+// ReadyNowFor's one lookup also tells it that such a value is present.
 type readyValueCtx struct {
 	context.Context
 	key, val any
@@ -129,9 +127,8 @@ func readyNow[Req, Res any](svc Service[Req, Res], done context.Context) (Permit
 	return p, false, err
 }
 
-// doneCtxs are cancelled contexts, one per priority, made once so that
-// handing one to Ready allocates nothing. The PriorityNormal one carries
-// no value at all.
+// doneCtxs are done contexts, one per priority, made once so that handing
+// one to Ready allocates nothing. The PriorityNormal one carries no value.
 var doneCtxs = func() (c [NumPriorities]context.Context) {
 	for i := range c {
 		c[i] = doneContext{Priority(i) + PriorityLow}

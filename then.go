@@ -8,13 +8,8 @@ import "context"
 // the call fails, f does not run and the error is returned unchanged, with
 // the zero Res2; so is an error from Ready. Inner's reservation is given
 // back when its call returns, before f runs.
-//
-// Req is the request type, Res the response type of inner, and Res2 that of
-// the returned service. The returned service is safe for concurrent use if
-// f is. It panics if inner or f is nil.
 func AndThen[Req, Res, Res2 any](inner Service[Req, Res], f func(ctx context.Context, res Res) (Res2, error)) Service[Req, Res2] {
-	mustService("tower.AndThen", inner)
-	mustFunc("tower.AndThen", f == nil)
+	mustArgs("tower.AndThen", inner, f)
 	return &adapter[Req, Res2, Req, Res]{
 		inner: inner,
 		call: func(ctx context.Context, p Permit[Req, Res], req Req) (Res2, error) {
@@ -28,13 +23,9 @@ func AndThen[Req, Res, Res2 any](inner Service[Req, Res], f func(ctx context.Con
 	}
 }
 
-// AndThenLayer returns a Layer that wraps each service in [AndThen] with f,
-// for an f that keeps the response's type. It panics if f is nil.
+// AndThenLayer returns a Layer that wraps each service in [AndThen] with f.
 func AndThenLayer[Req, Res any](f func(ctx context.Context, res Res) (Res, error)) Layer[Req, Res] {
-	mustFunc("tower.AndThenLayer", f == nil)
-	return LayerFunc[Req, Res](func(inner Service[Req, Res]) Service[Req, Res] {
-		return AndThen(inner, f)
-	})
+	return layerOf("tower.AndThenLayer", f, AndThen[Req, Res, Res])
 }
 
 // Then returns a service that passes the outcome of each call of inner,
@@ -43,13 +34,8 @@ func AndThenLayer[Req, Res any](f func(ctx context.Context, res Res) (Res, error
 // a fallback request. An error from Ready is returned unchanged, not
 // passed to f. Inner's reservation is given back when its call returns,
 // before f runs.
-//
-// Req is the request type, Res the response type of inner, and Res2 that of
-// the returned service. The returned service is safe for concurrent use if
-// f is. It panics if inner or f is nil.
 func Then[Req, Res, Res2 any](inner Service[Req, Res], f func(ctx context.Context, res Res, err error) (Res2, error)) Service[Req, Res2] {
-	mustService("tower.Then", inner)
-	mustFunc("tower.Then", f == nil)
+	mustArgs("tower.Then", inner, f)
 	return &adapter[Req, Res2, Req, Res]{
 		inner: inner,
 		call: func(ctx context.Context, p Permit[Req, Res], req Req) (Res2, error) {
@@ -59,11 +45,7 @@ func Then[Req, Res, Res2 any](inner Service[Req, Res], f func(ctx context.Contex
 	}
 }
 
-// ThenLayer returns a Layer that wraps each service in [Then] with f, for
-// an f that keeps the response's type. It panics if f is nil.
+// ThenLayer returns a Layer that wraps each service in [Then] with f.
 func ThenLayer[Req, Res any](f func(ctx context.Context, res Res, err error) (Res, error)) Layer[Req, Res] {
-	mustFunc("tower.ThenLayer", f == nil)
-	return LayerFunc[Req, Res](func(inner Service[Req, Res]) Service[Req, Res] {
-		return Then(inner, f)
-	})
+	return layerOf("tower.ThenLayer", f, Then[Req, Res, Res])
 }

@@ -41,8 +41,8 @@ type WrapPool[Req, Res any] struct {
 	plain, noted sync.Pool // of *plainRecord and *notedRecord
 }
 
-// plainRecord is the record behind a permit issued by Wrap. It keeps w after
-// it is pooled: the Wrapper lives as long as the middleware.
+// plainRecord is the record behind a permit issued by Wrap. It keeps w when
+// pooled: the Wrapper lives as long as the middleware.
 type plainRecord[Req, Res any] struct {
 	Ticket
 	w     Wrapper[Req, Res]

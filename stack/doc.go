@@ -10,24 +10,18 @@
 //		ServiceFunc(send)
 //
 // Each method adds one layer inside those added before it, so the first
-// method called is the outermost layer: it sees the request first, as in
-// every list of layers in this module. Where a layer sits decides what it
-// measures (see the package docs of timeout, limit and buffer), so read a
-// chain from the top down, as the request goes.
+// method called is the outermost layer: it sees the request first. Where a
+// layer sits decides what it measures (see the package docs of timeout,
+// limit and buffer), so read a chain from the top down, as the request
+// goes.
 //
-// A method is a thin call of its package's constructor, with that
-// package's options: Timeout(d, opts...) is timeout.NewLayer[Req, Res](d,
-// opts...), at the same cost per request. Bad input panics in that
-// constructor, with a message that names the parameter.
+// A method is a thin call of its package's constructor with the same
+// arguments and options, at the same cost per request, and panics where
+// that constructor does, with its message. [Builder.Layer] adds any other
+// [tower.Layer]. A Builder is a tower.Layer itself, so the adapters take
+// it (towerhttp.NewHandler, towerhttp.NewTransport).
 //
-// [Builder.Layer] adds any other [tower.Layer], another Builder included.
-// A Builder is a tower.Layer itself, so the adapters take it
-// (towerhttp.NewHandler, towerhttp.NewTransport); towerhttp.ServerStack and
-// its kin return Builders of towerhttp's types with no type arguments.
-//
-// A Buffer holds its queue beyond any request. [Builder.Close] and
-// [Builder.Shutdown] close every Buffer the Builder's Buffer layers made,
-// for every service it wrapped; a stack without a Buffer needs no Close.
-// Keep the Builder that built the stack, even when only the service or the
-// handler is used, and close it when done.
+// A Buffer holds its queue beyond any request: keep the Builder that built
+// a stack with a Buffer, even when only the service or the handler is
+// used, and close it when done ([Builder.Close], [Builder.Shutdown]).
 package stack

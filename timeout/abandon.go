@@ -11,9 +11,9 @@ import (
 // panicked, or called runtime.Goexit, in Abandon mode.
 const abandonedCall = "the inner service's Call, on the goroutine of a Timeout's Abandon mode"
 
-// The states of an abandoned call. It starts running; whichever of the
-// inner call's goroutine and the caller moves it on first decides whether
-// the caller reads the outcome (finished) or has gone (left).
+// The states of an abandoned call: whichever of the inner call's goroutine
+// and the caller moves it on from running decides whether the caller reads
+// the outcome (finished) or has gone (left).
 const (
 	running = iota
 	finished
@@ -28,9 +28,8 @@ type outcome[Res any] struct {
 }
 
 // abandon runs the inner call on a goroutine of its own, with c as its
-// context, and returns when the call does or when c ends (at the deadline,
-// or when the caller gives up), whichever is first. The goroutine holds the inner permit, and so
-// whatever was reserved below the Timeout, until the inner call returns.
+// context, and returns when the call does or when c ends, whichever is
+// first. The goroutine holds the inner permit until the call returns.
 func abandon[Req, Res any](c *call[Req, Res], inner tower.Permit[Req, Res], req Req) (Res, error) {
 	var state atomic.Int32
 	done := make(chan outcome[Res], 1)
@@ -41,8 +40,6 @@ func abandon[Req, Res any](c *call[Req, Res], inner tower.Permit[Req, Res], req 
 		return c.settle(o)
 	case <-c.Done():
 	}
-	// The deadline came, or the caller gave up first: either way the
-	// caller is answered now, and the call goes on without it.
 	if state.CompareAndSwap(running, left) {
 		var zero Res
 		return zero, c.expired()
@@ -50,10 +47,9 @@ func abandon[Req, Res any](c *call[Req, Res], inner tower.Permit[Req, Res], req 
 	return c.settle(<-done) // the call finished as c ended
 }
 
-// run is the abandoned call's goroutine. A panic in the inner call, or its
-// runtime.Goexit, must not end the program: it becomes a PanicError, the
-// caller's answer if the caller still waits, and otherwise is reported to
-// guard.Orphan.
+// run is the abandoned call's goroutine. A panic or runtime.Goexit in the
+// inner call becomes a PanicError: the caller's answer if it still waits,
+// and otherwise reported to guard.Orphan.
 func run[Req, Res any](c *call[Req, Res], inner tower.Permit[Req, Res], req Req, state *atomic.Int32, done chan<- outcome[Res]) {
 	var o outcome[Res]
 	returned := false
@@ -66,8 +62,7 @@ func run[Req, Res any](c *call[Req, Res], inner tower.Permit[Req, Res], req Req,
 			perr = guard.Recovered(abandonedCall, recover())
 			o = outcome[Res]{err: perr, panicked: true}
 		}
-		if !state.CompareAndSwap(running, finished) {
-			// The caller has had its answer, and nobody reads this one.
+		if !state.CompareAndSwap(running, finished) { // the caller has gone
 			if perr != nil {
 				guard.Orphan(perr)
 			}
@@ -79,10 +74,10 @@ func run[Req, Res any](c *call[Req, Res], inner tower.Permit[Req, Res], req Req,
 	returned = true
 }
 
-// settle returns the caller's answer for the outcome o of the inner call.
-// A panic reaches the caller whenever it is still there to hear of it. A
-// response at the very instant of the deadline raced the timer on another
-// goroutine: it counts as late.
+// settle returns the caller's answer for the outcome o of the inner call:
+// a panic whenever there was one, and otherwise a late response's error. A
+// response at the very instant of the deadline raced the timer, and is
+// late.
 func (c *call[Req, Res]) settle(o outcome[Res]) (Res, error) {
 	if !o.panicked && c.left() <= 0 {
 		var zero Res

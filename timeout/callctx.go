@@ -10,18 +10,15 @@ import (
 )
 
 // call is the record behind a Timeout's permit, and then the context of the
-// call it times. It is allocated once per request and never reused: the
-// inner service may keep the context after the call, so it must stay what
-// it was. Its permit carries the inner permit's token; the record keeps the
-// inner permit's Reserver until the call starts.
+// call it times. It is allocated once per request and never reused, since
+// the inner service may keep the context. Its permit carries the inner
+// permit's token; the record keeps the inner permit's Reserver until the
+// call starts.
 //
-// Most inner calls never wait on their context: they answer, and the
-// context only has to say what its deadline is. So the context is lazy.
-// Err reads the clock; nothing runs at the deadline. Only when something
-// asks for Done, derives a cancellable context from it, or asks for the
-// cause of its end, does it build a standard context.WithDeadlineCause to do
-// the rest, and from then on it hands everything to that. A call whose inner
-// service never waits costs this one allocation and no timer.
+// Most inner calls never wait on their context, so the context is lazy:
+// Err reads the clock, and nothing runs at the deadline. Only when asked
+// for Done, a derived cancellable context or the cause does it build a
+// standard context.WithDeadlineCause, and hand everything to that.
 type call[Req, Res any] struct {
 	state    atomic.Uint32 // the flags below
 	t        *Timeout[Req, Res]
@@ -44,8 +41,7 @@ const (
 // usedPermit is the panic of a stale copy's Call.
 const usedPermit = "tower: Call on a timeout permit that was already called or released"
 
-// redeem marks the permit used, and reports whether it was not yet. The
-// record is never reused, so one bit tells a stale copy.
+// redeem marks the permit used, and reports whether it was not yet.
 func (c *call[Req, Res]) redeem() bool { return c.state.CompareAndSwap(0, used) }
 
 // has reports whether every flag of f is set.
@@ -61,9 +57,8 @@ type stdContext struct {
 func (c *call[Req, Res]) left() time.Duration { return c.deadline - mono.Now() }
 
 // Deadline is the caller's when that governs, and otherwise the Timeout's,
-// as a time with a monotonic reading: it costs no clock reading, and a
-// Timeout or a standard context under this one measures it on the
-// monotonic clock too.
+// as a time with a monotonic reading, which costs no clock reading and
+// keeps a context under this one on the monotonic clock.
 func (c *call[Req, Res]) Deadline() (time.Time, bool) {
 	if c.has(callerGoverns) {
 		return c.parent.Deadline()
@@ -95,9 +90,8 @@ func (c *call[Req, Res]) Err() error {
 }
 
 // Value looks the key up in the parent. Once the context is known to have
-// ended, it builds the standard context first, so that context.Cause, which
-// asks Err and then looks for the nearest cancellation's cause through
-// Value, finds ErrElapsed where the deadline ended the call.
+// ended, it builds the standard context first, so that context.Cause,
+// which looks for the cause through Value, finds ErrElapsed.
 func (c *call[Req, Res]) Value(key any) any {
 	if c.state.Load()&(stdBuilt|returned|expirySeen) != 0 {
 		return c.build().Value(key)
@@ -114,13 +108,11 @@ func (c *call[Req, Res]) build() context.Context {
 	if s := c.std.Load(); s != nil {
 		return s.ctx
 	}
-	// Built without a lock: WithDeadlineCause asks the parent for Done,
-	// and the parent may be another call's lazy context, which builds its
-	// own. Of two goroutines building at once, one wins; the other's
-	// context is cancelled unused. The deadline carries a monotonic
-	// reading, so the timer follows the clock the Timeout keeps: one set
-	// by the wall clock would fire early when that clock is stepped
-	// forward, and the inner call would give up before the deadline.
+	// Built without a lock, as the parent may be another call's lazy
+	// context, which builds its own: of two goroutines building at once,
+	// one wins and the other's context is cancelled unused. The deadline's
+	// monotonic reading keeps the timer from firing early when the wall
+	// clock is stepped forward.
 	d, _ := c.Deadline()
 	s := new(stdContext)
 	s.ctx, s.cancel = context.WithDeadlineCause(c.parent, d, ErrElapsed)
@@ -134,10 +126,9 @@ func (c *call[Req, Res]) build() context.Context {
 	return s.ctx
 }
 
-// end marks the call as returned, at or after its deadline or not, and
-// cancels the standard context if one was built. Between end and build,
-// one sees the other's flag, or both do: either way the standard context is
-// cancelled.
+// end marks the call as returned, late or not, and cancels the standard
+// context if one was built. Of end and build, at least one sees the
+// other's flag, so the standard context is cancelled either way.
 func (c *call[Req, Res]) end(late bool) {
 	f := uint32(returned)
 	if late {

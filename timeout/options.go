@@ -9,27 +9,28 @@ import (
 )
 
 // Mode says what a Timeout does when the inner call has not returned at
-// the deadline. The package doc compares the two.
+// the deadline.
 type Mode int
 
 const (
 	// Cooperative, the default, runs the inner call on the caller's
 	// goroutine, cancels its context at the deadline, and answers
 	// ErrElapsed once the call returns, after what the call held below the
-	// Timeout is given back. An inner call that ignores its context keeps
-	// the caller waiting as long as it takes. A response at the very
-	// instant of the deadline wins, as in tower. A panic in the inner call
-	// goes on up to the caller.
+	// Timeout is given back: against an inner call that ignores its
+	// context and takes 300ms, a Timeout of 100ms answers at 300ms. It
+	// starts no goroutine. A response at the very instant of the deadline
+	// wins, as in tower. A panic in the inner call goes on up to the
+	// caller.
 	Cooperative Mode = iota
 	// Abandon answers the caller at the deadline, or at once when the
-	// caller cancels, whatever the inner call does: the call runs on a
-	// goroutine of its own, keeps what it reserved below the Timeout until
-	// it returns, and its late response is discarded. A response at the
-	// very instant of the deadline races the timer, and counts as late.
-	// A panic or runtime.Goexit in the inner call reaches a caller still
-	// waiting as a [*tower.PanicError] (Where: "the inner service's Call,
-	// on the goroutine of a Timeout's Abandon mode"), and is otherwise
-	// logged to log/slog's default logger at level Error, with its stack.
+	// caller cancels, whatever the inner call does, as net/http's
+	// TimeoutHandler does. The call runs on a goroutine of its own, keeps
+	// what it reserved below the Timeout until it returns, and its late
+	// response is discarded; so put an Abandon Timeout above the limits,
+	// which then count what really runs. A response at the very instant of
+	// the deadline counts as late. A panic or runtime.Goexit in the inner
+	// call reaches a caller still waiting as a [*tower.PanicError], and is
+	// otherwise logged to log/slog's default logger at level Error.
 	Abandon
 )
 
@@ -49,7 +50,7 @@ type Option func(*options)
 
 type options struct {
 	mode Mode
-	sink metrics.Sink
+	sink metrics.Sink // nil: no metrics
 }
 
 // WithMode sets the Mode. The default is Cooperative. It panics if m is
@@ -62,17 +63,14 @@ func WithMode(m Mode) Option {
 }
 
 // WithMetrics makes the Timeout report to sink: TimedOut +1 for each call
-// it ends with ErrElapsed because its own duration passed. A call that
-// ends with the caller's deadline or cancellation, or with an ErrElapsed
-// that came from a Timeout further in, is not counted. The default, and a
-// nil sink, is no metrics: then the only cost is a nil check on the path of
-// a call that timed out.
+// it ends with ErrElapsed because its own duration passed, not for the
+// caller's deadline or cancellation, nor for an ErrElapsed from a Timeout
+// further in. The default, and a nil sink, is no metrics.
 func WithMetrics(sink metrics.Sink) Option {
 	return func(o *options) { o.sink = sink }
 }
 
-// newOptions validates the arguments of the function named fn and applies
-// opts.
+// newOptions validates the arguments of fn and applies opts.
 func newOptions(fn string, d time.Duration, opts []Option) options {
 	if d <= 0 {
 		panic(fmt.Sprintf("%s: duration d must be positive, got %v", fn, d))

@@ -12,30 +12,23 @@ import (
 )
 
 // Timeout is middleware that fails a call with ErrElapsed if the inner
-// service has not answered within a fixed duration of the call starting.
-// Readiness is not timed: Ready waits for the inner service as long as it
-// takes, or until its ctx ends.
-//
-// A Timeout is safe for concurrent use. The zero Timeout is not ready to
-// use; build one with New or NewLayer. Req and Res are the request and
-// response types.
+// service has not answered within a fixed duration of the call starting;
+// Ready is not timed. A Timeout is safe for concurrent use. The zero
+// Timeout is not ready to use; build one with New or NewLayer.
 type Timeout[Req, Res any] struct {
 	inner tower.Service[Req, Res]
 	d     time.Duration
-	mode  Mode
-	sink  metrics.Sink // nil: no metrics
+	options
 }
 
-// New returns inner wrapped in a Timeout of d, in Cooperative mode unless an
-// option says otherwise. A d too long for the clock, up to math.MaxInt64,
-// is a deadline that never comes. New panics if inner is nil (a typed nil
-// too), d is not positive, or an option is nil.
+// New returns inner wrapped in a Timeout of d. A d too long for the clock,
+// up to math.MaxInt64, is a deadline that never comes. New panics if inner
+// is nil (a typed nil too), d is not positive, or an option is nil.
 func New[Req, Res any](inner tower.Service[Req, Res], d time.Duration, opts ...Option) *Timeout[Req, Res] {
 	if isnil.Is(inner) {
 		panic("timeout.New: nil inner service")
 	}
-	o := newOptions("timeout.New", d, opts)
-	return &Timeout[Req, Res]{inner: inner, d: d, mode: o.mode, sink: o.sink}
+	return &Timeout[Req, Res]{inner: inner, d: d, options: newOptions("timeout.New", d, opts)}
 }
 
 // NewLayer returns a Layer that wraps each service in a Timeout of d, with
@@ -48,17 +41,15 @@ func NewLayer[Req, Res any](d time.Duration, opts ...Option) tower.Layer[Req, Re
 }
 
 // Ready waits for the inner service, untimed, and returns its permit wrapped
-// so that the call is timed. An error from the inner service's Ready is
-// returned unchanged.
+// so that the call is timed. An error from the inner Ready is returned
+// unchanged.
 func (t *Timeout[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	p, err := t.inner.Ready(ctx)
 	if err != nil {
 		return p, err
 	}
 	r, token := p.Split()
-	if r == nil {
-		// An inner service that breaks the contract with an empty permit
-		// gets it passed on: its Call panics as the zero Permit's does.
+	if r == nil { // an empty permit breaks the contract: pass it on
 		return tower.Permit[Req, Res]{}, nil
 	}
 	c := &call[Req, Res]{t: t, inner: r}
@@ -77,8 +68,7 @@ func (c *call[Req, Res]) CallReserved(ctx context.Context, token uint64, req Req
 	if !c.redeem() {
 		panic(usedPermit)
 	}
-	// The inner permit is this call's alone from here: its Reserver is
-	// called directly, as its Permit would.
+	// The inner permit is this call's alone from here.
 	inner := c.inner
 	c.inner, c.parent = nil, ctx
 	callersFirst := c.start(ctx)
@@ -94,8 +84,7 @@ func (c *call[Req, Res]) CallReserved(ctx context.Context, token uint64, req Req
 // start starts the clock: it sets the call's deadline, the Timeout's or,
 // if that comes first or at the same instant, the caller's, and reports
 // whether the caller's governs. A duration too long for the clock
-// saturates: that deadline never comes, rather than wrapping around into
-// the past.
+// saturates rather than wrapping around into the past.
 func (c *call[Req, Res]) start(ctx context.Context) (callersFirst bool) {
 	now := mono.Now()
 	c.deadline = mono.Add(now, c.t.d)
@@ -108,16 +97,14 @@ func (c *call[Req, Res]) start(ctx context.Context) (callersFirst bool) {
 		return false
 	}
 	c.deadline = at
-	// Store, as the call is the only one to have redeemed c: a stale copy
-	// of the permit fails its CAS and sets nothing.
+	// Only this call redeemed c; a stale copy fails its CAS and sets nothing.
 	c.state.Store(used | callerGoverns)
 	return true
 }
 
 // underCallerDeadline makes a Cooperative call whose caller's deadline
-// governs. The caller's context says all the inner call needs to know, so
-// the inner call gets it, not c; a response after the deadline is
-// discarded all the same, and the caller gets its context's error.
+// governs: the inner call gets the caller's context, not c, which says all
+// it needs to know.
 func (c *call[Req, Res]) underCallerDeadline(inner tower.Reserver[Req, Res], token uint64, req Req) (Res, error) {
 	res, err := inner.CallReserved(c.parent, token, req)
 	if late(c.left(), err) {
@@ -129,11 +116,10 @@ func (c *call[Req, Res]) underCallerDeadline(inner tower.Reserver[Req, Res], tok
 
 // callerDeadline returns the caller's deadline d as a reading of the
 // monotonic clock, now being the reading at the call's start. A deadline
-// from the monotonic clock (context.WithTimeout's) needs no second reading
-// of it; one without a monotonic reading is measured from now on the wall
-// clock. Either way the reading saturates: a deadline too far ahead never
-// comes, and one further back than longAgo is taken as longAgo, so that no
-// difference of readings wraps around.
+// without a monotonic reading is measured from now on the wall clock.
+// The reading saturates: a deadline too far ahead never comes, and one
+// further back than longAgo is taken as longAgo, so that no difference of
+// readings wraps around.
 func callerDeadline(now time.Duration, d time.Time) time.Duration {
 	at, ok := mono.Of(d)
 	if !ok {
@@ -147,11 +133,9 @@ func callerDeadline(now time.Duration, d time.Time) time.Duration {
 }
 
 // longAgo is how far back a caller's deadline is taken to be at most: it
-// has passed either way. Readings stay well within ±2⁶² ns (146 years):
-// they count from the program's start, and inside a testing/synctest
-// bubble they are off by the decades between the bubble's clock and the
-// real one. So a reading longAgo from one of them cannot wrap, nor can the
-// difference of two.
+// has passed either way. Readings count from the program's start (off by
+// decades inside a testing/synctest bubble), well within ±2⁶² ns, so
+// neither a reading longAgo from one nor the difference of two can wrap.
 const longAgo = -1 << 62
 
 // cooperate calls inner on the caller's goroutine with c as its context,
@@ -179,23 +163,11 @@ func (c *call[Req, Res]) cooperate(inner tower.Reserver[Req, Res], token uint64,
 // very instant of the deadline is in time, as in tower, unless it is the
 // inner call giving up because its context ended.
 func late(left time.Duration, err error) bool {
-	if left > 0 {
-		return false
-	}
-	if left < 0 {
-		return true
-	}
-	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
+	return left < 0 || left == 0 && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled))
 }
 
-// expired returns the error for a call that missed the Timeout's deadline:
-// ErrElapsed, unless the caller cancelled its context before the deadline,
-// which it then hears about as its own context.Canceled. (A caller deadline
-// came after the Timeout's, or it would have governed.) A call under the
-// caller's deadline gets the caller's context's error. If the inner call
-// never asked for its context's Done channel, nothing recorded which came
-// first, and a caller whose context is cancelled by the time the inner call
-// returns late is told context.Canceled.
+// expired returns the error for a call that missed its deadline, and
+// counts an ErrElapsed.
 func (c *call[Req, Res]) expired() error {
 	err := c.expiredErr()
 	if err == ErrElapsed && c.t.sink != nil {
@@ -204,7 +176,12 @@ func (c *call[Req, Res]) expired() error {
 	return err
 }
 
-// expiredErr is expired's error.
+// expiredErr is the error for a call that missed its deadline: under the
+// caller's deadline, the caller's context's error; otherwise ErrElapsed,
+// unless the caller cancelled its context before the deadline. If no
+// standard context recorded which came first, a caller whose context is
+// cancelled by the time the inner call returns late is told
+// context.Canceled.
 func (c *call[Req, Res]) expiredErr() error {
 	if c.has(callerGoverns) {
 		// The caller's timer may not have set its context's error yet at
@@ -214,7 +191,6 @@ func (c *call[Req, Res]) expiredErr() error {
 		}
 		return context.DeadlineExceeded
 	}
-	// A built context knows exactly which came first.
 	if c.has(stdBuilt) && context.Cause(c.std.Load().ctx) == ErrElapsed {
 		return ErrElapsed
 	}

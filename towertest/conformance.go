@@ -38,10 +38,7 @@ func (s LayerSuite[Req, Res]) Run(t *testing.T) {
 	if s.NewLayer == nil {
 		t.Fatal("towertest.LayerSuite: NewLayer is nil")
 	}
-	tests := []struct {
-		name string
-		test func(*testing.T, *layerEnv[Req, Res])
-	}{
+	runEach(t, s.setup, []suiteTest[*layerEnv[Req, Res]]{
 		{"CallReachesInnerAndAnswers", s.callAnswers},
 		{"ReadyWithDoneContextWhenFree", s.readyDoneCtx},
 		{"ReleaseUnusedGivesCapacityBack", s.releaseUnused},
@@ -54,13 +51,20 @@ func (s LayerSuite[Req, Res]) Run(t *testing.T) {
 		{"InnerReadyPanicsAtOnce", s.readyPanicsAtOnce},
 		{"InnerReadyPanicsWhileWaited", s.readyPanicsWhileWaited},
 		{"InnerCallPanics", s.callPanics},
-	}
+	})
+}
+
+type suiteTest[E any] struct {
+	name string
+	test func(*testing.T, E)
+}
+
+// runEach runs each test as a subtest of t, in a testing/synctest bubble of
+// its own, on what setup returns.
+func runEach[E any](t *testing.T, setup func(*testing.T) E, tests []suiteTest[E]) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				env := s.setup(t)
-				tt.test(t, env)
-			})
+			synctest.Test(t, func(t *testing.T) { tt.test(t, setup(t)) })
 		})
 	}
 }
@@ -92,27 +96,14 @@ func closeIfCloser(t *testing.T, v any) {
 	}
 }
 
-// call runs p.Call on its own goroutine and returns a function that waits
-// for its outcome.
-func call[Req, Res any](ctx context.Context, p *tower.Permit[Req, Res], req Req) func() (Res, error) {
-	var (
-		res Res
-		err error
-		wg  sync.WaitGroup
-	)
-	wg.Go(func() { res, err = p.Call(ctx, req) })
-	return func() (Res, error) {
-		wg.Wait()
-		return res, err
-	}
-}
-
-// answer takes the request the mock must have received by now and answers
-// it with the suite's response.
-func (s LayerSuite[Req, Res]) answer(t *testing.T, h *Handle[Req, Res]) *Request[Req, Res] {
+// roundTrip calls p on a goroutine of its own, answers the request the
+// mock must have received by then with the suite's response, and checks
+// what the caller gets.
+func (s LayerSuite[Req, Res]) roundTrip(t *testing.T, e *layerEnv[Req, Res], p *tower.Permit[Req, Res]) {
 	t.Helper()
+	o := Go(func() (Res, error) { return p.Call(t.Context(), s.Request) })
 	synctest.Wait()
-	r, ok := h.TryNext()
+	r, ok := e.h.TryNext()
 	if !ok {
 		t.Fatal("the inner service received no request")
 	}
@@ -120,7 +111,8 @@ func (s LayerSuite[Req, Res]) answer(t *testing.T, h *Handle[Req, Res]) *Request
 		t.Errorf("inner service got request %v, want %v", r.Value, s.Request)
 	}
 	r.Respond(s.Response)
-	return r
+	res, err := o.Wait()
+	s.checkResponse(t, res, err)
 }
 
 func (s LayerSuite[Req, Res]) checkResponse(t *testing.T, res Res, err error) {
@@ -145,77 +137,73 @@ func (s LayerSuite[Req, Res]) mustReady(t *testing.T, ctx context.Context, svc t
 	return p
 }
 
-// callAnswers: a request goes through to the inner service, and its answer
-// comes back.
-func (s LayerSuite[Req, Res]) callAnswers(t *testing.T, e *layerEnv[Req, Res]) {
-	p := s.mustReady(t, t.Context(), e.svc)
-	wait := call(t.Context(), &p, s.Request)
-	s.answer(t, e.h)
-	res, err := wait()
-	s.checkResponse(t, res, err)
-	if n := e.h.Calls(); n != 1 {
-		t.Errorf("inner service got %d calls, want 1", n)
+// expectCalls fails t unless the inner service got n calls.
+func expectCalls[Req, Res any](t *testing.T, h *Handle[Req, Res], n int) {
+	t.Helper()
+	if got := h.Calls(); got != n {
+		t.Errorf("inner service got %d calls, want %d", got, n)
 	}
 }
 
-// readyDoneCtx: capacity that is free is granted even to a done context.
+func (s LayerSuite[Req, Res]) callAnswers(t *testing.T, e *layerEnv[Req, Res]) {
+	p := s.mustReady(t, t.Context(), e.svc)
+	s.roundTrip(t, e, &p)
+	expectCalls(t, e.h, 1)
+}
+
 func (s LayerSuite[Req, Res]) readyDoneCtx(t *testing.T, e *layerEnv[Req, Res]) {
 	done, cancel := context.WithCancel(t.Context())
 	cancel()
 	p := s.mustReady(t, done, e.svc)
-	wait := call(t.Context(), &p, s.Request)
-	s.answer(t, e.h)
-	res, err := wait()
-	s.checkResponse(t, res, err)
+	s.roundTrip(t, e, &p)
 }
 
-// releaseUnused: a permit released unused gives back everything, again and
-// again, and never reaches the inner service's call.
+// releaseUnused: a permit released unused, twice, gives back everything,
+// round after round, and never reaches the inner service's call.
 func (s LayerSuite[Req, Res]) releaseUnused(t *testing.T, e *layerEnv[Req, Res]) {
+	releaseUnused(t, e.svc, func(round int) {
+		if n := e.h.Outstanding(); n != 0 {
+			t.Fatalf("round %d: inner service has %d reservations outstanding after Release, want 0", round, n)
+		}
+	})
+	synctest.Wait()
+	expectCalls(t, e.h, 0)
+}
+
+// releaseUnused gets a permit with ReadyNow and releases it twice, ten
+// times, calling after(round) each time.
+func releaseUnused[Req, Res any](t *testing.T, svc tower.Service[Req, Res], after func(round int)) {
+	t.Helper()
 	for i := range 10 {
-		p, ok, err := tower.ReadyNow(e.svc)
+		p, ok, err := tower.ReadyNow(svc)
 		if err != nil || !ok {
 			t.Fatalf("round %d: ReadyNow = %v, %v; want a permit: capacity released unused must be free again", i, ok, err)
 		}
 		p.Release()
-		p.Release() // twice is harmless
-		if n := e.h.Outstanding(); n != 0 {
-			t.Fatalf("round %d: inner service has %d reservations outstanding after Release, want 0", i, n)
-		}
-	}
-	synctest.Wait()
-	if n := e.h.Calls(); n != 0 {
-		t.Errorf("inner service got %d calls from released permits, want 0", n)
+		p.Release()
+		after(i)
 	}
 }
 
-// secondCallPanics: a permit is called once; calling it again panics, and
-// releasing it after the call does nothing.
+// secondCallPanics: calling a permit again panics, and releasing it after
+// the call does nothing.
 func (s LayerSuite[Req, Res]) secondCallPanics(t *testing.T, e *layerEnv[Req, Res]) {
 	p := s.mustReady(t, t.Context(), e.svc)
-	wait := call(t.Context(), &p, s.Request)
-	s.answer(t, e.h)
-	res, err := wait()
-	s.checkResponse(t, res, err)
+	s.roundTrip(t, e, &p)
 	p.Release()
 	mustPanicTower(t, "second Call", func() { p.Call(t.Context(), s.Request) })
-	if n := e.h.Calls(); n != 1 {
-		t.Errorf("inner service got %d calls, want 1", n)
-	}
+	expectCalls(t, e.h, 1)
 }
 
-// staleCopy: once a permit is used through one copy, the other copies are
-// stale: their Call panics and their Release does nothing, neither in the
-// inner service nor in the layer's own capacity.
+// staleCopy: once a permit is used through one copy, the other copies'
+// Call panics and their Release does nothing, neither in the inner service
+// nor in the layer's own capacity.
 func (s LayerSuite[Req, Res]) staleCopy(t *testing.T, e *layerEnv[Req, Res]) {
 	p := s.mustReady(t, t.Context(), e.svc)
 	q, r := p, p
-	wait := call(t.Context(), &p, s.Request)
-	s.answer(t, e.h)
-	res, err := wait()
-	s.checkResponse(t, res, err)
+	s.roundTrip(t, e, &p)
 	// Measured after the call, which may use capacity up for good (a place
-	// in a rate window), and before any stale copy is touched.
+	// in a rate window).
 	before := capacity(e.svc)
 	q.Release()
 	if n := e.h.Outstanding(); n != 0 {
@@ -226,8 +214,7 @@ func (s LayerSuite[Req, Res]) staleCopy(t *testing.T, e *layerEnv[Req, Res]) {
 		t.Errorf("the layer grants %d reservations at once after a called permit's stale copies were used, %d before: a stale copy gave capacity back twice", after, before)
 	}
 
-	// And the other way round: released through one copy, called and
-	// released through others.
+	// Released through one copy, called and released through others.
 	p = s.mustReady(t, t.Context(), e.svc)
 	q, r = p, p
 	p.Release()
@@ -238,9 +225,7 @@ func (s LayerSuite[Req, Res]) staleCopy(t *testing.T, e *layerEnv[Req, Res]) {
 		t.Errorf("the layer grants %d reservations at once after a released permit's stale copies were used, %d before: a stale copy gave capacity back twice", after, before)
 	}
 	synctest.Wait()
-	if n := e.h.Calls(); n != 1 {
-		t.Errorf("inner service got %d calls, want 1", n)
-	}
+	expectCalls(t, e.h, 1)
 }
 
 // capacity returns how many reservations svc grants at once without
@@ -261,10 +246,10 @@ func capacity[Req, Res any](svc tower.Service[Req, Res]) int {
 	return len(held)
 }
 
-// ctxEndsWhileWaiting: the inner service is not ready; the caller's
+// ctxEndsWhileWaiting: the inner service is not ready, and the caller's
 // context ends while it waits, in Ready or in Call. The caller gets its
-// context's error, nothing reaches the inner service, and nothing stays
-// reserved.
+// context's error, nothing reaches the inner service, nothing stays
+// reserved, and once the inner service is ready, requests go through.
 func (s LayerSuite[Req, Res]) ctxEndsWhileWaiting(t *testing.T, e *layerEnv[Req, Res]) {
 	e.h.Allow(0)
 	ctx, cancel := context.WithCancel(t.Context())
@@ -291,20 +276,14 @@ func (s LayerSuite[Req, Res]) ctxEndsWhileWaiting(t *testing.T, e *layerEnv[Req,
 	} else if called && callErr == nil {
 		t.Error("Call succeeded although the inner service never became ready")
 	}
-	if n := e.h.Calls(); n != 0 {
-		t.Errorf("inner service got %d calls, want 0", n)
-	}
+	expectCalls(t, e.h, 0)
 	if n := e.h.Outstanding(); n != 0 {
 		t.Errorf("inner service has %d reservations outstanding, want 0", n)
 	}
 
-	// Nothing leaked: once the inner service is ready, requests go through.
 	e.h.AllowAll()
 	p := s.mustReady(t, t.Context(), e.svc)
-	wait := call(t.Context(), &p, s.Request)
-	s.answer(t, e.h)
-	res, err := wait()
-	s.checkResponse(t, res, err)
+	s.roundTrip(t, e, &p)
 }
 
 // innerReadyFailure: an inner service that fails readiness makes the layer
@@ -320,9 +299,7 @@ func (s LayerSuite[Req, Res]) innerReadyFailure(t *testing.T, e *layerEnv[Req, R
 	if !errors.Is(err, broken) {
 		t.Errorf("got error %v, want one that wraps the inner service's %q", err, broken)
 	}
-	if n := e.h.Calls(); n != 0 {
-		t.Errorf("inner service got %d calls, want 0", n)
-	}
+	expectCalls(t, e.h, 0)
 }
 
 type ctxKey struct{}
@@ -332,7 +309,7 @@ type ctxKey struct{}
 func (s LayerSuite[Req, Res]) callContext(t *testing.T, e *layerEnv[Req, Res]) {
 	ctx, cancel := context.WithCancel(context.WithValue(t.Context(), ctxKey{}, "value"))
 	p := s.mustReady(t, t.Context(), e.svc)
-	wait := call(ctx, &p, s.Request)
+	o := Go(func() (Res, error) { return p.Call(ctx, s.Request) })
 	synctest.Wait()
 	r, ok := e.h.TryNext()
 	if !ok {
@@ -342,8 +319,7 @@ func (s LayerSuite[Req, Res]) callContext(t *testing.T, e *layerEnv[Req, Res]) {
 		t.Errorf("inner service's context has value %v, want %q", got, "value")
 	}
 	cancel()
-	_, err := wait()
-	if !errors.Is(err, context.Canceled) {
+	if _, err := o.Wait(); !errors.Is(err, context.Canceled) {
 		t.Errorf("Call returned %v after its context was cancelled, want %v", err, context.Canceled)
 	}
 	if r.Context().Err() == nil {
@@ -366,27 +342,31 @@ func (s LayerSuite[Req, Res]) concurrentCallers(t *testing.T, e *layerEnv[Req, R
 			r.Respond(s.Response)
 		}
 	})
-	var wg sync.WaitGroup
-	errs := make([]error, callers)
-	for i := range callers {
-		wg.Go(func() {
-			var res Res
-			res, errs[i] = tower.Call(t.Context(), e.svc, s.Request)
-			if errs[i] == nil && !s.Opaque && !reflect.DeepEqual(res, s.Response) {
-				errs[i] = fmt.Errorf("got response %v, want %v", res, s.Response)
-			}
-		})
-	}
-	wg.Wait()
+	concurrentCallers(t, e.svc, s.Request, callers, func(res Res, err error) error {
+		if err == nil && !s.Opaque && !reflect.DeepEqual(res, s.Response) {
+			err = fmt.Errorf("got response %v, want %v", res, s.Response)
+		}
+		return err
+	})
 	stop()
 	responder.Wait()
+	expectCalls(t, e.h, callers)
+}
+
+// concurrentCallers sends req through svc from n goroutines at once, and
+// fails t for each outcome check does not pass.
+func concurrentCallers[Req, Res any](t *testing.T, svc tower.Service[Req, Res], req Req, n int, check func(Res, error) error) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() { errs[i] = check(tower.Call(t.Context(), svc, req)) })
+	}
+	wg.Wait()
 	for i, err := range errs {
 		if err != nil {
 			t.Errorf("caller %d: %v", i, err)
 		}
-	}
-	if n := e.h.Calls(); n != callers {
-		t.Errorf("inner service got %d calls, want %d", n, callers)
 	}
 }
 

@@ -10,27 +10,24 @@ import (
 )
 
 // The suite's fault injection: the inner service panics in Ready, at once
-// or while a request waits for it, and in Call. Wherever the layer runs
-// that code, the panic must reach the caller it concerns, the layer must
-// give back every reservation, and no goroutine may be left behind (the
-// bubble checks that).
+// or while a request waits for it, and in Call. The panic must reach the
+// caller it concerns, and the layer must give back every reservation.
 
-// injected is a panic value the suite injects; each is a distinct pointer,
-// so that the suite can tell the panic it injected from any other.
+// injected is a panic value the suite injects, a distinct pointer each.
 type injected struct{ where string }
 
 func (i *injected) String() string { return "towertest: injected panic in " + i.where }
 
-// ended is how one request ended: with a response or an error, or with a
-// panic on the caller's own goroutine.
+// ended is how one request ended, panicked set if it panicked on the
+// caller's goroutine.
 type ended[Res any] struct {
 	res      Res
 	err      error
 	panicked any
 }
 
-// request sends one request through svc, Ready then Call, on a goroutine
-// of its own that recovers a panic, and returns its outcome.
+// request sends one request through svc on a goroutine of its own that
+// recovers a panic.
 func request[Req, Res any](ctx context.Context, svc tower.Service[Req, Res], req Req) *Outcome[ended[Res]] {
 	return Go(func() (e ended[Res], _ error) {
 		defer func() { e.panicked = recover() }()
@@ -66,8 +63,6 @@ func panicReached[Res any](t *testing.T, o *Outcome[ended[Res]], v *injected) {
 	}
 }
 
-// readyPanicsAtOnce: the inner service's Ready panics the first time the
-// layer asks it.
 func (s LayerSuite[Req, Res]) readyPanicsAtOnce(t *testing.T, e *layerEnv[Req, Res]) {
 	before := capacity(e.svc)
 	v := &injected{"the inner service's Ready"}
@@ -76,10 +71,9 @@ func (s LayerSuite[Req, Res]) readyPanicsAtOnce(t *testing.T, e *layerEnv[Req, R
 	s.afterReadyPanic(t, e, v, before)
 }
 
-// readyPanicsWhileWaited: the inner service is not ready, a request waits
-// for it, and then its Ready panics. A layer that does not wait for the
-// inner service (a load shedder) has answered before the panic; the test
-// does not apply to it.
+// readyPanicsWhileWaited: the inner service's Ready panics while a request
+// waits for it. It does not apply to a layer that does not wait (a load
+// shedder), which has answered before the panic.
 func (s LayerSuite[Req, Res]) readyPanicsWhileWaited(t *testing.T, e *layerEnv[Req, Res]) {
 	before := capacity(e.svc)
 	v := &injected{"the inner service's Ready, while a request waited"}
@@ -120,8 +114,7 @@ func (s LayerSuite[Req, Res]) afterReadyPanic(t *testing.T, e *layerEnv[Req, Res
 	s.serves(t, e)
 }
 
-// callPanics: the inner service's Call panics. That breaks nothing: the
-// layer serves the next request.
+// callPanics: a panic in the inner service's Call breaks nothing.
 func (s LayerSuite[Req, Res]) callPanics(t *testing.T, e *layerEnv[Req, Res]) {
 	v := &injected{"the inner service's Call"}
 	o := request(t.Context(), e.svc, s.Request)
@@ -139,7 +132,7 @@ func (s LayerSuite[Req, Res]) callPanics(t *testing.T, e *layerEnv[Req, Res]) {
 }
 
 // serves checks that a request goes through the layer and its answer comes
-// back, waiting (in virtual time) as long as the layer makes it wait.
+// back, waiting as long as the layer makes it wait.
 func (s LayerSuite[Req, Res]) serves(t *testing.T, e *layerEnv[Req, Res]) {
 	t.Helper()
 	o := request(t.Context(), e.svc, s.Request)

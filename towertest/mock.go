@@ -58,14 +58,12 @@ func (m *Mock[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], err
 			h.mu.Unlock()
 			return tower.Permit[Req, Res]{}, ErrClosed
 		}
-		if h.readyErr != nil {
-			err := h.readyErr
+		if err := h.readyErr; err != nil {
 			h.readyErr = nil
 			h.mu.Unlock()
 			return tower.Permit[Req, Res]{}, err
 		}
-		if h.readyPanic != nil {
-			v := h.readyPanic
+		if v := h.readyPanic; v != nil {
 			h.readyPanic = nil
 			h.mu.Unlock()
 			panic(v)
@@ -130,8 +128,7 @@ func (p *mockPermit[Req, Res]) ReleaseReserved(token uint64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.outstanding--
-	if h.allowed >= 0 {
-		// A reservation given back is capacity given back.
+	if h.allowed >= 0 { // a reservation given back is capacity given back
 		h.allowed++
 		h.notify()
 	}
@@ -209,15 +206,11 @@ func (h *Handle[Req, Res]) TryNext() (*Request[Req, Res], bool) {
 // Next waits for the next request and returns it, or returns ctx.Err().
 func (h *Handle[Req, Res]) Next(ctx context.Context) (*Request[Req, Res], error) {
 	for {
-		if r, ok := h.TryNext(); ok {
-			return r, nil
-		}
 		h.mu.Lock()
 		arrived := h.arrived
-		n := len(h.queue)
 		h.mu.Unlock()
-		if n > 0 {
-			continue
+		if r, ok := h.TryNext(); ok {
+			return r, nil
 		}
 		select {
 		case <-arrived:
@@ -294,9 +287,7 @@ func (h *Handle[Req, Res]) ExpectIdle(t testing.TB, calls int) {
 	if got := h.Calls(); got != calls {
 		t.Errorf("the mock got %d calls, want %d", got, calls)
 	}
-	if got := h.Outstanding(); got != 0 {
-		t.Errorf("the mock has %d reservations outstanding, want 0", got)
-	}
+	h.ExpectOutstanding(t, 0)
 }
 
 // ExpectOutstanding fails t unless, after synctest.Wait, the Mock has n

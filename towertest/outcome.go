@@ -53,10 +53,7 @@ func (o *Outcome[T]) Wait() (T, error) {
 
 // Elapsed waits for f to return and returns how long after Go it did.
 // Under testing/synctest that is an exact virtual duration.
-func (o *Outcome[T]) Elapsed() time.Duration {
-	<-o.done
-	return o.end.Sub(o.start)
-}
+func (o *Outcome[T]) Elapsed() time.Duration { return o.Since(o.start) }
 
 // Since waits for f to return and returns how long after start it did:
 // for a test that measures every outcome from its own start, whenever it

@@ -3,7 +3,6 @@ package towertest
 import (
 	"context"
 	"testing"
-	"testing/synctest"
 
 	"github.com/towergo/tower"
 )
@@ -33,33 +32,32 @@ func (s ServiceSuite[Req, Res]) Run(t *testing.T) {
 	if s.NewService == nil {
 		t.Fatal("towertest.ServiceSuite: NewService is nil")
 	}
-	tests := []struct {
-		name string
-		test func(*testing.T, tower.Service[Req, Res])
-	}{
+	setup := func(t *testing.T) tower.Service[Req, Res] {
+		svc := s.NewService()
+		t.Cleanup(func() { closeIfCloser(t, svc) })
+		return svc
+	}
+	runEach(t, setup, []suiteTest[tower.Service[Req, Res]]{
 		{"ReadyWithDoneContextWhenFree", s.readyDoneCtx},
 		{"ReleaseUnusedGivesCapacityBack", s.releaseUnused},
 		{"SecondCallPanics", s.secondCallPanics},
 		{"StaleCopyIsRefused", s.staleCopy},
 		{"ConcurrentCallers", s.concurrentCallers},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				svc := s.NewService()
-				t.Cleanup(func() { closeIfCloser(t, svc) })
-				tt.test(t, svc)
-			})
-		})
-	}
+	})
 }
 
-func (s ServiceSuite[Req, Res]) check(t *testing.T, res Res, err error) {
-	t.Helper()
+// judge returns the error Check finds in a call's outcome.
+func (s ServiceSuite[Req, Res]) judge(res Res, err error) error {
 	if s.Check != nil {
-		err = s.Check(res, err)
+		return s.Check(res, err)
 	}
-	if err != nil {
+	return err
+}
+
+// call calls p and fails t if judge finds an error.
+func (s ServiceSuite[Req, Res]) call(t *testing.T, p *tower.Permit[Req, Res]) {
+	t.Helper()
+	if err := s.judge(p.Call(t.Context(), s.Request)); err != nil {
 		t.Errorf("Call: %v", err)
 	}
 }
@@ -71,28 +69,16 @@ func (s ServiceSuite[Req, Res]) readyDoneCtx(t *testing.T, svc tower.Service[Req
 	if err != nil {
 		t.Fatalf("Ready with a done context on an idle service: %v, want a permit", err)
 	}
-	res, err := p.Call(t.Context(), s.Request)
-	s.check(t, res, err)
+	s.call(t, &p)
 }
 
 func (s ServiceSuite[Req, Res]) releaseUnused(t *testing.T, svc tower.Service[Req, Res]) {
-	for i := range 10 {
-		p, ok, err := tower.ReadyNow(svc)
-		if err != nil || !ok {
-			t.Fatalf("round %d: ReadyNow = %v, %v; want a permit: capacity released unused must be free again", i, ok, err)
-		}
-		p.Release()
-		p.Release()
-	}
+	releaseUnused(t, svc, func(int) {})
 }
 
 func (s ServiceSuite[Req, Res]) secondCallPanics(t *testing.T, svc tower.Service[Req, Res]) {
-	p, err := svc.Ready(t.Context())
-	if err != nil {
-		t.Fatalf("Ready: %v", err)
-	}
-	res, err := p.Call(t.Context(), s.Request)
-	s.check(t, res, err)
+	p := MustReady(t, svc)
+	s.call(t, &p)
 	p.Release()
 	mustPanicTower(t, "second Call", func() { p.Call(t.Context(), s.Request) })
 }
@@ -101,10 +87,7 @@ func (s ServiceSuite[Req, Res]) staleCopy(t *testing.T, svc tower.Service[Req, R
 	if s.ReservesNothing {
 		t.Skip("the service reserves nothing; its permits' copies are indistinguishable")
 	}
-	p, err := svc.Ready(t.Context())
-	if err != nil {
-		t.Fatalf("Ready: %v", err)
-	}
+	p := MustReady(t, svc)
 	q := p
 	p.Release()
 	q.Release() // harmless
@@ -112,16 +95,5 @@ func (s ServiceSuite[Req, Res]) staleCopy(t *testing.T, svc tower.Service[Req, R
 }
 
 func (s ServiceSuite[Req, Res]) concurrentCallers(t *testing.T, svc tower.Service[Req, Res]) {
-	const callers = 8
-	done := make(chan struct{})
-	for range callers {
-		go func() {
-			defer func() { done <- struct{}{} }()
-			res, err := tower.Call(t.Context(), svc, s.Request)
-			s.check(t, res, err)
-		}()
-	}
-	for range callers {
-		<-done
-	}
+	concurrentCallers(t, svc, s.Request, 8, s.judge)
 }
