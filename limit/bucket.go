@@ -91,7 +91,18 @@ func (b *Bucket[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], e
 	if err != nil {
 		return tower.Permit[Req, Res]{}, err
 	}
-	return b.units.ready(ctx, uint64(mark))
+	held := true
+	defer func() {
+		if held {
+			b.giveBack(uint64(mark))
+		}
+	}()
+	inner, err := b.units.inner.Ready(ctx)
+	if err != nil {
+		return inner, err
+	}
+	held = false
+	return b.units.wraps.WrapNoted(&b.units, inner, uint64(mark)), nil
 }
 
 // take takes a token, lock-free if nobody waits and one is there, and

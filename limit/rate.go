@@ -115,7 +115,18 @@ func (r *Rate[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], err
 	if err != nil {
 		return tower.Permit[Req, Res]{}, err
 	}
-	return r.units.ready(ctx, window)
+	held := true
+	defer func() {
+		if held {
+			r.giveBack(window)
+		}
+	}()
+	inner, err := r.units.inner.Ready(ctx)
+	if err != nil {
+		return inner, err
+	}
+	held = false
+	return r.units.wraps.WrapNoted(&r.units, inner, window), nil
 }
 
 // reserve takes a place and returns the window it belongs to.

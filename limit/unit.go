@@ -6,31 +6,17 @@ import (
 	"github.com/towergo/tower"
 )
 
-// units is what a Bucket and a Rate share: each of their permits holds one
-// unit (a token, a place in a window), noted by the limit's own number,
-// that giveBack returns if the permit is released unused or the inner
-// Ready fails or panics. It is the limits' tower.NotedWrapper, a field
-// rather than embedded so that its methods stay off their method sets.
+// units is the tower.NotedWrapper a Bucket and a Rate share: each of their
+// permits holds one unit (a token, a place in a window), noted by the
+// limit's own number, which giveBack returns if the permit is released
+// unused. (If the inner Ready fails or panics, their Ready methods give it
+// back themselves: a shared method would cost the fast path a call frame.)
+// It is a field rather than embedded, so that its methods stay off their
+// method sets.
 type units[Req, Res any] struct {
 	inner    tower.Service[Req, Res]
 	giveBack func(unit uint64)
 	wraps    tower.WrapPool[Req, Res]
-}
-
-// ready waits for the inner service on behalf of a caller that holds unit.
-func (u *units[Req, Res]) ready(ctx context.Context, unit uint64) (tower.Permit[Req, Res], error) {
-	held := true
-	defer func() {
-		if held {
-			u.giveBack(unit)
-		}
-	}()
-	inner, err := u.inner.Ready(ctx)
-	if err != nil {
-		return inner, err
-	}
-	held = false
-	return u.wraps.WrapNoted(u, inner, unit), nil
 }
 
 // CallNoted sends req: the permit's unit is used.
