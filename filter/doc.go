@@ -12,10 +12,9 @@
 //		return req, nil
 //	})
 //
-// A predicate returns the request to send, the same one or a changed one,
-// or an error. A rejected request never reaches the inner service: the
-// caller gets the predicate's error unchanged, and the inner reservation is
-// given back unused.
+// A rejected request never reaches the inner service: the caller gets the
+// predicate's error unchanged, and the inner reservation is given back
+// unused.
 //
 // As in tower, the predicate runs in Call, while the inner capacity that
 // Ready reserved is held. With the first layer listed outermost:

@@ -72,8 +72,7 @@ func NewAsyncLayer[Req, Res any](pred AsyncPredicate[Req]) tower.Layer[Req, Res]
 }
 
 // Ready waits for the inner service and returns its permit wrapped so that
-// the call runs the predicate first. The inner Ready's error is returned
-// unchanged.
+// the call runs the predicate first.
 func (f *Filter[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	p, err := f.inner.Ready(ctx)
 	if err != nil {

@@ -101,8 +101,7 @@ func (l *LoadShed[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res],
 	return tower.NewPermit[Req, Res]((*shed[Req, Res])(l), 0), nil
 }
 
-// shed serves the permits of shed requests. It holds nothing, and is a
-// LoadShed only to reach its sink.
+// shed serves the permits of shed requests, and is a LoadShed for its sink.
 type shed[Req, Res any] LoadShed[Req, Res]
 
 func (s *shed[Req, Res]) CallReserved(context.Context, uint64, Req) (Res, error) {

@@ -16,7 +16,7 @@ var ErrBadPick = errors.New("picker returned an index out of range")
 
 // An Error reports a request that could not be sent to the service its
 // picker chose: Err is [ErrBadPick], or the error the broken service's
-// Ready returned. Match it with errors.As, and its cause with errors.Is.
+// Ready returned.
 type Error struct {
 	Index int   // the index the picker returned
 	Err   error // the cause
@@ -29,14 +29,12 @@ func (e *Error) Error() string { return fmt.Sprintf("steer: service %d: %v", e.I
 func (e *Error) Unwrap() error { return e.Err }
 
 // A Picker chooses the service for a request: it returns an index into the
-// n services given to [New]. It gets the call's ctx, so it may route on
-// values put there. It must be safe for concurrent use.
+// n services given to [New]. It must be safe for concurrent use.
 type Picker[Req any] func(ctx context.Context, req Req, n int) int
 
 // Steer is middleware that sends each request to the service its [Picker]
-// chooses; the package doc says how it waits, and where to put it among
-// other layers. A Steer is safe for concurrent use. Its zero value is not
-// usable; build one with [New].
+// chooses, as the package doc says. A Steer is safe for concurrent use.
+// Its zero value is not usable; build one with [New].
 type Steer[Req, Res any] struct {
 	services []tower.Service[Req, Res]
 	broken   []atomic.Pointer[Error] // set once service i's Ready has failed
@@ -66,8 +64,7 @@ func New[Req, Res any](services []tower.Service[Req, Res], pick Picker[Req]) *St
 	}
 }
 
-// Ready returns a permit at once, even if ctx is done, and never fails; the
-// permit's Call does the waiting.
+// Ready returns a permit at once, even if ctx is done; its Call waits.
 func (s *Steer[Req, Res]) Ready(context.Context) (tower.Permit[Req, Res], error) {
 	return s.wraps.Wrap((*wrapper[Req, Res])(s), tower.Permit[Req, Res]{}), nil
 }
@@ -86,7 +83,7 @@ func (w *wrapper[Req, Res]) CallWrapped(ctx context.Context, _ tower.Permit[Req,
 	}
 	p, err := w.services[i].Ready(ctx)
 	if err != nil {
-		if cerr := ctx.Err(); cerr != nil && err == cerr {
+		if err == ctx.Err() {
 			return zero, err
 		}
 		// The first failure recorded is the one every request reports.
@@ -98,10 +95,8 @@ func (w *wrapper[Req, Res]) CallWrapped(ctx context.Context, _ tower.Permit[Req,
 
 func (w *wrapper[Req, Res]) ReleaseWrapped(tower.Permit[Req, Res]) {}
 
-// Broken returns the [*Error] of service i if it is broken: its Ready has
-// failed, and no request is sent to it any more. It returns nil for a
-// service not known to be broken; a service is found broken only by a
-// request picked for it. It panics if i is out of range.
+// Broken returns the [*Error] of service i if a request picked for it
+// found it broken, or nil. It panics if i is out of range.
 func (s *Steer[Req, Res]) Broken(i int) error {
 	if e := s.broken[i].Load(); e != nil {
 		return e

@@ -16,14 +16,12 @@ import (
 )
 
 // A BalancedTransport is an http.RoundTripper that spreads requests over
-// several backends with a power-of-two-choices balancer (balance.P2C):
-// each request goes through the transport's stack, then to the less
-// loaded of two ready endpoints, each a stack of its own in front of one
-// backend ([NewEndpoint]). The request's URL says what to ask for; the
-// endpoint chosen says where it goes. Layers for the whole client (a
+// several backends with balance.P2C: each request goes through the
+// transport's stack, then to one of the endpoints, each a stack of its own
+// in front of one backend ([NewEndpoint]). The request's URL says what to
+// ask for; the endpoint says where it goes. Layers for the whole client (a
 // retry, a timeout) go in the transport's stack; layers per backend (a
-// concurrency limit, which the balancer passes over when full) go in each
-// endpoint's.
+// concurrency limit) in each endpoint's.
 //
 // A BalancedTransport is safe for concurrent use. Build one with
 // [NewBalancedTransport] and Close it when done; the zero value is not
@@ -51,7 +49,6 @@ func NewBalancedTransport[K comparable](d discover.Discover[K, load.Service[*htt
 	}
 	p2c := balance.NewP2C(d, opts...)
 	var svc tower.Service[*http.Request, *http.Response]
-	// If Wrap panics, close the balancer, which runs goroutines, first.
 	guard.Undo(func() { svc = stack.Wrap(p2c) }, func() { p2c.Close() })
 	if isnil.Is(svc) {
 		p2c.Close()
@@ -62,8 +59,8 @@ func NewBalancedTransport[K comparable](d discover.Discover[K, load.Service[*htt
 }
 
 // RoundTrip sends req through the stack and the balancer to one of the
-// backends. The attempts of a retry or a hedge in the stack go to backends
-// the request has not tried, while one is ready (balance.Tried).
+// backends. The attempts of a retry or a hedge go to backends not tried
+// yet, while one is ready (balance.Tried).
 func (b *BalancedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL == nil {
 		closeBody(req)
@@ -81,8 +78,8 @@ func (b *BalancedTransport) Close() error { return b.bal.Close() }
 // while ctx lasts: it returns nil once they have exited, or ctx.Err().
 func (b *BalancedTransport) Shutdown(ctx context.Context) error { return b.bal.Shutdown(ctx) }
 
-// The load estimate of an endpoint starts at EndpointRTT, and its memory
-// of a slow answer fades over EndpointDecay: Linkerd's values.
+// An endpoint's load estimate starts at EndpointRTT, and fades over
+// EndpointDecay: Linkerd's values.
 const (
 	EndpointRTT   = 30 * time.Millisecond
 	EndpointDecay = 10 * time.Second
@@ -91,11 +88,10 @@ const (
 // NewEndpoint returns the endpoint of a [BalancedTransport] for the
 // backend at target: stack's layers, the first one outermost, around a
 // leaf that sends the request with base to target's scheme and host,
-// keeping its path, query and Host header unless [WithTargetHost] says
-// otherwise. Its load is load.PeakEwma's, from [EndpointRTT] decaying over
-// [EndpointDecay], with a request pending until its body is done
-// ([BodyCompletion]). It panics if base or stack is nil, if target is nil
-// or lacks a scheme or a host, or if an option is nil.
+// keeping its path, query and Host header. Its load is load.PeakEwma's,
+// with a request pending until its body is done ([BodyCompletion]). It
+// panics if base or stack is nil, if target is nil or lacks a scheme or a
+// host, or if an option is nil.
 func NewEndpoint(base http.RoundTripper, target *url.URL, stack tower.Layer[*http.Request, *http.Response], opts ...EndpointOption) load.Service[*http.Request, *http.Response] {
 	if isnil.Is(base) {
 		panic("towerhttp.NewEndpoint: nil base RoundTripper")
@@ -111,11 +107,11 @@ func NewEndpoint(base http.RoundTripper, target *url.URL, stack tower.Layer[*htt
 	}
 	o := option.Apply[endpointOptions]("towerhttp.NewEndpoint", opts)
 	u := *target
-	host := ""
+	l := &leaf{base: base, target: &u}
 	if o.targetHost {
-		host = u.Host
+		l.host = u.Host
 	}
-	svc := stack.Wrap(newLeaf(base, &u, host))
+	svc := stack.Wrap(tower.ServiceFunc[*http.Request, *http.Response](l.call))
 	if isnil.Is(svc) {
 		panic("towerhttp.NewEndpoint: stack.Wrap returned nil")
 	}
@@ -130,21 +126,18 @@ type endpointOptions struct {
 }
 
 // WithTargetHost makes an endpoint send its target's host (host:port as
-// the target's URL has it) as the Host header, rather than the request's
-// own: for a backend that serves by its own name.
+// the target's URL has it) as the Host header, rather than the request's.
 func WithTargetHost() EndpointOption {
 	return func(o *endpointOptions) { o.targetHost = true }
 }
 
 // BodyCompletion is a load.Completion for HTTP responses: a request counts
 // in its endpoint's load until its response body is closed or read to the
-// end, so that a backend slow to send bodies looks loaded. Its zero value
-// is ready to use.
+// end. Its zero value is ready to use.
 type BodyCompletion struct{}
 
-// Track wraps res's body so that h.Done is called when it is closed or
-// read to the end, and returns res. A 101 Switching Protocols response is
-// done at once, its body, a tunnel, returned as it is.
+// Track wraps res's body so that h.Done is called when it is done, and
+// returns res. A 101 Switching Protocols response is done at once.
 func (BodyCompletion) Track(h *load.Handle, res *http.Response) *http.Response {
 	if res == nil || res.Body == nil || res.StatusCode == http.StatusSwitchingProtocols {
 		h.Done()

@@ -16,27 +16,23 @@ import (
 	"github.com/towergo/tower/internal/mono"
 )
 
-// errReadDeadline is the error of a body read that starts after the
-// handler's deadline.
+// errReadDeadline is the error of a body read after the handler's deadline.
 var errReadDeadline = fmt.Errorf("towerhttp: request body read after the handler's deadline: %w", os.ErrDeadlineExceeded)
 
 // errBodyDeadline is the error of a call whose handler wrote nothing after
-// a body read ended at its deadline. It wraps context.DeadlineExceeded for
-// a Timeout above and for StatusCode.
+// a body read ended at its deadline.
 var errBodyDeadline = fmt.Errorf("towerhttp: request body not received by the handler's deadline: %w", context.DeadlineExceeded)
 
-// requestBody is the body a Handler gives its handler, on a copy of the
-// request, when it watches the reads: to cut the body at WithMaxBodyBytes,
-// and to tell a read that ended at the deadline. Its state is its
-// exchange's, so that it goes in an interface without an allocation.
+// requestBody is the body a Handler gives its handler when it watches the
+// reads. Its state is its exchange's, so that it goes in an interface
+// without an allocation.
 type requestBody struct{ ex *exchange }
 
-// readDeadline is the deadline that ends the body's reads, and how it is
-// set (see bound). Its exchange's mu guards it.
+// readDeadline is the body's read deadline (see bound), under ex.mu.
 type readDeadline struct {
 	at      time.Duration // a reading of package mono's clock: negative in a testing/synctest bubble
 	perRead bool          // set around each read, not once for all
-	on      bool          // the Handler sets it: the ResponseWriter has a read deadline, and the handler has not taken it over
+	on      bool          // the writer takes read deadlines, and the handler has not taken it over
 }
 
 // netHTTPBody is the type of net/http's HTTP/1 request body.
@@ -49,15 +45,14 @@ var netHTTPBody = sync.OnceValue(func() reflect.Type {
 })
 
 // unread reports whether r's body is net/http's own HTTP/1 body and
-// nothing can have read it to its end: no middleware replaced it and no
-// form was parsed from it.
+// nothing can have read it to its end.
 func unread(r *http.Request) bool {
 	return r.ProtoMajor == 1 && reflect.TypeOf(r.Body) == netHTTPBody() &&
 		r.PostForm == nil && r.MultipartForm == nil
 }
 
-// sameBody reports whether a is b: whether no layer replaced the body. A
-// body of an incomparable type is taken for b if it has b's type.
+// sameBody reports whether a is b. A body of an incomparable type is
+// taken for b if it has b's type.
 func sameBody(a, b io.ReadCloser) bool {
 	t := reflect.TypeOf(a)
 	if t != reflect.TypeOf(b) {
@@ -67,17 +62,12 @@ func sameBody(a, b io.ReadCloser) bool {
 }
 
 // bound makes the deadline of gov, the handler's context, end the reads of
-// r's body, and reports whether gov has one. A server with a ReadTimeout
-// bounds bodies itself, and is left to it.
-//
-// The deadline is set on the connection through http.ResponseController:
-// on HTTP/2, the request's stream. On HTTP/1, once the body has been read
-// to its end, net/http waits on the connection for the next request, and a
-// deadline left there would end that wait and cancel the contexts of later
-// requests. So the deadline is set once, now, only on a body net/http has
-// not read to its end (see unread), and any read after it fails at once.
-// On any other body it is set around each of the handler's reads, and what
-// net/http reads of the rest after the handler answered is not bounded.
+// r's body, and reports whether gov has one; a server with a ReadTimeout
+// is left to it. The deadline is set once, now, on HTTP/2 (the stream's)
+// and on an HTTP/1 body net/http has not read to its end (see unread). On
+// any other it is set around each of the handler's reads: one left on the
+// connection would end net/http's wait for the next request, and cancel
+// that request's context.
 func (ex *exchange) bound(r *http.Request, gov context.Context) bool {
 	d, ok := gov.Deadline()
 	if !ok {
@@ -87,8 +77,8 @@ func (ex *exchange) bound(r *http.Request, gov context.Context) bool {
 		return false
 	}
 	at, ok := mono.Of(d)
-	if !ok {
-		at = mono.Now() + time.Until(d) // a deadline without a monotonic reading
+	if !ok { // no monotonic reading
+		at = mono.Now() + time.Until(d)
 	}
 	ex.mu.Lock()
 	defer ex.mu.Unlock()
@@ -117,11 +107,11 @@ func readDeadlines(w http.ResponseWriter) bool {
 	}
 }
 
-// armRead prepares a body read under the deadline: it reports whether one
-// is in force, and whether the read must be followed by disarm. A per-read
+// armRead prepares a body read: it reports whether a deadline is in
+// force, and whether the read must be followed by disarm. A per-read
 // deadline that has passed is not set, as it would end a read net/http
-// waits on: the read fails with errReadDeadline. Nothing is set once the
-// exchange is finished: net/http owns the connection again.
+// waits on. Nothing is set once the exchange is finished: net/http owns
+// the connection again.
 func (ex *exchange) armRead() (watched, armed bool, err error) {
 	ex.mu.Lock()
 	defer ex.mu.Unlock()
@@ -140,8 +130,7 @@ func (ex *exchange) armRead() (watched, armed bool, err error) {
 	return true, true, nil
 }
 
-// disarm clears the connection's read deadline after a read that armRead
-// armed and that did not end at it.
+// disarm clears the read deadline armRead set.
 func (ex *exchange) disarm() {
 	ex.mu.Lock()
 	defer ex.mu.Unlock()

@@ -28,11 +28,10 @@
 //
 // A handler blocked reading a slow body does not see its context end, so
 // the Handler also ends body reads at that context's deadline, through
-// http.ResponseController (a ResponseWriter without read deadlines, such
-// as httptest.ResponseRecorder, gets none); a handler that sets its own
-// read deadline takes over. A server with a ReadTimeout bounds bodies
-// itself and is left to it: keep ReadTimeout no longer than the stack's
-// Timeout, or leave it unset and set ReadHeaderTimeout.
+// http.ResponseController; a handler that sets its own read deadline takes
+// over. A server with a ReadTimeout is left to it: keep ReadTimeout no
+// longer than the stack's Timeout, or leave it unset and set
+// ReadHeaderTimeout.
 //
 // # Client
 //
@@ -44,12 +43,10 @@
 // RoundTripper must.
 //
 // Every response the leaf got that the caller does not get (retried
-// attempts, hedges that lost, responses a layer replaced with an error,
-// late ones from attempts a Timeout abandoned) is discarded: a body that
-// declares at most 4 KiB is drained, so that its connection is reused, and
-// any other is closed unread. A layer that returns a response it built
-// itself leaves the transport unable to tell which body the caller reads,
-// and none is discarded.
+// attempts, hedges that lost, late ones a Timeout abandoned) is discarded:
+// a body that declares at most 4 KiB is drained, so that its connection is
+// reused, and any other is closed unread; none is, if a layer returns a
+// response it built itself.
 //
 // A layer's context (a Timeout's, a Hedge's) ends when its call returns,
 // with the response's headers, so the body is read under the request's own

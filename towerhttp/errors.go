@@ -10,8 +10,7 @@ import (
 )
 
 // A ReadyError is the error a [Handler] gives its error handler when the
-// stack's Ready failed with an error other than the request context's: the
-// stack is broken for good. Err is what Ready returned.
+// stack's Ready failed with an error other than the request context's.
 type ReadyError struct {
 	Err error
 }
@@ -22,8 +21,7 @@ func (e *ReadyError) Error() string { return "service not ready: " + e.Err.Error
 // Unwrap returns Ready's error.
 func (e *ReadyError) Unwrap() error { return e.Err }
 
-// Unavailable reports true: a stack whose Ready failed takes no request
-// (see [tower.IsUnavailable]).
+// Unavailable reports true (see [tower.IsUnavailable]).
 func (e *ReadyError) Unavailable() bool { return true }
 
 // ErrTooManyHosts is the error of a request through a [Transport] that
@@ -32,8 +30,7 @@ func (e *ReadyError) Unavailable() bool { return true }
 var ErrTooManyHosts = errors.New("towerhttp: too many hosts with requests in flight")
 
 // StatusCode returns the status a [Handler] answers with when its stack
-// fails with err. It asks err through package tower's predicates, so an
-// error of one's own middleware with the same methods is answered alike:
+// fails with err, asking err through package tower's predicates:
 //
 //   - 413 for a body over [WithMaxBodyBytes] (*http.MaxBytesError);
 //   - 503 with Retry-After ([WithRetryAfter]) for [tower.IsOverloaded]
@@ -49,14 +46,12 @@ var ErrTooManyHosts = errors.New("towerhttp: too many hosts with requests in fli
 //
 // StatusCode(nil) is 200.
 func StatusCode(err error) int {
-	if err == nil {
-		return http.StatusOK
-	}
-	if requestPanic(err) != nil {
-		return http.StatusInternalServerError
-	}
 	var tooLarge *http.MaxBytesError
 	switch {
+	case err == nil:
+		return http.StatusOK
+	case requestPanic(err) != nil:
+		return http.StatusInternalServerError
 	case errors.As(err, &tooLarge):
 		return http.StatusRequestEntityTooLarge
 	case tower.IsOverloaded(err), tower.IsUnavailable(err):
@@ -70,49 +65,40 @@ func StatusCode(err error) int {
 }
 
 // retryLater reports whether err says the server cannot take the request
-// now: overload, throttling or unavailability.
+// now.
 func retryLater(err error) bool {
 	return tower.IsOverloaded(err) || tower.IsUnavailable(err) || tower.IsThrottled(err)
 }
 
 // WriteError is the default error handler of a [Handler]: it answers with
-// [StatusCode](err) and a one-line text body that leaves out err's details,
-// which may be internal: "service overloaded", "too many requests",
-// "request timed out", "service unavailable", "request body larger than N
-// bytes", or the status text. It writes nothing when the request's context
-// was cancelled: the client has gone. Headers already set, such as
-// Retry-After, are kept.
+// [StatusCode](err) and a one-line text body without err's details, which
+// may be internal. It writes nothing when the request's context was
+// cancelled: the client has gone.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, context.Canceled) && errors.Is(r.Context().Err(), context.Canceled) {
 		return
 	}
 	code := StatusCode(err)
-	http.Error(w, message(err, code), code)
-}
-
-// message is the body WriteError writes for err.
-func message(err error, code int) string {
+	msg := http.StatusText(code)
 	var tooLarge *http.MaxBytesError
 	switch {
-	case code == http.StatusInternalServerError:
-		return http.StatusText(code)
+	case code == http.StatusInternalServerError: // the status text, whatever err carries
 	case errors.As(err, &tooLarge):
-		return fmt.Sprintf("request body larger than %d bytes", tooLarge.Limit)
+		msg = fmt.Sprintf("request body larger than %d bytes", tooLarge.Limit)
 	case tower.IsOverloaded(err):
-		return "service overloaded"
+		msg = "service overloaded"
 	case code == http.StatusTooManyRequests:
-		return "too many requests"
+		msg = "too many requests"
 	case tower.IsTimeout(err):
-		return "request timed out"
+		msg = "request timed out"
 	case code == http.StatusServiceUnavailable:
-		return "service unavailable"
+		msg = "service unavailable"
 	}
-	return http.StatusText(code)
+	http.Error(w, msg, code)
 }
 
 // Failure is a classifier of client results, for a circuit breaker or an
-// outlier detector (package breaker, package balance): it reports whether
-// res and err say that the backend failed. They do when:
+// outlier detector: it reports whether the backend failed, as when:
 //
 //   - err is not nil, except context.Canceled (the caller gave up) and a
 //     refusal by the client's own stack that never reached the backend
@@ -129,12 +115,10 @@ func Failure(res *http.Response, err error) bool {
 }
 
 // Accepted is a classifier of client results, for a client-side throttle
-// (package throttle): it reports whether the backend did not refuse the
-// request for overload. It did refuse with a 429 or a 503, which a
-// [Handler] answers for a request it shed, and so did an error that
-// answers tower.IsOverloaded, tower.IsThrottled or tower.IsUnavailable.
-// Any other response or error, a 500 or a timeout among them, is an answer
-// to a request the backend took.
+// (package throttle): it reports false for a refusal, a 429 or a 503 (as a
+// [Handler] answers a request it shed) or an error that answers
+// tower.IsOverloaded, tower.IsThrottled or tower.IsUnavailable, and true
+// for any other response or error, a 500 or a timeout among them.
 func Accepted(res *http.Response, err error) bool {
 	if err != nil {
 		return !retryLater(err)

@@ -11,20 +11,17 @@ import (
 	"time"
 )
 
-// exchange is one request being served by a Handler: the context the
-// Handler passes to the stack's Call, through which the leaf finds it, and
-// the ResponseWriter the handler writes to, which passes everything
-// through to net/http's and tracks whether the status has been sent. Once
-// finished, it writes nowhere (see Handler). An exchange is never reused:
-// a context derived from it may outlive the request. (failObserved pools
-// bare ones, used only as writers that record the status.)
+// exchange is one request being served by a Handler: the context of the
+// stack's Call, through which the leaf finds it, and the handler's
+// ResponseWriter, which writes nowhere once finished. It is never reused:
+// a context derived from it may outlive the request (fail pools
+// bare ones, used only as writers).
 type exchange struct {
 	context.Context // the request's own
 	w               http.ResponseWriter
 
 	// The request's body as the Handler got it, and where the handler's
-	// reads go (body under http.MaxBytesReader with a limit); nil without
-	// a body. Set before the stack is called.
+	// reads go (under http.MaxBytesReader with a limit); nil without one.
 	body, read io.ReadCloser
 
 	// mu orders the handler's writes and read deadlines with finish:
@@ -38,15 +35,13 @@ type exchange struct {
 	bodyTimedOut atomic.Bool  // a read of the body ended at the deadline
 	tooLarge     atomic.Pointer[http.MaxBytesError]
 
-	// For the request metrics: wantRoute is set before the stack's call;
-	// under mu, routed says the handler has returned, having matched
-	// pattern in its ServeMux.
+	// For the request metrics; routed and pattern under mu: the handler
+	// has returned, having matched pattern in its ServeMux.
 	wantRoute, routed bool
 	pattern           string
 }
 
-// exchangeKey is the context key under which an exchange finds itself,
-// through contexts layers derived.
+// exchangeKey is the context key of an exchange.
 type exchangeKey struct{}
 
 func (ex *exchange) Value(key any) any {
@@ -56,8 +51,8 @@ func (ex *exchange) Value(key any) any {
 	return ex.Context.Value(key)
 }
 
-// finish closes the writer to the handler, and reports whether the status
-// was sent and whether a call of the handler is still running.
+// finish closes the writer, and reports whether the status was sent and
+// whether a call of the handler is still running.
 func (ex *exchange) finish() (wrote, running bool) {
 	ex.mu.Lock()
 	ex.finished = true
@@ -65,14 +60,12 @@ func (ex *exchange) finish() (wrote, running bool) {
 	return ex.status.Load() != 0, ex.running.Load() > 0
 }
 
-// result is what the leaf returns once the handler has, with ctx the
-// handler's context.
+// result is what the leaf returns, with ctx the handler's context.
 func (ex *exchange) result(ctx context.Context) (Response, error) {
 	if status := ex.status.Load(); status != 0 {
 		return Response{StatusCode: int(status)}, nil
 	}
-	if ex.bodyTimedOut.Load() {
-		// Before ctx, which net/http cancels when the read fails.
+	if ex.bodyTimedOut.Load() { // before ctx, which net/http cancels when the read fails
 		return Response{}, errBodyDeadline
 	}
 	if err := ctx.Err(); err != nil {
@@ -91,8 +84,6 @@ func (ex *exchange) sent(code int) {
 	}
 }
 
-// Header returns the response's header map, or once the exchange is
-// finished a map that goes nowhere.
 func (ex *exchange) Header() http.Header {
 	ex.mu.Lock()
 	defer ex.mu.Unlock()
@@ -170,8 +161,7 @@ func (ex *exchange) Hijack() (conn net.Conn, rw *bufio.ReadWriter, err error) {
 // which finds the exchange's own methods first.
 func (ex *exchange) Unwrap() http.ResponseWriter { return ex.w }
 
-// SetReadDeadline sets the body's read deadline: the handler takes it
-// over from the Handler (see bound).
+// SetReadDeadline takes the body's read deadline over from the Handler.
 func (ex *exchange) SetReadDeadline(t time.Time) error {
 	return ex.control(func(w http.ResponseWriter) error {
 		ex.deadline.on = false
@@ -191,9 +181,8 @@ func (ex *exchange) EnableFullDuplex() error {
 	})
 }
 
-// control calls f with net/http's writer under the lock, or once the
-// exchange is finished, when the connection may serve another request,
-// returns http.ErrHandlerTimeout.
+// control calls f with net/http's writer under the lock, unless the
+// exchange is finished: the connection may serve another request.
 func (ex *exchange) control(f func(http.ResponseWriter) error) error {
 	ex.mu.Lock()
 	defer ex.mu.Unlock()

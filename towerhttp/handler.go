@@ -26,19 +26,17 @@ type Response struct {
 }
 
 // A Handler is an http.Handler that serves each request through a tower
-// stack. It answers 413 at once if the request declares a body over
-// [WithMaxBodyBytes], waits for the stack's Ready under the request's
-// context before reading anything of the body, and calls the permit,
-// whose leaf runs the wrapped http.Handler. A client that goes away ends
-// the wait holding nothing; a handler that ignores its context keeps its
-// permit until it returns. A stack that fails before the handler sent its
-// status is answered by the error handler ([WithErrorHandler]).
+// stack: it waits for the stack's Ready under the request's context before
+// reading anything of the body, and calls the permit, whose leaf runs the
+// wrapped http.Handler. A client that goes away ends the wait holding
+// nothing; a handler that ignores its context keeps its permit until it
+// returns. A stack that fails before the handler sent its status is
+// answered by the error handler ([WithErrorHandler]).
 //
-// Responses are not buffered, so handlers can stream; once the status is
-// sent, the Handler cannot answer with an error, and a handler that has
-// returned keeps its response. Once the Handler has the stack's answer, a
-// handler still running (left by a Timeout in Abandon mode) writes
-// nowhere: its writes and http.ResponseController's calls fail with
+// Responses are not buffered, so handlers can stream, and a handler that
+// has returned keeps its response. Once the Handler has the stack's
+// answer, a handler still running (left by a Timeout in Abandon mode)
+// writes nowhere: its writes and http.ResponseController's calls fail with
 // http.ErrHandlerTimeout, w.Header returns a map that goes nowhere, and a
 // response it had begun is aborted, so the client sees it broken rather
 // than short. It must not read the body any more, nor touch a header map
@@ -49,9 +47,9 @@ type Response struct {
 type Handler struct {
 	handlerOptions
 	svc         tower.Service[*http.Request, Response]
-	retryHeader string                           // the Retry-After value, or "" for none
+	retryHeader string                           // "": no Retry-After
 	router      router                           // the handler, if it routes as a ServeMux does
-	logged      atomic.Pointer[tower.PanicError] // the last panic that broke the stack, logged once
+	logged      atomic.Pointer[tower.PanicError] // the last panic that broke the stack
 }
 
 // NewHandler returns a Handler that serves each request through stack's
@@ -96,8 +94,7 @@ type handlerOptions struct {
 	priority   func(*http.Request) tower.Priority // nil: every request is normal
 }
 
-// DefaultRetryAfter is the Retry-After a Handler sends when the server
-// cannot take the request now, unless [WithRetryAfter] says otherwise.
+// DefaultRetryAfter is the Retry-After of [WithRetryAfter]'s default.
 const DefaultRetryAfter = time.Second
 
 // WithRetryAfter sets the delay a Handler asks for in a Retry-After header
@@ -115,9 +112,9 @@ func WithRetryAfter(d time.Duration) HandlerOption {
 
 // WithMaxBodyBytes limits request bodies to n bytes. A request that
 // declares a longer body is answered 413 before the stack is asked for
-// anything; a longer body sent without a length is cut at n bytes by
-// http.MaxBytesReader, and answered 413 if the handler then writes
-// nothing. The default is no limit. It panics if n is not positive.
+// anything; one sent without a length is cut at n bytes, and answered 413
+// if the handler then writes nothing. The default is no limit. It panics
+// if n is not positive.
 func WithMaxBodyBytes(n int64) HandlerOption {
 	if n <= 0 {
 		panic(fmt.Sprintf("towerhttp.WithMaxBodyBytes: n must be positive, got %d", n))
@@ -126,9 +123,9 @@ func WithMaxBodyBytes(n int64) HandlerOption {
 }
 
 // WithErrorHandler sets the function that answers a request the stack
-// failed before anything was written, with Retry-After already set when
-// the error calls for it. It is called also for a client that has gone, to
-// log it. The default is [WriteError]. It panics if f is nil.
+// failed before anything was written, with Retry-After already set; it is
+// called also for a client that has gone. The default is [WriteError]. It
+// panics if f is nil.
 func WithErrorHandler(f func(w http.ResponseWriter, r *http.Request, err error)) HandlerOption {
 	if isnil.Is(f) {
 		panic("towerhttp.WithErrorHandler: nil function")
@@ -138,11 +135,8 @@ func WithErrorHandler(f func(w http.ResponseWriter, r *http.Request, err error))
 
 // WithPriority makes a Handler put the priority f returns for each request
 // in its context ([tower.WithPriority]) before the stack is asked for
-// anything: package adaptive's limit admits, queues and sheds by it, and
-// the handler reads it with tower.PriorityFrom(r.Context()). f runs on the
-// request's goroutine before its body is read.
-//
-// A priority a client can set is one a client can claim: read it from a
+// anything, for package adaptive's limit and tower.PriorityFrom. A
+// priority a client can set is one a client can claim: read it from a
 // header ([PriorityHeader]) only where the header comes from a party you
 // trust. The default is every request normal. It panics if f is nil.
 func WithPriority(f func(r *http.Request) tower.Priority) HandlerOption {
@@ -153,9 +147,8 @@ func WithPriority(f func(r *http.Request) tower.Priority) HandlerOption {
 }
 
 // PriorityHeader returns a function for [WithPriority] that reads a
-// request's priority from its header name, as [tower.ParsePriority] reads
-// it: "low", "normal" or "critical", in any case. A request without the
-// header, or with another value, is normal. It panics if name is empty.
+// request's priority from its header name with [tower.ParsePriority]: a
+// request without one it reads is normal. It panics if name is empty.
 func PriorityHeader(name string) func(r *http.Request) tower.Priority {
 	if name == "" {
 		panic("towerhttp.PriorityHeader: empty header name")
@@ -171,8 +164,7 @@ func PriorityHeader(name string) func(r *http.Request) tower.Priority {
 	}
 }
 
-// newHandler returns a Handler without its service, with opts applied for
-// the function named fn.
+// newHandler returns a Handler without its service.
 func newHandler(fn string, opts []HandlerOption) *Handler {
 	h := &Handler{handlerOptions: handlerOptions{retryAfter: DefaultRetryAfter, maxBody: -1, onError: WriteError}}
 	option.Onto(fn, &h.handlerOptions, opts)
@@ -191,13 +183,12 @@ func wholeSeconds(d time.Duration) int64 {
 	return secs
 }
 
-// ServeHTTP serves r through the stack, as [Handler] says. A panic on the
-// goroutine that serves r goes on up to net/http once the layers have given
-// back what they held. A *tower.PanicError that a layer recovered on a
-// goroutine of its own (a Timeout in Abandon mode) is handled as net/http
-// handles a handler's panic: logged, and the response aborted. A panic
-// that broke the whole stack fails every request with 503, like any stack
-// not ready, and is logged once.
+// ServeHTTP serves r through the stack, as [Handler] says. A panic on r's
+// goroutine goes on up once the layers have given back what they held. A
+// *tower.PanicError a layer recovered on a goroutine of its own is logged
+// and the response aborted, as net/http does for a handler's panic. A
+// panic that broke the whole stack fails every request with 503, and is
+// logged once.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.priority != nil {
 		if p := h.priority(r); p != tower.PriorityNormal {
@@ -211,7 +202,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.serve(w, r, nil)
 }
 
-// serve is ServeHTTP, telling o, unless it is nil, what happens to r.
+// serve is ServeHTTP, telling o, if not nil, what happens to r.
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request, o *observation) {
 	if h.maxBody >= 0 && r.ContentLength > h.maxBody {
 		h.fail(w, r, &http.MaxBytesError{Limit: h.maxBody}, o)
@@ -255,9 +246,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, o *observation) 
 		abort(r, pe)
 	}
 	if ex.bodyTimedOut.Load() && errors.Is(err, context.Canceled) {
-		// net/http cancelled the request's context when the body's read
-		// ended at the deadline: the client has not gone.
-		err = errBodyDeadline
+		err = errBodyDeadline // net/http cancels ctx when a read ends at the deadline
 	}
 	switch {
 	case !wrote:
@@ -265,12 +254,9 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, o *observation) 
 	case running: // abandoned mid-response: break it rather than cut it short
 		panic(http.ErrAbortHandler)
 	}
-	// Otherwise the handler wrote its whole response before the stack
-	// failed (a Timeout that found it late): the response stands.
 }
 
-// fail answers r with the error handler, with Retry-After set when err
-// says the server cannot take the request now.
+// fail answers r with the error handler.
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error, o *observation) {
 	if h.retryHeader != "" && retryLater(err) {
 		if d, ok := tower.RetryAfter(err); ok {
@@ -280,22 +266,29 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error, o *obs
 		}
 	}
 	h.logBroken(r, err)
-	if o != nil {
-		h.failObserved(w, r, err, o)
+	if o == nil {
+		h.onError(w, r, err)
 		return
 	}
-	h.onError(w, r, err)
+	o.ended, o.err = true, err
+	rec := recorders.Get().(*exchange)
+	rec.w = w
+	defer func() {
+		o.status = int(rec.status.Load())
+		*rec = exchange{}
+		recorders.Put(rec)
+	}()
+	h.onError(rec, r, err)
 }
 
 // HandlerService returns h as the leaf of a server stack: a Service,
-// always ready, that runs h for each request under the call's context. It
-// works only under a [Handler], which gives it the ResponseWriter; called
-// any other way, it panics. Reads of the body end at the context's
-// deadline with an error that wraps os.ErrDeadlineExceeded. The call
-// returns a [Response] with the status h sent, and no error, except when h
-// wrote nothing and: its context had ended (the context's error); a read
+// always ready, that runs h for each request under the call's context,
+// and panics if not called under a [Handler]. Reads of the body end at the
+// context's deadline with an error that wraps os.ErrDeadlineExceeded. The
+// call returns a [Response] with the status h sent, and no error, unless
+// h wrote nothing and its context had ended (the context's error), a read
 // of its body ended at the deadline (an error that wraps
-// context.DeadlineExceeded); or its body hit [WithMaxBodyBytes] (the
+// context.DeadlineExceeded), or its body hit [WithMaxBodyBytes] (the
 // *http.MaxBytesError).
 func HandlerService(h http.Handler) tower.Service[*http.Request, Response] {
 	if isnil.Is(h) {
@@ -306,12 +299,10 @@ func HandlerService(h http.Handler) tower.Service[*http.Request, Response] {
 		if ex == nil {
 			panic("towerhttp: a HandlerService was called outside a towerhttp.Handler")
 		}
-		gov := ctx // the call's context: a layer may have derived one
+		gov := ctx // the handler's context
 		if ctx == context.Context(ex) {
 			gov = ex.Context
 		}
-		// Watch the body's reads if r still has the Handler's body, and
-		// there is a limit or a deadline to watch.
 		if ex.body != nil && sameBody(r.Body, ex.body) && (ex.bound(r, gov) || ex.read != ex.body) {
 			r = r.WithContext(gov)
 			r.Body = requestBody{ex}
@@ -331,10 +322,8 @@ func HandlerService(h http.Handler) tower.Service[*http.Request, Response] {
 }
 
 // requestPanic returns the *tower.PanicError err carries if the panic is
-// the request's own (the handler's, recovered by a Timeout in Abandon
-// mode), or nil. A panic wrapped by an error that says the service is
-// unavailable (a [ReadyError], a failed Buffer's) broke the whole stack
-// instead, which answers 503.
+// the request's own, or nil. One wrapped by an error that says the service
+// is unavailable (a [ReadyError], a failed Buffer's) broke the whole stack.
 func requestPanic(err error) *tower.PanicError {
 	pe, ok := errors.AsType[*tower.PanicError](err)
 	if !ok {
@@ -351,8 +340,7 @@ func requestPanic(err error) *tower.PanicError {
 }
 
 // abort ends the response to r as net/http ends one whose handler
-// panicked: it logs pe as net/http would, and panics with
-// http.ErrAbortHandler, which closes the connection.
+// panicked.
 func abort(r *http.Request, pe *tower.PanicError) {
 	if pe.Value != any(http.ErrAbortHandler) {
 		logf(r, "http: panic serving %v: %v\n%s", r.RemoteAddr, pe.Value, pe.Stack)
@@ -360,8 +348,8 @@ func abort(r *http.Request, pe *tower.PanicError) {
 	panic(http.ErrAbortHandler)
 }
 
-// logBroken logs the panic that broke the stack, if err carries one, the
-// first time it is met: the stack then fails every request with it.
+// logBroken logs the panic err carries, if any, the first time it is met:
+// one that broke the stack fails every request.
 func (h *Handler) logBroken(r *http.Request, err error) {
 	var pe *tower.PanicError
 	if !errors.As(err, &pe) || h.logged.Swap(pe) == pe {
@@ -370,8 +358,7 @@ func (h *Handler) logBroken(r *http.Request, err error) {
 	logf(r, "towerhttp: serving %v: %v\n%s", r.RemoteAddr, err, pe.Stack)
 }
 
-// logf logs through r's server's ErrorLog, or package log, as net/http
-// does.
+// logf logs as net/http does.
 func logf(r *http.Request, format string, args ...any) {
 	if srv, _ := r.Context().Value(http.ServerContextKey).(*http.Server); srv != nil && srv.ErrorLog != nil {
 		srv.ErrorLog.Printf(format, args...)

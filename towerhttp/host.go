@@ -1,25 +1,14 @@
 package towerhttp
 
-import (
-	"net/url"
-	"strings"
-)
+import "strings"
 
-// hostKey is the key of a host's stack in a Transport: the URL's scheme,
-// and its host in canonical form.
+// hostKey is the key of a host's stack in a Transport.
 type hostKey struct{ scheme, host string }
 
-// keyOf returns the key of u's host.
-func keyOf(u *url.URL) hostKey {
-	return hostKey{u.Scheme, canonicalHost(u.Scheme, u.Host)}
-}
-
-// canonicalHost returns host, a URL's host with or without a port, in the
-// form a Transport keys its stacks by: ASCII letters in lower case, no
-// trailing dot after a name, no port if it is empty or the scheme's
-// default. An IPv6 literal keeps its brackets, and its zone (after "%25")
-// its case, as interface names have one. A host that only loses a port or
-// a trailing dot is returned without an allocation.
+// canonicalHost returns host, a URL's host with or without a port, with
+// ASCII letters in lower case, no trailing dot after a name, and no port if
+// it is empty or the scheme's default. An IPv6 literal keeps its brackets,
+// and its zone (after "%25") its case, as interface names have one.
 func canonicalHost(scheme, host string) string {
 	if plain(host) {
 		return host
@@ -28,8 +17,8 @@ func canonicalHost(scheme, host string) string {
 	if i := portColon(host); i >= 0 {
 		name, port = host[:i], host[i+1:]
 	}
-	if port == defaultPort(scheme) {
-		port = ""
+	if port == "80" && scheme == "http" || port == "443" && scheme == "https" {
+		port = "" // the default
 	}
 	if !strings.HasPrefix(name, "[") {
 		name = strings.TrimSuffix(name, ".")
@@ -44,8 +33,7 @@ func canonicalHost(scheme, host string) string {
 	return name + ":" + port
 }
 
-// plain reports whether host is canonical at a glance, as most hosts are:
-// no port, no trailing dot, no upper case.
+// plain reports whether host is canonical at a glance, as most hosts are.
 func plain(host string) bool {
 	for i := range len(host) {
 		if c := host[i]; c == ':' || 'A' <= c && c <= 'Z' {
@@ -71,20 +59,8 @@ func portColon(host string) int {
 	return i
 }
 
-// defaultPort returns the port a URL of scheme goes to when it names none,
-// or "" for a scheme net/http does not know.
-func defaultPort(scheme string) string {
-	switch scheme {
-	case "http":
-		return "80"
-	case "https":
-		return "443"
-	}
-	return ""
-}
-
 // lowerASCII returns name with its ASCII letters in lower case, up to the
-// zone of an IPv6 literal: name itself if it has none in upper case.
+// zone of an IPv6 literal.
 func lowerASCII(name string) string {
 	end := len(name)
 	if strings.HasPrefix(name, "[") {

@@ -19,12 +19,10 @@ import (
 // took, and the route, as OpenTelemetry's http.server.request.duration
 // records them.
 //
-// The route is the path of the http.ServeMux pattern the request matched,
-// without its method ("/items/{id}" for "GET /items/{id}"): the pattern
-// the request had when the Handler got it or, when the wrapped handler is
-// a ServeMux, the one it matched, or for a request it did not serve would
-// have matched (its Handler method). Otherwise (NewServiceHandler, a
-// handler that is not a ServeMux) the route is "".
+// The route is the http.ServeMux pattern without its method ("/items/{id}"
+// for "GET /items/{id}"): the one the request had when the Handler got it
+// or, when the wrapped handler is a ServeMux, the one it matched, or would
+// have matched; otherwise "".
 //
 // It panics if sink is nil, or holds a nil pointer.
 func WithRequestMetrics(sink metrics.RequestSink) HandlerOption {
@@ -34,14 +32,13 @@ func WithRequestMetrics(sink metrics.RequestSink) HandlerOption {
 	return func(o *handlerOptions) { o.requests = sink }
 }
 
-// A router tells the pattern a request would be served under without
-// serving it, as http.ServeMux's Handler method does.
+// A router is an http.ServeMux, whose Handler method tells the pattern a
+// request would be served under.
 type router interface {
 	Handler(r *http.Request) (h http.Handler, pattern string)
 }
 
-// An observation is what the Handler learns of one request for the request
-// metrics.
+// An observation is what the Handler learns of a request for the metrics.
 type observation struct {
 	start  time.Duration // a reading of package mono's clock
 	ex     *exchange     // nil if the stack was not called
@@ -51,7 +48,7 @@ type observation struct {
 }
 
 // serveObserved is ServeHTTP with request metrics, which report r also
-// when a panic goes on up to net/http.
+// when a panic goes on up.
 func (h *Handler) serveObserved(w http.ResponseWriter, r *http.Request) {
 	o := observation{start: mono.Now()}
 	defer h.observe(r, &o)
@@ -68,32 +65,26 @@ func (h *Handler) observe(r *http.Request, o *observation) {
 	if r.TLS != nil {
 		scheme = "https"
 	}
+	status := o.status // the error handler's
+	if status == 0 && o.ex != nil {
+		status = int(o.ex.status.Load())
+		if status == 0 && o.ended && o.err == nil {
+			status = http.StatusOK // net/http's, for a handler that wrote nothing
+		}
+	}
+	route := h.pattern(r, o.ex)
+	if i := strings.IndexAny(route, " \t"); i >= 0 { // "[METHOD ][HOST]/[PATH]"
+		route = strings.TrimLeft(route[i:], " \t")
+	}
 	h.requests.ObserveRequest(metrics.Request{
 		Protocol: metrics.HTTPServer,
 		Method:   r.Method,
-		Route:    routeOf(h.pattern(r, o.ex)),
+		Route:    route,
 		Scheme:   scheme,
-		Status:   o.sent(),
+		Status:   status,
 		Outcome:  outcome,
 		Latency:  latency,
 	})
-}
-
-// sent returns the status sent for the request, or 0 if none was.
-func (o *observation) sent() int {
-	if o.status != 0 { // the error handler's
-		return o.status
-	}
-	if o.ex == nil {
-		return 0
-	}
-	if status := int(o.ex.status.Load()); status != 0 {
-		return status
-	}
-	if o.ended && o.err == nil {
-		return http.StatusOK // net/http's, for a handler that wrote nothing
-	}
-	return 0
 }
 
 // pattern returns the ServeMux pattern r was, or would be, served under,
@@ -117,28 +108,6 @@ func (h *Handler) pattern(r *http.Request, ex *exchange) string {
 	return ""
 }
 
-// routeOf returns a ServeMux pattern, "[METHOD ][HOST]/[PATH]", without
-// its method.
-func routeOf(pattern string) string {
-	if i := strings.IndexAny(pattern, " \t"); i >= 0 {
-		return strings.TrimLeft(pattern[i:], " \t")
-	}
-	return pattern
-}
-
-// failObserved answers r with the error handler through a pooled
-// exchange, which records the status sent, so that the metrics allocate
-// nothing.
-func (h *Handler) failObserved(w http.ResponseWriter, r *http.Request, err error, o *observation) {
-	o.ended, o.err = true, err
-	rec := recorders.Get().(*exchange)
-	rec.w = w
-	defer func() {
-		o.status = int(rec.status.Load())
-		*rec = exchange{}
-		recorders.Put(rec)
-	}()
-	h.onError(rec, r, err)
-}
-
+// recorders are the exchanges fail answers through with request metrics,
+// to record the status without an allocation.
 var recorders = sync.Pool{New: func() any { return new(exchange) }}

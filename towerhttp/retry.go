@@ -20,10 +20,8 @@ import (
 // for unless [WithMaxRetryAfter] says otherwise.
 const DefaultMaxRetryAfter = 10 * time.Second
 
-// A RetryPolicy is a retry.Policy for HTTP clients, for a client stack's
-// RetryPolicy. It builds on retry.StandardPolicy, which counts attempts,
-// waits the backoff, draws on a budget and gives up when the deadline
-// leaves too little time; it adds what HTTP needs.
+// A RetryPolicy is a retry.Policy for HTTP clients: a
+// retry.StandardPolicy, with what HTTP needs.
 //
 // An [Idempotent] request is retried after an error, except
 // context.Canceled and a *tls.CertificateVerificationError, and after a
@@ -41,14 +39,13 @@ const DefaultMaxRetryAfter = 10 * time.Second
 // A RetryPolicy is safe for concurrent use. The zero RetryPolicy is not
 // usable: build one with [NewRetryPolicy] or [NewRetryPolicyFor].
 type RetryPolicy struct {
-	idempotent   *retry.StandardPolicy[*http.Request, *http.Response] // for requests isIdempotent reports true for
-	unsent       *retry.StandardPolicy[*http.Request, *http.Response] // for the others
+	idempotent   *retry.StandardPolicy[*http.Request, *http.Response]
+	unsent       *retry.StandardPolicy[*http.Request, *http.Response] // for requests not idempotent
 	isIdempotent func(*http.Request) bool
 }
 
 // RetryRules say what a [RetryPolicy] retries where the defaults do not
-// suit (a proxy that retries 502 and 503 only). The zero RetryRules are the
-// defaults of [NewRetryPolicy].
+// suit; the zero RetryRules are the defaults of [NewRetryPolicy].
 type RetryRules struct {
 	// Statuses are the statuses after which an idempotent request is
 	// retried; nil means 429, 502, 503 and 504, and an empty list none.
@@ -62,21 +59,15 @@ type RetryRules struct {
 }
 
 // NewRetryPolicy returns a RetryPolicy with opts, the options of a
-// retry.StandardPolicy: retry.WithMaxAttempts (default 3),
-// retry.WithBackoff (default none), retry.WithBudget (default none; shared
-// by all requests whatever their method), and [WithMaxRetryAfter] or
-// retry.WithPushback for Retry-After. It panics if an option is nil.
+// retry.StandardPolicy and [WithMaxRetryAfter]; a budget is shared by all
+// requests whatever their method. It panics if an option is nil.
 func NewRetryPolicy(opts ...retry.PolicyOption) *RetryPolicy {
 	return newRetryPolicy("towerhttp.NewRetryPolicy", RetryRules{}, opts)
 }
 
 // NewRetryPolicyFor returns a RetryPolicy as [NewRetryPolicy] does that
-// retries what rules say:
-//
-//	towerhttp.NewRetryPolicyFor(towerhttp.RetryRules{Statuses: []int{502, 503}},
-//		retry.WithMaxAttempts(2))
-//
-// It panics if a status is not between 100 and 599, or an option is nil.
+// retries what rules say. It panics if a status is not between 100 and
+// 599, or an option is nil.
 func NewRetryPolicyFor(rules RetryRules, opts ...retry.PolicyOption) *RetryPolicy {
 	return newRetryPolicy("towerhttp.NewRetryPolicyFor", rules, opts)
 }
@@ -136,9 +127,8 @@ func WithMaxRetryAfter(max time.Duration) retry.PolicyOption {
 	return retry.WithPushback(RetryAfter, max)
 }
 
-// Clone returns a copy of req for the next attempt: req itself if it has
-// no body, a copy by [CloneRequest] if its body can be made again, and
-// req itself otherwise, which Retry then refuses to send again.
+// Clone returns req for the next attempt, or if it has a body that can be
+// made again, a copy by [CloneRequest].
 func (p *RetryPolicy) Clone(req *http.Request) (*http.Request, bool) {
 	if req.Body != nil && req.Body != http.NoBody {
 		if c, ok := CloneRequest(req); ok {
@@ -148,8 +138,8 @@ func (p *RetryPolicy) Clone(req *http.Request) (*http.Request, bool) {
 	return req, true
 }
 
-// Retry decides on a's result as [RetryPolicy] says. Before it returns
-// true, it drains and closes the attempt's response.
+// Retry decides on a's result as [RetryPolicy] says, and closes the
+// response of an attempt it retries.
 func (p *RetryPolicy) Retry(ctx context.Context, a *retry.Attempt[*http.Request, *http.Response]) (time.Duration, bool) {
 	std := p.unsent
 	if p.isIdempotent(a.Req) {
@@ -159,30 +149,22 @@ func (p *RetryPolicy) Retry(ctx context.Context, a *retry.Attempt[*http.Request,
 	if !again {
 		return 0, false
 	}
-	if res := a.Res; res != nil {
-		// Through the trip, so that it does not close res again at the end.
-		if t := tripFrom(ctx); t != nil {
-			t.discard(res)
-		} else {
-			discard(res)
-		}
+	status := 0
+	if a.Res != nil {
+		status = a.Res.StatusCode
+		tripFrom(ctx).discard(a.Res) // so that the trip does not close it again
 	}
 	if a.Req.Body != nil && a.Req.Body != http.NoBody && a.Req.GetBody == nil {
-		e := &ReplayError{Method: a.Req.Method, Err: a.Err}
-		if a.Res != nil {
-			e.StatusCode = a.Res.StatusCode
-		}
-		a.Res, a.Err = nil, e
+		a.Res, a.Err = nil, &ReplayError{Method: a.Req.Method, StatusCode: status, Err: a.Err}
 		return 0, false
 	}
 	return wait, true
 }
 
-// Idempotent reports whether sending req twice has the effect of sending
-// it once, as a [RetryPolicy] decides it: its method is idempotent by RFC
-// 9110 (GET, also for an empty method, HEAD, OPTIONS, TRACE, PUT, DELETE),
-// or it carries an Idempotency-Key or X-Idempotency-Key header, as
-// net/http's Transport takes them.
+// Idempotent reports whether req's method is idempotent by RFC 9110
+// (GET, also for an empty method, HEAD, OPTIONS, TRACE, PUT, DELETE), or
+// it carries an Idempotency-Key or X-Idempotency-Key header, as net/http's
+// Transport takes them.
 func Idempotent(req *http.Request) bool {
 	if m := req.Method; m == "" || m == http.MethodGet || m == http.MethodHead ||
 		m == http.MethodOptions || m == http.MethodTrace || m == http.MethodPut || m == http.MethodDelete {
@@ -197,8 +179,7 @@ func Idempotent(req *http.Request) bool {
 // true, if res is a 429 or a 503 with a readable Retry-After (RFC 9110,
 // 10.2.3): a number of seconds (math.MaxInt64 if too large for a
 // time.Duration), or an HTTP-date, whose wait is the time until then, 0 if
-// past. Any other header, response, or an error gives false. It is the
-// pushback function of a [RetryPolicy], for retry.WithPushback.
+// past. It is the pushback function of a [RetryPolicy].
 func RetryAfter(res *http.Response, err error) (time.Duration, bool) {
 	if err != nil || res == nil || (res.StatusCode != http.StatusTooManyRequests && res.StatusCode != http.StatusServiceUnavailable) {
 		return 0, false
@@ -218,9 +199,8 @@ func RetryAfter(res *http.Response, err error) (time.Duration, bool) {
 	return max(time.Until(t), 0), true
 }
 
-// A ReplayError is the error of a request that a [RetryPolicy] would have
-// retried, but whose body cannot be sent again: it has no GetBody. The
-// attempt's response, if any, has been closed.
+// A ReplayError is the error of a request a [RetryPolicy] would have
+// retried but whose body has no GetBody; any response has been closed.
 type ReplayError struct {
 	// Method is the request's method.
 	Method string
@@ -231,8 +211,7 @@ type ReplayError struct {
 	Err error
 }
 
-// Error says what could not be retried and how to make the request
-// replayable.
+// Error says what could not be retried and how to fix it.
 func (e *ReplayError) Error() string {
 	got := fmt.Sprintf("%d %s", e.StatusCode, http.StatusText(e.StatusCode))
 	if e.Err != nil {
@@ -247,13 +226,10 @@ func (e *ReplayError) Error() string {
 func (e *ReplayError) Unwrap() error { return e.Err }
 
 // CloneRequest returns a copy of req that can be sent after req has been,
-// for the Clone of a retry.Policy or hedge.Policy. A request with a body
-// needs GetBody, as those of http.NewRequest over a bytes.Buffer,
-// bytes.Reader or strings.Reader have; without it, CloneRequest returns
-// nil and false. The copy's body calls GetBody when it is first read.
-//
-// The copy is shallow: it shares req's context, URL and header map. A
-// policy that changes the copy's headers or URL must clone them first.
+// for the Clone of a retry.Policy or hedge.Policy, or nil and false for a
+// request with a body and no GetBody. The copy's body calls GetBody when
+// it is first read. The copy is shallow: it shares req's context, URL and
+// header map.
 func CloneRequest(req *http.Request) (*http.Request, bool) {
 	replayable := req.Body == nil || req.Body == http.NoBody
 	if !replayable && req.GetBody == nil {
@@ -268,7 +244,7 @@ func CloneRequest(req *http.Request) (*http.Request, bool) {
 }
 
 // replayBody is a request body made by GetBody when it is first read. A
-// transport may close it from another goroutine than the one that reads.
+// transport may close it from another goroutine than the reader's.
 type replayBody struct {
 	get func() (io.ReadCloser, error)
 

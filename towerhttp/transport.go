@@ -16,16 +16,13 @@ import (
 // tower stack of its host, built the first time a request goes there, so
 // that a limit in the stack applies per host (a layer that shares its
 // state, limit.NewSharedConcurrencyLayer, puts every host under one).
-//
-// A host is a URL's scheme and host in canonical form: letters in lower
-// case, no trailing dot, no default port, so "http://Example.COM.:80/"
-// shares the stack of "http://example.com/". The request itself is sent
-// to its URL as written.
+// Hosts are told apart in canonical form ("http://Example.COM.:80/" shares
+// the stack of "http://example.com/"); the request goes to its URL as
+// written.
 //
 // At most [WithMaxHosts] stacks are kept: a request to a new host then
-// drops the least recently used stack with no request in flight, closing
-// it if it has a Close method (a Buffer), or fails with [ErrTooManyHosts]
-// if there is none.
+// drops the least recently used idle stack, closing it if it has a Close
+// method, or fails with [ErrTooManyHosts] if there is none.
 //
 // A Transport is safe for concurrent use. Build one with [NewTransport];
 // the zero Transport is not usable.
@@ -37,13 +34,13 @@ type Transport struct {
 
 	mu    sync.Mutex
 	hosts map[hostKey]*host
-	clock uint64 // counts requests, to find the stack least recently used
+	clock uint64 // counts requests
 }
 
 type host struct {
 	svc      tower.Service[*http.Request, *http.Response]
-	inFlight int    // round trips under way
-	used     uint64 // the Transport's clock at the last one
+	inFlight int
+	used     uint64 // the Transport's clock at the last round trip
 }
 
 // DefaultMaxHosts is the number of host stacks a Transport keeps unless
@@ -82,7 +79,7 @@ func NewTransport(base http.RoundTripper, stack tower.Layer[*http.Request, *http
 	return &Transport{
 		base:  base,
 		stack: stack,
-		leaf:  newLeaf(base, nil, ""),
+		leaf:  tower.ServiceFunc[*http.Request, *http.Response]((&leaf{base: base}).call),
 		max:   o.maxHosts,
 		hosts: make(map[hostKey]*host),
 	}
@@ -90,36 +87,33 @@ func NewTransport(base http.RoundTripper, stack tower.Layer[*http.Request, *http
 
 var errNoURL = errors.New("towerhttp: nil Request.URL")
 
-// RoundTrip sends req through its host's stack: Ready under req's
-// context, then Call. An error from either is returned as it is.
+// RoundTrip sends req through its host's stack, and returns the stack's
+// error as it is.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL == nil {
 		closeBody(req)
 		return nil, errNoURL
 	}
-	h, dropped, err := t.acquire(keyOf(req.URL))
+	u := req.URL
+	h, dropped, err := t.acquire(hostKey{u.Scheme, canonicalHost(u.Scheme, u.Host)})
 	if err != nil {
 		closeBody(req)
 		return nil, err
 	}
 	defer t.release(h)
-	if dropped != nil {
-		closeService(dropped)
-	}
+	closeService(dropped) // if any
 	return roundTrip(req.Context(), h.svc, req)
 }
 
-// acquire returns the stack of host k, building it if need be, and counts
-// a round trip on it. It returns the stack it dropped to make room, if
-// any, for the caller to close outside the lock.
+// acquire counts a round trip on the stack of host k, built if need be,
+// and returns the stack it dropped to make room, for the caller to close.
 func (t *Transport) acquire(k hostKey) (h *host, dropped tower.Service[*http.Request, *http.Response], err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.clock++
 	h = t.hosts[k]
 	if h == nil {
-		if len(t.hosts) >= t.max {
-			// Drop the least recently used stack with no round trip under way.
+		if len(t.hosts) >= t.max { // drop the least recently used idle stack
 			var old hostKey
 			var found *host
 			for k, o := range t.hosts {
@@ -172,8 +166,8 @@ func (t *Transport) CloseIdleConnections() {
 }
 
 // Close drops every host stack, closing those that have a Close method,
-// and closes the base's idle connections. Round trips under way finish on
-// the stacks they started on; later ones get new stacks. It returns nil.
+// and closes the base's idle connections; later round trips get new
+// stacks. It returns nil.
 func (t *Transport) Close() error {
 	t.mu.Lock()
 	hosts := t.hosts

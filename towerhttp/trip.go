@@ -14,11 +14,10 @@ import (
 	"github.com/towergo/tower/guard"
 )
 
-// trip is one request going through a client stack: the context the
-// transport passes to the stack's Ready and Call, through which the leaf
-// finds it, and the record of every response the leaf got, so that end can
-// discard those the caller does not get. A trip is never reused: a context
-// derived from it may outlive the request.
+// trip is one request going through a client stack: the context of the
+// stack's Ready and Call, through which the leaf finds it, and the record
+// of the responses the leaf got. It is never reused: a context derived
+// from it may outlive the request.
 type trip struct {
 	context.Context               // the request's own
 	req             *http.Request // the request given to RoundTrip
@@ -30,8 +29,7 @@ type trip struct {
 	more  []*http.Response
 }
 
-// tripKey is the context key under which a trip finds itself, through
-// contexts layers derived.
+// tripKey is the context key of a trip.
 type tripKey struct{}
 
 func (t *trip) Value(key any) any {
@@ -49,11 +47,10 @@ func tripFrom(ctx context.Context) *trip {
 var errNoResponse = errors.New("towerhttp: the stack returned no response and no error")
 
 // errLate is the error of a response the leaf got after the stack had
-// answered, which nobody reads.
+// answered.
 var errLate = errors.New("towerhttp: response after the round trip ended")
 
-// roundTrip sends req through svc under ctx, req's context or one made
-// from it.
+// roundTrip sends req through svc under ctx, made from req's context.
 func roundTrip(ctx context.Context, svc tower.Service[*http.Request, *http.Response], req *http.Request) (resp *http.Response, err error) {
 	t := &trip{Context: ctx, req: req}
 	defer func() { resp, err = t.end(resp, err) }() // even on a panic
@@ -83,14 +80,16 @@ func (t *trip) add(resp *http.Response) (*http.Response, error) {
 }
 
 // discard drains and closes resp, a retried attempt's response, now, and
-// the trip forgets it if it is the first; one among the others is closed
-// again by end, which does nothing.
+// the trip, if there is one, forgets it if it is the first; end closes one
+// among the others again, which does nothing.
 func (t *trip) discard(resp *http.Response) {
-	t.mu.Lock()
-	if t.first == resp {
-		t.first = nil
+	if t != nil {
+		t.mu.Lock()
+		if t.first == resp {
+			t.first = nil
+		}
+		t.mu.Unlock()
 	}
-	t.mu.Unlock()
 	discard(resp)
 }
 
@@ -121,8 +120,7 @@ func (t *trip) end(resp *http.Response, err error) (*http.Response, error) {
 	return resp, err
 }
 
-// discardAll discards each response of rs but keep, all of them even if
-// a Close panics.
+// discardAll discards each response of rs but keep, even if a Close panics.
 func discardAll(rs []*http.Response, keep *http.Response) {
 	guard.Each(rs, func(r *http.Response) {
 		if r != keep {
@@ -131,9 +129,8 @@ func discardAll(rs []*http.Response, keep *http.Response) {
 	})
 }
 
-// maxDrain is the longest declared body a discarded response has drained,
-// so that its connection is reused: one that short has most likely
-// arrived with the headers. Any other is closed unread.
+// maxDrain is the longest declared body a discarded response has
+// drained: one that short has most likely arrived with the headers.
 const maxDrain = 4 << 10
 
 func discard(resp *http.Response) {
@@ -152,16 +149,11 @@ func closeBody(req *http.Request) {
 	}
 }
 
-// leaf is the innermost service of a client stack: it sends the request
-// with the base RoundTripper.
+// leaf is the innermost service of a client stack, through its call.
 type leaf struct {
 	base   http.RoundTripper
 	target *url.URL // nil: the request's own URL
 	host   string   // "": the request's own Host
-}
-
-func newLeaf(base http.RoundTripper, target *url.URL, host string) tower.Service[*http.Request, *http.Response] {
-	return tower.ServiceFunc[*http.Request, *http.Response]((&leaf{base: base, target: target, host: host}).call)
 }
 
 func (l *leaf) call(ctx context.Context, req *http.Request) (*http.Response, error) {
@@ -174,8 +166,6 @@ func (l *leaf) call(ctx context.Context, req *http.Request) (*http.Response, err
 	}
 	out := req
 	if l.target != nil {
-		// A copy sent to the target's scheme and host, with l.host as its
-		// Host header, or else req.Host or its URL's host.
 		out = new(http.Request)
 		*out = *req
 		u := *req.URL
@@ -188,8 +178,7 @@ func (l *leaf) call(ctx context.Context, req *http.Request) (*http.Response, err
 			out.Host = req.URL.Host
 		}
 	}
-	if ctx == context.Context(t) && req.Context() == t.Context {
-		// No layer derived a context: the request's own governs all.
+	if ctx == context.Context(t) && req.Context() == t.Context { // no layer's context
 		resp, err := l.base.RoundTrip(out)
 		if err != nil {
 			return nil, err
@@ -200,8 +189,8 @@ func (l *leaf) call(ctx context.Context, req *http.Request) (*http.Response, err
 }
 
 // detached sends req under a context that follows ctx, the call's, until
-// the response's headers are in, and then the request's own until the body
-// is closed: a layer's context ends when its call returns.
+// the headers are in, and then the request's own until the body is
+// closed: a layer's context ends when its call returns.
 func (l *leaf) detached(ctx context.Context, t *trip, req *http.Request) (*http.Response, error) {
 	actx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
@@ -227,8 +216,8 @@ func (l *leaf) detached(ctx context.Context, t *trip, req *http.Request) (*http.
 	return t.add(resp)
 }
 
-// body is a response body that calls done once, when it is closed or, if
-// atEOF, read to its end, even if Close panics.
+// body is a response body that calls done once, when it is closed (even
+// if Close panics) or, if atEOF, read to its end.
 type body struct {
 	rc    io.ReadCloser
 	atEOF bool
@@ -236,7 +225,7 @@ type body struct {
 	once  sync.Once
 }
 
-// rwBody is a writable body: that of a 101 Switching Protocols response.
+// rwBody is a writable body, of a 101 Switching Protocols response.
 type rwBody struct{ *body }
 
 func (b rwBody) Write(p []byte) (int, error) { return b.rc.(io.Writer).Write(p) }
