@@ -44,8 +44,7 @@ type aimd struct {
 // latency, which suits a client that sees the server's drops; a server
 // sets [AIMDTimeout].
 //
-// It returns a constructor for [New] and [NewLayer], which makes a fresh
-// algorithm with these settings each call. It panics if an option is nil.
+// It returns a constructor of fresh algorithms, and panics if an option is nil.
 func AIMD(opts ...AIMDOption) func() Algorithm {
 	template := newAIMD(opts)
 	return func() Algorithm {

@@ -26,7 +26,7 @@ func primed(opts ...Gradient2Option) *gradient2 {
 	g := newGradient2(opts)
 	g.nextProbe = time.Hour
 	g.Update(20, probe(10*time.Millisecond))
-	g.trigger.cooldown = 0 // so that a window may call for a probe at once
+	g.cooldown = 0 // so that a window may call for a probe at once
 	return g
 }
 
@@ -475,7 +475,7 @@ func TestVegasProbes(t *testing.T) {
 	}
 	v := Vegas()().(*vegas)
 	v.Update(20, probe(10*time.Millisecond))
-	v.trigger.cooldown = 0
+	v.cooldown = 0
 	if got := v.Update(20, sample(40*time.Millisecond, 20)); got != 5 || !v.ProbeNext() {
 		t.Fatalf("4 times slower: limit %v, probe next %v; want 5 (20 lowered by the jump, for the probe), true", got, v.ProbeNext())
 	}
@@ -483,7 +483,7 @@ func TestVegasProbes(t *testing.T) {
 		t.Errorf("the probe says the service is slower: limit %v, want 20 back", got)
 	}
 	v.Update(20, probe(10*time.Millisecond))
-	v.trigger.cooldown = 0
+	v.cooldown = 0
 	if got := v.Update(20, sample(8*time.Millisecond, 20)); got != 20 || !v.ProbeNext() {
 		t.Fatalf("20%% faster: limit %v, probe next %v; want 20 (held), true", got, v.ProbeNext())
 	}

@@ -22,7 +22,9 @@
 // [WithBounds] (1 to 200, starting at 20). [Gradient2] and [Vegas] are
 // delay-based: they compare latency, counting below a millisecond as a
 // millisecond, with the no-load latency, measured in probe windows at a
-// quarter of the limit ([Prober]). [AIMD] is loss-based.
+// quarter of the limit ([Prober]). [AIMD] is loss-based. All three leave
+// the limit alone after a window whose requests in flight never reached
+// half of it.
 //
 // A call's latency runs from when it leaves the limiter's queue. An answer
 // (nil, or an error that is not a drop) counts with its latency; a drop
@@ -43,9 +45,5 @@
 // given to higher ones, so each gets at least one permit in nine. A waiter
 // with a deadline waits a bounded time ([WithWaitToDeadline]); one whose
 // permit comes with less time left than the dependency's typical latency
-// is refused at once. A refused caller's Call fails with
-// loadshed.ErrOverloaded.
-//
-// [WithMetrics] reports Limit, InFlight, Waiting and Shed; [Limiter.Limit],
-// [Limiter.InFlight] and [Limiter.Waiting] read the limiter's state.
+// is refused at once.
 package adaptive

@@ -62,7 +62,7 @@ func TestOwnBoundProbeKeepsBaseline(t *testing.T) {
 
 	v := Vegas()().(*vegas)
 	v.Update(20, probe(10*time.Millisecond))
-	v.trigger.cooldown = 0
+	v.cooldown = 0
 	v.Update(20, sample(40*time.Millisecond, 20))
 	if got := v.Update(5, own(2*time.Millisecond, 2*time.Millisecond)); v.baseline != 10*ms || !near(got, 11) {
 		// 40ms against 10ms: a queue of 15 beyond β = 6, so 20 − 9.
@@ -89,7 +89,7 @@ func TestLatencyFloor(t *testing.T) {
 	g := newGradient2(nil)
 	g.nextProbe = time.Hour
 	g.Update(20, probe(100*time.Microsecond))
-	g.trigger.cooldown = 0
+	g.cooldown = 0
 	if got := g.Update(20, sample(800*time.Microsecond, 20)); !near(got, 20+math.Sqrt(20)) || g.ProbeNext() {
 		t.Errorf("Gradient2, 100µs then 800µs: limit %v, probe next %v; want +√20, no probe", got, g.ProbeNext())
 	}

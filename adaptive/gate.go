@@ -36,22 +36,20 @@ const overtakes = 8
 
 const numClasses = tower.NumPriorities
 
-// The wait bound, in typical latencies (see WithWaitToDeadline): a waiter
-// with a deadline waits at most waitBound, and standingBound once the
-// queue has not emptied for waitBound.
+// The wait bound, in typical latencies: see WithWaitToDeadline.
 const (
 	waitBound     = 2
 	standingBound = 1
 )
 
-// class returns the index of p's queue: 0 for the lowest priority. A
-// priority out of range counts as the nearest one.
+// class returns the index of p's queue: 0 for the lowest priority, and
+// the nearest for one out of range.
 func class(p tower.Priority) int {
 	return int(min(max(p, tower.PriorityLow), tower.PriorityCritical) - tower.PriorityLow)
 }
 
 // gate is the admission half of a Limiter: the permits, the queues and the
-// window. It knows nothing of requests.
+// window.
 type gate struct {
 	state   atomic.Uint64
 	_       [56]byte
@@ -81,12 +79,12 @@ func (g *gate) room(c int, lim uint64) uint64 {
 	return uint64(max(int64(lim)-r, 1))
 }
 
-// tryAcquire takes a permit without the lock if nobody waits and c's share
-// of the limit has room. It returns the grant's number.
-func (g *gate) tryAcquire(c int) (seq uint64, ok bool) {
+// take takes a permit if c's share of the limit has room and, for the
+// fast path (alone), nobody waits. It returns the grant's number.
+func (g *gate) take(c int, alone bool) (seq uint64, ok bool) {
 	for {
 		v := g.state.Load()
-		if v&waitBit != 0 || v&inflightMask >= g.room(c, v>>limitShift&limitMask) {
+		if alone && v&waitBit != 0 || v&inflightMask >= g.room(c, v>>limitShift&limitMask) {
 			return 0, false
 		}
 		if g.state.CompareAndSwap(v, v+grant) { // the grant count wraps off the top
@@ -95,49 +93,22 @@ func (g *gate) tryAcquire(c int) (seq uint64, ok bool) {
 	}
 }
 
-// take is tryAcquire without regard to waiters, for use under the lock;
-// for c < 0 it may fill the limit.
-func (g *gate) take(c int) (seq uint64, ok bool) {
-	for {
-		v := g.state.Load()
-		lim := v >> limitShift & limitMask
-		if c >= 0 {
-			lim = g.room(c, lim)
-		}
-		if v&inflightMask >= lim {
-			return 0, false
-		}
-		if g.state.CompareAndSwap(v, v+grant) {
-			return v >> seqShift, true
-		}
-	}
-}
-
-// verdict is the outcome of the slow path of Ready.
-type verdict int
-
-const (
-	granted verdict = iota
-	shed            // beyond WithMaxWaiting
-	failed          // ctx ended
-)
-
-// acquire is Ready's slow path: it admits the caller if it may go now,
-// and otherwise queues it and waits.
-func (g *gate) acquire(ctx context.Context, c int) (verdict, uint64, error) {
+// acquire is Ready's slow path. It returns whether the caller was granted
+// the permit numbered seq, and if not, err if ctx ended; else it is shed.
+func (g *gate) acquire(ctx context.Context, c int) (granted bool, seq uint64, err error) {
 	g.mu.Lock()
 	if seq, ok := g.admitLocked(c); ok {
 		g.mu.Unlock()
-		return granted, seq, nil
+		return true, seq, nil
 	}
 	g.w.blocked++
 	if err := ctx.Err(); err != nil {
 		g.mu.Unlock()
-		return failed, 0, err
+		return false, 0, err
 	}
 	if g.maxWaiting >= 0 && g.waiting >= g.maxWaiting {
 		g.mu.Unlock()
-		return shed, 0, nil
+		return false, 0, nil
 	}
 	t := now()
 	if g.waiting == 0 {
@@ -155,10 +126,9 @@ func (g *gate) acquire(ctx context.Context, c int) (verdict, uint64, error) {
 	return g.wait(ctx, c, w)
 }
 
-// wait waits for w to be granted a permit or refused one, or withdraws it
-// when ctx ends. If the sink panics, w leaves the queue or gives back its
-// permit.
-func (g *gate) wait(ctx context.Context, c int, w *waiter) (v verdict, seq uint64, err error) {
+// wait waits for w's grant or refusal, or withdraws w when ctx ends. If
+// the sink panics, w leaves the queue or gives back its permit.
+func (g *gate) wait(ctx context.Context, c int, w *waiter) (granted bool, seq uint64, err error) {
 	if g.sink != nil {
 		guard.Undo(func() { g.sink.Add(metrics.Waiting, 1) }, func() {
 			if !g.leave(c, w) && !w.refused {
@@ -166,7 +136,7 @@ func (g *gate) wait(ctx context.Context, c int, w *waiter) (v verdict, seq uint6
 			}
 		})
 		defer guard.Undo(func() { g.sink.Add(metrics.Waiting, -1) }, func() {
-			if v == granted {
+			if granted {
 				g.release()
 			}
 		})
@@ -174,26 +144,26 @@ func (g *gate) wait(ctx context.Context, c int, w *waiter) (v verdict, seq uint6
 	select {
 	case <-w.ready:
 		if w.refused {
-			return shed, 0, nil
+			return false, 0, nil
 		}
 		if d, ok := ctx.Deadline(); ok && time.Until(d) < time.Duration(g.typical.Load()) {
 			// It would likely miss its deadline, holding a permit that a
 			// waiter behind could use.
 			g.release()
-			return shed, 0, nil
+			return false, 0, nil
 		}
-		return granted, w.seq, nil
+		return true, w.seq, nil
 	case <-ctx.Done():
 		// A waiter granted a permit as its ctx ended keeps it.
 		if g.leave(c, w) || w.refused {
-			return failed, 0, ctx.Err()
+			return false, 0, ctx.Err()
 		}
-		return granted, w.seq, nil
+		return true, w.seq, nil
 	}
 }
 
 // leave takes w out of class c's queues, and reports whether it was still
-// in them, neither granted nor refused.
+// in them.
 func (g *gate) leave(c int, w *waiter) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -212,14 +182,13 @@ func (g *gate) dequeueLocked(c int, w *waiter) bool {
 	}
 	g.bounded[c].remove(w, boundedLink)
 	g.waiting--
-	if g.q[c].len() == 0 {
+	if g.q[c].n == 0 {
 		g.skips[c] = 0 // a turn earned by waiters now gone is not the next one's
 	}
 	return true
 }
 
-// wakeLocked takes w out of class c's queues and wakes it, granted the
-// permit numbered seq, or refused.
+// wakeLocked takes w out of class c's queues and wakes it.
 func (g *gate) wakeLocked(c int, w *waiter, seq uint64, refused bool) {
 	g.dequeueLocked(c, w)
 	w.seq, w.refused = seq, refused
@@ -228,10 +197,11 @@ func (g *gate) wakeLocked(c int, w *waiter, seq uint64, refused bool) {
 
 // expireLocked refuses the waiters past the wait bound, and reports
 // whether the queue is standing and how long until the next waiter passes
-// the bound (0 if none). There is no bound before the first timed window.
+// the bound (0 if none). There is no bound with toDeadline or before the
+// first timed window.
 func (g *gate) expireLocked() (standing bool, next time.Duration) {
 	typical := time.Duration(g.typical.Load())
-	if typical <= 0 {
+	if typical <= 0 || g.waiting == 0 || g.toDeadline {
 		return false, 0
 	}
 	t := now()
@@ -253,16 +223,15 @@ func (g *gate) expireLocked() (standing bool, next time.Duration) {
 	return standing, next
 }
 
-// admitLocked grants a permit to a newcomer of class c if no waiter goes
-// first: none of its class or above, and no lower class whose turn has
-// come.
+// admitLocked grants a newcomer of class c a permit unless a waiter goes
+// first: one of its class or above, or of a lower class whose turn came.
 func (g *gate) admitLocked(c int) (seq uint64, ok bool) {
 	for d := range numClasses {
-		if g.q[d].len() > 0 && (d >= c || g.skips[d] >= overtakes) {
+		if g.q[d].n > 0 && (d >= c || g.skips[d] >= overtakes) {
 			return 0, false
 		}
 	}
-	if seq, ok = g.take(c); ok && g.overtook(c) {
+	if seq, ok = g.take(c, false); ok && g.overtook(c) {
 		g.dispatchLocked()
 	}
 	return seq, ok
@@ -273,7 +242,7 @@ func (g *gate) admitLocked(c int) (seq uint64, ok bool) {
 func (g *gate) overtook(c int) bool {
 	due := false
 	for d := range c {
-		if g.q[d].len() > 0 {
+		if g.q[d].n > 0 {
 			g.skips[d]++
 			due = due || g.skips[d] >= overtakes
 		}
@@ -288,11 +257,7 @@ func (g *gate) overtook(c int) bool {
 // deadline unless the oldest has none. Then it clears the wait bit, or
 // sets the expiry timer so that refusals come on time.
 func (g *gate) dispatchLocked() {
-	var standing bool
-	var next time.Duration
-	if g.waiting > 0 && !g.toDeadline {
-		standing, next = g.expireLocked()
-	}
+	standing, next := g.expireLocked()
 	for {
 		c, seq := g.pickLocked()
 		if c < 0 {
@@ -300,7 +265,6 @@ func (g *gate) dispatchLocked() {
 		}
 		w := g.q[c].head
 		if standing && w.links[boundedLink].queued {
-			// Newest first, unless the oldest has no deadline.
 			w = g.bounded[c].tail
 		}
 		g.wakeLocked(c, w, seq, false)
@@ -320,7 +284,6 @@ func (g *gate) dispatchLocked() {
 	}
 }
 
-// expired runs on the expiry timer.
 func (g *gate) expired() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -333,14 +296,14 @@ func (g *gate) expired() {
 func (g *gate) pickLocked() (int, uint64) {
 	for c := numClasses - 1; c >= 0; c-- {
 		if g.skips[c] >= overtakes { // so c has waiters
-			if seq, ok := g.take(-1); ok {
+			if seq, ok := g.take(numClasses-1, false); ok { // the whole limit
 				return c, seq
 			}
 		}
 	}
 	for c := numClasses - 1; c >= 0; c-- {
-		if g.q[c].len() > 0 {
-			if seq, ok := g.take(c); ok {
+		if g.q[c].n > 0 {
+			if seq, ok := g.take(c, false); ok {
 				return c, seq
 			}
 			return -1, 0
@@ -358,23 +321,14 @@ func (g *gate) release() {
 	}
 }
 
-// setLimitLocked puts n in force, and hands permits to waiters if it rose.
-func (g *gate) setLimitLocked(n int) {
-	for {
-		v := g.state.Load()
-		next := v&^(limitMask<<limitShift) | uint64(n)<<limitShift
-		if g.state.CompareAndSwap(v, next) {
-			break
-		}
-	}
+// setLimitLocked puts n in force, hands permits to waiters if it rose, and
+// returns how far it moved. Only the lock's holder changes the limit bits.
+func (g *gate) setLimitLocked(n int) (delta int) {
+	delta = n - g.limit()
+	g.state.Add(uint64(delta) << limitShift)
 	g.dispatchLocked()
+	return delta
 }
 
 func (g *gate) inFlight() int { return int(g.state.Load() & inflightMask) }
 func (g *gate) limit() int    { return int(g.state.Load() >> limitShift & limitMask) }
-
-func (g *gate) queued() int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.waiting
-}

@@ -84,8 +84,7 @@ type gradient2 struct {
 //
 // A window with a drop takes a tenth away. When the process's own delay
 // is most of the latency, the limit grows as for r <= 1, fourfold with
-// callers blocked. A window whose requests in flight never reached half
-// the limit leaves it alone.
+// callers blocked.
 //
 // The baseline comes from probes ([Prober]): first, so that a limiter
 // started under overload does not take its queue for it; when latency
@@ -94,11 +93,9 @@ type gradient2 struct {
 // slower is measured anew rather than driven to the floor; when a window
 // is 20% faster; and periodically ([Gradient2ProbeInterval]). A probe
 // whose latency was mostly the process's own delay keeps the baseline; a
-// window at the lower bound re-anchors it. Unlike Netflix's, the baseline
-// never drifts up with a long incident.
+// window at the lower bound re-anchors it.
 //
-// It returns a constructor for [New] and [NewLayer], which makes a fresh
-// algorithm with these settings each call. It panics if an option is nil.
+// It returns a constructor of fresh algorithms, and panics if an option is nil.
 func Gradient2(opts ...Gradient2Option) func() Algorithm {
 	template := newGradient2(opts)
 	return func() Algorithm {
@@ -119,7 +116,7 @@ func (g *gradient2) Update(limit float64, s Sample) float64 {
 	g.sinceProbe += s.Elapsed
 	if s.Probe {
 		g.sinceProbe, g.nextProbe = 0, g.jittered()
-		g.trigger.probed()
+		g.probed()
 	}
 	g.probe = g.sinceProbe >= g.nextProbe && !appLimited(limit, s.MaxInFlight)
 	if s.Dropped > 0 {
@@ -154,9 +151,7 @@ func (g *gradient2) Update(limit float64, s Sample) float64 {
 		return g.grow(limit, s)
 	}
 	if prev := g.prev; prev.limit == math.Floor(limit) && latency <= earlyFall*prev.latency {
-		// Latency fell by a quarter at the same limit: the dependency has
-		// room it did not have when it last queued.
-		g.queued = 0
+		g.queued = 0 // the dependency has room it did not have when it last queued
 	}
 	g.prev.latency, g.prev.limit = latency, math.Floor(limit)
 	r := latency / g.baseline
@@ -166,14 +161,12 @@ func (g *gradient2) Update(limit float64, s Sample) float64 {
 	return g.move(limit, r, s)
 }
 
-// move returns the limit after a window s whose latency was r times the
-// baseline.
+// move returns the limit after a window s of latency r times the baseline.
 func (g *gradient2) move(limit, r float64, s Sample) float64 {
 	if appLimited(limit, s.MaxInFlight) {
 		return limit
 	}
-	if g.fell {
-		// The window after a fall still saw the old limit's queue.
+	if g.fell { // the window after a fall still saw the old limit's queue
 		g.fell = false
 		return limit
 	}
@@ -198,7 +191,10 @@ func (g *gradient2) grow(limit float64, s Sample) float64 {
 	if appLimited(limit, s.MaxInFlight) {
 		return limit
 	}
-	step := g.headroom(limit)
+	step := g.queue // the headroom
+	if step == 0 {
+		step = math.Max(1, math.Sqrt(limit))
+	}
 	switch {
 	case s.Blocked > 0 && ownBound(s):
 		step = max(step, ownBoundGrowth*limit)
@@ -209,15 +205,8 @@ func (g *gradient2) grow(limit float64, s Sample) float64 {
 	return limit + step*g.smoothing
 }
 
-func (g *gradient2) headroom(limit float64) float64 {
-	if g.queue > 0 {
-		return g.queue
-	}
-	return math.Max(1, math.Sqrt(limit))
-}
-
-// jittered returns the probes' interval times a random 0.75 to 1.25, so
-// that instances started together do not probe together.
+// jittered returns the probes' interval, jittered so that instances
+// started together do not probe together.
 func (g *gradient2) jittered() time.Duration {
 	return time.Duration(float64(g.every) * (0.75 + g.random()/2))
 }

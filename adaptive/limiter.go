@@ -20,7 +20,6 @@ type Limiter[Req, Res any] struct {
 	g     gate
 	inner tower.Service[Req, Res]
 	wraps tower.WrapPool[Req, Res]
-	shed  shedder[Req, Res]
 }
 
 // New returns inner wrapped in a Limiter with opts, whose limit moves by
@@ -32,8 +31,7 @@ func New[Req, Res any](inner tower.Service[Req, Res], newAlg func() Algorithm, o
 	if isnil.Is(inner) {
 		panic("adaptive.New: inner is nil")
 	}
-	alg := algorithm("adaptive.New", newAlg)
-	return newLimiter(inner, alg, newOptions("adaptive.New", opts))
+	return newLimiter(inner, algorithm("adaptive.New", newAlg), newOptions("adaptive.New", opts))
 }
 
 // algorithm returns what newAlg makes, and panics if either is nil.
@@ -50,7 +48,6 @@ func algorithm(fn string, newAlg func() Algorithm) Algorithm {
 
 func newLimiter[Req, Res any](inner tower.Service[Req, Res], alg Algorithm, o options) *Limiter[Req, Res] {
 	l := &Limiter[Req, Res]{inner: inner}
-	l.shed.sink = o.sink
 	g := &l.g
 	g.reserve, g.sink, g.dropped, g.maxWaiting, g.toDeadline = o.reserve, o.sink, o.dropped, o.maxWaiting, o.toDeadline
 	g.stride.Store(1)
@@ -64,9 +61,10 @@ func newLimiter[Req, Res any](inner tower.Service[Req, Res], alg Algorithm, o op
 		g.startProbeLocked() // nobody else holds g yet
 	}
 	n := g.w.inForce()
-	g.w.reportedLimit = n
 	g.state.Store(uint64(n) << limitShift)
-	reportLimit(o.sink, n)
+	if o.sink != nil {
+		o.sink.Add(metrics.Limit, int64(n))
+	}
 	return l
 }
 
@@ -95,7 +93,11 @@ func (l *Limiter[Req, Res]) InFlight() int { return l.g.inFlight() }
 
 // Waiting returns the number of callers waiting in Ready for a permit, as
 // a snapshot.
-func (l *Limiter[Req, Res]) Waiting() int { return l.g.queued() }
+func (l *Limiter[Req, Res]) Waiting() int {
+	l.g.mu.Lock()
+	defer l.g.mu.Unlock()
+	return l.g.waiting
+}
 
 // Ready waits for a permit for the priority ctx carries
 // ([tower.PriorityFrom]), and only then for the inner service, so a
@@ -106,16 +108,16 @@ func (l *Limiter[Req, Res]) Waiting() int { return l.g.queued() }
 // Call fails with loadshed.ErrOverloaded.
 func (l *Limiter[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	c := class(tower.PriorityFrom(ctx))
-	seq, ok := l.g.tryAcquire(c)
+	seq, ok := l.g.take(c, true)
 	if !ok {
-		v, n, err := l.g.acquire(ctx, c)
-		switch v {
-		case failed:
+		var err error
+		ok, seq, err = l.g.acquire(ctx, c)
+		if err != nil {
 			return tower.Permit[Req, Res]{}, err
-		case shed:
-			return tower.NewPermit[Req, Res](&l.shed, 0), nil
 		}
-		seq = n
+		if !ok { // shed
+			return tower.NewPermit[Req, Res]((*wrapper[Req, Res])(l), 0), nil
+		}
 	}
 	held := true
 	defer func() {
@@ -149,8 +151,9 @@ func (l *Limiter[Req, Res]) release() {
 	l.g.release()
 }
 
-// wrapper is the Limiter's tower.NotedWrapper, kept off its method set;
-// a permit's note is 1 if its call is to be timed.
+// wrapper is the Limiter's tower.NotedWrapper, whose note is 1 if the
+// call is to be timed, and the tower.Reserver of shed callers' permits,
+// which hold nothing; kept off its method set.
 type wrapper[Req, Res any] Limiter[Req, Res]
 
 func (w *wrapper[Req, Res]) CallNoted(ctx context.Context, inner tower.Permit[Req, Res], timed uint64, req Req) (res Res, err error) {
@@ -201,27 +204,17 @@ func (l *Limiter[Req, Res]) done(ctx context.Context, start time.Duration, infli
 	}
 	// First, so that an algorithm that panics leaks nothing.
 	l.release()
-	if delta := g.observe(end, end-start, o, inflight); delta != 0 {
-		reportLimit(g.sink, delta)
+	if delta := g.observe(end, end-start, o, inflight); delta != 0 && g.sink != nil {
+		g.sink.Add(metrics.Limit, int64(delta))
 	}
 }
 
-// shedder serves the permits of shed callers, which reserve nothing.
-type shedder[Req, Res any] struct{ sink metrics.Sink }
-
-func (s *shedder[Req, Res]) CallReserved(context.Context, uint64, Req) (Res, error) {
-	if s.sink != nil {
-		s.sink.Add(metrics.Shed, 1)
+func (w *wrapper[Req, Res]) CallReserved(context.Context, uint64, Req) (Res, error) {
+	if w.g.sink != nil {
+		w.g.sink.Add(metrics.Shed, 1)
 	}
 	var zero Res
 	return zero, loadshed.ErrOverloaded
 }
 
-func (s *shedder[Req, Res]) ReleaseReserved(uint64) {}
-
-// reportLimit tells sink, if there is one, that the limit moved by delta.
-func reportLimit(sink metrics.Sink, delta int) {
-	if sink != nil {
-		sink.Add(metrics.Limit, int64(delta))
-	}
-}
+func (*wrapper[Req, Res]) ReleaseReserved(uint64) {}

@@ -67,10 +67,9 @@ func WithMaxWaiting(n int) Option {
 // dependency's typical latency (the last window's mean, less the process's
 // own delay); once the queue has not emptied for that long, at most once
 // that latency, newest first (CoDel's target and adaptive LIFO), so that
-// fresh callers are answered in time and stale ones refused. A refused
-// caller's Call fails with loadshed.ErrOverloaded. A caller without a
-// deadline is never refused, and goes when it is the oldest of its
-// priority.
+// fresh callers are answered in time and stale ones refused. A caller
+// without a deadline is never refused, and goes when it is the oldest of
+// its priority.
 func WithWaitToDeadline() Option {
 	return func(o *options) { o.toDeadline = true }
 }
@@ -98,9 +97,8 @@ func Dropped(err error) bool {
 // and then each change, so that the sum is the limit in force; InFlight,
 // +1 when Ready grants a permit and -1 when it is given back; Waiting, +1
 // and -1 around a caller's wait in Ready; and Shed +1 when a permit that
-// sheds is called. The sink is called outside the limiter's lock, so two
-// changes of the limit may reach it in either order. The default, and a
-// nil sink, is no metrics.
+// sheds is called. Two changes of the limit may reach the sink in either
+// order. The default, and a nil sink, is no metrics.
 func WithMetrics(sink metrics.Sink) Option {
 	return func(o *options) { o.sink = sink }
 }
@@ -116,9 +114,8 @@ func WithMetrics(sink metrics.Sink) Option {
 // A run of minSamples/2 timed calls whose median is above twice the last
 // window's mean, or, while callers are blocked, each below three quarters
 // of it, ends a window at once, so that a dependency that loses or
-// regains capacity is acted on within a few calls. A window's mean counts
-// each call at most twice the last window's mean, so that a rare slow call
-// is not taken for queueing. It panics unless d > 0 and minSamples >= 1.
+// regains capacity is acted on within a few calls. It panics unless d > 0
+// and minSamples >= 1.
 func WithWindow(d time.Duration, minSamples int) Option {
 	if d <= 0 || minSamples < 1 {
 		panic(fmt.Sprintf("adaptive.WithWindow: want d > 0 and minSamples >= 1, got %v and %d", d, minSamples))
@@ -146,10 +143,8 @@ func WithReserve(fraction float64) Option {
 //
 // Gradient2 and Vegas judge only the rest against the no-load latency, so
 // a process that is itself the bottleneck (a proxy whose CPU is busy while
-// its backends idle) is not read as the dependency's overload. When the
-// own delay is more than half the latency, the limit never falls on
-// latency and grows while the load reaches it (fourfold a window while
-// callers are blocked); drops still lower it. It panics if f is nil.
+// its backends idle) is not read as the dependency's overload. It panics
+// if f is nil.
 func WithOwnDelay(f func() time.Duration) Option {
 	if f == nil {
 		panic("adaptive.WithOwnDelay: f is nil")
@@ -158,16 +153,13 @@ func WithOwnDelay(f func() time.Duration) Option {
 }
 
 func newOptions(fn string, opts []Option) options {
-	o := options{min: 1, max: 200, maxWaiting: -1, window: time.Second, minSamples: 10, reserve: 100}
+	o := options{min: 1, max: 200, maxWaiting: -1, dropped: Dropped, window: time.Second, minSamples: 10, reserve: 100}
 	option.Onto(fn, &o, opts)
 	if o.initial == 0 {
 		o.initial = min(max(20, o.min), o.max)
 	}
 	if o.initial < o.min || o.initial > o.max {
 		panic(fmt.Sprintf("%s: initial limit %d is outside the bounds [%d, %d]", fn, o.initial, o.min, o.max))
-	}
-	if o.dropped == nil {
-		o.dropped = Dropped
 	}
 	return o
 }

@@ -30,10 +30,8 @@ const (
 // of a waiter's links the queue uses.
 type waitList struct {
 	head, tail *waiter
-	n          int
+	n          int // waiters queued
 }
-
-func (q *waitList) len() int { return q.n }
 
 func (q *waitList) push(w *waiter, k int) {
 	l := &w.links[k]

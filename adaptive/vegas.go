@@ -49,15 +49,13 @@ type vegas struct {
 // a window). A drop takes lg away. With no queue and callers blocked at
 // the limit, it doubles if that adds more than β: a slow start. When the
 // process's own delay is most of the latency, it grows by β, or fourfold
-// with callers blocked. A window whose requests in flight never reached
-// half the limit leaves it alone.
+// with callers blocked.
 //
 // The no-load latency comes from probes ([Prober]), as [Gradient2]'s
 // baseline does, the queue above β standing for latency above the
 // tolerance, and periodically ([VegasProbe]).
 //
-// It returns a constructor for [New] and [NewLayer], which makes a fresh
-// algorithm with these settings each call. It panics if an option is nil.
+// It returns a constructor of fresh algorithms, and panics if an option is nil.
 func Vegas(opts ...VegasOption) func() Algorithm {
 	v := &vegas{smoothing: 1, every: 30}
 	option.Onto("adaptive.Vegas", v, opts)
@@ -73,7 +71,7 @@ func (v *vegas) Update(limit float64, s Sample) float64 {
 	v.windows++
 	if s.Probe {
 		v.windows, v.jitter = 0, 0.5+rand.Float64()/2
-		v.trigger.probed()
+		v.probed()
 	}
 	v.probe = float64(v.windows) >= v.jitter*v.every*limit && !appLimited(limit, s.MaxInFlight)
 	lg := log10Floor(limit)

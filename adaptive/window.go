@@ -32,22 +32,16 @@ type window struct {
 	short       bool          // the limit is settling: see WithWindow
 	lastMean    time.Duration // the mean latency of the last window that timed a call
 
-	run           []time.Duration // the latest timed calls' latencies, few() at most: see jumped
-	reportedLimit int             // the limit in force last told to the sink
-	sinceStride   int             // calls observed since the stride last changed
+	run         []time.Duration // the latest timed calls' latencies, few() at most, to end the window early
+	sinceStride int             // calls observed since the stride last changed
 
-	// A probe: its timed calls are those that started in it with at most
-	// probeLimit in flight.
 	probing      bool
 	probeLimit   int
 	probeSamples int // the timed calls that end it: as many as normal priority may have in flight in it, at most few()
 }
 
-// The rules of WithWindow: a short window is shortDivisor times shorter;
-// a run ends a window early on a median above earlyRatio times the last
-// window's mean, or with callers blocked every latency below earlyFall
-// times it (unblocked, a faster run may be noise); a window's mean counts
-// a call at most clipRatio times the last window's mean.
+// The rules of WithWindow and of Sample.MeanLatency. A faster run ends a
+// window only with callers blocked: unblocked, it may be noise.
 const (
 	shortDivisor = 10
 	earlyRatio   = 2
@@ -57,8 +51,6 @@ const (
 	maxStride    = 64 // the most calls per timed call
 )
 
-// inForce is the limit in force: the probe's during a probe, the
-// algorithm's otherwise.
 func (w *window) inForce() int {
 	if w.probing {
 		return w.probeLimit
@@ -66,7 +58,6 @@ func (w *window) inForce() int {
 	return int(w.limit)
 }
 
-// outcome of a call, for the window.
 type outcome uint8
 
 const (
@@ -92,9 +83,8 @@ func (g *gate) classify(ctx context.Context, err error, timed bool, elapsed time
 }
 
 // observe records a timed or dropped call that ended at end after latency,
-// with inflight in flight when it started (timed) or ended (dropped), and
-// ends the window if it is due. It returns the change of the limit in
-// force, for the sink.
+// with inflight in flight when it started (timed) or ended (dropped). It
+// returns the change of the limit in force, for the sink.
 func (g *gate) observe(end, latency time.Duration, o outcome, inflight int) (delta int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -137,11 +127,10 @@ func (g *gate) observe(end, latency time.Duration, o outcome, inflight int) (del
 	}
 	if len(w.run) >= few {
 		slices.Sort(w.run)
-		if w.jumped() {
-			// The window is the run, each latency clipped at clipRatio
-			// times the run's median.
+		median := w.run[len(w.run)/2] // not the mean: one rare slow call is not a slower dependency
+		if w.lastMean > 0 && (median > earlyRatio*w.lastMean ||
+			w.blocked > 0 && float64(w.run[len(w.run)-1]) < earlyFall*float64(w.lastMean)) {
 			w.timed, w.sum, w.least = len(w.run), 0, w.run[0]
-			median := w.run[len(w.run)/2]
 			for _, l := range w.run {
 				w.sum += min(l, clipRatio*median)
 			}
@@ -155,19 +144,10 @@ func (g *gate) observe(end, latency time.Duration, o outcome, inflight int) (del
 	return g.closeLocked(end)
 }
 
-// few is the least number of timed calls a short window needs.
+// few is the least number of timed calls of a short window, and of a run.
 func (w *window) few() int { return max(1, w.minSamples/2) }
 
-// jumped reports whether the sorted run ends the window early. The
-// median, not the mean: one rare slow call is not a slower dependency.
-func (w *window) jumped() bool {
-	return w.lastMean > 0 && (w.run[len(w.run)/2] > earlyRatio*w.lastMean ||
-		w.blocked > 0 && float64(w.run[len(w.run)-1]) < earlyFall*float64(w.lastMean))
-}
-
-// closeLocked ends the window at end: the algorithm moves the limit, and a
-// new window starts, a probe if the algorithm asks. It returns the change
-// of the limit in force since the sink was last told.
+// closeLocked ends the window at end and returns how far the limit moved.
 func (g *gate) closeLocked(end time.Duration) int {
 	w := &g.w
 	s := Sample{
@@ -180,15 +160,13 @@ func (g *gate) closeLocked(end time.Duration) int {
 		Probe:       w.probing,
 		Elapsed:     end - w.start,
 	}
+	last := w.lastMean
 	if w.timed > 0 {
 		s.MeanLatency = w.sum / time.Duration(w.timed)
 		if w.own != nil {
 			s.OwnDelay = min(max(w.own(), 0), s.MeanLatency)
 		}
 		g.typical.Store(int64(dependencyLatency(s)))
-	}
-	last := w.lastMean
-	if s.Timed > 0 {
 		w.lastMean = s.MeanLatency
 	}
 	w.start = end
@@ -213,15 +191,10 @@ func (g *gate) closeLocked(end time.Duration) int {
 	if w.prober != nil && w.prober.ProbeNext() {
 		g.startProbeLocked()
 	}
-	n := w.inForce()
-	delta := n - w.reportedLimit
-	w.reportedLimit = n
-	g.setLimitLocked(n)
-	return delta
+	return g.setLimitLocked(w.inForce())
 }
 
-// startProbeLocked makes the window that starts now a probe: every call
-// is timed, under the probe's limit.
+// startProbeLocked makes the window that starts now a probe.
 func (g *gate) startProbeLocked() {
 	w := &g.w
 	w.probing = true

@@ -26,7 +26,7 @@ func windowGate(stride uint32, minSamples int, alg Algorithm) *gate {
 	g.stride.Store(stride)
 	g.w = window{
 		alg: alg, limit: 10, min: 1, max: 100,
-		length: time.Second, minSamples: minSamples, reportedLimit: 10,
+		length: time.Second, minSamples: minSamples,
 	}
 	g.w.run = make([]time.Duration, 0, g.w.few()) // as the limiter makes it
 	g.state.Store(10 << limitShift)

@@ -24,9 +24,9 @@ type Completion[Res any] interface {
 	Track(h *Handle, res Res) Res
 }
 
-// A Handle is one request counted in its endpoint's load, from the moment it
-// was called until Done. A [Completion] receives it with the response. A
-// Handle is safe for concurrent use.
+// A Handle is one request counted in its endpoint's load until Done. A
+// [Completion] receives it with the response. It is safe for concurrent
+// use.
 type Handle struct {
 	done atomic.Bool
 	c    completer
@@ -46,9 +46,8 @@ type completer interface {
 	complete(sent time.Time)
 }
 
-// callTracked calls inner with req and hands a successful response to comp
-// with a Handle that reports to c. The request is complete when comp says
-// so, or at once if the call fails or panics.
+// callTracked is a call under comp: the request is complete when comp says
+// so, or when the call fails or panics.
 func callTracked[Req, Res any](ctx context.Context, inner tower.Permit[Req, Res], req Req, comp Completion[Res], c completer, sent time.Time) (Res, error) {
 	h := &Handle{c: c, sent: sent}
 	handed := false

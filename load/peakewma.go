@@ -90,16 +90,14 @@ func (p *PeakEwma[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res],
 func (p *PeakEwma[Req, Res]) Load() float64 {
 	pending := p.pending.Load()
 	now := time.Now()
-	p.mu.Lock()
-	estimate := p.update(now, now, now)
-	p.mu.Unlock()
-	return estimate * float64(pending+1)
+	return p.update(now, now) * float64(pending+1)
 }
 
-// update folds an RTT from sent to recv into the estimate at now, and
-// returns the estimate. p.mu must be held.
-func (p *PeakEwma[Req, Res]) update(sent, recv, now time.Time) float64 {
-	rtt := nanos(recv.Sub(sent))
+// update folds the RTT of a request sent at sent and answered at now (a
+// read of the load: sent at now) into the estimate, and returns it.
+func (p *PeakEwma[Req, Res]) update(sent, now time.Time) float64 {
+	p.mu.Lock()
+	rtt := nanos(now.Sub(sent))
 	if p.rtt < rtt {
 		p.rtt = rtt // a peak
 	} else {
@@ -109,7 +107,9 @@ func (p *PeakEwma[Req, Res]) update(sent, recv, now time.Time) float64 {
 		p.rtt = float64(p.rtt*w) + float64(rtt*(1-w))
 	}
 	p.updated = now
-	return p.rtt
+	estimate := p.rtt
+	p.mu.Unlock()
+	return estimate
 }
 
 // nanos returns d in nanoseconds, or 0 if d is negative.
@@ -122,8 +122,7 @@ func (w *ewmaWrapper[Req, Res]) CallWrapped(ctx context.Context, inner tower.Per
 	sent := time.Now()
 	w.pending.Add(1)
 	if w.completion == nil {
-		// Deferred, so that a panicking inner call completes too.
-		defer w.complete(sent)
+		defer w.complete(sent) // deferred: a call that panics is done too
 		return inner.Call(ctx, req)
 	}
 	return callTracked(ctx, inner, req, w.completion, w, sent)
@@ -134,9 +133,6 @@ func (w *ewmaWrapper[Req, Res]) ReleaseWrapped(inner tower.Permit[Req, Res]) { i
 // complete ends a request sent at sent: its RTT updates the estimate, and
 // then it stops counting as pending.
 func (w *ewmaWrapper[Req, Res]) complete(sent time.Time) {
-	now := time.Now()
-	w.mu.Lock()
-	(*PeakEwma[Req, Res])(w).update(sent, now, now)
-	w.mu.Unlock()
+	(*PeakEwma[Req, Res])(w).update(sent, time.Now())
 	w.pending.Add(-1)
 }

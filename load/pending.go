@@ -59,8 +59,7 @@ type pendingWrapper[Req, Res any] PendingRequests[Req, Res]
 func (w *pendingWrapper[Req, Res]) CallWrapped(ctx context.Context, inner tower.Permit[Req, Res], req Req) (Res, error) {
 	w.pending.Add(1)
 	if w.completion == nil {
-		// Deferred, so that a panicking inner call is not counted forever.
-		defer w.pending.Add(-1)
+		defer w.pending.Add(-1) // deferred: a call that panics is done too
 		return inner.Call(ctx, req)
 	}
 	return callTracked(ctx, inner, req, w.completion, w, time.Time{})

@@ -11,7 +11,6 @@ import (
 	"github.com/towergo/tower/metrics"
 )
 
-// The defaults.
 const (
 	// DefaultK is the multiplier K of the accepts, the SRE book's.
 	DefaultK = 2.0
@@ -28,19 +27,14 @@ type Rand interface {
 	Float64() float64
 }
 
-// globalRand is math/rand/v2's top-level source, safe for concurrent use.
-type globalRand struct{}
-
-func (globalRand) Float64() float64 { return rand.Float64() }
-
 // An Option configures a Throttle.
 type Option func(*options)
 
 type options struct {
 	k, maxReject float64
 	window       time.Duration
-	rand         Rand
-	sink         metrics.Sink // nil: no metrics
+	rand         func() float64 // a Rand's Float64
+	sink         metrics.Sink   // nil: no metrics
 }
 
 // WithK sets the multiplier K of the accepts (default [DefaultK]): a
@@ -87,7 +81,7 @@ func WithRand(r Rand) Option {
 	if isnil.Is(r) {
 		panic("throttle.WithRand: nil Rand")
 	}
-	return func(o *options) { o.rand = r }
+	return func(o *options) { o.rand = r.Float64 }
 }
 
 // WithMetrics makes the Throttle report to sink Throttled +1 for each
@@ -98,7 +92,7 @@ func WithMetrics(sink metrics.Sink) Option {
 }
 
 func newOptions(fn string, opts []Option) options {
-	o := options{k: DefaultK, maxReject: DefaultMaxRejection, window: DefaultWindow, rand: globalRand{}}
+	o := options{k: DefaultK, maxReject: DefaultMaxRejection, window: DefaultWindow, rand: rand.Float64}
 	option.Onto(fn, &o, opts)
 	return o
 }

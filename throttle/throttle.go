@@ -60,7 +60,7 @@ func NewLayer[Req, Res any](accepted func(res Res, err error) bool, opts ...Opti
 // without reaching the inner service. Otherwise it waits for the inner
 // Ready; an inner error is returned unchanged and not counted.
 func (t *Throttle[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
-	if p := t.RejectionProbability(); p > 0 && t.rand.Float64() < p {
+	if p := t.RejectionProbability(); p > 0 && t.rand() < p {
 		return tower.NewPermit[Req, Res]((*hooks[Req, Res])(t), 0), nil
 	}
 	inner, err := t.inner.Ready(ctx)
@@ -79,7 +79,7 @@ func (t *Throttle[Req, Res]) RejectionProbability() float64 {
 	return min(max(p, 0), t.maxReject)
 }
 
-// hooks is the Throttle's tower.Wrapper, and the tower.Reserved of the
+// hooks is the Throttle's tower.Wrapper, and the tower.Reserver of the
 // permits of rejected requests, which hold nothing; kept off its method set.
 type hooks[Req, Res any] Throttle[Req, Res]
 

@@ -21,7 +21,7 @@ func TestAdvanceNotForward(t *testing.T) {
 			if r, a := w.counts(); r != 2 || a != 1 {
 				t.Errorf("after advance(%d): %d requests, %d accepts; want 2, 1", b, r, a)
 			}
-			if c := w.cur.Load(); c != 119 {
+			if c := w.cur; c != 119 {
 				t.Errorf("after advance(%d): at bucket %d, want 119", b, c)
 			}
 		}
