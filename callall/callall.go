@@ -15,47 +15,31 @@ import (
 // Ordered panics if svc (a typed nil too) or reqs is nil, or limit is
 // below 1.
 func Ordered[Req, Res any](ctx context.Context, svc tower.Service[Req, Res], reqs iter.Seq[Req], limit int) iter.Seq2[Res, error] {
-	validate("callall.Ordered", svc, reqs == nil, limit)
-	return all(ctx, svc, fromSeq(reqs), limit, true)
+	return all(ctx, "callall.Ordered", svc, fromSeq(reqs), reqs == nil, limit, true)
 }
 
 // Unordered is [Ordered], except that it yields each response as soon as
 // it comes, whatever the order of the requests.
 func Unordered[Req, Res any](ctx context.Context, svc tower.Service[Req, Res], reqs iter.Seq[Req], limit int) iter.Seq2[Res, error] {
-	validate("callall.Unordered", svc, reqs == nil, limit)
-	return all(ctx, svc, fromSeq(reqs), limit, false)
+	return all(ctx, "callall.Unordered", svc, fromSeq(reqs), reqs == nil, limit, false)
 }
 
 // OrderedChan is [Ordered] over the requests received from reqs, until it
 // is closed or ctx ends. A loop that ends early leaves the rest in reqs.
 func OrderedChan[Req, Res any](ctx context.Context, svc tower.Service[Req, Res], reqs <-chan Req, limit int) iter.Seq2[Res, error] {
-	validate("callall.OrderedChan", svc, reqs == nil, limit)
-	return all(ctx, svc, fromChan(reqs), limit, true)
+	return all(ctx, "callall.OrderedChan", svc, fromChan(reqs), reqs == nil, limit, true)
 }
 
 // UnorderedChan is [Unordered] over the requests received from reqs, as
 // [OrderedChan] is.
 func UnorderedChan[Req, Res any](ctx context.Context, svc tower.Service[Req, Res], reqs <-chan Req, limit int) iter.Seq2[Res, error] {
-	validate("callall.UnorderedChan", svc, reqs == nil, limit)
-	return all(ctx, svc, fromChan(reqs), limit, false)
+	return all(ctx, "callall.UnorderedChan", svc, fromChan(reqs), reqs == nil, limit, false)
 }
 
 // MaxLimit is the largest number of requests a call-all has out at once; a
 // larger limit, up to math.MaxInt, counts as MaxLimit, so a caller can say
 // "no limit". A run allocates its queues for limit requests when it starts.
 const MaxLimit = 1 << 16
-
-func validate[Req, Res any](fn string, svc tower.Service[Req, Res], nilReqs bool, limit int) {
-	if isnil.Is(svc) {
-		panic(fn + ": svc is nil")
-	}
-	if nilReqs {
-		panic(fn + ": reqs is nil")
-	}
-	if limit < 1 {
-		panic(fmt.Sprintf("%s: limit must be at least 1, got %d", fn, limit))
-	}
-}
 
 // A source gives the requests of one run; ctx ends when the run does.
 type source[Req any] func(ctx context.Context) iter.Seq[Req]
@@ -81,12 +65,28 @@ func fromChan[Req any](reqs <-chan Req) source[Req] {
 	}
 }
 
-// all returns the sequence of one of the four variants.
-func all[Req, Res any](ctx context.Context, svc tower.Service[Req, Res], src source[Req], limit int, ordered bool) iter.Seq2[Res, error] {
+// all returns the sequence of one of the four variants, fn, once it has
+// checked their arguments.
+func all[Req, Res any](ctx context.Context, fn string, svc tower.Service[Req, Res], src source[Req], nilReqs bool, limit int, ordered bool) iter.Seq2[Res, error] {
+	if isnil.Is(svc) {
+		panic(fn + ": svc is nil")
+	}
+	if nilReqs {
+		panic(fn + ": reqs is nil")
+	}
+	if limit < 1 {
+		panic(fmt.Sprintf("%s: limit must be at least 1, got %d", fn, limit))
+	}
 	limit = min(limit, MaxLimit)
 	return func(yield func(Res, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
-		r := newRun(ctx, svc, limit, ordered)
+		r := &run[Req, Res]{
+			ctx: ctx, svc: svc, ordered: ordered, limit: limit,
+			free:    make(chan *record[Req, Res], limit),
+			work:    make(chan *record[Req, Res], limit),
+			out:     make(chan *record[Req, Res], limit),
+			stopped: make(chan struct{}),
+		}
 		go r.dispatch(src(ctx))
 		defer func() {
 			cancel()

@@ -53,19 +53,6 @@ type record[Req, Res any] struct {
 	panicked bool          // err is a panic the worker recovered
 }
 
-func newRun[Req, Res any](ctx context.Context, svc tower.Service[Req, Res], limit int, ordered bool) *run[Req, Res] {
-	return &run[Req, Res]{
-		ctx:     ctx,
-		svc:     svc,
-		ordered: ordered,
-		limit:   limit,
-		free:    make(chan *record[Req, Res], limit),
-		work:    make(chan *record[Req, Res], limit),
-		out:     make(chan *record[Req, Res], limit),
-		stopped: make(chan struct{}),
-	}
-}
-
 // The PanicError's Where for user code the run calls.
 const (
 	inIterator = "the request iterator, on a callall dispatcher"
@@ -103,7 +90,6 @@ func (r *run[Req, Res]) dispatch(reqs iter.Seq[Req]) {
 func (r *run[Req, Res]) sendAll(reqs iter.Seq[Req]) {
 	rec := r.record()
 	if rec == nil {
-		r.err = r.ctx.Err()
 		return
 	}
 	for req := range reqs {
@@ -111,11 +97,9 @@ func (r *run[Req, Res]) sendAll(reqs iter.Seq[Req]) {
 			return
 		}
 		if rec = r.record(); rec == nil {
-			r.err = r.ctx.Err()
 			return
 		}
 	}
-	r.free <- rec
 	r.err = r.ctx.Err() // a channel's requests end when ctx does
 }
 
@@ -131,18 +115,13 @@ func (r *run[Req, Res]) send(rec *record[Req, Res], req Req) bool {
 	r.in = inReady
 	if perr := guard.Call(inReady, func() { p, err = r.svc.Ready(r.ctx) }); perr != nil {
 		err, r.panicked = perr, true
+	} else if err == nil && r.ctx.Err() != nil {
+		// Capacity is granted even to a done ctx; the run is over anyway.
+		err, r.in = r.ctx.Err(), inRelease
+		p.Release()
 	}
 	r.in = inIterator
-	if err == nil {
-		// Capacity is granted even to a done ctx; the run is over anyway.
-		if err = r.ctx.Err(); err != nil {
-			r.in = inRelease
-			p.Release()
-			r.in = inIterator
-		}
-	}
 	if err != nil {
-		r.free <- rec
 		r.err = err
 		return false
 	}
@@ -156,7 +135,7 @@ func (r *run[Req, Res]) send(rec *record[Req, Res], req Req) bool {
 }
 
 // record returns a free record, making one (and its worker) if fewer than
-// limit exist, or nil if ctx ends first.
+// limit exist, or nil, with r.err set, if ctx ends first.
 func (r *run[Req, Res]) record() *record[Req, Res] {
 	select {
 	case rec := <-r.free:
@@ -177,6 +156,7 @@ func (r *run[Req, Res]) record() *record[Req, Res] {
 	case rec := <-r.free:
 		return rec
 	case <-r.ctx.Done():
+		r.err = r.ctx.Err()
 		return nil
 	}
 }

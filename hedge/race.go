@@ -22,8 +22,7 @@ type race[Req, Res any] struct {
 	winner     atomic.Int32  // none, original or hedged: the first leg to answer
 	leg        sync.WaitGroup
 
-	mu          sync.Mutex
-	stopped     bool               // the original won: the hedge must not start
+	mu          sync.Mutex         // orders the original's win and the hedge's start
 	cancelHedge context.CancelFunc // the hedge's, once it started
 
 	// The hedge's outcome, written before leg.Done.
@@ -78,7 +77,6 @@ func (r *race[Req, Res]) settle(t *time.Timer) bool {
 	won := r.winner.CompareAndSwap(none, original)
 	if won {
 		r.mu.Lock()
-		r.stopped = true
 		if r.cancelHedge != nil {
 			r.cancelHedge()
 		}
@@ -104,7 +102,7 @@ const (
 func (r *race[Req, Res]) hedge() {
 	defer r.leg.Done()
 	r.mu.Lock()
-	if r.stopped {
+	if r.winner.Load() == original {
 		r.mu.Unlock()
 		return
 	}

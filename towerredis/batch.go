@@ -31,11 +31,12 @@ type stock struct {
 func stockMark(batch uint32, i int) uint64 { return uint64(batch)<<32 | uint64(i) }
 
 // fetch is a round trip for the next batch, which the replica's other
-// callers wait for. Its fields are set before done is closed.
+// callers wait for. Its fields are set before done is closed: if Redis did
+// not answer, to failedOpen or an *UnreachableError, for them to return too.
 type fetch struct {
-	done       chan struct{}
-	failedOpen bool  // Redis did not answer and the limit fails open
-	refused    error // the *UnreachableError of a limit that fails closed
+	done chan struct{}
+	from outcome
+	err  error
 }
 
 func newStock(b *gcra, keys []string, size int) *stock {
@@ -66,7 +67,6 @@ func (s *stock) take(ctx context.Context, w *watch) (outcome, uint64, error) {
 		}
 		if probe {
 			s.mu.Unlock()
-			// Take one token there now from Redis, if any.
 			g, from, err := s.b.take(ctx, s.keys, 1, w)
 			return from, uint64(g.tat), err
 		}
@@ -75,12 +75,8 @@ func (s *stock) take(ctx context.Context, w *watch) (outcome, uint64, error) {
 			w.start(s.b.o.sink, nothing)
 			select {
 			case <-f.done:
-				// If Redis did not answer that fetch, fail as it did.
-				if f.failedOpen {
-					return failedOpen, 0, nil
-				}
-				if f.refused != nil {
-					return 0, 0, f.refused
+				if f.from == failedOpen || f.err != nil {
+					return f.from, 0, f.err
 				}
 				continue
 			case <-ctx.Done():
@@ -152,9 +148,8 @@ func (s *stock) fetch(ctx context.Context, w *watch) (outcome, uint64, error) {
 		if from == fromRedis {
 			s.batch, s.at, s.first, s.next, s.n, s.tat = batch, g.at, g.due, 1, g.n, g.tat
 		}
-		f.failedOpen = from == failedOpen
-		if _, ok := err.(*UnreachableError); ok {
-			f.refused = err
+		if _, ok := err.(*UnreachableError); ok || from == failedOpen {
+			f.from, f.err = from, err
 		}
 		s.fetching = nil
 		s.mu.Unlock()

@@ -21,10 +21,8 @@
 // that crashed come back by themselves. Ready waits as in package limit,
 // bounded by ctx.
 //
-// Each round trip is bounded by [WithTimeout]. One that times out or fails
-// leaves the request to the [FailMode], FailOpen by default. Neither mode
-// waits for Redis, and neither breaks the limit: the next request asks
-// Redis again.
+// Each round trip is bounded by [WithTimeout]; one that times out or fails
+// leaves the request to the [FailMode], and the next request asks again.
 //
 // Every key begins with the prefix ([WithPrefix]) and carries a hash tag,
 // so that the limits work on Redis Cluster: a Bucket's key is

@@ -11,12 +11,10 @@ import (
 // ErrUnreachable is what an [*UnreachableError] matches with errors.Is.
 var ErrUnreachable = errors.New("towerredis: Redis unreachable")
 
-// An UnreachableError is the error of a request that a limit under
-// [FailClosed] refused, without sending it to the inner service, because
-// Redis did not answer its round trip in time, or answered with an error.
-// It wraps [ErrUnreachable] and Err. It answers [tower.IsOverloaded], not
-// [tower.IsThrottled] nor [tower.IsTimeout]: the caller did nothing wrong,
-// and it was the round trip that timed out, not the request.
+// An UnreachableError is the error of a request that a [FailClosed] limit
+// refused because Redis did not answer in time, or answered with an error.
+// It wraps [ErrUnreachable] and Err, and answers [tower.IsOverloaded] only:
+// the caller did nothing wrong, and only the round trip timed out.
 type UnreachableError struct {
 	// Name is the limit's name.
 	Name string

@@ -83,8 +83,6 @@ type grant struct {
 	at  time.Duration // when the answer came in, a mono reading
 }
 
-var threeInts = ints(3)
-
 // ask runs the script on keys to take up to want tokens (want >= 1),
 // those due within maxWait included. The due instant is counted from the
 // answer's arrival on the local clock, so a token is never used before
@@ -104,9 +102,11 @@ func (b *gcra) run(ctx context.Context, o *options, keys []string, want int, arg
 			res, err = b.client.Eval(ctx, rateSource, keys, args...).Result()
 		}
 		return res, err
-	}, func(reply any) ([]int64, bool) { return rateReply(reply, want) }, func(v []int64) {
-		if want > 0 && v[0] > 0 {
-			b.forget(keys, int(v[0]), v[2])
+	}, func(reply any) ([3]int64, bool) { return rateReply(reply, want) }, func(v [3]int64) {
+		if want > 0 && v[0] > 0 { // given back unobserved: the observer may panic again
+			quiet := *o
+			quiet.observer = nil
+			b.run(context.Background(), &quiet, keys, -int(v[0]), v[2])
 		}
 	})
 	if err != nil {
@@ -120,10 +120,10 @@ func (b *gcra) run(ctx context.Context, o *options, keys []string, want int, arg
 // integers, the first, the tokens granted, between 0 and want (0 to give
 // back), and a refusal's wait positive, lest the caller ask again at once
 // forever.
-func rateReply(reply any, want int) ([]int64, bool) {
-	v, ok := threeInts(reply)
+func rateReply(reply any, want int) ([3]int64, bool) {
+	v, ok := ints[[3]int64](reply)
 	if !ok || v[0] < 0 || v[0] > int64(max(want, 0)) {
-		return nil, false
+		return v, false
 	}
 	return v, want < 0 || v[0] > 0 || v[1] > 0
 }
@@ -210,14 +210,6 @@ func sleepUntil(ctx context.Context, due time.Duration, w *watch, sink metrics.S
 // lost, on the side of the limit.
 func (b *gcra) giveBack(keys []string, n int, mark int64) {
 	b.run(context.Background(), &b.o, keys, -n, mark)
-}
-
-// forget is giveBack without the observer, for tokens whose round trip's
-// observer panicked and may panic again.
-func (b *gcra) forget(keys []string, n int, mark int64) {
-	quiet := b.o
-	quiet.observer = nil
-	b.run(context.Background(), &quiet, keys, -n, mark)
 }
 
 // watch reports a caller as Waiting to a sink once, from its first wait to

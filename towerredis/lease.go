@@ -99,10 +99,9 @@ func WithPollInterval(d time.Duration) ConcurrencyOption {
 // of a sorted set in Redis counted by every replica sharing the name.
 //
 // A lease has a time to live on Redis's clock. A replica renews its leases
-// every third of the TTL, in one round trip, from a goroutine that runs
-// only while it holds some; the leases of a replica that crashed come back
-// within a TTL. A lease its replica finds gone (it was paused longer than
-// the TTL) is reported as [ErrLeaseLost], and its call goes on.
+// every third of the TTL, in one round trip, while it holds some; the
+// leases of a replica that crashed come back within a TTL. A lease found
+// gone is reported as [ErrLeaseLost].
 //
 // Ready asks Redis for a lease, granted at once if a place is free, even
 // to a done ctx; otherwise it asks again after the poll interval
@@ -114,8 +113,8 @@ func WithPollInterval(d time.Duration) ConcurrencyOption {
 // request, when its call returns or panics, its permit is released unused,
 // or the inner service's Ready fails; if that round trip fails, or the one
 // that granted it timed out, the lease expires within the TTL. When Redis
-// does not answer, the [FailMode] decides (FailOpen admits without a
-// lease); a bad reply makes Ready fail with [ErrBadReply].
+// does not answer, the [FailMode] decides; a bad reply makes Ready fail
+// with [ErrBadReply].
 //
 // A Concurrency is safe for concurrent use; build one with
 // [NewConcurrency]. Req and Res are the request and response types.
@@ -134,8 +133,8 @@ type Concurrency[Req, Res any] struct {
 
 	mu       sync.Mutex
 	held     map[uint64]string // lease id → member, of the leases to renew
-	renewing bool              // whether the renewal goroutine runs
-	idle     chan struct{}     // wakes the renewal goroutine when held empties
+	renewing bool              // whether timer is set, or its renew runs
+	timer    *time.Timer       // runs renew
 }
 
 // NewConcurrency returns inner wrapped in a limit of max requests in
@@ -149,34 +148,23 @@ type Concurrency[Req, Res any] struct {
 // name is empty, if max < 1, if an option is nil, or if ttl is below
 // MinTTL or MinTTLTimeouts times the round-trip timeout (450ms by default).
 func NewConcurrency[Req, Res any](inner tower.Service[Req, Res], client redis.Scripter, name string, max int, ttl time.Duration, opts ...ConcurrencyOption) *Concurrency[Req, Res] {
-	const fn = "towerredis.NewConcurrency"
-	if guard.IsNil(inner) {
-		panic(fn + ": inner is nil")
-	}
-	o := checkConcurrency(fn, client, name, max, ttl, opts)
-	return &Concurrency[Req, Res]{
-		inner: inner, client: client, name: name,
-		keys: []string{"{" + o.prefix + ":lease:" + name + "}"},
-		ttl:  ttl, maxArg: max, ttlArg: ttl.Milliseconds(), o: o,
-		replica: strconv.FormatUint(rand.Uint64(), 36) + ":",
-		held:    make(map[uint64]string),
-		idle:    make(chan struct{}, 1),
-	}
+	return newConcurrency("towerredis.NewConcurrency", inner, client, name, max, ttl, opts)
 }
 
 // NewConcurrencyLayer returns a Layer that wraps each service in a
 // [NewConcurrency] limit with these arguments: all the services it wraps
 // share the one limit. It panics as NewConcurrency does, when called.
 func NewConcurrencyLayer[Req, Res any](client redis.Scripter, name string, max int, ttl time.Duration, opts ...ConcurrencyOption) tower.Layer[Req, Res] {
-	checkConcurrency("towerredis.NewConcurrencyLayer", client, name, max, ttl, opts)
+	newConcurrency[Req, Res]("towerredis.NewConcurrencyLayer", tower.ServiceFunc[Req, Res](standIn[Req, Res]), client, name, max, ttl, opts)
 	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
 		return NewConcurrency(inner, client, name, max, ttl, opts...)
 	})
 }
 
-// checkConcurrency checks NewConcurrency's arguments, and returns its
-// options.
-func checkConcurrency(fn string, client redis.Scripter, name string, limit int, ttl time.Duration, opts []ConcurrencyOption) options {
+func newConcurrency[Req, Res any](fn string, inner tower.Service[Req, Res], client redis.Scripter, name string, limit int, ttl time.Duration, opts []ConcurrencyOption) *Concurrency[Req, Res] {
+	if guard.IsNil(inner) {
+		panic(fn + ": inner is nil")
+	}
 	checkClient(fn, client, name)
 	if limit < 1 {
 		panic(fmt.Sprintf("%s: max must be at least 1, got %d", fn, limit))
@@ -189,7 +177,13 @@ func checkConcurrency(fn string, client redis.Scripter, name string, limit int, 
 		panic(fmt.Sprintf("%s: ttl must be at least %d times the round-trip timeout of %v, and at least %v, so that renewals keep up: at least %v, got %v",
 			fn, MinTTLTimeouts, o.timeout, MinTTL, least, ttl))
 	}
-	return o
+	return &Concurrency[Req, Res]{
+		inner: inner, client: client, name: name,
+		keys: []string{"{" + o.prefix + ":lease:" + name + "}"},
+		ttl:  ttl, maxArg: limit, ttlArg: ttl.Milliseconds(), o: o,
+		replica: strconv.FormatUint(rand.Uint64(), 36) + ":",
+		held:    make(map[uint64]string),
+	}
 }
 
 // Ready gets a lease as [Concurrency] says, then waits for the inner
@@ -223,43 +217,35 @@ func (c *Concurrency[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Re
 // acquire asks Redis for a lease until it gets one or ctx ends, and
 // returns its id; 0 is admitted without a lease (FailOpen). The polls of
 // one call ask for the same member, which the script grants again if it
-// holds it already.
+// holds it already: if an observer or the sink panics, it is forgotten.
 func (c *Concurrency[Req, Res]) acquire(ctx context.Context) (lease uint64, err error) {
 	id := c.next.Add(1)
 	member := c.member(id)
-	settled, waiting := false, false
-	defer func() {
-		if !settled { // an observer or a sink panicked
-			c.forget(member)
-		}
-		if waiting {
-			guard.Undo(func() { c.o.sink.Add(metrics.Waiting, -1) }, func() { c.giveBack(lease) })
-		}
-	}()
+	var w watch
+	defer w.done(c.o.sink, func() { c.giveBack(lease) })
+	guard.Undo(func() { lease, err = c.poll(ctx, id, member, &w) }, func() { c.forget(member) })
+	return lease, err
+}
+
+// poll is acquire's loop.
+func (c *Concurrency[Req, Res]) poll(ctx context.Context, id uint64, member string, w *watch) (uint64, error) {
 	for {
 		reply, err := roundTrip(ctx, &c.o, "lease.acquire", func(ctx context.Context) (any, error) {
 			return acquireScript.Run(ctx, c.client, c.keys, member, c.maxArg, c.ttlArg).Result()
-		}, acquired, nil) // nil: the deferred function forgets a grant the observer's panic strands
+		}, acquired, nil)
 		if err != nil {
-			settled = true
 			return 0, c.o.failed(c.name, err)
 		}
 		if reply[0] == 1 {
 			c.hold(id, member)
-			settled = true
 			return id, nil
 		}
 		wait := min(c.pollWait(), time.Duration(reply[1])*time.Millisecond)
 		if ctx.Err() != nil {
-			settled = true
 			return 0, ctx.Err()
 		}
-		if !waiting && c.o.sink != nil {
-			c.o.sink.Add(metrics.Waiting, 1)
-			waiting = true
-		}
+		w.start(c.o.sink, nothing)
 		if !sleep(ctx, wait) {
-			settled = true
 			return 0, ctx.Err()
 		}
 	}
@@ -267,20 +253,8 @@ func (c *Concurrency[Req, Res]) acquire(ctx context.Context) (lease uint64, err 
 
 // acquired reads the acquire script's reply: {1, 0}, or {0, ms > 0}.
 func acquired(reply any) ([2]int64, bool) {
-	var v [2]int64
-	list, ok := reply.([]any)
-	if !ok || len(list) != 2 {
-		return v, false
-	}
-	for i, x := range list {
-		if v[i], ok = x.(int64); !ok {
-			return v, false
-		}
-	}
-	if v[0] == 1 {
-		return v, v[1] == 0
-	}
-	return v, v[0] == 0 && v[1] > 0
+	v, ok := ints[[2]int64](reply)
+	return v, ok && (v == [2]int64{1, 0} || v[0] == 0 && v[1] > 0)
 }
 
 // pollWait returns how long a waiter waits before it asks again.
@@ -294,22 +268,20 @@ func (c *Concurrency[Req, Res]) member(id uint64) string {
 	return string(strconv.AppendUint(append(buf[:0], c.replica...), id, 36))
 }
 
-// hold adds a lease to those the replica renews, and starts the renewal
-// goroutine if need be.
+// hold adds a lease to those the replica renews, starting the renewals.
 func (c *Concurrency[Req, Res]) hold(id uint64, member string) {
 	c.mu.Lock()
 	c.held[id] = member
-	start := !c.renewing
-	c.renewing = true
-	c.mu.Unlock()
-	if start {
-		go c.renew()
+	if !c.renewing {
+		c.renewing = true
+		c.timer = time.AfterFunc(c.ttl/3, c.renew)
 	}
+	c.mu.Unlock()
 }
 
 // unhold takes a lease out of those the replica renews, and returns its
 // member and whether it was there (not if a renewal found it lost). The
-// last one out wakes the renewal goroutine, to end it.
+// last one out stops the renewals, or leaves a running renew to.
 func (c *Concurrency[Req, Res]) unhold(id uint64) (string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -318,11 +290,8 @@ func (c *Concurrency[Req, Res]) unhold(id uint64) (string, bool) {
 		return "", false
 	}
 	delete(c.held, id)
-	if len(c.held) == 0 && c.renewing {
-		select {
-		case c.idle <- struct{}{}:
-		default:
-		}
+	if len(c.held) == 0 && c.renewing && c.timer.Stop() {
+		c.renewing = false
 	}
 	return member, true
 }

@@ -3,106 +3,77 @@ package towerredis
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/guard"
 )
 
-// renew is the renewal goroutine: it renews the replica's leases every
-// third of the TTL, and ends as soon as the replica holds none. A failed
-// renewal is not retried: MinTTLTimeouts leaves room for one to fail.
+// renew runs on the renewal timer's goroutine, which fires every third of
+// the TTL while the replica holds leases. A failed renewal is not retried:
+// MinTTLTimeouts leaves room for one to fail.
 func (c *Concurrency[Req, Res]) renew() {
-	t := time.NewTimer(c.ttl / 3)
-	ended := false
-	defer func() {
-		t.Stop()
-		if !ended { // the observer called runtime.Goexit
-			c.mu.Lock()
-			c.renewing = false
-			c.mu.Unlock()
-		}
-	}()
-	for {
-		select {
-		case <-t.C:
-			members := c.heldMembers()
-			if members == nil {
-				ended = true
-				return
-			}
-			renew := func() { c.renewOnce(members) }
-			if perr := guard.Call("the observer given with towerredis.WithObserver", renew); perr != nil {
-				guard.Orphan(perr)
-			}
-			t.Reset(c.ttl / 3)
-		case <-c.idle:
-			c.mu.Lock()
-			done := len(c.held) == 0
-			if done {
-				c.renewing = false
-			}
-			c.mu.Unlock()
-			if done {
-				ended = true
-				return
-			}
-		}
+	ids, args := c.toRenew()
+	if ids == nil {
+		return
 	}
+	returned := false
+	defer func() {
+		c.mu.Lock()
+		if returned && len(c.held) > 0 {
+			c.timer.Reset(c.ttl / 3)
+		} else { // none left, or the observer called runtime.Goexit
+			c.renewing = false
+		}
+		c.mu.Unlock()
+	}()
+	if perr := guard.Call("the observer given with towerredis.WithObserver", func() { c.renewOnce(ids, args) }); perr != nil {
+		guard.Orphan(perr)
+	}
+	returned = true
 }
 
-// heldMembers returns the leases to renew; or nil, marking the renewal
-// goroutine stopped, if there are none.
-func (c *Concurrency[Req, Res]) heldMembers() []leaseID {
+// toRenew returns the ids of the leases to renew and the renewal's
+// arguments; or nil, marking the renewals stopped, if there are none.
+func (c *Concurrency[Req, Res]) toRenew() (ids []uint64, args []any) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.held) == 0 {
 		c.renewing = false
-		return nil
+		return nil, nil
 	}
-	members := make([]leaseID, 0, len(c.held))
+	ids, args = make([]uint64, 0, len(c.held)), make([]any, 1, 1+len(c.held))
+	args[0] = c.ttlArg
 	for id, m := range c.held {
-		members = append(members, leaseID{id, m})
+		ids, args = append(ids, id), append(args, m)
 	}
-	return members
-}
-
-// A leaseID is a lease's id and its member in the sorted set.
-type leaseID struct {
-	id     uint64
-	member string
+	return ids, args
 }
 
 // renewOnce renews leases in one round trip. Those Redis no longer has
 // and the replica still holds are lost: they stop being renewed, and the
 // observer gets an ErrLeaseLost.
-func (c *Concurrency[Req, Res]) renewOnce(leases []leaseID) {
-	args := make([]any, 1, 1+len(leases))
-	args[0] = c.ttlArg
-	for _, l := range leases {
-		args = append(args, l.member)
-	}
+func (c *Concurrency[Req, Res]) renewOnce(ids []uint64, args []any) {
 	roundTrip(context.Background(), &c.o, "lease.renew", func(ctx context.Context) (any, error) {
 		reply, err := renewScript.Run(ctx, c.client, c.keys, args...).Result()
 		if err != nil {
 			return nil, err
 		}
-		positions, ok := lostPositions(reply, len(leases))
+		positions, ok := lostPositions(reply, len(ids))
 		if !ok {
 			return reply, nil // for the check to refuse
 		}
 		n := 0
 		for _, p := range positions {
-			if _, ok := c.unhold(leases[p-1].id); ok {
+			if _, ok := c.unhold(ids[p-1]); ok {
 				n++
 			}
 		}
 		if n > 0 {
-			return nil, fmt.Errorf("%w: %d of the %d leases of limit %q this replica renewed", ErrLeaseLost, n, len(leases), c.name)
+			return nil, fmt.Errorf("%w: %d of the %d leases of limit %q this replica renewed", ErrLeaseLost, n, len(ids), c.name)
 		}
 		return reply, nil
 	}, func(reply any) (bool, bool) {
-		_, ok := lostPositions(reply, len(leases))
+		_, ok := lostPositions(reply, len(ids))
 		return ok, ok
 	}, nil)
 }

@@ -62,21 +62,18 @@ func roundTrip[T any](ctx context.Context, o *options, op string, run func(conte
 	return v, err
 }
 
-// ints reads a reply that must be a list of n integers.
-func ints(n int) func(any) ([]int64, bool) {
-	return func(reply any) ([]int64, bool) {
-		list, ok := reply.([]any)
-		if !ok || len(list) != n {
-			return nil, false
-		}
-		out := make([]int64, n)
-		for i, x := range list {
-			if out[i], ok = x.(int64); !ok {
-				return nil, false
-			}
-		}
-		return out, true
+// ints reads a reply that must be a list of len(A) integers.
+func ints[A [2]int64 | [3]int64](reply any) (v A, ok bool) {
+	list, ok := reply.([]any)
+	if !ok || len(list) != len(v) {
+		return v, false
 	}
+	for i, x := range list {
+		if v[i], ok = x.(int64); !ok {
+			return v, false
+		}
+	}
+	return v, true
 }
 
 // sleep waits d, or until ctx ends, and reports whether it waited all of d.

@@ -20,7 +20,7 @@ func TestRoundTripObserved(t *testing.T) {
 			time.Sleep(7 * time.Millisecond)
 			return "not a list", nil
 		}
-		if _, err := roundTrip(t.Context(), &o, "take", run, ints(2), nil); !errors.Is(err, ErrBadReply) {
+		if _, err := roundTrip(t.Context(), &o, "take", run, ints[[2]int64], nil); !errors.Is(err, ErrBadReply) {
 			t.Fatalf("round trip: %v, want ErrBadReply", err)
 		}
 		if len(seen) != 1 || seen[0].Op != "take" || seen[0].Latency != 7*time.Millisecond || !errors.Is(seen[0].Err, ErrBadReply) {
