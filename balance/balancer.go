@@ -16,55 +16,43 @@ import (
 	"github.com/towergo/tower/readycache"
 )
 
-// balancer is what P2C and RoundRobin share, methods included: a ready
-// cache fed by a Discover, and a Ready that takes what the picker chooses.
+// balancer is what P2C and RoundRobin share, methods included.
 type balancer[K comparable, Req, Res any, S tower.Service[Req, Res]] struct {
 	cache    *readycache.Cache[K, Req, Res, S]
 	pick     readycache.Picker[S]
 	o        options
-	wrap     func(K, S) S // wraps an endpoint for outlier detection; nil without
-	detector *detector[K] // the outlier detection; nil without
+	wrap     func(K, S) S // what the cache gets for an endpoint inserted
+	detector *detector[K] // nil without outlier detection
 
-	answered   atomic.Bool   // the Discover has answered once
-	answeredCh chan struct{} // closed when answered is set
-	closed     atomic.Bool
+	answered   atomic.Bool        // the Discover has answered once
+	answeredCh chan struct{}      // closed when answered is set
 	stop       context.CancelFunc // ends the consumer's context
 	done       chan struct{}      // closed when the consumer has exited
 }
 
-// doneCtx is a context that is already done, to ask the Discover for the
-// changes it has now.
+// doneCtx asks a Discover for the changes it has now.
 var doneCtx = func() context.Context {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	return ctx
 }()
 
-// init sets b up over d: it applies the changes d has now, so that a static
-// list is in place when the constructor returns, and starts the goroutine
-// that applies the rest.
+// init applies the changes d has now, so that a static list is in place
+// when the constructor returns, and starts the goroutine that applies the
+// rest.
 func (b *balancer[K, Req, Res, S]) init(fn string, d discover.Discover[K, S], pick readycache.Picker[S], opts []Option) {
-	if isnil.Is(d) {
-		panic(fn + ": nil Discover")
-	}
+	must(!isnil.Is(d), "%s: nil Discover", fn)
 	b.o = options{rand: globalRand{}}
 	option.Onto(fn, &b.o, opts)
 	b.pick = pick
 	b.answeredCh = make(chan struct{})
 	b.done = make(chan struct{})
-	cacheOpts := []readycache.Option[K]{readycache.WithFailureHandler(func(f *readycache.Failed[K]) {
-		b.report(f)
-	})}
-	var onRemove func(K, S)
-	if b.o.onRemove != nil {
-		var ok bool
-		if onRemove, ok = b.o.onRemove.(func(K, S)); !ok {
-			panic(fmt.Sprintf("%s: the removal handler is a %T, want a %v", fn, b.o.onRemove, reflect.TypeFor[func(K, S)]()))
-		}
-	}
+	onRemove := as[func(K, S)](fn, "removal handler", b.o.onRemove)
+	b.wrap = func(_ K, s S) S { return s }
 	if b.o.outlier != nil {
 		onRemove = b.initOutlier(fn, onRemove)
 	}
+	cacheOpts := []readycache.Option[K]{readycache.WithFailureHandler(func(f *readycache.Failed[K]) { b.report(f) })}
 	if onRemove != nil {
 		cacheOpts = append(cacheOpts, readycache.WithRemovalHandler(onRemove))
 	}
@@ -80,25 +68,28 @@ func (b *balancer[K, Req, Res, S]) init(fn string, d discover.Discover[K, S], pi
 	}
 }
 
-// takeIn applies the changes d has now, and reports whether it may have
-// more.
+// as returns v, nil or the func an option gave for a type parameter of
+// the balancer's, as an F, or panics naming fn and what.
+func as[F any](fn, what string, v any) F {
+	f, ok := v.(F)
+	must(ok || v == nil, "%s: the %s is a %T, want a %v", fn, what, v, reflect.TypeFor[F]())
+	return f
+}
+
+// takeIn applies the changes d has now, and reports whether it may have more.
 func (b *balancer[K, Req, Res, S]) takeIn(d discover.Discover[K, S]) bool {
 	for {
 		ch, err := d.Next(doneCtx)
 		if errors.Is(err, context.Canceled) {
 			return true
 		}
-		if !b.apply(ch, err) {
-			return false
-		}
-		if err != nil {
-			return true // a report: retrying is the goroutine's business
+		if more := b.apply(ch, err); !more || err != nil {
+			return more // after a report, retrying is the goroutine's business
 		}
 	}
 }
 
-// apply applies one answer of the Discover, and reports whether to ask for
-// more.
+// apply applies an answer of the Discover, and reports whether to ask more.
 func (b *balancer[K, Req, Res, S]) apply(ch discover.Change[K, S], err error) bool {
 	defer b.answer() // after the change, so that a fail-fast Ready sees it
 	switch {
@@ -108,10 +99,8 @@ func (b *balancer[K, Req, Res, S]) apply(ch discover.Change[K, S], err error) bo
 		b.report(&DiscoverError{Err: err})
 	case ch.Kind == discover.Insert && isnil.Is(ch.Service):
 		b.report(&DiscoverError{Err: fmt.Errorf("insert of key %v with a nil service", ch.Key)})
-	case ch.Kind == discover.Insert && b.wrap != nil:
-		b.cache.Push(ch.Key, b.wrap(ch.Key, ch.Service))
 	case ch.Kind == discover.Insert:
-		b.cache.Push(ch.Key, ch.Service)
+		b.cache.Push(ch.Key, b.wrap(ch.Key, ch.Service))
 	case ch.Kind == discover.Remove:
 		b.cache.Evict(ch.Key)
 	default:
@@ -126,7 +115,7 @@ func (b *balancer[K, Req, Res, S]) answer() {
 	}
 }
 
-// report logs err and hands it to the error handler, if there are any.
+// report logs err and hands it to the error handler, if any.
 func (b *balancer[K, Req, Res, S]) report(err error) {
 	logReport[K](b.o.log, err)
 	if b.o.onError != nil {
@@ -136,10 +125,8 @@ func (b *balancer[K, Req, Res, S]) report(err error) {
 
 // Ready waits until an endpoint is ready, and returns the permit of the one
 // the balancer picks, as the tower contract says for ctx. It fails only
-// with ctx's error, or with ErrClosed once the balancer is closed; a panic
-// in an endpoint's Load or the Rand goes up with nothing taken. Built
-// WithFailFast, a balancer with no endpoints returns at once a permit whose
-// Call fails with ErrNoEndpoints.
+// with ctx's error, or with ErrClosed once the balancer is closed; see
+// also [WithFailFast].
 func (b *balancer[K, Req, Res, S]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	tried, _ := ctx.Value(triedKey{}).(*Tried[K])
 	if p, ok := b.tryTake(tried); ok {
@@ -150,7 +137,7 @@ func (b *balancer[K, Req, Res, S]) Ready(ctx context.Context) (tower.Permit[Req,
 		if p, ok := b.tryTake(tried); ok {
 			return p, nil
 		}
-		if b.closed.Load() {
+		if b.cache.Closed() {
 			return tower.Permit[Req, Res]{}, ErrClosed
 		}
 		var answered <-chan struct{}
@@ -158,7 +145,7 @@ func (b *balancer[K, Req, Res, S]) Ready(ctx context.Context) (tower.Permit[Req,
 			if !b.answered.Load() {
 				answered = b.answeredCh
 			} else if b.cache.Len() == 0 {
-				return tower.NewPermit[Req, Res](noEndpoints[Req, Res]{}, 0), nil
+				return tower.ServiceFunc[Req, Res](noEndpoints[Req, Res]).Ready(ctx)
 			}
 		}
 		select {
@@ -184,15 +171,11 @@ func (b *balancer[K, Req, Res, S]) tryTake(tried *Tried[K]) (tower.Permit[Req, R
 	return p, ok
 }
 
-// noEndpoints serves the permits of requests failed fast.
-type noEndpoints[Req, Res any] struct{}
-
-func (noEndpoints[Req, Res]) CallReserved(context.Context, uint64, Req) (Res, error) {
+// noEndpoints serves the requests failed fast.
+func noEndpoints[Req, Res any](context.Context, Req) (Res, error) {
 	var zero Res
 	return zero, ErrNoEndpoints
 }
-
-func (noEndpoints[Req, Res]) ReleaseReserved(uint64) {}
 
 // Len returns the number of endpoints, ready or not.
 func (b *balancer[K, Req, Res, S]) Len() int { return b.cache.Len() }
@@ -218,35 +201,30 @@ func (b *balancer[K, Req, Res, S]) Shutdown(ctx context.Context) error {
 	// The cache is closed without waiting for the consumer, which may be in
 	// a Next that ignores its context: an endpoint it inserts into the
 	// closed cache goes straight to the removal handler.
-	b.closed.Store(true) // before the cache wakes those waiting in Ready
 	b.stop()
-	var evaluating <-chan struct{}
+	evaluating := doneCtx.Done()
 	if b.detector != nil {
 		evaluating = b.detector.close()
 	}
 	if err := b.cache.Shutdown(ctx); err != nil {
 		return err
 	}
-	if err := wait(ctx, evaluating); err != nil {
-		return err
-	}
-	return wait(ctx, b.done)
+	return wait(ctx, evaluating, b.done)
 }
 
-// wait waits, as long as ctx lasts, until ch, if not nil, is closed.
-func wait(ctx context.Context, ch <-chan struct{}) error {
-	if ch == nil {
-		return nil
+// wait waits, as long as ctx lasts, until each of chs is closed; one
+// closed counts even if ctx is done.
+func wait(ctx context.Context, chs ...<-chan struct{}) error {
+	for _, ch := range chs {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			select {
+			case <-ch:
+			default:
+				return ctx.Err()
+			}
+		}
 	}
-	select {
-	case <-ch:
-		return nil
-	default:
-	}
-	select {
-	case <-ch:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return nil
 }

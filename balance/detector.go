@@ -11,12 +11,10 @@ import (
 	"github.com/towergo/tower/metrics"
 )
 
-// detector is a balancer's outlier detection: it keeps each endpoint's
-// state, ejects endpoints and lets them back in. Times are package mono's.
+// detector is a balancer's outlier detection. Times are package mono's.
 type detector[K comparable] struct {
 	c        outlierConfig
-	sr       bool // the success-rate detector is on
-	maxTimes int  // the multiplier beyond which an ejection is MaxEjectionTime anyway
+	maxTimes int // the multiplier beyond which an ejection is MaxEjectionTime anyway
 	sink     metrics.Sink
 	report   func(error)
 	repoll   func(K) bool
@@ -25,14 +23,14 @@ type detector[K comparable] struct {
 
 	mu      sync.Mutex
 	eps     []*outlierState[K]
-	ejected int           // endpoints in eps that are out
-	timer   *time.Timer   // runs evaluateOnTimer at the end of an interval
-	running chan struct{} // closed when the evaluation under way ends
+	ejected int             // endpoints in eps that are out
+	timer   *time.Timer     // runs evaluateOnTimer at the end of an interval
+	running <-chan struct{} // closed when the last evaluation started ends
 	closed  bool
 }
 
-// outlierState is what the detector knows of one endpoint. The atomics are
-// used on the request path without the lock.
+// outlierState is one endpoint's. The atomics are used on the request
+// path without the lock.
 type outlierState[K comparable] struct {
 	key         K
 	out         atomic.Bool   // ejected
@@ -47,12 +45,10 @@ type outlierState[K comparable] struct {
 }
 
 func newDetector[K comparable](c outlierConfig, sink metrics.Sink, report func(error), repoll func(K) bool) *detector[K] {
-	d := &detector[K]{c: c, sr: c.minHosts > 0, sink: sink, report: report, repoll: repoll}
-	d.maxTimes = int(c.max / c.base)
+	d := &detector[K]{c: c, maxTimes: int(c.max / c.base), sink: sink, report: report, repoll: repoll, start: mono.Now(), running: doneCtx.Done()}
 	if c.max%c.base != 0 {
 		d.maxTimes++
 	}
-	d.start = mono.Now()
 	return d
 }
 
@@ -63,22 +59,19 @@ func (d *detector[K]) add(st *outlierState[K]) {
 	d.eps = append(d.eps, st)
 }
 
-// forget stops watching st, which has left the balancer, freeing its place
-// in the ejected share if it was out.
+// forget stops watching st, which has left the balancer: the cache's
+// removal handler calls it once.
 func (d *detector[K]) forget(st *outlierState[K]) {
 	d.mu.Lock()
-	out := false
-	if st.index >= 0 {
-		last := len(d.eps) - 1
-		moved := d.eps[last]
-		d.eps[st.index], moved.index = moved, st.index
-		d.eps[last] = nil
-		d.eps = d.eps[:last]
-		st.index = -1
-		out = st.out.Swap(false)
-		if out {
-			d.ejected--
-		}
+	last := len(d.eps) - 1
+	moved := d.eps[last]
+	d.eps[st.index], moved.index = moved, st.index
+	d.eps[last] = nil
+	d.eps = d.eps[:last]
+	st.index = -1
+	out := st.out.Swap(false)
+	if out {
+		d.ejected--
 	}
 	d.mu.Unlock()
 	if out {
@@ -86,7 +79,6 @@ func (d *detector[K]) forget(st *outlierState[K]) {
 	}
 }
 
-// add1 reports a change in the number of endpoints ejected.
 func (d *detector[K]) add1(delta int) {
 	if d.sink != nil && delta != 0 {
 		d.sink.Add(metrics.Ejected, int64(delta))
@@ -104,13 +96,13 @@ func (d *detector[K]) record(st *outlierState[K], epoch uint64, failed bool, err
 		if st.consecutive.Load() != 0 {
 			st.consecutive.Store(0)
 		}
-		if d.sr {
+		if d.c.minHosts > 0 { // the success-rate detector is on
 			st.counts.Add(1<<32 | 1)
 			d.arm()
 		}
 		return
 	}
-	if d.sr {
+	if d.c.minHosts > 0 {
 		st.counts.Add(1 << 32)
 		d.arm()
 	}
@@ -121,8 +113,8 @@ func (d *detector[K]) record(st *outlierState[K], epoch uint64, failed bool, err
 	}
 }
 
-// ejectConsecutive ejects st for its consecutive failures, if it is still
-// in, in epoch, and the share allows.
+// ejectConsecutive ejects st if it is still in, in epoch, and the share
+// allows.
 func (d *detector[K]) ejectConsecutive(st *outlierState[K], epoch uint64, err error) {
 	d.mu.Lock()
 	now := mono.Now()
@@ -138,19 +130,14 @@ func (d *detector[K]) ejectConsecutive(st *outlierState[K], epoch uint64, err er
 	d.announce(returned, evs)
 }
 
-// capLocked returns how many endpoints may be out at once: the share of
-// the set, rounded down, at least one, and never all of them.
-func (d *detector[K]) capLocked() int {
-	n := len(d.eps)
-	c := int(d.c.share*float64(n) + 1e-9) // 0.29*100 is 28.999999999999996
-	return min(max(c, 1), n-1)
-}
-
 // ejectLocked ejects st, which is in, if the share allows, and returns
-// the report, or nil. The multiplier first decays by one per interval st
-// has stayed in since its last ejection ended.
+// the report, or nil. The multiplier decays by one per interval st has
+// stayed in since its last ejection ended.
 func (d *detector[K]) ejectLocked(st *outlierState[K], now time.Duration, reason EjectionReason) *Ejection[K] {
-	if d.ejected >= d.capLocked() {
+	// Out at once: the share of the set, rounded down, at least one, and
+	// never all of them. 0.29*100 is 28.999999999999996.
+	n := len(d.eps)
+	if d.ejected >= min(max(int(d.c.share*float64(n)+1e-9), 1), n-1) {
 		return nil
 	}
 	times := st.times
@@ -164,12 +151,16 @@ func (d *detector[K]) ejectLocked(st *outlierState[K], now time.Duration, reason
 	}
 	st.times, st.until = times, mono.Add(now, dur)
 	d.setOutLocked(st, true)
-	d.ejected++
 	return &Ejection[K]{Key: st.key, Reason: reason, Duration: dur}
 }
 
 // setOutLocked ejects st or lets it back in, with a clean slate.
 func (d *detector[K]) setOutLocked(st *outlierState[K], out bool) {
+	if out {
+		d.ejected++
+	} else {
+		d.ejected--
+	}
 	st.out.Store(out)
 	st.epoch.Add(1)
 	st.consecutive.Store(0)
@@ -183,7 +174,6 @@ func (d *detector[K]) expireLocked(now time.Duration) int {
 	for _, st := range d.eps {
 		if st.out.Load() && st.until <= now {
 			d.setOutLocked(st, false)
-			d.ejected--
 			n++
 		}
 	}
@@ -191,7 +181,7 @@ func (d *detector[K]) expireLocked(now time.Duration) int {
 }
 
 // announce reports, without the lock, what an ejection or an evaluation
-// did, and has the cache ask each endpoint ejected again.
+// did.
 func (d *detector[K]) announce(returned int, evs []*Ejection[K]) {
 	defer guard.Each(evs, d.announceOne) // every one, even if a handler panics
 	d.add1(-returned)
@@ -213,7 +203,6 @@ func (d *detector[K]) waitOut(ctx context.Context, st *outlierState[K]) error {
 		until, out := st.until, st.out.Load()
 		if out && ctx.Err() == nil && mono.Now() >= until {
 			d.setOutLocked(st, false)
-			d.ejected--
 			d.mu.Unlock()
 			d.add1(-1)
 			return nil
@@ -225,11 +214,9 @@ func (d *detector[K]) waitOut(ctx context.Context, st *outlierState[K]) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		t := time.NewTimer(until - mono.Now())
 		select {
-		case <-t.C:
+		case <-time.After(until - mono.Now()):
 		case <-ctx.Done():
-			t.Stop()
 			return ctx.Err()
 		}
 	}

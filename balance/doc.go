@@ -32,9 +32,9 @@
 // panics is dropped; a caller that took its permit just before keeps it.
 // After an error from the Discover the set stays as it was; after a panic
 // in its Next on the balancer's goroutine, the balancer also stops asking
-// it, as at io.EOF. An Insert of a key the balancer has replaces its
-// endpoint; one with a nil service is reported and ignored. An endpoint
-// that leaves the set goes to [WithRemovalHandler], the place to close it.
+// it, as at io.EOF. An Insert with a nil service is reported and ignored.
+// An endpoint that leaves the set goes to [WithRemovalHandler], the place
+// to close it.
 //
 // Code run on a caller's goroutine panics to that caller, once the
 // balancer has given back what it held for it: an endpoint's Load and the

@@ -2,8 +2,6 @@ package balance
 
 import (
 	"context"
-	"fmt"
-	"reflect"
 
 	"github.com/towergo/tower"
 )
@@ -21,19 +19,14 @@ type ejectable[K comparable, Req, Res any, S tower.Service[Req, Res]] struct {
 }
 
 // initOutlier sets b up to wrap its endpoints for outlier detection, and
-// returns the cache's removal handler, which calls onRemove, if not nil,
-// with the endpoint unwrapped.
+// returns the cache's removal handler, which hands onRemove, if not nil,
+// the endpoint unwrapped.
 func (b *balancer[K, Req, Res, S]) initOutlier(fn string, onRemove func(K, S)) func(K, S) {
-	c := b.o.outlier
-	failed, ok := c.failure.(func(Res, error) bool)
-	if !ok {
-		panic(fmt.Sprintf("%s: the outlier detection's classifier is a %T, want a %v", fn, c.failure, reflect.TypeFor[func(Res, error) bool]()))
-	}
-	d := newDetector(*c, b.o.sink, b.report, func(k K) bool { return b.cache.Repoll(k) })
+	failed := as[func(Res, error) bool](fn, "outlier detection's classifier", b.o.outlier.failure)
+	d := newDetector(*b.o.outlier, b.o.sink, b.report, func(k K) bool { return b.cache.Repoll(k) })
 	b.detector = d
 	b.wrap = func(k K, s S) S {
-		w := &ejectable[K, Req, Res, S]{d: d, inner: s, failed: failed}
-		w.st.key = k
+		w := &ejectable[K, Req, Res, S]{st: outlierState[K]{key: k}, d: d, inner: s, failed: failed}
 		w.load, _ = any(s).(interface{ Load() float64 })
 		d.add(&w.st)
 		return any(w).(S)

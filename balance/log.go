@@ -24,9 +24,7 @@ import (
 // errors: give a logger to one of the two, not both. The default is no
 // logging. It panics if l is nil.
 func WithLogger(l *slog.Logger) Option {
-	if l == nil {
-		panic("balance.WithLogger: nil logger")
-	}
+	must(l != nil, "balance.WithLogger: nil logger")
 	return func(o *options) { o.log = l }
 }
 

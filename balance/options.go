@@ -2,6 +2,7 @@ package balance
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 
@@ -17,6 +18,13 @@ var ErrNoEndpoints error = unavailable{errors.New("load balancer has no endpoint
 // ErrClosed is the error of Ready on a closed balancer. Its method
 // Unavailable answers true (see [tower.IsUnavailable]).
 var ErrClosed error = unavailable{errors.New("load balancer closed")}
+
+// unavailable is the type of the balancer's sentinel errors, for
+// tower.IsUnavailable. Each wraps an error of its own, so two sentinels
+// are never equal.
+type unavailable struct{ error }
+
+func (unavailable) Unavailable() bool { return true }
 
 // A DiscoverError reports an error of the balancer's Discover, or a panic
 // in its Next on the balancer's goroutine (Err is then a
@@ -38,13 +46,19 @@ type Rand interface {
 	IntN(n int) int
 }
 
-// globalRand is math/rand/v2's top-level source.
 type globalRand struct{}
 
 func (globalRand) IntN(n int) int { return rand.IntN(n) }
 
 // An Option configures a balancer.
 type Option func(*options)
+
+// must panics with the message unless ok, for the checks of the arguments.
+func must(ok bool, format string, args ...any) {
+	if !ok {
+		panic(fmt.Sprintf(format, args...))
+	}
+}
 
 type options struct {
 	rand     Rand
@@ -62,9 +76,7 @@ type options struct {
 // but must not be shared. RoundRobin ignores it. It panics if r is nil or
 // holds a nil pointer.
 func WithRand(r Rand) Option {
-	if isnil.Is(r) {
-		panic("balance.WithRand: nil Rand")
-	}
+	must(!isnil.Is(r), "balance.WithRand: nil Rand")
 	return func(o *options) { o.rand = r }
 }
 
@@ -84,9 +96,7 @@ func WithFailFast() Option {
 // called without any lock, from the balancer's goroutines and from callers
 // of Ready, so it must be safe for concurrent use.
 func WithErrorHandler(f func(error)) Option {
-	if f == nil {
-		panic("balance.WithErrorHandler: nil handler")
-	}
+	must(f != nil, "balance.WithErrorHandler: nil handler")
 	return func(o *options) { o.onError = f }
 }
 
@@ -103,9 +113,7 @@ func WithErrorHandler(f func(error)) Option {
 // Res] for a P2C, tower.Service[Req, Res] for a RoundRobin): the
 // constructor panics if they are not. It panics if f is nil.
 func WithRemovalHandler[K comparable, S any](f func(key K, svc S)) Option {
-	if f == nil {
-		panic("balance.WithRemovalHandler: nil handler")
-	}
+	must(f != nil, "balance.WithRemovalHandler: nil handler")
 	return func(o *options) { o.onRemove = f }
 }
 
@@ -115,8 +123,6 @@ func WithRemovalHandler[K comparable, S any](f func(key K, svc S)) Option {
 // locks, on the goroutine where that happens. By default nothing is
 // reported. It panics if sink is nil or holds a nil pointer.
 func WithMetrics(sink metrics.Sink) Option {
-	if isnil.Is(sink) {
-		panic("balance.WithMetrics: nil sink")
-	}
+	must(!isnil.Is(sink), "balance.WithMetrics: nil sink")
 	return func(o *options) { o.sink = sink }
 }

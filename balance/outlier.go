@@ -1,7 +1,6 @@
 package balance
 
 import (
-	"fmt"
 	"math"
 	"time"
 
@@ -61,9 +60,7 @@ type outlierConfig struct {
 // MaxEjectionTime is shorter than BaseEjectionTime.
 func WithOutlierDetection[Res any](failure func(res Res, err error) bool, opts ...OutlierOption) Option {
 	const fn = "balance.WithOutlierDetection"
-	if failure == nil {
-		panic(fn + ": nil failure classifier")
-	}
+	must(failure != nil, "%s: nil failure classifier", fn)
 	c := outlierConfig{
 		failure:     failure,
 		consecutive: DefaultConsecutiveFailures,
@@ -76,9 +73,7 @@ func WithOutlierDetection[Res any](failure func(res Res, err error) bool, opts .
 		stdevFactor: DefaultSuccessRateStdevFactor,
 	}
 	option.Onto(fn, &c, opts)
-	if c.max < c.base {
-		panic(fmt.Sprintf("%s: MaxEjectionTime %v is shorter than BaseEjectionTime %v", fn, c.max, c.base))
-	}
+	must(c.max >= c.base, "%s: MaxEjectionTime %v is shorter than BaseEjectionTime %v", fn, c.max, c.base)
 	return func(o *options) { o.outlier = &c }
 }
 
@@ -87,9 +82,7 @@ func WithOutlierDetection[Res any](failure func(res Res, err error) bool, opts .
 // An endpoint refused for [MaxEjectedShare] stays a candidate: each further
 // failure tries again. The default is 5. It panics if n is negative.
 func ConsecutiveFailures(n int) OutlierOption {
-	if n < 0 {
-		panic(fmt.Sprintf("balance.ConsecutiveFailures: n is %d, want 0 (off) or more", n))
-	}
+	must(n >= 0, "balance.ConsecutiveFailures: n is %d, want 0 (off) or more", n)
 	return func(c *outlierConfig) { c.consecutive = int64(n) }
 }
 
@@ -98,9 +91,7 @@ func ConsecutiveFailures(n int) OutlierOption {
 // interval it stays in. The default is 10s. It panics if d is not
 // positive.
 func OutlierInterval(d time.Duration) OutlierOption {
-	if d <= 0 {
-		panic(fmt.Sprintf("balance.OutlierInterval: d is %v, want more than 0", d))
-	}
+	must(d > 0, "balance.OutlierInterval: d is %v, want more than 0", d)
 	return func(c *outlierConfig) { c.interval = d }
 }
 
@@ -108,9 +99,7 @@ func OutlierInterval(d time.Duration) OutlierOption {
 // k-th ejection in a row lasts k times as long, up to MaxEjectionTime. The
 // default is 30s. It panics if d is not positive.
 func BaseEjectionTime(d time.Duration) OutlierOption {
-	if d <= 0 {
-		panic(fmt.Sprintf("balance.BaseEjectionTime: d is %v, want more than 0", d))
-	}
+	must(d > 0, "balance.BaseEjectionTime: d is %v, want more than 0", d)
 	return func(c *outlierConfig) { c.base = d }
 }
 
@@ -118,9 +107,7 @@ func BaseEjectionTime(d time.Duration) OutlierOption {
 // It panics if d is not positive; WithOutlierDetection panics if it is
 // shorter than BaseEjectionTime.
 func MaxEjectionTime(d time.Duration) OutlierOption {
-	if d <= 0 {
-		panic(fmt.Sprintf("balance.MaxEjectionTime: d is %v, want more than 0", d))
-	}
+	must(d > 0, "balance.MaxEjectionTime: d is %v, want more than 0", d)
 	return func(c *outlierConfig) { c.max = d }
 }
 
@@ -129,9 +116,7 @@ func MaxEjectionTime(d time.Duration) OutlierOption {
 // last one in; an endpoint that leaves the set while out frees its place
 // at once. The default is 0.1. It panics if r is not in [0, 1].
 func MaxEjectedShare(r float64) OutlierOption {
-	if !(r >= 0 && r <= 1) {
-		panic(fmt.Sprintf("balance.MaxEjectedShare: r is %v, want a ratio in [0, 1]", r))
-	}
+	must(r >= 0 && r <= 1, "balance.MaxEjectedShare: r is %v, want a ratio in [0, 1]", r)
 	return func(c *outlierConfig) { c.share = r }
 }
 
@@ -140,9 +125,7 @@ func MaxEjectedShare(r float64) OutlierOption {
 // the success-rate detector off. The default is 5. It panics if n is
 // negative.
 func SuccessRateMinHosts(n int) OutlierOption {
-	if n < 0 {
-		panic(fmt.Sprintf("balance.SuccessRateMinHosts: n is %d, want 0 (off) or more", n))
-	}
+	must(n >= 0, "balance.SuccessRateMinHosts: n is %d, want 0 (off) or more", n)
 	return func(c *outlierConfig) { c.minHosts = n }
 }
 
@@ -150,9 +133,7 @@ func SuccessRateMinHosts(n int) OutlierOption {
 // in an interval for its success rate to count. The default is 100. It
 // panics if n is less than 1.
 func SuccessRateRequestVolume(n int) OutlierOption {
-	if n < 1 {
-		panic(fmt.Sprintf("balance.SuccessRateRequestVolume: n is %d, want 1 or more", n))
-	}
+	must(n >= 1, "balance.SuccessRateRequestVolume: n is %d, want 1 or more", n)
 	return func(c *outlierConfig) { c.volume = n }
 }
 
@@ -161,8 +142,6 @@ func SuccessRateRequestVolume(n int) OutlierOption {
 // deviations; outliers are ejected at the interval's end, worst first. The
 // default is 1.9. It panics if f is not positive and finite.
 func SuccessRateStdevFactor(f float64) OutlierOption {
-	if !(f > 0 && f <= math.MaxFloat64) {
-		panic(fmt.Sprintf("balance.SuccessRateStdevFactor: f is %v, want a finite number more than 0", f))
-	}
+	must(f > 0 && f <= math.MaxFloat64, "balance.SuccessRateStdevFactor: f is %v, want a finite number more than 0", f)
 	return func(c *outlierConfig) { c.stdevFactor = f }
 }

@@ -15,8 +15,7 @@ type rateSample[K comparable] struct {
 }
 
 // arm schedules the evaluation of the interval under way at its end, if
-// none is: a balancer that gets no calls runs no timer. The k-th interval
-// ends k intervals after the balancer's construction.
+// none is: a balancer that gets no calls runs no timer.
 func (d *detector[K]) arm() {
 	if d.armed.Load() || !d.armed.CompareAndSwap(false, true) {
 		return
@@ -35,11 +34,8 @@ func (d *detector[K]) arm() {
 	}
 }
 
-// whereEvaluate is where the evaluation runs a handler, the sink, or an
-// endpoint's Ready asked again.
 const whereEvaluate = "the outlier detection's evaluation, on a balancer's timer goroutine"
 
-// evaluateOnTimer evaluates the interval that has just ended.
 func (d *detector[K]) evaluateOnTimer() {
 	d.mu.Lock()
 	if d.closed {
@@ -50,17 +46,12 @@ func (d *detector[K]) evaluateOnTimer() {
 	d.running = running
 	d.armed.Store(false) // before the counts are taken: a call after arms the next
 	d.mu.Unlock()
-	defer func() {
-		d.mu.Lock()
-		d.running = nil
-		d.mu.Unlock()
-		close(running)
-	}()
+	defer close(running)
 	orphan(whereEvaluate, func() { d.evaluate(mono.Now()) })
 }
 
-// close stops the timer, and returns a channel closed when the
-// evaluation under way, if any, ends (nil if none is).
+// close stops the timer, and returns a channel closed when the last
+// evaluation started has ended.
 func (d *detector[K]) close() <-chan struct{} {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -71,9 +62,8 @@ func (d *detector[K]) close() <-chan struct{} {
 	return d.running
 }
 
-// evaluate compares the success rates of the endpoints that had the
-// volume in the interval, ejects the outliers, worst first, as far as the
-// share allows, and starts the next interval's counts.
+// evaluate ejects the outliers among the endpoints that had the volume in
+// the interval, worst first, as far as the share allows.
 func (d *detector[K]) evaluate(now time.Duration) {
 	d.mu.Lock()
 	returned := d.expireLocked(now)
@@ -105,9 +95,8 @@ func (d *detector[K]) evaluate(now time.Duration) {
 	d.announce(returned, evs)
 }
 
-// threshold returns the success rate below which an endpoint is an
-// outlier: the mean less factor times the (population) standard deviation,
-// as Envoy computes it.
+// threshold is Envoy's: the mean less factor times the (population)
+// standard deviation.
 func threshold[K comparable](rates []rateSample[K], factor float64) float64 {
 	n := float64(len(rates))
 	sum := 0.0

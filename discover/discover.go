@@ -73,15 +73,12 @@ type List[S any] struct {
 // on. It panics if an endpoint is nil, or holds a nil pointer.
 func NewList[S any](services ...S) *List[S] {
 	for i, s := range services {
-		if isnil.Is(s) {
-			panic(fmt.Sprintf("discover.NewList: service %d is nil", i))
-		}
+		must(!isnil.Is(s), "discover.NewList: service %d is nil", i)
 	}
 	return &List[S]{services: append([]S(nil), services...)}
 }
 
-// Next returns an Insert of the next endpoint under its index, or io.EOF
-// when all have been returned. It never waits, so it ignores ctx.
+// Next returns the next Insert, or io.EOF; it never waits, so it ignores ctx.
 func (l *List[S]) Next(context.Context) (Change[int, S], error) {
 	if l.next == len(l.services) {
 		return Change[int, S]{}, io.EOF
@@ -99,9 +96,8 @@ func (l *List[S]) Next(context.Context) (Change[int, S], error) {
 // never has a change: its Next waits until ctx ends.
 type Chan[K comparable, S any] <-chan Change[K, S]
 
-// Next receives the next change from the channel, waiting until there is
-// one or ctx ends. A change already in the channel is returned even when
-// ctx is done.
+// Next receives the next change from the channel, preferring one already
+// there to ctx's end.
 func (c Chan[K, S]) Next(ctx context.Context) (Change[K, S], error) {
 	var ch Change[K, S]
 	var ok bool
@@ -118,4 +114,11 @@ func (c Chan[K, S]) Next(ctx context.Context) (Change[K, S], error) {
 		return ch, io.EOF
 	}
 	return ch, nil
+}
+
+// must panics with the message unless ok, for the checks of the arguments.
+func must(ok bool, format string, args ...any) {
+	if !ok {
+		panic(fmt.Sprintf(format, args...))
+	}
 }

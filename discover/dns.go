@@ -2,7 +2,7 @@ package discover
 
 import (
 	"context"
-	"fmt"
+	"maps"
 	"net"
 	"net/netip"
 	"slices"
@@ -54,20 +54,15 @@ type dnsItem[S any] struct {
 
 // NewDNS returns a Discover of the addresses host resolves to (A and AAAA
 // records), each with port, looked up every interval. newService makes the
-// endpoint for an address; a balancer hands it to its removal handler when
-// the address goes. A nil r (or one holding a nil pointer) means
+// endpoint for an address. A nil r (or one holding a nil pointer) means
 // net.DefaultResolver. An interval too long for the clock to reach means
 // no lookup after the first. It panics if host is empty, port is not
 // between 1 and 65535, interval is not positive, newService is nil, or an
 // option is nil.
 func NewDNS[S any](r Resolver, host string, port int, interval time.Duration, newService func(addr string) (S, error), opts ...DNSOption) *DNS[S] {
 	const fn = "discover.NewDNS"
-	if host == "" {
-		panic(fn + ": host is empty")
-	}
-	if port < 1 || port > 65535 {
-		panic(fmt.Sprintf("%s: port must be between 1 and 65535, got %d", fn, port))
-	}
+	must(host != "", "%s: host is empty", fn)
+	must(port >= 1 && port <= 65535, "%s: port must be between 1 and 65535, got %d", fn, port)
 	d := newDNS(fn, r, host, interval, newService, opts)
 	d.lookup = func(ctx context.Context) ([]string, error) {
 		ips, err := d.resolver.LookupNetIP(ctx, "ip", host)
@@ -88,9 +83,7 @@ func NewDNS[S any](r Resolver, host string, port int, interval time.Duration, ne
 // interval is not positive, newService is nil, or an option is nil.
 func NewDNSSRV[S any](r Resolver, service, proto, name string, interval time.Duration, newService func(addr string) (S, error), opts ...DNSOption) *DNS[S] {
 	const fn = "discover.NewDNSSRV"
-	if name == "" {
-		panic(fn + ": name is empty")
-	}
+	must(name != "", "%s: name is empty", fn)
 	full := name
 	if service != "" || proto != "" {
 		full = "_" + service + "._" + proto + "." + name
@@ -107,15 +100,10 @@ func NewDNSSRV[S any](r Resolver, service, proto, name string, interval time.Dur
 	return d
 }
 
-// newDNS checks the arguments common to NewDNS and NewDNSSRV, and returns
-// a DNS without its lookup.
+// newDNS returns a DNS without its lookup.
 func newDNS[S any](fn string, r Resolver, name string, interval time.Duration, newService func(string) (S, error), opts []DNSOption) *DNS[S] {
-	if interval <= 0 {
-		panic(fmt.Sprintf("%s: interval must be positive, got %v", fn, interval))
-	}
-	if newService == nil {
-		panic(fn + ": newService is nil")
-	}
+	must(interval > 0, "%s: interval must be positive, got %v", fn, interval)
+	must(newService != nil, "%s: newService is nil", fn)
 	if isnil.Is(r) {
 		r = net.DefaultResolver
 	}
@@ -135,19 +123,20 @@ func newDNS[S any](fn string, r Resolver, name string, interval time.Duration, n
 // then a lookup starts every interval, counted from the start of the
 // previous one, once the last lookup's changes have all been returned:
 // new addresses inserted first, then vanished ones removed, each in sorted
-// order, so a set replaced whole never goes through empty. With a done
-// ctx, Next returns a change only if one is queued; if ctx ends first, it
-// returns ctx.Err().
+// order, so a set replaced whole never goes through empty.
 //
-// A lookup that fails, or finds no address, is reported as a
-// *[LookupError] and changes nothing. A failure to make an address's
-// service is reported as a *[ServiceError], and the address is tried again
-// at the next lookup. A panic in the Resolver or that function is reported
-// the same way, with a *tower.PanicError as Err.
+// A failed lookup is reported as a *[LookupError], a failure to make an
+// address's service as a *[ServiceError]; a panic in the Resolver or that
+// function the same way, with a *tower.PanicError as Err.
 func (d *DNS[S]) Next(ctx context.Context) (Change[string, S], error) {
 	for len(d.queue) == 0 {
-		if err := d.wait(ctx); err != nil {
+		if err := ctx.Err(); err != nil {
 			return Change[string, S]{}, err
+		}
+		select {
+		case <-time.After(time.Until(d.due)):
+		case <-ctx.Done():
+			return Change[string, S]{}, ctx.Err()
 		}
 		if err := d.refresh(ctx); err != nil {
 			return Change[string, S]{}, d.logged(err)
@@ -159,36 +148,19 @@ func (d *DNS[S]) Next(ctx context.Context) (Change[string, S], error) {
 	return it.change, d.logged(it.err)
 }
 
-// wait waits until the next lookup is due, or ctx ends.
-func (d *DNS[S]) wait(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	t := time.NewTimer(time.Until(d.due))
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // Where a DNS runs user code in Next.
 const (
 	whereResolver   = "the Resolver, in a DNS Discover's Next"
 	whereNewService = "the function that makes a service, in a DNS Discover's Next"
 )
 
-// refresh looks the name up and queues the changes from the current set to
-// the one found.
+// refresh looks the name up and queues the changes to the set found.
 func (d *DNS[S]) refresh(ctx context.Context) error {
 	start := time.Now()
 	var addrs []string
 	var err error
-	perr := guard.Call(whereResolver, func() { addrs, err = d.lookup(ctx) })
-	if perr != nil {
-		addrs, err = nil, perr
+	if perr := guard.Call(whereResolver, func() { addrs, err = d.lookup(ctx) }); perr != nil {
+		err = perr
 	} else if err != nil && ctx.Err() != nil {
 		return ctx.Err() // cut short: the lookup is still due
 	}
@@ -202,10 +174,7 @@ func (d *DNS[S]) refresh(ctx context.Context) error {
 		return &LookupError{Name: d.name, Err: err}
 	}
 	slices.Sort(addrs)
-	addrs, truncated := d.capped(slices.Compact(addrs))
-	if truncated != nil {
-		d.queue = append(d.queue, dnsItem[S]{err: truncated})
-	}
+	addrs = d.capped(slices.Compact(addrs))
 	found := make(map[string]bool, len(addrs))
 	for _, a := range addrs {
 		found[a] = true
@@ -213,27 +182,20 @@ func (d *DNS[S]) refresh(ctx context.Context) error {
 			d.insert(a)
 		}
 	}
-	var gone []string
-	for a := range d.current {
+	for _, a := range slices.Sorted(maps.Keys(d.current)) {
 		if !found[a] {
-			gone = append(gone, a)
+			delete(d.current, a)
+			d.queue = append(d.queue, dnsItem[S]{change: Change[string, S]{Kind: Remove, Key: a}})
 		}
-	}
-	slices.Sort(gone)
-	for _, a := range gone {
-		delete(d.current, a)
-		d.queue = append(d.queue, dnsItem[S]{change: Change[string, S]{Kind: Remove, Key: a}})
 	}
 	return nil
 }
 
-// insert makes the service for the new address a and queues its insert,
-// or the report of its failure.
+// insert queues the insert of a new address, or the report of its failure.
 func (d *DNS[S]) insert(a string) {
 	var s S
 	var err error
-	perr := guard.Call(whereNewService, func() { s, err = d.newService(a) })
-	if perr != nil {
+	if perr := guard.Call(whereNewService, func() { s, err = d.newService(a) }); perr != nil {
 		err = perr
 	}
 	if err != nil {

@@ -1,11 +1,11 @@
 package discover
 
 import (
-	"fmt"
 	"log/slog"
 	"slices"
 
 	"github.com/towergo/tower/internal/isnil"
+	"github.com/towergo/tower/internal/logs"
 	"github.com/towergo/tower/metrics"
 )
 
@@ -32,9 +32,7 @@ type dnsOptions struct {
 // *[TruncatedError], and the number left out goes to [WithMetrics]. It
 // panics if n is less than 1.
 func WithMaxEndpoints(n int) DNSOption {
-	if n < 1 {
-		panic(fmt.Sprintf("discover.WithMaxEndpoints: n must be at least 1, got %d", n))
-	}
+	must(n >= 1, "discover.WithMaxEndpoints: n must be at least 1, got %d", n)
 	return func(o *dnsOptions) { o.max = n }
 }
 
@@ -43,22 +41,20 @@ func WithMaxEndpoints(n int) DNSOption {
 // cap: the count goes up and down with each such lookup. It panics if
 // sink is nil.
 func WithMetrics(sink metrics.Sink) DNSOption {
-	if isnil.Is(sink) {
-		panic("discover.WithMetrics: nil sink")
-	}
+	must(!isnil.Is(sink), "discover.WithMetrics: nil sink")
 	return func(o *dnsOptions) { o.sink = sink }
 }
 
 // capped returns the addresses of found (sorted and distinct) that the set
-// is to hold, sorted, and a TruncatedError if some are left out.
-func (d *DNS[S]) capped(found []string) ([]string, *TruncatedError) {
+// is to hold, sorted, and queues a TruncatedError if some are left out.
+func (d *DNS[S]) capped(found []string) []string {
 	excluded := max(len(found)-d.max, 0)
 	if d.sink != nil && excluded != d.excluded {
 		d.sink.Add(metrics.Excluded, int64(excluded-d.excluded))
 	}
 	d.excluded = excluded
 	if excluded == 0 {
-		return found, nil
+		return found
 	}
 	kept := make([]string, 0, d.max)
 	for _, had := range []bool{true, false} { // those the set has first
@@ -69,5 +65,38 @@ func (d *DNS[S]) capped(found []string) ([]string, *TruncatedError) {
 		}
 	}
 	slices.Sort(kept)
-	return kept, &TruncatedError{Name: d.name, Found: len(found), Max: d.max}
+	d.queue = append(d.queue, dnsItem[S]{err: &TruncatedError{Name: d.name, Found: len(found), Max: d.max}})
+	return kept
+}
+
+// WithLogger makes a DNS Discover log to l, at level Warn, each report it
+// returns from Next: a *[LookupError] with "name", a *[ServiceError] with
+// "addr", a *[TruncatedError] with "name", "found" and "max"; each with its
+// error as "err", and a panic's stack as "stack". A balancer over the DNS
+// logs the same reports if it has a logger: give one to the DNS or to the
+// balancer, not both. The default is no logging. A panic in l's handler is
+// logged to log/slog's default logger. WithLogger panics if l is nil.
+func WithLogger(l *slog.Logger) DNSOption {
+	must(l != nil, "discover.WithLogger: nil logger")
+	return func(o *dnsOptions) { o.logger = l }
+}
+
+// logged logs err, a report (or nil) Next is about to return, if d has a
+// logger, and returns err.
+func (d *DNS[S]) logged(err error) error {
+	if d.logger == nil {
+		return err
+	}
+	switch e := err.(type) {
+	case *LookupError:
+		logs.SafeFailure(d.logger, slog.LevelWarn, "discover: DNS lookup failed; the endpoints stay as they are", e.Err,
+			slog.String("name", e.Name))
+	case *ServiceError:
+		logs.SafeFailure(d.logger, slog.LevelWarn, "discover: making the service for a new address failed; it is tried again at the next lookup", e.Err,
+			slog.String("addr", e.Addr))
+	case *TruncatedError:
+		logs.SafeFailure(d.logger, slog.LevelWarn, "discover: DNS lookup found more addresses than the cap; some are left out", err,
+			slog.String("name", e.Name), slog.Int("found", e.Found), slog.Int("max", e.Max))
+	}
+	return err
 }

@@ -15,6 +15,20 @@ import (
 // ErrClosed is the error of Take on a closed Cache.
 var ErrClosed = errors.New("ready cache closed")
 
+// Failed reports, to [WithFailureHandler], an endpoint that the cache
+// removed because its Ready failed: tower's ready_cache::error::Failed,
+// with the endpoint's error's message. K is the key type.
+type Failed[K comparable] struct {
+	Key K     // the key the endpoint was under
+	Err error // what its Ready returned, or the PanicError of its panic
+}
+
+// Error returns the endpoint's error's message.
+func (f *Failed[K]) Error() string { return f.Err.Error() }
+
+// Unwrap returns the endpoint's error.
+func (f *Failed[K]) Unwrap() error { return f.Err }
+
 // A Picker chooses which ready endpoint a Take takes.
 type Picker[S any] interface {
 	// Pick returns the index in ready of the endpoint to take. ready
@@ -25,8 +39,7 @@ type Picker[S any] interface {
 }
 
 // Cache is a keyed set of endpoints whose readiness is driven in the
-// background; see the package doc. Keys are unique: pushing a key that is
-// in the cache replaces its endpoint.
+// background; see the package doc.
 //
 // The ready endpoints are kept in the order they became ready; one that
 // stops being ready is swapped with the last, as in tower's ReadyCache,
@@ -56,13 +69,12 @@ type Cache[K comparable, Req, Res any, S tower.Service[Req, Res]] struct {
 	drivers  int // goroutines running drive
 }
 
-// entry is one endpoint in the cache.
 type entry[K comparable, Req, Res any, S tower.Service[Req, Res]] struct {
 	key     K
 	svc     S
 	permit  tower.Permit[Req, Res] // held while ready
 	index   int                    // in ready; -1 while pending
-	ctx     context.Context        // made when a driver is first needed; ends when the entry leaves
+	ctx     context.Context        // the drivers'; ends when the entry leaves
 	cancel  context.CancelFunc
 	driving bool // a driver is in svc.Ready
 	repoll  bool // Repoll was called while driving: ask again once Ready returns
@@ -78,10 +90,10 @@ type options[K comparable] struct {
 }
 
 // WithFailureHandler makes the cache call f with each endpoint it removes
-// because its Ready failed or panicked. f is called without the cache's
-// lock, on the goroutine that saw the failure (a driver, or the caller of
-// Push, Take or Repoll), so it must be safe for concurrent use. By default
-// failures are dropped. It panics if f is nil.
+// because its Ready failed or panicked. f is called on the goroutine that
+// saw the failure (a driver, or the caller of Push, Take or Repoll), so it
+// must be safe for concurrent use. By default failures are dropped. It
+// panics if f is nil.
 func WithFailureHandler[K comparable](f func(*Failed[K])) Option[K] {
 	if f == nil {
 		panic("readycache.WithFailureHandler: nil handler")
@@ -110,12 +122,9 @@ func WithRemovalHandler[K comparable, S any](f func(key K, svc S)) Option[K] {
 // handler of WithRemovalHandler does not take K and S.
 func New[K comparable, Req, Res any, S tower.Service[Req, Res]](opts ...Option[K]) *Cache[K, Req, Res, S] {
 	o := option.Apply[options[K]]("readycache.New", opts)
-	var onRemove func(K, S)
-	if o.onRemove != nil {
-		var ok bool
-		if onRemove, ok = o.onRemove.(func(K, S)); !ok {
-			panic(fmt.Sprintf("readycache.New: the removal handler is a %T, want a %v", o.onRemove, reflect.TypeFor[func(K, S)]()))
-		}
+	onRemove, ok := o.onRemove.(func(K, S))
+	if !ok && o.onRemove != nil {
+		panic(fmt.Sprintf("readycache.New: the removal handler is a %T, want a %v", o.onRemove, reflect.TypeFor[func(K, S)]()))
 	}
 	root, stop := context.WithCancel(context.Background())
 	return &Cache[K, Req, Res, S]{
@@ -130,10 +139,9 @@ func New[K comparable, Req, Res any, S tower.Service[Req, Res]](opts ...Option[K
 }
 
 // Push adds svc under key, replacing the endpoint that key had: the old one
-// is dropped at once, and the reservation it held released. svc is asked
-// whether it is ready now; if it is not, a driver waits for it. A push on
-// a closed cache hands svc straight to the removal handler. It panics if
-// svc is nil, or holds a nil pointer.
+// is dropped at once, and the reservation it held released. A push on a
+// closed cache hands svc straight to the removal handler. It panics if svc
+// is nil, or holds a nil pointer.
 func (c *Cache[K, Req, Res, S]) Push(key K, svc S) {
 	if isnil.Is(svc) {
 		panic("readycache.Cache.Push: nil service")
@@ -143,8 +151,8 @@ func (c *Cache[K, Req, Res, S]) Push(key K, svc S) {
 	c.finish(old)
 }
 
-// push returns the endpoint key had, and the new one if it is broken (or
-// if the cache is closed: then it never entered).
+// push returns the removals of the endpoint key had, and of svc if it is
+// broken or the cache closed.
 func (c *Cache[K, Req, Res, S]) push(key K, svc S) (old, failed *removal[K, Req, Res, S]) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -155,6 +163,7 @@ func (c *Cache[K, Req, Res, S]) push(key K, svc S) (old, failed *removal[K, Req,
 		old = c.removeLocked(e, nil)
 	}
 	e := &entry[K, Req, Res, S]{key: key, svc: svc, index: -1}
+	e.ctx, e.cancel = context.WithCancel(c.root)
 	c.entries[key] = e
 	c.notifyLocked()
 	return old, c.refillLocked(e)
@@ -170,8 +179,8 @@ func (c *Cache[K, Req, Res, S]) Evict(key K) bool {
 	return r != nil
 }
 
-// evict removes the endpoint under key, if any. The deferred unlock
-// matters: looking up an interface key that holds a slice panics.
+// evict's deferred unlock matters: looking up an interface key that holds
+// a slice panics.
 func (c *Cache[K, Req, Res, S]) evict(key K) *removal[K, Req, Res, S] {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -181,11 +190,10 @@ func (c *Cache[K, Req, Res, S]) evict(key K) *removal[K, Req, Res, S] {
 	return nil
 }
 
-// TryTake takes a ready endpoint's permit, chosen by pick, if an endpoint is
-// ready now; otherwise it returns false. The caller owns the permit and must
-// call or release it. The endpoint is asked for its next reservation at
-// once, and stays ready if it has one; if that Ready fails, the endpoint is
-// removed, and the permit taken is still the caller's.
+// TryTake takes the permit of a ready endpoint chosen by pick, if one is
+// ready now; otherwise it returns false. The caller owns the permit and
+// must call or release it, even if the endpoint turns out broken when
+// asked at once for its next reservation.
 func (c *Cache[K, Req, Res, S]) TryTake(pick Picker[S]) (key K, p tower.Permit[Req, Res], ok bool) {
 	return c.TryTakeExcept(pick, nil)
 }
@@ -196,8 +204,7 @@ func (c *Cache[K, Req, Res, S]) TryTake(pick Picker[S]) (key K, p tower.Permit[R
 // tried. except is called with the cache's lock held: it must be quick and
 // must not call the cache. A nil except excepts none.
 func (c *Cache[K, Req, Res, S]) TryTakeExcept(pick Picker[S], except func(K) bool) (key K, p tower.Permit[Req, Res], ok bool) {
-	var failed *removal[K, Req, Res, S]
-	key, p, ok, failed = c.tryTake(pick, except)
+	key, p, ok, failed := c.tryTake(pick, except)
 	if failed != nil {
 		c.finishTaken(failed, p)
 	}
@@ -236,7 +243,6 @@ func (c *Cache[K, Req, Res, S]) pickExceptLocked(pick Picker[S], except func(K) 
 	return idx[checkPick(pick.Pick(svcs), len(idx))]
 }
 
-// checkPick panics unless i is an index of n ready endpoints.
 func checkPick(i, n int) int {
 	if i < 0 || i >= n {
 		panic(fmt.Sprintf("readycache: Picker returned index %d for %d ready endpoints", i, n))

@@ -11,9 +11,7 @@ import (
 // stops the drivers and waits for them, however long an endpoint's Ready
 // takes to return, and wakes every Take with ErrClosed. Permits already
 // taken stay their callers'. Close is idempotent and returns nil.
-func (c *Cache[K, Req, Res, S]) Close() error {
-	return c.Shutdown(context.Background())
-}
+func (c *Cache[K, Req, Res, S]) Close() error { return c.Shutdown(context.Background()) }
 
 // Shutdown does what Close does, but waits for the drivers only as long as
 // ctx lasts: it returns nil once they have all exited, or ctx.Err() if ctx
@@ -24,30 +22,28 @@ func (c *Cache[K, Req, Res, S]) Close() error {
 // no driver is in before it waits; if one of those calls panics, the
 // others are made all the same, then the panic goes on up.
 func (c *Cache[K, Req, Res, S]) Shutdown(ctx context.Context) error {
-	if removed, first := c.closeAll(); first {
-		c.stop()
-		guard.Each(removed, c.finish) // every one, even if a handler panics
-	}
+	removed := c.closeAll()
+	c.stop()
+	guard.Each(removed, c.finish) // every one, even if a handler panics
 	select {
 	case <-c.stopped:
-		return nil
-	default:
-	}
-	select {
-	case <-c.stopped:
-		return nil
 	case <-ctx.Done():
-		return ctx.Err()
+		select {
+		case <-c.stopped: // closed counts even if ctx is done
+		default:
+			return ctx.Err()
+		}
 	}
+	return nil
 }
 
-// closeAll marks the cache closed and removes every endpoint. It returns
-// the removals to finish, and false if the cache was closed already.
-func (c *Cache[K, Req, Res, S]) closeAll() ([]*removal[K, Req, Res, S], bool) {
+// closeAll returns the removals of every endpoint, none if the cache was
+// closed already.
+func (c *Cache[K, Req, Res, S]) closeAll() []*removal[K, Req, Res, S] {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
-		return nil, false
+		return nil
 	}
 	c.closed = true
 	removed := make([]*removal[K, Req, Res, S], 0, len(c.entries))
@@ -58,7 +54,7 @@ func (c *Cache[K, Req, Res, S]) closeAll() ([]*removal[K, Req, Res, S], bool) {
 	if c.drivers == 0 {
 		close(c.stopped)
 	}
-	return removed, true
+	return removed
 }
 
 // A removal is an endpoint that has left the cache, with what its remover
@@ -70,11 +66,10 @@ type removal[K comparable, Req, Res any, S tower.Service[Req, Res]] struct {
 	tell   bool // no driver is in e's Ready: that one would tell the handler
 }
 
-// finish does what r, if not nil, left to do, on a caller's goroutine:
-// release the reservation, then call the failure handler, then the removal
-// handler. A panic in any of them goes on up once the others have run: an
-// endpoint whose Release panics still reaches the removal handler, which
-// may be all that closes it.
+// finish releases r's reservation, then calls the failure handler, then
+// the removal handler, on a caller's goroutine. A panic in any of them goes
+// on up once the others have run: an endpoint whose Release panics still
+// reaches the removal handler, which may be all that closes it.
 func (c *Cache[K, Req, Res, S]) finish(r *removal[K, Req, Res, S]) {
 	if r == nil {
 		return
@@ -89,8 +84,7 @@ func (c *Cache[K, Req, Res, S]) finish(r *removal[K, Req, Res, S]) {
 }
 
 // finishTaken finishes r, the removal of the endpoint whose permit p the
-// caller has just taken. If a handler panics, the caller never gets p, so
-// p is released before the panic goes on.
+// caller has just taken: if a handler panics, the caller never gets p.
 func (c *Cache[K, Req, Res, S]) finishTaken(r *removal[K, Req, Res, S], p tower.Permit[Req, Res]) {
 	guard.Undo(func() { c.finish(r) }, p.Release)
 }
@@ -102,8 +96,7 @@ const (
 	whereOnRemove  = "the removal handler, on a ready cache's driver"
 )
 
-// finishOnDriver is finish on a driver: a panic in the endpoint's Release
-// or a handler is logged, and the driver carries on with the rest.
+// finishOnDriver is finish on a driver, where each panic is logged.
 func (c *Cache[K, Req, Res, S]) finishOnDriver(r *removal[K, Req, Res, S]) {
 	orphan(whereRelease, r.held.Release)
 	if r.failed != nil && c.onFailure != nil {
@@ -114,7 +107,7 @@ func (c *Cache[K, Req, Res, S]) finishOnDriver(r *removal[K, Req, Res, S]) {
 	}
 }
 
-// orphan calls f, and logs a panic in it with guard.Orphan.
+// orphan calls f, and logs a panic in it: no caller is left to hear of it.
 func orphan(where string, f func()) {
 	if perr := guard.Call(where, f); perr != nil {
 		guard.Orphan(perr)

@@ -1,33 +1,28 @@
 package readycache
 
 import (
-	"context"
-
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/guard"
 )
 
 // takeLocked moves e's permit out to the caller, and asks e for its next
-// reservation at once. It returns e's removal if e turned out broken; the
-// permit taken, granted before, is still the caller's. c.mu must be held.
+// reservation at once. If e turns out broken, the permit taken, granted
+// before, is still the caller's. c.mu must be held.
 func (c *Cache[K, Req, Res, S]) takeLocked(e *entry[K, Req, Res, S]) (tower.Permit[Req, Res], *removal[K, Req, Res, S]) {
 	p := e.permit
 	e.permit = tower.Permit[Req, Res]{}
 	return p, c.refillLocked(e)
 }
 
-// whereRefill is where the cache asks an endpoint whether it is ready now.
 const whereRefill = "an endpoint's Ready, asked by a ready cache on its caller's goroutine"
 
-// refillLocked asks e, which holds no permit, whether it is ready now. If it
-// is, e is ready (in place, if it was already in the ready set); if it is
-// not, e is pending and a driver waits for it; if it is broken, or its
-// Ready panics, e is removed and its removal returned. c.mu must be held.
+// refillLocked asks e, which holds no permit, whether it is ready now: if
+// not, a driver waits for it. A ready e keeps its place in the ready set.
+// A Ready that fails or panics removes e. c.mu must be held.
 func (c *Cache[K, Req, Res, S]) refillLocked(e *entry[K, Req, Res, S]) (failed *removal[K, Req, Res, S]) {
 	asked := false
 	defer func() {
 		if !asked {
-			// Ready panicked: e failed its readiness.
 			failed = c.removeLocked(e, guard.Recovered(whereRefill, recover()))
 		}
 	}()
@@ -46,21 +41,16 @@ func (c *Cache[K, Req, Res, S]) refillLocked(e *entry[K, Req, Res, S]) (failed *
 	if e.index >= 0 {
 		c.unreadyLocked(e)
 	}
-	if e.ctx == nil {
-		e.ctx, e.cancel = context.WithCancel(c.root)
-	}
 	c.drivers++
 	e.driving = true
 	go c.drive(e)
 	return nil
 }
 
-// whereDriver is where a driver waits in an endpoint's Ready.
 const whereDriver = "an endpoint's Ready, on a ready cache's driver"
 
-// drive waits in e's Ready. The permit makes e ready, unless e has left the
-// cache meanwhile. An error, a panic or a runtime.Goexit removes e and is
-// reported, or, if e has left already, a panic is logged.
+// drive waits in e's Ready. An error, a panic or a runtime.Goexit removes
+// e, or, if e has left already, a panic is logged.
 func (c *Cache[K, Req, Res, S]) drive(e *entry[K, Req, Res, S]) {
 	defer c.driverDone()
 	returned := false
@@ -103,9 +93,7 @@ func (c *Cache[K, Req, Res, S]) driven(e *entry[K, Req, Res, S], p tower.Permit[
 		c.readyLocked(e)
 	}
 	c.mu.Unlock()
-	if held.Held() {
-		orphan(whereRelease, held.Release)
-	}
+	orphan(whereRelease, held.Release)
 	if r != nil {
 		c.finishOnDriver(r)
 	}
@@ -123,8 +111,6 @@ func (c *Cache[K, Req, Res, S]) driverDone() {
 	}
 }
 
-// readyLocked adds e, which holds a permit, to the ready set. c.mu must be
-// held.
 func (c *Cache[K, Req, Res, S]) readyLocked(e *entry[K, Req, Res, S]) {
 	e.index = len(c.ready)
 	c.ready = append(c.ready, e)
@@ -132,8 +118,7 @@ func (c *Cache[K, Req, Res, S]) readyLocked(e *entry[K, Req, Res, S]) {
 	c.notifyLocked()
 }
 
-// unreadyLocked takes e out of the ready set, moving the last ready entry
-// into its place. c.mu must be held.
+// unreadyLocked swaps the last ready entry into e's place.
 func (c *Cache[K, Req, Res, S]) unreadyLocked(e *entry[K, Req, Res, S]) {
 	i, last := e.index, len(c.ready)-1
 	if i != last {
@@ -147,9 +132,8 @@ func (c *Cache[K, Req, Res, S]) unreadyLocked(e *entry[K, Req, Res, S]) {
 	e.index = -1
 }
 
-// removeLocked takes e out of the cache for good, broken with err if that
-// is not nil, and stops its driver if it has one. It returns what the
-// caller must finish once it has let go of the lock. c.mu must be held.
+// removeLocked takes e out of the cache for good, failed with err if not
+// nil, and returns what the caller must finish without the lock.
 func (c *Cache[K, Req, Res, S]) removeLocked(e *entry[K, Req, Res, S], err error) *removal[K, Req, Res, S] {
 	if e.gone {
 		return nil
@@ -161,9 +145,7 @@ func (c *Cache[K, Req, Res, S]) removeLocked(e *entry[K, Req, Res, S], err error
 	if c.entries[e.key] == e {
 		delete(c.entries, e.key)
 	}
-	if e.cancel != nil {
-		e.cancel()
-	}
+	e.cancel()
 	r := &removal[K, Req, Res, S]{e: e, held: e.permit, tell: !e.driving}
 	e.permit = tower.Permit[Req, Res]{}
 	if err != nil {
@@ -173,11 +155,42 @@ func (c *Cache[K, Req, Res, S]) removeLocked(e *entry[K, Req, Res, S], err error
 	return r
 }
 
-// notifyLocked wakes those waiting for a change. c.mu must be held.
 func (c *Cache[K, Req, Res, S]) notifyLocked() {
 	if c.watched && !c.closed {
 		close(c.changed)
 		c.changed = make(chan struct{})
 		c.watched = false
 	}
+}
+
+// Repoll asks the endpoint under key for its readiness again, for one that
+// has turned unfit while ready (one a balancer's outlier detection has just
+// ejected, say), and reports whether key is in the cache. A ready
+// endpoint's permit is taken back and released, and the endpoint asked
+// again as after a Take: it stays ready only if its Ready grants a new
+// permit at once. If a driver is in its Ready, the permit that Ready
+// returns is released instead, and the endpoint asked again.
+func (c *Cache[K, Req, Res, S]) Repoll(key K) bool {
+	held, failed, ok := c.repoll(key)
+	defer c.finish(failed)
+	held.Release()
+	return ok
+}
+
+func (c *Cache[K, Req, Res, S]) repoll(key K) (held tower.Permit[Req, Res], failed *removal[K, Req, Res, S], ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.entries[key]
+	if e == nil {
+		return held, nil, false
+	}
+	if e.index < 0 {
+		// Pending: its driver is in Ready, and asks again once it returns.
+		e.repoll = true
+		return held, nil, true
+	}
+	held = e.permit
+	e.permit = tower.Permit[Req, Res]{}
+	c.unreadyLocked(e)
+	return held, c.refillLocked(e), true
 }
