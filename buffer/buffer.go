@@ -12,6 +12,7 @@ import (
 	"github.com/towergo/tower/internal/lifetime"
 	"github.com/towergo/tower/internal/logs"
 	"github.com/towergo/tower/internal/sema"
+	"github.com/towergo/tower/internal/waitq"
 	"github.com/towergo/tower/metrics"
 )
 
@@ -53,14 +54,14 @@ type Buffer[Req, Res any] struct {
 	turn atomic.Int64
 
 	mu      sync.Mutex
-	line    line[Req, Res] // the requests waiting for the turn, oldest first
-	waiting bool           // the turn's holder waits in the inner service's Ready
-	cancel  func()         // ends that wait's context, if the caller's can end
-	left    chan struct{}  // closed when that wait ends, if Shutdown waits for it
-	err     error          // once set (failure or Close), nothing more is served
-	isShut  atomic.Bool    // err is set; read without the lock
-	stopped chan struct{}  // closed when err is set
-	stopCtx holdContext    // Background, ended by Close: see hold
+	line    waitq.Queue   // of the requests waiting for the turn
+	waiting bool          // the turn's holder waits in the inner service's Ready
+	cancel  func()        // ends that wait's context, if the caller's can end
+	left    chan struct{} // closed when that wait ends, if Shutdown waits for it
+	err     error         // once set (failure or Close), nothing more is served
+	isShut  atomic.Bool   // err is set; read without the lock
+	stopped chan struct{} // closed when err is set
+	stopCtx holdContext   // Background, ended by Close: see hold
 
 	layer *lifetime.Set[Buffer[Req, Res]] // the Layer's, if a Layer made it
 }
@@ -100,7 +101,7 @@ func (b *Buffer[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], e
 	}
 	p, _ := b.pool.Get().(*permit[Req, Res])
 	if p == nil {
-		p = &permit[Req, Res]{b: b, turn: make(chan struct{}, 1)}
+		p = &permit[Req, Res]{b: b, w: *waitq.New()}
 	}
 	return tower.NewPermit(p, p.Token()), nil
 }
@@ -158,15 +159,11 @@ func (b *Buffer[Req, Res]) waitLeft(ctx context.Context) error {
 }
 
 // permit is the record behind a Buffer's permit: it stands for one slot,
-// and carries the channel on which its request is handed the turn.
+// and w waits in b.line for the turn.
 type permit[Req, Res any] struct {
 	tower.Ticket
 	b *Buffer[Req, Res]
-
-	turn       chan struct{}     // buffered: the turn is handed over without waiting
-	granted    bool              // something was sent on turn; set under b.mu
-	handed     error             // what: nil for the turn, or the Buffer's error
-	prev, next *permit[Req, Res] // in b.line
+	w waitq.Waiter
 }
 
 func (p *permit[Req, Res]) CallReserved(ctx context.Context, token uint64, req Req) (Res, error) {
@@ -222,7 +219,6 @@ func (b *Buffer[Req, Res]) fail(cause error) error {
 	return err
 }
 
-// shutErr returns the error the Buffer was stopped with, or nil.
 func (b *Buffer[Req, Res]) shutErr() error {
 	if !b.isShut.Load() {
 		return nil
@@ -232,8 +228,6 @@ func (b *Buffer[Req, Res]) shutErr() error {
 	return b.err
 }
 
-// acquireSlot waits in line for a slot of the queue, counted as Waiting by
-// the Buffer's sink, if it has one, while it waits.
 func (b *Buffer[Req, Res]) acquireSlot(ctx context.Context) error {
 	if b.sink == nil {
 		return b.slots.Acquire(ctx)
@@ -241,8 +235,8 @@ func (b *Buffer[Req, Res]) acquireSlot(ctx context.Context) error {
 	return b.slots.AcquireWatched(ctx, (*slotWaiters[Req, Res])(b))
 }
 
-// slotWaiters is the Buffer as the sema.Watcher that tells its sink of the
-// callers waiting for a slot, kept off its method set.
+// slotWaiters is the Buffer as the sema.Watcher of its sink, kept off its
+// method set.
 type slotWaiters[Req, Res any] Buffer[Req, Res]
 
 func (w *slotWaiters[Req, Res]) Waiting(delta int64) { w.sink.Add(metrics.Waiting, delta) }

@@ -61,8 +61,8 @@ func (b *Buffer[Req, Res]) watchedTurn(ctx context.Context, p *permit[Req, Res],
 }
 
 // skip does what a request does in its turn, without queueing. If that
-// settles the request (done), the slot is given back and inner or err is
-// the answer; if not, the caller queues, holding its slot.
+// settles the request (done), the slot is given back; if not, the caller
+// queues, holding its slot.
 func (b *Buffer[Req, Res]) skip(ctx context.Context) (inner tower.Permit[Req, Res], done bool, err error) {
 	if err := mono.Err(ctx); err != nil {
 		b.slots.Release()
@@ -118,7 +118,6 @@ func (b *Buffer[Req, Res]) inTurn(ctx context.Context, p *permit[Req, Res]) (tow
 	return inner, b.fail(err)
 }
 
-// readyNowOnCaller is the Where of a panic in the inner service's Ready.
 const readyNowOnCaller = "the inner service's Ready, on a Buffer's caller's goroutine"
 
 // readyNow asks the inner service if it is ready now, for a caller that
@@ -136,8 +135,8 @@ func (b *Buffer[Req, Res]) readyNow(slot bool) (p tower.Permit[Req, Res], ok boo
 	return p, ok, err
 }
 
-// waitReady waits until the inner service is ready, for the request whose
-// turn it is, under a context that ends with the caller's or on Close.
+// waitReady waits until the inner service is ready, under a context that
+// ends with the caller's or on Close.
 func (b *Buffer[Req, Res]) waitReady(ctx context.Context) (inner tower.Permit[Req, Res], err error) {
 	hctx, ok := b.hold(ctx)
 	if !ok {
@@ -197,7 +196,6 @@ func (b *Buffer[Req, Res]) hold(ctx context.Context) (context.Context, bool) {
 	return hctx, true
 }
 
-// unhold records that the wait hold recorded is over.
 func (b *Buffer[Req, Res]) unhold() {
 	b.mu.Lock()
 	cancel := b.cancel

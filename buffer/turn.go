@@ -4,7 +4,7 @@ import "context"
 
 // The turn is a first-come, first-served lock, held by the request the
 // Buffer is readying. Its word counts turnHeld while a request holds it,
-// and turnWaiter for each request in the line. A free turn is taken, and
+// and turnWaiter for each request in b.line. A free turn is taken, and
 // given back when nobody waits, with one compare-and-swap; otherwise, under
 // b.mu, the holder hands it to the oldest waiter directly.
 const (
@@ -34,57 +34,37 @@ func (b *Buffer[Req, Res]) takeTurn(ctx context.Context, p *permit[Req, Res]) er
 			break
 		}
 	}
-	b.line.push(p)
+	b.line.Push(&p.w)
 	b.mu.Unlock()
+	// p.w.Err is what it was handed: nil for the turn, or the Buffer's
+	// error.
 	done := ctx.Done()
 	if done == nil {
-		<-p.turn
-		return p.took()
+		<-p.w.Ready
+		return p.w.Err
 	}
 	select {
-	case <-p.turn:
-		return p.took()
+	case <-p.w.Ready:
+		return p.w.Err
 	case <-done:
-		return b.leaveLine(p, ctx.Err())
 	}
-}
-
-// took returns what p was handed on p.turn: nil if the turn, or the error
-// the Buffer stopped with.
-func (p *permit[Req, Res]) took() error {
-	err := p.handed
-	p.granted, p.handed = false, nil
-	return err
-}
-
-// leaveLine takes p out of the line as its caller leaves with err, and
-// returns err; unless p was handed something meanwhile: then it returns
-// what, as took does.
-func (b *Buffer[Req, Res]) leaveLine(p *permit[Req, Res], err error) error {
 	b.mu.Lock()
-	if !p.granted {
-		b.line.remove(p)
+	left := b.line.Remove(&p.w)
+	if left {
 		b.turn.Add(-turnWaiter)
-		b.mu.Unlock()
-		return err
 	}
 	b.mu.Unlock()
-	<-p.turn // sent under b.mu, as granted was set
-	return p.took()
-}
-
-// hand hands p the turn (nil), or the Buffer's error. b.mu must be held,
-// and p taken out of the line.
-func (p *permit[Req, Res]) hand(err error) {
-	p.granted, p.handed = true, err
-	p.turn <- struct{}{} // never blocks: a record is handed one thing at most
+	if left {
+		return ctx.Err()
+	}
+	<-p.w.Ready // handed something meanwhile, under b.mu
+	return p.w.Err
 }
 
 // closeLine hands every request in the line the error the Buffer stopped
 // with. b.mu must be held.
 func (b *Buffer[Req, Res]) closeLine() {
-	for b.line.head != nil {
-		b.line.pop().hand(b.err)
+	for b.line.Wake(0, b.err) {
 		b.turn.Add(-turnWaiter)
 	}
 }
@@ -105,48 +85,8 @@ func (b *Buffer[Req, Res]) passTurn() {
 			}
 			continue // a request joined the line meanwhile
 		}
-		b.line.pop().hand(nil)
+		b.line.Wake(0, nil)
 		b.turn.Add(-turnWaiter)
 		return
 	}
-}
-
-// A line is a first-in, first-out list of the requests waiting for the
-// turn, linked through their records, so that it allocates nothing and a
-// request leaves it from anywhere at once. b.mu guards it.
-type line[Req, Res any] struct {
-	head, tail *permit[Req, Res]
-}
-
-// push adds p at the back.
-func (l *line[Req, Res]) push(p *permit[Req, Res]) {
-	p.prev, p.next = l.tail, nil
-	if l.tail != nil {
-		l.tail.next = p
-	} else {
-		l.head = p
-	}
-	l.tail = p
-}
-
-// pop removes the oldest request, of at least one, and returns it.
-func (l *line[Req, Res]) pop() *permit[Req, Res] {
-	p := l.head
-	l.remove(p)
-	return p
-}
-
-// remove takes p out of the line, wherever it is.
-func (l *line[Req, Res]) remove(p *permit[Req, Res]) {
-	if p.prev != nil {
-		p.prev.next = p.next
-	} else {
-		l.head = p.next
-	}
-	if p.next != nil {
-		p.next.prev = p.prev
-	} else {
-		l.tail = p.prev
-	}
-	p.prev, p.next = nil, nil
 }

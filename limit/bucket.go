@@ -105,8 +105,7 @@ func (b *Bucket[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], e
 	return b.units.wraps.WrapNoted(&b.units, inner, uint64(mark)), nil
 }
 
-// take takes a token, lock-free if nobody waits and one is there, and
-// returns its mark: the tat its take left.
+// take takes a token and returns its mark: the tat its take left.
 func (b *Bucket[Req, Res]) take(ctx context.Context) (time.Duration, error) {
 	if b.line.Len() == 0 {
 		if mark, wait := b.tryTake(b.now()); wait == 0 {
@@ -131,7 +130,6 @@ func (b *Bucket[Req, Res]) tryTake(now time.Duration) (mark, wait time.Duration)
 	}
 }
 
-// takeSlow takes a token under the lock, or waits in line for one.
 func (b *Bucket[Req, Res]) takeSlow(ctx context.Context) (time.Duration, error) {
 	b.line.Lock()
 	now := b.now()
@@ -147,17 +145,16 @@ func (b *Bucket[Req, Res]) takeSlow(ctx context.Context) (time.Duration, error) 
 	}
 	w := b.line.Join()
 	// A token that came while the lock was free goes to the oldest waiter.
-	// The timer stays set when a waiter leaves: the instant it is set for
-	// is then the next waiter's.
+	// The timer stays set when a waiter leaves: the next one's token is due
+	// at the same instant.
 	b.grant(now)
 	b.line.Unlock()
 	mark, err := b.line.Wait(ctx, w, b.sink, b.units.giveBack)
 	return time.Duration(mark), err
 }
 
-// grant hands the tokens there at now to the waiters, oldest first, and
-// sets the timer for the next token if anyone still waits. b.line must be
-// held.
+// grant hands the tokens there at now to the waiters, and sets the timer
+// for the next one if anyone still waits. b.line must be held.
 func (b *Bucket[Req, Res]) grant(now time.Duration) {
 	for b.line.Len() > 0 {
 		mark, wait := b.tryTake(now)
@@ -169,11 +166,9 @@ func (b *Bucket[Req, Res]) grant(now time.Duration) {
 	}
 }
 
-// setTimer sets the one timer to run tokenDue after d. b.line must be held.
-// Waiters that leave leave it set: the next one's token is due at the same
-// instant. If it fires early (a lock-free Ready took a token as the first
-// waiter queued) or as it is reset, tokenDue grants nothing and sets it
-// again.
+// setTimer sets the timer to run tokenDue after d. b.line must be held.
+// If it fires early (a lock-free Ready took a token as the first waiter
+// queued) or as it is reset, tokenDue grants nothing and sets it again.
 func (b *Bucket[Req, Res]) setTimer(d time.Duration) {
 	if b.timer == nil {
 		b.timer = time.AfterFunc(d, b.tokenDue)
@@ -182,7 +177,6 @@ func (b *Bucket[Req, Res]) setTimer(d time.Duration) {
 	}
 }
 
-// tokenDue runs on the timer: see grant.
 func (b *Bucket[Req, Res]) tokenDue() {
 	b.line.Lock()
 	defer b.line.Unlock()

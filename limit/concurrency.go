@@ -153,8 +153,7 @@ func (c *Concurrency[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Re
 	return tower.NewPermit(rec, rec.Token()), nil
 }
 
-// newRecord makes the record of slot, whose place in c.slots is still
-// empty, or gets a pooled one for a permit without a slot.
+// newRecord makes the record of slot, or gets a pooled one for NoSlot.
 func (c *Concurrency[Req, Res]) newRecord(slot int) *record[Req, Res] {
 	if slot == sema.NoSlot {
 		if rec, _ := c.spare.Get().(*record[Req, Res]); rec != nil {
@@ -175,15 +174,14 @@ func (c *Concurrency[Req, Res]) acquire(ctx context.Context) error {
 	return c.sem.s.AcquireWatched(ctx, (*waiters[Req, Res])(c))
 }
 
-// waiters is the limit as the sema.Watcher that reports waiting callers
-// to the sink, kept off its method set; it goes in the interface without
-// an allocation.
+// waiters is the limit as the sema.Watcher of its sink, kept off its
+// method set.
 type waiters[Req, Res any] Concurrency[Req, Res]
 
 func (w *waiters[Req, Res]) Waiting(delta int64) { w.sink.Add(metrics.Waiting, delta) }
 
-// release gives a permit back, with its slot if it has one. InFlight
-// drops first, so that it never shows more than the limit.
+// release gives a permit back. InFlight drops first, so that it never
+// shows more than the limit.
 func (c *Concurrency[Req, Res]) release(slot int) {
 	if c.sink != nil {
 		c.releaseWatched(slot)
@@ -198,10 +196,8 @@ func (c *Concurrency[Req, Res]) releaseWatched(slot int) {
 	c.sink.Add(metrics.InFlight, -1)
 }
 
-// record is the record behind a permit. Most permits come with a slot of
-// the semaphore, claimed and freed in the same atomic step as the unit;
-// their record lives in c.slots at the slot's number, so it needs no pool.
-// The others' come from c.spare. Its Ticket refuses stale permit copies.
+// record is the record behind a permit: c.slots holds the record of each
+// slot of the semaphore, and c.spare those of permits without one.
 //
 // Its two methods copy what they need out of the redeemed record and never
 // touch it again: a pooled record goes back to the pool before inner code

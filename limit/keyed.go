@@ -86,9 +86,8 @@ func WithMaxKeys(n int) KeyedOption {
 // during the wait, Call returns ctx.Err() and the token goes back unless
 // the key reserved another after it.
 //
-// The wait holds the inner permit, so waiting calls keep inner capacity
-// busy: with a Concurrency of 10 inside, 10 calls waiting on one hot key
-// keep every other key out. Keep d short. It panics if d is negative.
+// The wait holds the inner permit (see the package doc's Placement): keep
+// d short. It panics if d is negative.
 func WithMaxWait(d time.Duration) KeyedOption {
 	if d < 0 {
 		panic(fmt.Sprintf("limit.WithMaxWait: d must not be negative, got %v", d))
@@ -174,8 +173,7 @@ func (k *Keyed[Req, Res, K]) Len() int {
 	return n
 }
 
-// Ready is the inner service's Ready, its error unchanged. The key's limit
-// is applied in Call.
+// Ready is the inner service's Ready; the key's limit is applied in Call.
 func (k *Keyed[Req, Res, K]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	p, err := k.inner.Ready(ctx)
 	if err != nil {
@@ -184,8 +182,7 @@ func (k *Keyed[Req, Res, K]) Ready(ctx context.Context) (tower.Permit[Req, Res],
 	return k.pool.Wrap((*keyedWrapper[Req, Res, K])(k), p), nil
 }
 
-// keyedWrapper is the limit as its tower.Wrapper, kept off its method set;
-// it goes in a WrapPool's record without allocating.
+// keyedWrapper is the limit as its tower.Wrapper, kept off its method set.
 type keyedWrapper[Req, Res any, K comparable] Keyed[Req, Res, K]
 
 func (w *keyedWrapper[Req, Res, K]) CallWrapped(ctx context.Context, inner tower.Permit[Req, Res], req Req) (Res, error) {
@@ -211,9 +208,12 @@ func (k *Keyed[Req, Res, K]) admit(ctx context.Context, key K) error {
 		}
 	}
 	s := k.shard(key)
-	mark, wait, ok := s.takeLocking(k.g, key, mono.Now(), allowed)
+	mark, wait, ok := s.take(k.g, key, mono.Now(), allowed)
 	if !ok {
-		return k.refuse(wait)
+		if k.sink != nil {
+			k.sink.Add(metrics.Throttled, 1)
+		}
+		return &KeyLimitError{Wait: wait}
 	}
 	if wait > 0 {
 		return k.wait(ctx, s, key, mark, wait)
@@ -227,13 +227,6 @@ func (k *Keyed[Req, Res, K]) shard(key K) *keyShard[K] {
 		return &k.shards[0]
 	}
 	return &k.shards[maphash.Comparable(k.seed, key)&k.mask]
-}
-
-func (k *Keyed[Req, Res, K]) refuse(wait time.Duration) error {
-	if k.sink != nil {
-		k.sink.Add(metrics.Throttled, 1)
-	}
-	return &KeyLimitError{Wait: wait}
 }
 
 // wait waits d for the token of mark reserved in key's bucket in s, and
@@ -262,9 +255,9 @@ func (k *Keyed[Req, Res, K]) wait(ctx context.Context, s *keyShard[K], key K, ma
 	return err
 }
 
-// A keyShard is a part of the table of keys, chosen by the key's maphash,
-// with its own lock and share of the cap: a dense slice of entries, which
-// a cursor goes round, and an index from key to position.
+// A keyShard is the part of the table of keys that the key's maphash
+// picks, with its own lock and share of the cap: a dense slice of
+// entries, which a cursor goes round, and an index from key to position.
 type keyShard[K comparable] struct {
 	mu      sync.Mutex
 	index   map[K]int
@@ -282,8 +275,11 @@ type keyEntry[K comparable] struct {
 // take reserves a token of key's bucket at now if it comes within
 // allowed, and returns its mark (see gcra.reserve), the wait for it, and
 // true; or takes nothing and returns the wait and false. Then it sweeps.
-// s.mu must be held.
+// The lock is released even if looking key up panics (an interface key
+// may hold an unhashable slice).
 func (s *keyShard[K]) take(g gcra, key K, now, allowed time.Duration) (mark, wait time.Duration, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	defer s.sweep(g, now)
 	i, found := s.index[key]
 	if !found {
@@ -298,14 +294,6 @@ func (s *keyShard[K]) take(g gcra, key K, now, allowed time.Duration) (mark, wai
 	}
 	s.entries[i].tat = next
 	return next, wait, true
-}
-
-// takeLocking is take under s.mu, released even if looking key up panics
-// (an interface key may hold an unhashable slice).
-func (s *keyShard[K]) takeLocking(g gcra, key K, now, allowed time.Duration) (mark, wait time.Duration, ok bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.take(g, key, now, allowed)
 }
 
 // insert adds key with state tat, deleting an entry first if the shard is

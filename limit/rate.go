@@ -129,7 +129,7 @@ func (r *Rate[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], err
 	return r.units.wraps.WrapNoted(&r.units, inner, window), nil
 }
 
-// reserve takes a place and returns the window it belongs to.
+// reserve takes a place and returns its window's number.
 func (r *Rate[Req, Res]) reserve(ctx context.Context) (uint64, error) {
 	if r.line.Len() == 0 {
 		if n, ok := r.takeEarly(); ok {
@@ -142,8 +142,7 @@ func (r *Rate[Req, Res]) reserve(ctx context.Context) (uint64, error) {
 	return r.reserveSlow(ctx)
 }
 
-// takeEarly takes a place in the current window, if one is left and the
-// window is not near its end, and returns the window's number.
+// takeEarly is reserve while the window is not near its end.
 func (r *Rate[Req, Res]) takeEarly() (uint64, bool) {
 	for s := r.places.Load(); s&nearEnd == 0 && s&placeMask > 0; s = r.places.Load() {
 		if r.places.CompareAndSwap(s, s-1) {
@@ -153,8 +152,7 @@ func (r *Rate[Req, Res]) takeEarly() (uint64, bool) {
 	return 0, false
 }
 
-// takePlace takes a place in window n, if it is still the current one and
-// has one left.
+// takePlace takes a place in window n, if it is still the current one.
 func (r *Rate[Req, Res]) takePlace(n uint64) bool {
 	for s := r.places.Load(); s&tagBits == tag(n) && s&placeMask > 0; s = r.places.Load() {
 		if r.places.CompareAndSwap(s, s-1) {
@@ -164,8 +162,7 @@ func (r *Rate[Req, Res]) takePlace(n uint64) bool {
 	return false
 }
 
-// reserveSlow takes a place under the lock, opening a window if need be,
-// or waits in line for one.
+// reserveSlow takes a place under the lock, or waits in line for one.
 func (r *Rate[Req, Res]) reserveSlow(ctx context.Context) (uint64, error) {
 	r.line.Lock()
 	now := mono.Now()
@@ -235,10 +232,8 @@ func (r *Rate[Req, Res]) schedule(now time.Duration) {
 	}
 }
 
-// tick runs on the timer. It makes Readies read the clock from then on,
-// and at or after the window's end, if anyone waits, opens the next window
-// and grants its places to the oldest waiters. A timer that fires as it is
-// reset does what the state calls for.
+// tick runs on the timer: see schedule. A timer that fires as it is reset
+// does what the state calls for.
 func (r *Rate[Req, Res]) tick() {
 	r.line.Lock()
 	defer r.line.Unlock()

@@ -1,7 +1,6 @@
-// Package sema is the counting semaphore behind ConcurrencyLimit and
-// Buffer's slots: first come, first served, context-aware, closable with an
-// error, allocation-free when it does not wait, and striped (see package
-// stripe).
+// Package sema is the counting semaphore behind limit.Concurrency and the
+// Buffer's slots: first come, first served, closable with an error,
+// allocation-free when it does not wait, and striped.
 package sema
 
 import (
@@ -17,23 +16,17 @@ import (
 	"github.com/towergo/tower/internal/waitq"
 )
 
-// The free units are spread over stripes, each on a cache line of its own;
-// a goroutine takes from and gives back to the stripe its stack address
-// picks, and takes from the others before it waits.
-//
-// ctl counts the waiters and holds the closed bit. A unit is taken without
-// the lock only when nobody waits, so a newcomer never overtakes the
-// queue. A waiter counts itself in ctl, under the lock, before it looks in
-// the stripes one last time; a release adds its unit to a stripe before it
+// A goroutine takes from and gives back to the stripe s.hint picks, and
+// takes from the others before it waits. A unit is taken without the lock
+// only when nobody waits, so a newcomer never overtakes the queue. A
+// waiter counts itself in ctl, under the lock, before it looks in the
+// stripes one last time; a release adds its unit to a stripe before it
 // reads ctl. So either the waiter finds the unit, or the release sees the
 // waiter and hands a unit over under the lock, oldest waiter first.
 //
-// A stripe's word holds its free units in the low 32 bits and, above them,
-// one bit per slot of the stripe, set while the slot is claimed. A slot is
-// a place in a small table the Sema's user keeps (ConcurrencyLimit keeps a
-// permit record there): TryAcquireSlot takes a unit and claims a slot in
-// one CAS, and ReleaseSlot gives both back in one atomic add, so the
-// common path finds its record without a pool.
+// A slot is a place in a small table the Sema's user keeps (Concurrency
+// keeps a permit record there), claimed and freed with a unit in the same
+// atomic step, so that the common path finds its record without a pool.
 const (
 	waiterMask = 1<<32 - 1
 	closedBit  = 1 << 63
@@ -61,8 +54,7 @@ const (
 	unheldSlot  = "sema: ReleaseSlot of a slot that is not claimed"
 )
 
-// A Sema is a FIFO counting semaphore. The zero Sema has no units; build
-// one with New.
+// A Sema is a FIFO counting semaphore. The zero Sema has no units.
 type Sema struct {
 	ctl   atomic.Uint64 // waiters (bits 0..31) and closedBit
 	_     [56]byte
@@ -75,7 +67,6 @@ type Sema struct {
 	err error // set by Close
 }
 
-// line is one stripe of a Sema, on a cache line of its own.
 type line struct {
 	free atomic.Uint64 // free units (bits 0..31) and claimed slots (bits 32..39)
 	_    [56]byte
@@ -100,12 +91,10 @@ func New(n int) *Sema {
 	return s
 }
 
-// hint picks the caller's stripe; see stripe.Hint.
 func (s *Sema) hint() uintptr { return stripe.Hint() }
 
 // take takes a free unit from any stripe, starting with stripe h, and, if
-// claim, a free slot of the same stripe in the same CAS. slot is NoSlot
-// when it claimed none.
+// claim, a free slot of the same stripe (or NoSlot if none is).
 func (s *Sema) take(h uintptr, claim bool) (slot int, ok bool) {
 	for k := range uintptr(len(s.lines)) {
 		i := (h + k) & s.mask
@@ -125,7 +114,6 @@ func (s *Sema) take(h uintptr, claim bool) (slot int, ok bool) {
 	return NoSlot, false
 }
 
-// takeUnit is take without a slot.
 func (s *Sema) takeUnit(h uintptr) bool {
 	_, ok := s.take(h, false)
 	return ok
@@ -136,14 +124,11 @@ func (s *Sema) TryAcquire() bool {
 	return s.ctl.Load() == 0 && s.takeUnit(s.hint())
 }
 
-// Slots returns the number of slots the Sema has: slots are numbered from
-// 0 to Slots()-1.
+// Slots returns the number of slots the Sema has.
 func (s *Sema) Slots() int { return len(s.lines) * SlotsPerStripe }
 
-// TryAcquireSlot is TryAcquire that also claims a free slot of the stripe
-// it takes the unit from, and returns it (NoSlot when all of that stripe's
-// slots are claimed). The claimer has the slot to itself until it gives
-// the unit back with ReleaseSlot.
+// TryAcquireSlot is TryAcquire that also claims a free slot, NoSlot if it
+// finds none, until ReleaseSlot gives the unit back.
 func (s *Sema) TryAcquireSlot() (slot int, ok bool) {
 	if s.ctl.Load() != 0 {
 		return NoSlot, false
@@ -156,18 +141,14 @@ func (s *Sema) TryAcquireSlot() (slot int, ok bool) {
 // ctx ends first, and the Close error if the Sema is closed.
 func (s *Sema) Acquire(ctx context.Context) error { return s.AcquireWatched(ctx, nil) }
 
-// A Watcher hears of the callers that wait in line for a unit, so that the
-// Sema's user can report the wait as its own (Waiting in package metrics).
+// A Watcher hears of the callers that wait in line for a unit: +1 when
+// one queues, -1 when it leaves the queue.
 type Watcher interface {
-	// Waiting adds delta to the number of callers waiting in line: +1
-	// when one queues, -1 when it leaves the queue.
 	Waiting(delta int64)
 }
 
 // AcquireWatched is Acquire that tells w, unless it is nil, while the
-// caller waits in line: Waiting(+1) once it is queued, and Waiting(-1)
-// when it leaves the queue, granted a unit or not. A caller that does not
-// queue is not counted. The calls to w are made without the lock.
+// caller waits in line, without the lock.
 func (s *Sema) AcquireWatched(ctx context.Context, w Watcher) error {
 	if s.TryAcquire() {
 		return nil
@@ -195,7 +176,6 @@ func (s *Sema) AcquireWatched(ctx context.Context, w Watcher) error {
 	return err
 }
 
-// wait waits for w to be woken, or withdraws it when ctx ends.
 func (s *Sema) wait(ctx context.Context, w *waitq.Waiter) error {
 	select {
 	case <-w.Ready:
@@ -205,12 +185,10 @@ func (s *Sema) wait(ctx context.Context, w *waitq.Waiter) error {
 	}
 }
 
-// errWithdrawn withdraws a waiter whose watcher panicked.
 var errWithdrawn = errors.New("sema: waiter withdrawn")
 
 // enqueue takes a unit under the lock if nobody is ahead and one is free,
-// or queues a waiter. It returns a nil waiter when the outcome is already
-// known.
+// or queues a waiter; a nil waiter if the outcome is known.
 func (s *Sema) enqueue(ctx context.Context) (*waitq.Waiter, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -233,8 +211,8 @@ func (s *Sema) enqueue(ctx context.Context) (*waitq.Waiter, error) {
 	return w, nil
 }
 
-// cancel withdraws w after its ctx ended. If w was woken meanwhile, its
-// outcome stands: a caller granted a unit as its ctx ended keeps it.
+// cancel withdraws w after its ctx ended, unless it was woken: then its
+// outcome stands.
 func (s *Sema) cancel(w *waitq.Waiter, ctxErr error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -246,8 +224,7 @@ func (s *Sema) cancel(w *waitq.Waiter, ctxErr error) error {
 }
 
 // Release gives a unit back, to the oldest waiter if there is one. It panics
-// if the Sema would hold more units than it was made with, when the
-// caller's stripe shows it.
+// if the caller's stripe would hold more units than it was made with.
 func (s *Sema) Release() {
 	if len(s.lines) == 0 {
 		panic(overRelease) // the zero Sema holds nothing
@@ -256,8 +233,8 @@ func (s *Sema) Release() {
 }
 
 // ReleaseSlot gives back a unit taken with TryAcquireSlot and frees its
-// slot; with NoSlot it is Release. It panics if the slot is not claimed, or
-// as Release does.
+// slot (NoSlot: none). It panics if the slot is not claimed, or as Release
+// does.
 func (s *Sema) ReleaseSlot(slot int) {
 	if slot == NoSlot {
 		s.Release()
@@ -271,9 +248,8 @@ func (s *Sema) ReleaseSlot(slot int) {
 }
 
 // give adds delta to l's word, giving back a unit and clearing the slot
-// bit, if any, then hands units to waiters if there are any. If it gave
-// back a unit the stripe could not have lent or a slot that was not
-// claimed, the add is undone and give panics.
+// bit, if any, then hands units to waiters. An add that gives back what
+// was not held is undone before give panics.
 func (s *Sema) give(l *line, delta, bit uint64) {
 	old := l.free.Add(delta) - delta
 	if old&bit != bit || int64(old&unitMask) >= s.max {
@@ -288,7 +264,6 @@ func (s *Sema) give(l *line, delta, bit uint64) {
 	}
 }
 
-// handOff gives free units to the waiters, oldest first.
 func (s *Sema) handOff() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -299,8 +274,7 @@ func (s *Sema) handOff() {
 }
 
 // Close fails every queued waiter and every later Acquire with err, which
-// must not be nil. Units already held can still be released. Close is
-// idempotent; the first err stays.
+// must not be nil; units held can still be released. The first err stays.
 func (s *Sema) Close(err error) {
 	if err == nil {
 		panic("sema.Close: err is nil")

@@ -9,25 +9,22 @@ import (
 	"github.com/towergo/tower/metrics"
 )
 
-// A Line is the waiting engine of a limit that grants one unit at a time
-// (a token, a place in a window) to callers in the order they came: a
-// Queue under a mutex, with a count of its waiters that a lock-free fast
-// path reads, so that a newcomer never overtakes someone waiting. The
-// limit holds the lock to look for a free unit, to Join and to Serve; a
-// waiter then calls Wait without it. The zero Line is empty and ready to
-// use.
+// A Line is a Queue under a mutex, with a count of its waiters that a
+// lock-free fast path reads, so that a newcomer never overtakes someone
+// waiting: the line of a limit that grants one unit at a time (a token, a
+// place in a window). The limit holds the lock to look for a free unit, to
+// Join and to Serve; a waiter then calls Wait without it. The zero Line is
+// ready to use.
 type Line struct {
 	sync.Mutex
 	q      Queue
 	queued atomic.Int32
 }
 
-// Len returns the number of waiters. Read without the lock, it is a hint:
-// a caller that finds it 0 may take a free unit at once.
+// Len returns the number of waiters; without the lock, a hint.
 func (l *Line) Len() int { return int(l.queued.Load()) }
 
-// Join puts a new waiter at the back of the line and returns it. l must be
-// locked.
+// Join puts a new waiter at the back of the line. l must be locked.
 func (l *Line) Join() *Waiter {
 	w := New()
 	l.q.Push(w)
@@ -47,11 +44,9 @@ func (l *Line) Serve(v uint64) bool {
 
 // Wait waits, without l's lock, until w is served, and returns its unit,
 // or takes w out of the line when ctx ends and returns ctx.Err(). A unit
-// served as ctx ended is kept: the grant stands.
-//
-// A sink, if not nil, is told Waiting +1 and -1 around the wait. If it
-// panics, the caller holds nothing: w leaves the line, or the unit it was
-// served goes to giveBack, before the panic goes on up.
+// served as ctx ended is kept. A sink, if not nil, is told Waiting +1 and
+// -1 around the wait; if it panics, w leaves the line, or its unit goes to
+// giveBack, before the panic goes on up.
 func (l *Line) Wait(ctx context.Context, w *Waiter, sink metrics.Sink, giveBack func(uint64)) (uint64, error) {
 	if sink == nil {
 		return l.wait(ctx, w)
@@ -82,8 +77,7 @@ func (l *Line) wait(ctx context.Context, w *Waiter) (uint64, error) {
 	return 0, ctx.Err()
 }
 
-// withdraw takes w out of the line, and reports false if it was served
-// first.
+// withdraw takes w out of the line, or reports false if it was served.
 func (l *Line) withdraw(w *Waiter) bool {
 	l.Lock()
 	defer l.Unlock()

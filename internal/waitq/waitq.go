@@ -1,13 +1,12 @@
-// Package waitq is the FIFO queue of parked goroutines behind the
-// semaphores and rate windows: an intrusive doubly linked list, so that a
-// waiter whose context ends can leave from the middle in O(1). A waiter
-// parks on a channel, not on sync.Cond, so that under testing/synctest it
-// is durably blocked.
+// Package waitq is the FIFO queue of parked goroutines behind the limits
+// and the Buffer: an intrusive doubly linked list, so that a waiter whose
+// context ends leaves from the middle in O(1). A waiter parks on a
+// channel, so that under testing/synctest it is durably blocked.
 package waitq
 
 // A Waiter is one parked goroutine.
 type Waiter struct {
-	Ready chan struct{} // closed by Wake, after it sets Err and Value
+	Ready chan struct{} // sent on by Wake, after it sets Err and Value
 	Err   error         // if set, why the waiter was woken without a grant
 	Value uint64        // what the waiter was granted, if the owner says
 
@@ -15,21 +14,15 @@ type Waiter struct {
 	queued     bool
 }
 
-// New returns a waiter ready to be pushed.
-func New() *Waiter { return &Waiter{Ready: make(chan struct{})} }
+// New returns a waiter ready to be pushed. Once its owner has received
+// from Ready, it may be pushed again.
+func New() *Waiter { return &Waiter{Ready: make(chan struct{}, 1)} }
 
-// Woken reports whether w.Ready has been closed.
-func (w *Waiter) Woken() bool {
-	select {
-	case <-w.Ready:
-		return true
-	default:
-		return false
-	}
-}
+// Woken reports whether w has been woken and Ready not yet received from.
+func (w *Waiter) Woken() bool { return len(w.Ready) > 0 }
 
-// A Queue is a FIFO of waiters. The zero Queue is empty. A Queue is not
-// safe for concurrent use; its owner guards it with a mutex.
+// A Queue is a FIFO of waiters. The zero Queue is empty. Its owner guards
+// it with a mutex.
 type Queue struct {
 	head, tail *Waiter
 	n          int
@@ -74,8 +67,8 @@ func (q *Queue) Remove(w *Waiter) bool {
 	return true
 }
 
-// Wake removes the oldest waiter, sets its Err and Value, and wakes it. It
-// returns false if the queue was empty.
+// Wake removes the oldest waiter, sets its Err and Value, and wakes it, or
+// returns false if the queue is empty.
 func (q *Queue) Wake(value uint64, err error) bool {
 	w := q.head
 	if w == nil {
@@ -83,6 +76,6 @@ func (q *Queue) Wake(value uint64, err error) bool {
 	}
 	q.Remove(w)
 	w.Value, w.Err = value, err
-	close(w.Ready)
+	w.Ready <- struct{}{}
 	return true
 }
