@@ -14,15 +14,6 @@ import (
 // Breaker is middleware that stops sending requests to a service that
 // fails; the package doc describes its states and how results count.
 //
-// While the breaker is open, or half-open with every probe place taken,
-// Ready waits, bounded by ctx, until a probe may go; with a done ctx it
-// returns ctx.Err() at once, so that a LoadShed outside sheds and a
-// balancer skips the endpoint. It never fails Ready with an error of its
-// own, which would mean broken for good. Once admitted, Ready waits for
-// the inner service and returns its error unchanged. If the breaker
-// changes state meanwhile, Ready gives the inner permit back and starts
-// again.
-//
 // A Breaker starts no goroutine. The closed state, with consecutive
 // failures as the only trip condition, takes no lock and allocates
 // nothing per request.
@@ -97,8 +88,12 @@ func AnyError[Res any](_ Res, err error) bool {
 // delay moves it to half-open; until one comes, State reports Open.
 func (b *Breaker[Req, Res]) State() State { return b.cur.Load().state }
 
-// Ready waits until the breaker admits a request and the inner service is
-// ready for it, and returns the permit.
+// Ready waits, bounded by ctx, until the breaker admits a request, then
+// for the inner service, and returns its permit or its error unchanged.
+// It never fails with an error of its own, which would mean broken for
+// good: waiting with a done ctx, it returns ctx.Err() at once, so that a
+// LoadShed outside sheds and a balancer skips the endpoint. If the breaker
+// changes state meanwhile, it gives the inner permit back and starts again.
 func (b *Breaker[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	for {
 		p := b.cur.Load()
@@ -115,8 +110,7 @@ func (b *Breaker[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], 
 }
 
 // Isolate opens the breaker until [Breaker.Reset], even if it is open
-// already: Ready waits whatever the inner service's health, and no probe
-// goes. It is for an operator who knows better than the results.
+// already, whatever the inner service's health: no probe goes.
 func (b *Breaker[Req, Res]) Isolate() {
 	b.do(func() bool {
 		return b.set(&period[Req, Res]{b: b, state: Open, until: forever})
@@ -124,8 +118,7 @@ func (b *Breaker[Req, Res]) Isolate() {
 }
 
 // Reset closes the breaker, whatever its state, with its counts of
-// failures and trips started again, as a successful probe does. Results of
-// calls admitted before are dropped, as late results are.
+// failures and trips started again, as a successful probe does.
 func (b *Breaker[Req, Res]) Reset() {
 	b.do(func() bool { return b.closeLocked() })
 }

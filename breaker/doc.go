@@ -35,10 +35,6 @@
 // count records nothing: the caller gave up, which says nothing of the
 // backend.
 //
-// [WithBudget] makes probes draw on the retry.Budget a client's retries
-// and hedges share. [WithMetrics], [WithStateChange] and [Breaker.State]
-// observe the breaker; [Breaker.Isolate] opens it until [Breaker.Reset].
-//
 // # Where it sits
 //
 // The first layer listed is the outermost. Inside a balancer, wrap each

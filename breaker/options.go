@@ -14,9 +14,8 @@ import (
 // The defaults.
 const (
 	// DefaultConsecutiveFailures is the trip condition of a breaker given
-	// neither [WithConsecutiveFailures] nor [WithFailureRatio]. Unlike a
-	// ratio with a minimum of calls, it trips at any rate of traffic, but
-	// it misses a partial outage.
+	// neither [WithConsecutiveFailures] nor [WithFailureRatio]: it trips
+	// at any rate of traffic, but misses a partial outage.
 	DefaultConsecutiveFailures = 5
 	// DefaultOpenDelay is the open delay after a first trip.
 	DefaultOpenDelay = 5 * time.Second
@@ -30,8 +29,8 @@ const (
 type Option func(*options)
 
 type options struct {
-	consecutive int     // failures in a row that trip; 0: none
-	ratio       float64 // failure ratio that trips, if window.set()
+	consecutive int // failures in a row that trip; 0: none
+	ratio       float64
 	minCalls    int
 	window      Window
 	base, max   time.Duration
@@ -44,7 +43,6 @@ type options struct {
 	onChange    func(from, to State)
 }
 
-// newOptions applies opts for the function named fn, over the defaults.
 func newOptions(fn string, opts []Option) options {
 	o := options{
 		base:      DefaultOpenDelay,
@@ -55,7 +53,7 @@ func newOptions(fn string, opts []Option) options {
 		successes: 1,
 	}
 	option.Onto(fn, &o, opts)
-	if o.consecutive == 0 && !o.window.set() {
+	if o.consecutive == 0 && o.window == (Window{}) {
 		o.consecutive = DefaultConsecutiveFailures
 	}
 	return o
@@ -66,9 +64,7 @@ func newOptions(fn string, opts []Option) options {
 // [DefaultConsecutiveFailures], unless [WithFailureRatio] is given. It
 // panics if n is less than 1.
 func WithConsecutiveFailures(n int) Option {
-	if n < 1 {
-		panic(fmt.Sprintf("breaker.WithConsecutiveFailures: n must be at least 1, got %d", n))
-	}
+	atLeastOne("breaker.WithConsecutiveFailures", "n", n)
 	return func(o *options) { o.consecutive = n }
 }
 
@@ -80,14 +76,10 @@ type Window struct {
 	d     time.Duration // the last d, if > 0
 }
 
-func (w Window) set() bool { return w.calls > 0 || w.d > 0 }
-
 // LastCalls is the window of the last n calls. It panics if n is less
 // than 1.
 func LastCalls(n int) Window {
-	if n < 1 {
-		panic(fmt.Sprintf("breaker.LastCalls: n must be at least 1, got %d", n))
-	}
+	atLeastOne("breaker.LastCalls", "n", n)
 	return Window{calls: n}
 }
 
@@ -105,8 +97,7 @@ func LastDuration(d time.Duration) Window {
 // WithFailureRatio makes the breaker trip at a failure that brings the
 // share of failures among the calls of window w to ratio or above, once w
 // holds at least minCalls calls. The window starts empty each time the
-// breaker closes. With [WithConsecutiveFailures] too, the breaker trips on
-// whichever comes first. It panics if ratio is outside [0, 1] (or NaN), if
+// breaker closes. It panics if ratio is outside [0, 1] (or NaN), if
 // minCalls is less than 1 or, for a LastCalls(n) window, more than n, or
 // if w is the zero Window.
 func WithFailureRatio(ratio float64, minCalls int, w Window) Option {
@@ -114,12 +105,10 @@ func WithFailureRatio(ratio float64, minCalls int, w Window) Option {
 	if !(ratio >= 0 && ratio <= 1) {
 		panic(fmt.Sprintf("%s: ratio must be between 0 and 1, got %v", fn, ratio))
 	}
-	if !w.set() {
+	if w == (Window{}) {
 		panic(fn + ": w is the zero Window; use LastCalls or LastDuration")
 	}
-	if minCalls < 1 {
-		panic(fmt.Sprintf("%s: minCalls must be at least 1, got %d", fn, minCalls))
-	}
+	atLeastOne(fn, "minCalls", minCalls)
 	if w.calls > 0 && minCalls > w.calls {
 		panic(fmt.Sprintf("%s: minCalls must be at most the window's %d calls, got %d", fn, w.calls, minCalls))
 	}
@@ -168,19 +157,14 @@ func WithRandom(random func() float64) Option {
 // WithProbes sets how many probe permits a half-open breaker has out at
 // once. The default is 1. It panics if n is less than 1.
 func WithProbes(n int) Option {
-	if n < 1 {
-		panic(fmt.Sprintf("breaker.WithProbes: n must be at least 1, got %d", n))
-	}
+	atLeastOne("breaker.WithProbes", "n", n)
 	return func(o *options) { o.probes = n }
 }
 
 // WithSuccesses sets how many probes must succeed for a half-open breaker
-// to close; one that fails opens it again. The default is 1. It panics if
-// n is less than 1.
+// to close. The default is 1. It panics if n is less than 1.
 func WithSuccesses(n int) Option {
-	if n < 1 {
-		panic(fmt.Sprintf("breaker.WithSuccesses: n must be at least 1, got %d", n))
-	}
+	atLeastOne("breaker.WithSuccesses", "n", n)
 	return func(o *options) { o.successes = n }
 }
 
@@ -217,8 +201,14 @@ func WithStateChange(f func(from, to State)) Option {
 	return func(o *options) { o.onChange = f }
 }
 
-// delay returns the open delay after the trips-th trip in a row, jittered
-// with r in [0, 1).
+// atLeastOne panics, naming fn and the parameter, if n is less than 1.
+func atLeastOne(fn, param string, n int) {
+	if n < 1 {
+		panic(fmt.Sprintf("%s: %s must be at least 1, got %d", fn, param, n))
+	}
+}
+
+// delay returns the open delay after the trips-th trip, jittered with r.
 func (o *options) delay(trips int, r float64) time.Duration {
 	d := o.max
 	if o.base <= o.max>>(trips-1) {

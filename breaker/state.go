@@ -27,13 +27,8 @@ const (
 // String returns the state's name, "closed", "open" or "half-open", or
 // "State(n)" for a value that is none of them.
 func (s State) String() string {
-	switch s {
-	case Closed:
-		return "closed"
-	case Open:
-		return "open"
-	case HalfOpen:
-		return "half-open"
+	if s >= Closed && s <= HalfOpen {
+		return [...]string{"closed", "open", "half-open"}[s-Closed]
 	}
 	return fmt.Sprintf("State(%d)", uint8(s))
 }
@@ -134,16 +129,14 @@ func (b *Breaker[Req, Res]) probeEndedLocked(p *period[Req, Res], o outcome) boo
 }
 
 // openLocked opens the breaker for the delay after the trips-th trip in a
-// row: b.trips+1 for a trip, b.trips again when the budget refused a
-// probe. It reports whether an event was queued. b.mu is held.
+// row (b.trips again when the budget refused a probe). b.mu is held.
 func (b *Breaker[Req, Res]) openLocked(trips int) bool {
 	d := b.opts.delay(trips, b.opts.random()) // user code first: a panic changes nothing
 	b.trips = trips
 	return b.set(&period[Req, Res]{b: b, state: Open, until: mono.Add(mono.Now(), d)})
 }
 
-// closeLocked closes the breaker, and reports whether an event was
-// queued. b.mu is held.
+// closeLocked closes the breaker. b.mu is held.
 func (b *Breaker[Req, Res]) closeLocked() bool {
 	b.trips = 0
 	if b.window != nil {
@@ -152,9 +145,8 @@ func (b *Breaker[Req, Res]) closeLocked() bool {
 	return b.set(&period[Req, Res]{b: b, state: Closed})
 }
 
-// set makes p the current period and wakes the waiters to look again. It
-// queues the change of state, if there is one and someone to tell, and
-// reports whether it did. b.mu is held.
+// set makes p current, wakes the waiters, and queues the change of state
+// if any and someone is told, reporting whether it did. b.mu is held.
 func (b *Breaker[Req, Res]) set(p *period[Req, Res]) bool {
 	from := b.cur.Load().state
 	b.cur.Store(p)
@@ -179,9 +171,8 @@ func (b *Breaker[Req, Res]) locked(f func() bool) bool {
 	return f()
 }
 
-// tell tells the sink and the callback of the queued events, one at a
-// time and in order, outside the lock. A goroutine that finds another
-// telling leaves its events to it.
+// tell tells the queued events one at a time, in order, outside the lock;
+// a goroutine that finds another telling leaves its events to it.
 func (b *Breaker[Req, Res]) tell() {
 	for {
 		b.mu.Lock()

@@ -32,7 +32,7 @@ type window struct {
 }
 
 func newWindow(o *options) *window {
-	if !o.window.set() {
+	if o.window == (Window{}) {
 		return nil
 	}
 	w := &window{ratio: o.ratio, minCalls: o.minCalls, start: mono.Now()}
@@ -55,47 +55,34 @@ func (w *window) reset(now time.Duration) {
 // now calls for a trip.
 func (w *window) record(now time.Duration, failed bool) bool {
 	if w.ring != nil {
-		w.recordCall(failed)
+		if w.calls == len(w.ring) { // full: the oldest call leaves
+			w.calls--
+			if w.ring[w.next] {
+				w.fails--
+			}
+		}
+		w.ring[w.next] = failed
+		w.next = (w.next + 1) % len(w.ring)
 	} else {
-		w.recordTime(now, failed)
-	}
-	return failed && w.calls >= w.minCalls && float64(w.fails)/float64(w.calls) >= w.ratio
-}
-
-func (w *window) recordCall(failed bool) {
-	if w.calls == len(w.ring) { // full: the oldest call leaves
-		w.calls--
-		if w.ring[w.next] {
-			w.fails--
+		k := int64((now - w.start) / w.width)
+		// Buckets head+1 to k start empty: what they held is older than the
+		// window. Past head+numBuckets, every bucket has been emptied.
+		for i := w.head + 1; i <= k && i <= w.head+numBuckets; i++ {
+			b := &w.buckets[i%numBuckets]
+			w.calls -= b.calls
+			w.fails -= b.fails
+			b.calls, b.fails = 0, 0
+		}
+		w.head = k // now is read under the lock: k never goes back
+		b := &w.buckets[k%numBuckets]
+		b.calls++
+		if failed {
+			b.fails++
 		}
 	}
-	w.ring[w.next] = failed
-	w.next = (w.next + 1) % len(w.ring)
-	w.add(failed)
-}
-
-func (w *window) recordTime(now time.Duration, failed bool) {
-	k := int64((now - w.start) / w.width)
-	// Buckets head+1 to k start empty: what they held is older than the
-	// window. Past head+numBuckets, every bucket has been emptied.
-	for i := w.head + 1; i <= k && i <= w.head+numBuckets; i++ {
-		b := &w.buckets[i%numBuckets]
-		w.calls -= b.calls
-		w.fails -= b.fails
-		b.calls, b.fails = 0, 0
-	}
-	w.head = k // now is read under the lock: k never goes back
-	b := &w.buckets[k%numBuckets]
-	b.calls++
-	if failed {
-		b.fails++
-	}
-	w.add(failed)
-}
-
-func (w *window) add(failed bool) {
 	w.calls++
 	if failed {
 		w.fails++
 	}
+	return failed && w.calls >= w.minCalls && float64(w.fails)/float64(w.calls) >= w.ratio
 }

@@ -2,6 +2,7 @@ package reconnect
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -16,9 +17,7 @@ type core[Target, Req, Res any] struct {
 	maker  MakeService[Target, Req, Res]
 	target Target
 
-	// conn is the current service, if any: set under mu by a connect, and
-	// read and cleared without it.
-	conn atomic.Pointer[conn[Req, Res]]
+	conn atomic.Pointer[conn[Req, Res]] // set under mu; read and cleared without
 
 	mu      sync.Mutex
 	attempt *attempt[Req, Res] // the connect in progress, if any
@@ -29,8 +28,8 @@ type core[Target, Req, Res any] struct {
 	log *slog.Logger // nil: no logging
 }
 
-// conn is one service the maker made. Its address tells one service from
-// the next, so that a failure of an old one cannot drop a new one.
+// conn is one service the maker made. Its address tells it from the next,
+// so that a failure of an old one cannot drop a new one.
 type conn[Req, Res any] struct {
 	svc tower.Service[Req, Res]
 }
@@ -41,26 +40,22 @@ type attempt[Req, Res any] struct {
 	cancel context.CancelFunc
 
 	// Guarded by core.mu.
-	waiters  int           // callers waiting for the outcome
-	finished bool          // the outcome is in: waiters no longer changes
-	err      *ConnectError // the connect failed; nil if it succeeded
-	failed   int           // if it failed, core.failed counting it
+	waiters int           // callers waiting for the outcome, until it is in
+	err     *ConnectError // the connect failed; nil if it succeeded
+	failed  int           // if it failed, core.failed counting it
 }
 
-// ready asks the current service, or connects, or waits for the connect in
-// progress, and asks the new service.
 func (c *core[Target, Req, Res]) ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	reconnected := false // this caller has waited for a connect
 	for {
 		if cn := c.conn.Load(); cn != nil {
 			p, err := c.serviceReady(ctx, cn)
-			if err == nil || isCtxErr(ctx, err) {
+			// ctx's own error, wrapped or not, says nothing of the service.
+			if err == nil || ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 				return p, err
 			}
 			c.drop(cn, err)
-			if reconnected {
-				// A service made for this caller failed at once: report
-				// it rather than connect again, and again.
+			if reconnected { // a service made for this caller failed at once
 				return failedPermit[Req, Res](&ConnectError{Err: err}), nil
 			}
 			continue
@@ -83,10 +78,8 @@ func (c *core[Target, Req, Res]) ready(ctx context.Context) (tower.Permit[Req, R
 	}
 }
 
-// join returns the connect in progress, starting one if none is, with the
-// caller counted among its waiters; or the error of a Reconnect that is
-// closed or broken, the permit of a failed connect nobody waited for, or
-// nothing if there is a service now.
+// join counts the caller among the waiters of the connect in progress,
+// which it starts if none is; or returns Ready's outcome, if known now.
 func (c *core[Target, Req, Res]) join(ctx context.Context) (*attempt[Req, Res], tower.Permit[Req, Res], error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -109,8 +102,7 @@ func (c *core[Target, Req, Res]) join(ctx context.Context) (*attempt[Req, Res], 
 	return a, tower.Permit[Req, Res]{}, nil
 }
 
-// start starts a connect, with no caller waiting for it yet. c.mu must be
-// held, and no connect be in progress.
+// start starts a connect. c.mu is held, and no connect is in progress.
 func (c *core[Target, Req, Res]) start(ctx context.Context) *attempt[Req, Res] {
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	a := &attempt[Req, Res]{done: make(chan struct{}), cancel: cancel}
@@ -120,7 +112,7 @@ func (c *core[Target, Req, Res]) start(ctx context.Context) *attempt[Req, Res] {
 }
 
 // wait waits for a to finish, or for ctx to end. A connect that finished
-// as ctx ended still counts: its outcome is the caller's.
+// as ctx ended still counts.
 func (c *core[Target, Req, Res]) wait(ctx context.Context, a *attempt[Req, Res]) error {
 	select {
 	case <-a.done:
@@ -129,7 +121,7 @@ func (c *core[Target, Req, Res]) wait(ctx context.Context, a *attempt[Req, Res])
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if a.finished {
+	if c.attempt != a { // the outcome is in
 		return nil
 	}
 	a.waiters--
@@ -143,72 +135,60 @@ const (
 	inClose      = "the Close of a service made after the Reconnect closed, on its connect goroutine"
 )
 
-// connect runs one connect on its own goroutine and records its outcome.
-// A panic or runtime.Goexit in the maker counts as the maker's error; if
-// the Reconnect was closed meanwhile, nobody will hear of it, and it goes
-// to guard.Orphan, as does a panic in the Close of a service made after
-// Close. A failure is logged before the waiters are told, so Close, which
-// waits for the connect, waits for the log too.
+// connect runs one connect on its own goroutine. A panic or runtime.Goexit
+// in the maker is the maker's error; if the Reconnect closed meanwhile,
+// nobody will hear of it and it goes to guard.Orphan, as does one in the
+// Close of a service made after Close. A failure is logged before the
+// waiters are told, so Close, which waits for the connect, waits for the
+// log too.
 func (c *core[Target, Req, Res]) connect(ctx context.Context, a *attempt[Req, Res]) {
 	var (
-		failed error // the failure the waiters heard of, to log
-		broken bool  // failed is the maker's Ready's
+		svc    tower.Service[Req, Res]
+		err    error
+		broken bool // err is the maker's Ready's; ctx ends only when the Reconnect closes
+		heard  bool // the waiters heard of the outcome
 	)
 	where, returned := inMakerReady, false
 	defer func() {
 		if !returned {
 			perr := guard.Recovered(where, recover())
-			if where == inClose {
+			if where != inClose {
+				err, broken = perr, where == inMakerReady
+				_, heard = c.record(a, nil, broken, err)
+			}
+			if !heard {
 				guard.Orphan(perr)
-			} else if _, heard := c.record(a, nil, where == inMakerReady, perr); !heard {
-				guard.Orphan(perr)
-			} else {
-				failed, broken = perr, where == inMakerReady
 			}
 		}
-		if failed != nil {
-			c.logConnect(a, failed, broken)
+		if heard && err != nil {
+			c.logConnect(a, err, broken)
 		}
 		a.cancel()
 		close(a.done)
 	}()
-	svc, makerBroken, err := c.make(ctx, &where)
-	discard, heard := c.record(a, svc, makerBroken, err)
-	if discard != nil {
+	p, err := c.maker.Ready(ctx)
+	if err != nil {
+		broken = ctx.Err() == nil
+	} else {
+		where = inMakerCall
+		if svc, err = p.Call(ctx, c.target); err == nil && isnil.Is(svc) {
+			err = ErrNilService
+		}
+	}
+	var discard tower.Service[Req, Res]
+	if discard, heard = c.record(a, svc, broken, err); discard != nil {
 		where = inClose
 		closeService(discard)
-	}
-	if heard {
-		failed, broken = err, makerBroken
 	}
 	returned = true
 }
 
-// make asks the maker for a new service. broken reports that the maker's
-// own Ready failed; ctx ends only when the Reconnect closes. It sets
-// *where to the maker's Call once it calls it.
-func (c *core[Target, Req, Res]) make(ctx context.Context, where *string) (svc tower.Service[Req, Res], broken bool, err error) {
-	p, err := c.maker.Ready(ctx)
-	if err != nil {
-		return nil, ctx.Err() == nil, err
-	}
-	*where = inMakerCall
-	svc, err = p.Call(ctx, c.target)
-	if err == nil && isnil.Is(svc) {
-		err = ErrNilService
-	}
-	return svc, false, err
-}
-
-// record records the outcome of the connect a: the service it made, or
-// its error, which broke the maker for good if broken is set. If the
-// Reconnect closed while connecting, it returns the service to close and
-// heard false: nobody will hear of the outcome.
+// record records the outcome of the connect a. If the Reconnect closed
+// meanwhile, nobody will hear of it: it returns the service to close.
 func (c *core[Target, Req, Res]) record(a *attempt[Req, Res], svc tower.Service[Req, Res], broken bool, err error) (discard tower.Service[Req, Res], heard bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.attempt = nil
-	a.finished = true
 	if c.err != nil {
 		return svc, false // closed while connecting
 	}

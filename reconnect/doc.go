@@ -22,10 +22,13 @@
 // # Errors
 //
 // As in tower, a failed connect does not fail Ready, which would break the
-// Reconnect for good: Ready returns a permit whose Call returns a
-// [*ConnectError] without sending the request, and the next Ready connects
-// again. That request went nowhere, and can safely be retried. Only a
-// failure of the maker's own Ready fails Ready, for good.
+// Reconnect for good: each caller waiting for it gets a permit whose Call
+// returns a [*ConnectError] without sending the request, which can safely
+// be retried; if nobody was waiting, the next caller gets it. The Ready
+// after that connects again. A service that fails its very first
+// readiness check counts as a failed connect, so a maker that keeps
+// handing out a broken service costs one connect per Ready, not a busy
+// loop. Only a failure of the maker's own Ready fails Ready, for good.
 //
 // # Connecting
 //

@@ -33,8 +33,7 @@ func WithLogger(l *slog.Logger) Option {
 	return func(o *options) { o.logger = l }
 }
 
-// logConnect logs the failure of the connect a: the maker's Ready's if
-// broken, and otherwise its Call's.
+// logConnect logs the failure of the connect a: the maker's Ready's if broken.
 func (c *core[Target, Req, Res]) logConnect(a *attempt[Req, Res], err error, broken bool) {
 	if c.log == nil {
 		return
@@ -48,8 +47,7 @@ func (c *core[Target, Req, Res]) logConnect(a *attempt[Req, Res], err error, bro
 		slog.Any("target", c.target), slog.Int("attempt", a.failed))
 }
 
-// logDropped logs the current service, dropped because its Ready failed
-// with err, and closed with closeErr.
+// logDropped logs the current service's readiness failure, and its Close's.
 func (c *core[Target, Req, Res]) logDropped(err, closeErr error) {
 	if c.log == nil {
 		return

@@ -2,7 +2,6 @@ package reconnect
 
 import (
 	"context"
-	"errors"
 	"io"
 	"runtime"
 
@@ -14,18 +13,10 @@ import (
 
 // Reconnect is a service that holds one service made by a [MakeService]
 // for a target, and makes a new one when that one fails; see the package
-// doc.
-//
-// A failed connect gives each caller waiting for it a permit whose Call
-// returns a [*ConnectError]; if nobody was waiting, the next caller gets
-// it, as in tower. So does a service that fails its very first readiness
-// check, so a maker that keeps handing out a broken service costs one
-// connect per Ready, not a busy loop.
-//
-// A Reconnect is safe for concurrent use. Its zero value is not usable;
+// doc. A Reconnect is safe for concurrent use. Its zero value is not usable;
 // call [New] or [NewConnected].
 type Reconnect[Target, Req, Res any] struct {
-	c *core[Target, Req, Res] // what a connect goroutine shares; it must not point back here
+	c *core[Target, Req, Res] // shared with a connect goroutine; it must not point back here
 }
 
 // New returns a Reconnect that makes its services by calling maker with
@@ -61,11 +52,8 @@ func newReconnect[Target, Req, Res any](maker MakeService[Target, Req, Res], tar
 
 // Ready returns a permit of the current service, connecting first if there
 // is none or if the current one fails its readiness check with an error
-// that is not ctx's. If ctx ends first, it returns ctx.Err(); a connect it
-// started goes on. The permit is the service's own, except after a failed
-// connect, when its Call returns a *ConnectError. Ready fails with
-// ErrClosed after Close, and with the maker's error if the maker's Ready
-// failed (a *tower.PanicError if it panicked).
+// that is not ctx's. It fails with ErrClosed after Close, and with the
+// maker's error if the maker's Ready failed.
 func (r *Reconnect[Target, Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	p, err := r.c.ready(ctx)
 	// A caller waiting for a connect keeps the Reconnect reachable: its
@@ -76,9 +64,9 @@ func (r *Reconnect[Target, Req, Res]) Ready(ctx context.Context) (tower.Permit[R
 
 // Close cancels a connect in progress and waits for its goroutine, then
 // closes the current service if it has a Close method ([io.Closer]) and
-// returns that method's error. From then on Ready, including that of the
-// callers waiting for the connect, fails with ErrClosed. Permits already
-// handed out are the current service's own. Close is idempotent.
+// returns that method's error. From then on Ready fails with ErrClosed.
+// Permits already handed out are the current service's own. Close is
+// idempotent.
 func (r *Reconnect[Target, Req, Res]) Close() error {
 	return r.c.shutdown(context.Background())
 }
@@ -89,13 +77,6 @@ func (r *Reconnect[Target, Req, Res]) Close() error {
 // for it again. Shutdown is idempotent.
 func (r *Reconnect[Target, Req, Res]) Shutdown(ctx context.Context) error {
 	return r.c.shutdown(ctx)
-}
-
-// isCtxErr reports whether err is ctx's own error, wrapped or not, which
-// says nothing of the service's health.
-func isCtxErr(ctx context.Context, err error) bool {
-	cerr := ctx.Err()
-	return cerr != nil && errors.Is(err, cerr)
 }
 
 // closeService closes svc if it has a Close method.

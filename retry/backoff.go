@@ -75,9 +75,8 @@ func exponential(min, max time.Duration, attempt int) time.Duration {
 	return min << it
 }
 
-// jitterFor returns a random fraction of jitter·base, no greater than
-// max-base. It scales the whole Duration, as tower's doc says (tower's code
-// truncates to whole seconds).
+// jitterFor returns a random fraction of jitter·base, at most max-base, of
+// the whole Duration as tower's doc says (tower's code truncates to seconds).
 func (b *ExponentialBackoff) jitterFor(base time.Duration) time.Duration {
 	if b.jitter == 0 {
 		return 0

@@ -28,9 +28,8 @@ type Budget interface {
 	Withdraw() bool
 }
 
-// DrawOnly returns a Budget that withdraws from b and deposits nothing,
-// for a layer that shares b with one that deposits, such as a Hedge under
-// a Retry. It panics if b is nil, or a typed nil.
+// DrawOnly returns a Budget that withdraws from b and deposits nothing (see
+// [Budget]). It panics if b is nil, or a typed nil.
 func DrawOnly(b Budget) Budget {
 	if isnil.Is(b) {
 		panic("retry.DrawOnly: nil Budget")
@@ -66,12 +65,11 @@ type TPSBudget struct {
 
 const tpsSlots = 10
 
-// NewTPSBudget returns a TPSBudget whose deposits count for ttl, which
-// allows minPerSec retries per second whatever the deposits, and
-// retryPercent retries per deposit on top: retryPercent is a ratio, 0.2
-// for one retry every five deposits, 2 for two per deposit. tower's default
-// is NewTPSBudget(10*time.Second, 10, 0.2). It panics unless
-// 1s <= ttl <= 60s, 0 <= retryPercent <= 1000, and 0 <= minPerSec < 1<<31-1.
+// NewTPSBudget returns a TPSBudget over ttl, with a reserve of minPerSec
+// retries per second and retryPercent retries per deposit, a ratio: 0.2
+// for one every five deposits. tower's default is
+// NewTPSBudget(10*time.Second, 10, 0.2). It panics unless 1s <= ttl <= 60s,
+// 0 <= retryPercent <= 1000, and 0 <= minPerSec < 1<<31-1.
 func NewTPSBudget(ttl time.Duration, minPerSec int, retryPercent float64) *TPSBudget {
 	if ttl < time.Second || ttl > time.Minute {
 		panic(fmt.Sprintf("retry.NewTPSBudget: ttl must be between 1s and 1m0s, got %v", ttl))
@@ -101,8 +99,7 @@ func (b *TPSBudget) Deposit() {
 	b.mu.Unlock()
 }
 
-// Withdraw takes a retry's cost if the balance covers it, and reports
-// whether it did.
+// Withdraw takes a retry's cost if the balance covers it.
 func (b *TPSBudget) Withdraw() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -114,18 +111,16 @@ func (b *TPSBudget) Withdraw() bool {
 	return true
 }
 
-// String describes the budget as tower's Debug does, with the balance as
-// of the last deposit or withdrawal.
+// String describes the budget as tower's Debug does.
 func (b *TPSBudget) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return fmt.Sprintf("TPSBudget{deposit: %d, withdraw: %d, balance: %d}", b.deposit, tpsUnit, b.sum())
 }
 
-// expire is tower's TpsBudget::expire: once a window has passed, it
-// commits writer to the current slot, clears a slot for each further
-// window passed, and moves to the next slot, whose old amount counts until
-// the next expiry overwrites it, as in tower. b.mu must be held.
+// expire is tower's TpsBudget::expire, in constant time however long b was
+// idle. As in tower, the next slot's old amount counts until the next
+// expiry overwrites it. b.mu must be held.
 func (b *TPSBudget) expire() {
 	now := time.Now()
 	diff := max(now.Sub(b.expired), 0)
@@ -134,7 +129,6 @@ func (b *TPSBudget) expire() {
 	}
 	b.slots[b.index] = b.writer
 	b.writer = 0
-	// As tower's loop does, in constant time however long b was idle.
 	n := int64((diff - 1) / b.window)
 	for i := range min(n, tpsSlots) {
 		b.slots[(int64(b.index)+1+i)%tpsSlots] = 0
@@ -152,8 +146,7 @@ func (b *TPSBudget) sum() int64 {
 	return satAdd(satAdd(b.writer, windowed), b.reserve)
 }
 
-// satAdd returns a+b, or the largest or smallest int64 if the sum is
-// beyond them.
+// satAdd returns a+b, saturated to the range of int64.
 func satAdd(a, b int64) int64 {
 	s := a + b
 	if (s > a) == (b > 0) {

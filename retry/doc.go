@@ -15,7 +15,7 @@
 // Each retry waits its backoff, then waits in the inner service's Ready
 // like any caller, holding no capacity while it backs off. A budget that
 // has run out does not fail the request: the caller gets the last
-// attempt's result. Every constructor panics on bad parameters.
+// attempt's result.
 //
 // # Where it sits
 //

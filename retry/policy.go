@@ -40,8 +40,7 @@ type Attempt[Req, Res any] struct {
 // A SessionPolicy is a [Policy] that keeps state for each request, as a
 // tower policy does. For each call the Retry calls NewSession once, and
 // only the policy it returns clones the request and decides on its
-// results. A policy that only counts attempts needs no session:
-// [Attempt.N] counts for it.
+// results.
 type SessionPolicy[Req, Res any] interface {
 	Policy[Req, Res]
 	// NewSession returns the policy for one request. The Retry uses it

@@ -16,11 +16,10 @@ import (
 // Retry is middleware that sends a request again while its [Policy] says
 // the result is worth another try.
 //
-// Each retry waits the policy's backoff, holding nothing, then the inner
-// service's Ready, under the ctx given to Call. Once ctx is done
-// no attempt starts, and Call returns ctx.Err(). An error from the inner
-// service's Ready is returned as it is. A panic in the policy or the inner
-// service goes up to the caller, with the reservation given back.
+// Once the ctx given to Call is done no attempt starts, and Call returns
+// ctx.Err(). An error from the inner service's Ready is returned as it is.
+// A panic in the policy or the inner service goes up to the caller, with
+// the reservation given back.
 //
 // Each retry of a request whose context carries a [metrics.Tracer] is
 // reported to it: StartAttempt (its number, backoff and the previous
@@ -39,8 +38,7 @@ type Retry[Req, Res any] struct {
 	attempts sync.Pool // of *Attempt[Req, Res]
 }
 
-// An Option configures a Retry. (A [PolicyOption] configures a
-// [StandardPolicy].)
+// An Option configures a Retry.
 type Option func(*options)
 
 type options struct{ sink metrics.Sink }
@@ -52,9 +50,8 @@ func WithMetrics(sink metrics.Sink) Option {
 	return func(o *options) { o.sink = sink }
 }
 
-// New returns inner wrapped in a Retry that follows policy, with opts; a
-// [SessionPolicy] gives each call a policy of its own. New panics if inner,
-// policy (a typed nil too) or an option is nil.
+// New returns inner wrapped in a Retry that follows policy, with opts. It
+// panics if inner, policy (a typed nil too) or an option is nil.
 func New[Req, Res any](inner tower.Service[Req, Res], policy Policy[Req, Res], opts ...Option) *Retry[Req, Res] {
 	if isnil.Is(inner) {
 		panic("retry.New: nil inner service")
@@ -136,9 +133,8 @@ func (w *wrapper[Req, Res]) CallWrapped(ctx context.Context, inner tower.Permit[
 	}
 }
 
-// retry waits wait, then for the inner service's Ready, sends a.Req, and
-// records the result in a. It reports false if there can be no next
-// attempt.
+// retry waits wait, then for the inner service, sends a.Req, and records
+// the result in a. It reports false if there can be no next attempt.
 func (w *wrapper[Req, Res]) retry(ctx context.Context, policy Policy[Req, Res], a *Attempt[Req, Res], wait time.Duration) bool {
 	if wait > 0 {
 		select {
@@ -173,15 +169,10 @@ var errPanicked = errors.New("retry: a panic went through the attempt")
 // t.EndAttempt.
 func (w *wrapper[Req, Res]) tracedRetry(ctx context.Context, t metrics.Tracer, policy Policy[Req, Res], a *Attempt[Req, Res], wait time.Duration) bool {
 	actx := t.StartAttempt(ctx, metrics.Attempt{Kind: metrics.RetryAttempt, N: a.N + 1, Delay: wait, Cause: a.Err})
-	ended := false
-	defer func() {
-		if !ended {
-			t.EndAttempt(actx, errPanicked)
-		}
-	}()
+	err := errPanicked // unless retry returns
+	defer func() { t.EndAttempt(actx, err) }()
 	ok := w.retry(actx, policy, a, wait)
-	ended = true
-	t.EndAttempt(actx, a.Err)
+	err = a.Err
 	return ok
 }
 

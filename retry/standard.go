@@ -11,14 +11,13 @@ import (
 	"github.com/towergo/tower/internal/option"
 )
 
-// StandardPolicy is a ready-made [Policy] for requests that are values
-// (its Clone returns the request unchanged). After each attempt it
-// deposits into its budget, if any, on a request's first attempt; then it
-// returns the result, in this order, if retryable does not want it
-// retried, if the maximum number of attempts is reached or ctx is done, if
-// the wait (the backoff's delay, raised to a [WithPushback] pushback) plus
-// [StandardPolicy.Expected] would reach ctx's deadline, or if the budget
-// refuses a withdrawal. Otherwise it retries after the wait.
+// StandardPolicy is a ready-made [Policy] for requests that are values.
+// After a request's first attempt it deposits into its budget, if any;
+// then it returns the result, in this order, if retryable does not want
+// it retried, if the maximum number of attempts is reached or ctx is done,
+// if the wait (the backoff's delay, raised to a [WithPushback] pushback)
+// plus [StandardPolicy.Expected] would reach ctx's deadline, or if the
+// budget refuses a withdrawal. Otherwise it retries after the wait.
 //
 // A StandardPolicy keeps no per-request state and is safe for concurrent
 // use. Its zero value is not usable; build one with [NewPolicy].
@@ -155,8 +154,7 @@ func (p *StandardPolicy[Req, Res]) Expected() time.Duration {
 	return time.Duration(p.expected.Load())
 }
 
-// learn adds d to the moving average. Two attempts that end at once may
-// overwrite each other's step: the average is an estimate.
+// learn adds d to the average; racing updates may lose a step (an estimate).
 func (p *StandardPolicy[Req, Res]) learn(d time.Duration) {
 	old := p.expected.Load()
 	if old == 0 {

@@ -16,11 +16,10 @@
 // waits with short deadlines. A permit the drive holds for the next caller
 // holds the inner service's capacity.
 //
-// [SpawnReady.Close], or [Layer.Close] for every SpawnReady a layer made,
-// stops a drive and releases its permit. A runtime cleanup stops the drive
-// of a SpawnReady that becomes unreachable unclosed, and logs a warning;
-// it runs outside every testing/synctest bubble, where that is fatal, so a
-// test must close what it makes.
+// A runtime cleanup stops the drive of a SpawnReady that becomes
+// unreachable unclosed, and logs a warning; it runs outside every
+// testing/synctest bubble, where that is fatal, so a test must close what
+// it makes.
 //
 // If the inner service's Ready fails, the SpawnReady fails for good: every
 // Ready returns that error. A panic or runtime.Goexit in the inner

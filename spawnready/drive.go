@@ -17,12 +17,11 @@ const (
 )
 
 // readyNow asks the inner service whether it is ready now, unless the
-// SpawnReady has stopped. An error fails the SpawnReady for good, and the
-// error recorded is returned. A panic or runtime.Goexit in the inner
-// service's Ready fails the SpawnReady and goes on up to the caller.
+// SpawnReady has stopped. An error, panic or runtime.Goexit fails the
+// SpawnReady; a panic goes on up, and an error is returned as recorded.
 func (c *core[Req, Res]) readyNow() (p tower.Permit[Req, Res], ok bool, err error) {
-	if c.stopped.Load() {
-		return tower.Permit[Req, Res]{}, false, c.failure()
+	if err := c.err.Load(); err != nil {
+		return tower.Permit[Req, Res]{}, false, *err
 	}
 	returned := false
 	defer func() {
@@ -38,7 +37,7 @@ func (c *core[Req, Res]) readyNow() (p tower.Permit[Req, Res], ok bool, err erro
 	returned = true
 	if err != nil {
 		c.fail(err, logs.Failure)
-		err = c.failure()
+		err = *c.err.Load()
 	}
 	return p, ok, err
 }
@@ -48,7 +47,7 @@ func (c *core[Req, Res]) readyNow() (p tower.Permit[Req, Res], ok bool, err erro
 func (c *core[Req, Res]) start(ctx context.Context) *drive[Req, Res] {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.err != nil {
+	if c.err.Load() != nil {
 		return nil
 	}
 	if d := c.drive.Load(); d != nil {
@@ -65,11 +64,9 @@ func (c *core[Req, Res]) start(ctx context.Context) *drive[Req, Res] {
 	return d
 }
 
-// run is a drive: it waits for the inner service and hands its permit to
-// one caller, or releases it if the SpawnReady stops first. A panic or
-// runtime.Goexit in Ready fails the SpawnReady; if it had already stopped,
-// nobody will hear of it and it goes to guard.Orphan, as does a panic in
-// the release of a permit.
+// run is a drive: it hands the inner service's permit to one caller, or
+// releases it if the SpawnReady stops first. A panic or runtime.Goexit
+// fails the SpawnReady, or goes to guard.Orphan once it has stopped.
 func (c *core[Req, Res]) run(ctx context.Context, d *drive[Req, Res]) {
 	where, returned := readyOnDrive, false
 	defer func() {
@@ -101,10 +98,8 @@ func (c *core[Req, Res]) run(ctx context.Context, d *drive[Req, Res]) {
 	returned = true
 }
 
-// fail records err, the inner service's failure, and stops a drive
-// without waiting for it. If err is the first failure, it logs it with
-// write (logs.Failure on a caller's goroutine, logs.SafeFailure on a
-// drive, which recovers a panic in the logger), and reports true.
+// fail records err and stops a drive, without waiting; if err is the
+// first failure, it logs it with write and reports true.
 func (c *core[Req, Res]) fail(err error, write func(*slog.Logger, slog.Level, string, error, ...slog.Attr)) bool {
 	_, first := c.stop(err)
 	if first && c.log != nil {
@@ -113,24 +108,12 @@ func (c *core[Req, Res]) fail(err error, write func(*slog.Logger, slog.Level, st
 	return first
 }
 
-// failure returns the error recorded.
-func (c *core[Req, Res]) failure() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.err
-}
-
-// stop records err, unless an error is recorded already, cancels the
-// drive, and returns it, or nil if none runs, and whether err was the
-// first. A cancelled drive releases the permit it holds, once the inner
-// service's Ready has returned it.
+// stop records err unless an error is, cancels the drive, and returns it
+// (nil if none runs) and whether err was the first. A cancelled drive
+// releases its permit once the inner service's Ready returns it.
 func (c *core[Req, Res]) stop(err error) (d *drive[Req, Res], first bool) {
 	c.mu.Lock()
-	if c.err == nil {
-		c.err = err
-		c.stopped.Store(true)
-		first = true
-	}
+	first = c.err.CompareAndSwap(nil, &err)
 	// No drive starts once err is set.
 	d = c.drive.Load()
 	c.mu.Unlock()
@@ -140,33 +123,27 @@ func (c *core[Req, Res]) stop(err error) (d *drive[Req, Res], first bool) {
 	return d, first
 }
 
-// wait waits for d, if not nil, to exit, and returns nil; or returns
-// ctx.Err() if ctx ends first. A drive that has exited counts even if ctx
-// has ended.
+// wait waits for d, if any, to exit, or returns ctx.Err() if ctx ends
+// first; a drive that has exited counts even then.
 func (c *core[Req, Res]) wait(ctx context.Context, d *drive[Req, Res]) error {
 	if d == nil {
 		return nil
 	}
 	select {
 	case <-d.done:
-		return nil
-	default:
+	case <-ctx.Done():
 	}
 	select {
 	case <-d.done:
 		return nil
-	case <-ctx.Done():
+	default:
 		return ctx.Err()
 	}
 }
 
-// collected is the cleanup of an unreachable SpawnReady: it stops the
-// drive, if one runs, without waiting, and reports whether it did. A
-// SpawnReady that was closed, or failed, is not touched.
+// collected is the cleanup of an unreachable SpawnReady: it stops it,
+// unless closed or failed, and reports whether a drive ran.
 func (c *core[Req, Res]) collected() bool {
-	if c.stopped.Load() {
-		return false
-	}
-	d, _ := c.stop(ErrClosed)
-	return d != nil
+	d, first := c.stop(ErrClosed)
+	return first && d != nil
 }

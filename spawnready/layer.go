@@ -13,8 +13,7 @@ import (
 // holds each SpawnReady it made until that is closed, by its own Close or
 // the Layer's.
 //
-// A Layer is safe for concurrent use. The zero Layer is ready to use. Req
-// and Res are the request and response types.
+// A Layer is safe for concurrent use. The zero Layer is ready to use.
 type Layer[Req, Res any] struct {
 	opts []Option
 	made lifetime.Set[SpawnReady[Req, Res]] // to close on Close, unless closed before
@@ -49,12 +48,11 @@ func (l *Layer[Req, Res]) Close() error {
 // later Close or Shutdown waits for them again.
 func (l *Layer[Req, Res]) Shutdown(ctx context.Context) error {
 	made := l.made.Take()
-	drives := make([]*drive[Req, Res], len(made))
-	for i, s := range made {
-		drives[i], _ = s.c.stop(ErrClosed)
+	for _, s := range made {
+		s.c.stop(ErrClosed)
 	}
 	for i, s := range made {
-		if err := s.c.wait(ctx, drives[i]); err != nil {
+		if err := s.Shutdown(ctx); err != nil {
 			for _, s := range made[i:] {
 				l.made.Add(s)
 			}

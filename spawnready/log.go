@@ -1,8 +1,6 @@
 package spawnready
 
-import (
-	"log/slog"
-)
+import "log/slog"
 
 // An Option configures a SpawnReady or a Layer.
 type Option func(*options)

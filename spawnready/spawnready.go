@@ -14,8 +14,7 @@ import (
 	"github.com/towergo/tower/internal/option"
 )
 
-// ErrClosed is returned by Ready after [SpawnReady.Close], and by the Ready
-// of callers that were waiting when it was called.
+// ErrClosed is returned by Ready once the SpawnReady is closed.
 var ErrClosed = errors.New("spawnready: closed")
 
 // SpawnReady is middleware that waits for the inner service's readiness on
@@ -33,18 +32,16 @@ var ErrClosed = errors.New("spawnready: closed")
 // A SpawnReady must be closed (see Close). It is safe for concurrent use.
 // Its zero value is not usable; call [New].
 type SpawnReady[Req, Res any] struct {
-	c     *core[Req, Res]                     // what a drive shares; it must not point back here
+	c     *core[Req, Res]                     // shared with a drive; it must not point back here
 	layer *lifetime.Set[SpawnReady[Req, Res]] // the Layer's, if a Layer made it
 }
 
 // core is the part of a SpawnReady that a drive uses.
 type core[Req, Res any] struct {
-	inner   tower.Service[Req, Res]
-	drive   atomic.Pointer[drive[Req, Res]] // the drive running, if any
-	stopped atomic.Bool                     // err is set
-
-	mu  sync.Mutex
-	err error // set for good: the inner service failed or panicked, or ErrClosed
+	inner tower.Service[Req, Res]
+	drive atomic.Pointer[drive[Req, Res]] // the drive running, if any
+	mu    sync.Mutex                      // orders a drive's start and err's setting
+	err   atomic.Pointer[error]           // set for good: the inner service failed or panicked, or ErrClosed
 
 	log *slog.Logger // nil: no logging
 }
@@ -56,8 +53,7 @@ type drive[Req, Res any] struct {
 	cancel  context.CancelFunc
 }
 
-// New returns inner wrapped in a SpawnReady, with opts. It starts no
-// goroutine until the inner service is found not ready. It panics if inner
+// New returns inner wrapped in a SpawnReady, with opts. It panics if inner
 // is nil (a typed nil too) or an option is nil.
 func New[Req, Res any](inner tower.Service[Req, Res], opts ...Option) *SpawnReady[Req, Res] {
 	if isnil.Is(inner) {
@@ -70,11 +66,8 @@ func New[Req, Res any](inner tower.Service[Req, Res], opts ...Option) *SpawnRead
 	return s
 }
 
-// Ready returns the inner service's permit: at once if the inner service
-// is ready now or a drive holds a permit, otherwise when a drive gets one.
-// If ctx ends first, it returns ctx.Err(), and the drive goes on. Once the
-// inner service has failed it returns that error, and ErrClosed after
-// Close.
+// Ready returns the inner service's permit (see the type's doc), or
+// ctx.Err() if ctx ends first; the drive goes on.
 func (s *SpawnReady[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	p, err := s.c.ready(ctx)
 	// A caller waiting for a drive keeps the SpawnReady reachable: its
@@ -84,10 +77,9 @@ func (s *SpawnReady[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res
 }
 
 // Close stops the drive, if one runs, waits for its goroutine to exit, and
-// releases the permit it held. From then on Ready, including that of the
-// callers waiting, fails with ErrClosed, or with the inner service's error
-// if that came first. Permits already handed out are not affected. Close
-// is idempotent and always returns nil.
+// releases the permit it held. From then on Ready fails with ErrClosed,
+// unless the inner service failed first. Permits already handed out are
+// not affected. Close is idempotent and always returns nil.
 func (s *SpawnReady[Req, Res]) Close() error {
 	s.Shutdown(context.Background())
 	return nil
@@ -134,9 +126,8 @@ func (c *core[Req, Res]) ready(ctx context.Context) (tower.Permit[Req, Res], err
 		case <-d.done:
 			// The drive served another caller, failed, or was stopped.
 		case <-ctx.Done():
-			// The inner service may be ready now while a drive still runs
-			// (having served another caller, or waiting for capacity that
-			// freed without waking it).
+			// The inner service may be ready now while a drive still runs:
+			// it served another caller, or missed capacity freed.
 			if p, ok, err := c.readyNow(); ok || err != nil {
 				return p, err
 			}
