@@ -11,9 +11,7 @@ import (
 // [Permit]'s Call sends it. The package doc states the contract.
 type Service[Req, Res any] interface {
 	// Ready waits until the service can take one more request and returns
-	// the reservation, or ctx.Err() unchanged if ctx ends first; capacity
-	// free without waiting is granted even then. Any other error means the
-	// service is broken for good.
+	// the reservation, or an error, as the contract says.
 	Ready(ctx context.Context) (Permit[Req, Res], error)
 }
 

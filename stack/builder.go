@@ -15,9 +15,8 @@ import (
 //
 // A Builder is an immutable value: each method returns a new Builder, so a
 // partly built stack can be shared and extended in different ways. Those
-// share its layer values; for most that shares no state (each service a
-// layer wraps gets a limit or a window of its own), but a Buffer layer
-// keeps the Buffers it made, which the Close of any Builder with it closes.
+// share its layers, and so the Buffers a Buffer layer made, which the
+// Close of any Builder with it closes.
 //
 // The zero Builder is ready to use and applies no layers.
 type Builder[Req, Res any] struct {
@@ -42,8 +41,8 @@ func (b Builder[Req, Res]) Layer(l tower.Layer[Req, Res]) Builder[Req, Res] {
 	return b.with(l)
 }
 
-// with returns a Builder with l added innermost. Clipping before append
-// leaves the receiver's array unwritten.
+// with returns a Builder with l added innermost. Clipping leaves the
+// receiver's array unwritten.
 func (b Builder[Req, Res]) with(l tower.Layer[Req, Res]) Builder[Req, Res] {
 	b.layers = append(slices.Clip(b.layers), l)
 	return b

@@ -37,8 +37,7 @@ func (b Builder[Req, Res]) SharedConcurrencyLimit(sem *limit.Semaphore, opts ...
 }
 
 // AdaptiveLimit adds a concurrency limit that moves with each call's
-// latency and drops, as an algorithm newAlg makes says. Under a LoadShed it
-// protects a server with no number to choose:
+// latency and drops, as an algorithm newAlg makes says: under a LoadShed,
 // LoadShed().AdaptiveLimit(adaptive.Gradient2()). It is
 // [adaptive.NewLayer](newAlg, opts...).
 func (b Builder[Req, Res]) AdaptiveLimit(newAlg func() adaptive.Algorithm, opts ...adaptive.Option) Builder[Req, Res] {
@@ -66,12 +65,10 @@ func (b Builder[Req, Res]) Buffer(bound int, opts ...buffer.Option) Builder[Req,
 	return b.with(l)
 }
 
-// Retry adds a Retry whose policy is a [retry.StandardPolicy] that retries
-// the results retryable reports true for ([retry.AnyError] for every
-// error), as the policy options say. It is
-// [retry.NewLayer]([retry.NewPolicy](retryable, opts...)), and panics if
-// retryable is nil. For options of the Retry itself, use
-// [Builder.RetryWith].
+// Retry adds a Retry that retries the results retryable reports true for
+// ([retry.AnyError] for every error), as the policy options say. It is
+// [retry.NewLayer]([retry.NewPolicy](retryable, opts...)); for options of
+// the Retry itself, use [Builder.RetryWith].
 func (b Builder[Req, Res]) Retry(retryable func(res Res, err error) bool, opts ...retry.PolicyOption) Builder[Req, Res] {
 	return b.RetryWith(retryable, opts)
 }

@@ -69,14 +69,12 @@ func (c *call[Req, Res]) Deadline() (time.Time, bool) {
 func (c *call[Req, Res]) Done() <-chan struct{} { return c.build().Done() }
 
 func (c *call[Req, Res]) Err() error {
-	f := c.state.Load()
-	if f&stdBuilt != 0 {
+	switch f := c.state.Load(); {
+	case f&stdBuilt != 0:
 		return c.std.Load().ctx.Err()
-	}
-	if f&returnedLate != 0 {
+	case f&returnedLate != 0:
 		return context.DeadlineExceeded
-	}
-	if f&returned != 0 {
+	case f&returned != 0:
 		return context.Canceled
 	}
 	if err := c.parent.Err(); err != nil {

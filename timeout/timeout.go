@@ -58,9 +58,7 @@ func (t *Timeout[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], 
 
 func (c *call[Req, Res]) ReleaseReserved(token uint64) {
 	if c.redeem() {
-		inner := c.inner
-		c.inner = nil
-		inner.ReleaseReserved(token)
+		c.inner.ReleaseReserved(token)
 	}
 }
 
@@ -76,7 +74,14 @@ func (c *call[Req, Res]) CallReserved(ctx context.Context, token uint64, req Req
 		return abandon(c, tower.NewPermit(inner, token), req)
 	}
 	if callersFirst {
-		return c.underCallerDeadline(inner, token, req)
+		// The inner call gets the caller's context, not c, which says all
+		// it needs to know.
+		res, err := inner.CallReserved(c.parent, token, req)
+		if late(c.left(), err) {
+			var zero Res
+			return zero, c.expired()
+		}
+		return res, err
 	}
 	return c.cooperate(inner, token, req)
 }
@@ -100,18 +105,6 @@ func (c *call[Req, Res]) start(ctx context.Context) (callersFirst bool) {
 	// Only this call redeemed c; a stale copy fails its CAS and sets nothing.
 	c.state.Store(used | callerGoverns)
 	return true
-}
-
-// underCallerDeadline makes a Cooperative call whose caller's deadline
-// governs: the inner call gets the caller's context, not c, which says all
-// it needs to know.
-func (c *call[Req, Res]) underCallerDeadline(inner tower.Reserver[Req, Res], token uint64, req Req) (Res, error) {
-	res, err := inner.CallReserved(c.parent, token, req)
-	if late(c.left(), err) {
-		var zero Res
-		return zero, c.expired()
-	}
-	return res, err
 }
 
 // callerDeadline returns the caller's deadline d as a reading of the
@@ -167,22 +160,12 @@ func late(left time.Duration, err error) bool {
 }
 
 // expired returns the error for a call that missed its deadline, and
-// counts an ErrElapsed.
+// counts an ErrElapsed. Under the caller's deadline it is the caller's
+// context's error; otherwise ErrElapsed, unless the caller cancelled its
+// context before the deadline. If no standard context recorded which came
+// first, a caller whose context is cancelled by the time the inner call
+// returns late is told context.Canceled.
 func (c *call[Req, Res]) expired() error {
-	err := c.expiredErr()
-	if err == ErrElapsed && c.t.sink != nil {
-		c.t.sink.Add(metrics.TimedOut, 1)
-	}
-	return err
-}
-
-// expiredErr is the error for a call that missed its deadline: under the
-// caller's deadline, the caller's context's error; otherwise ErrElapsed,
-// unless the caller cancelled its context before the deadline. If no
-// standard context recorded which came first, a caller whose context is
-// cancelled by the time the inner call returns late is told
-// context.Canceled.
-func (c *call[Req, Res]) expiredErr() error {
 	if c.has(callerGoverns) {
 		// The caller's timer may not have set its context's error yet at
 		// the very instant of the deadline.
@@ -191,11 +174,13 @@ func (c *call[Req, Res]) expiredErr() error {
 		}
 		return context.DeadlineExceeded
 	}
-	if c.has(stdBuilt) && context.Cause(c.std.Load().ctx) == ErrElapsed {
-		return ErrElapsed
+	if !c.has(stdBuilt) || context.Cause(c.std.Load().ctx) != ErrElapsed {
+		if err := c.parent.Err(); errors.Is(err, context.Canceled) {
+			return err
+		}
 	}
-	if err := c.parent.Err(); errors.Is(err, context.Canceled) {
-		return err
+	if c.t.sink != nil {
+		c.t.sink.Add(metrics.TimedOut, 1)
 	}
 	return ErrElapsed
 }

@@ -38,43 +38,24 @@ func (s LayerSuite[Req, Res]) Run(t *testing.T) {
 	if s.NewLayer == nil {
 		t.Fatal("towertest.LayerSuite: NewLayer is nil")
 	}
-	runEach(t, s.setup, []suiteTest[*layerEnv[Req, Res]]{
-		{"CallReachesInnerAndAnswers", s.callAnswers},
-		{"ReadyWithDoneContextWhenFree", s.readyDoneCtx},
-		{"ReleaseUnusedGivesCapacityBack", s.releaseUnused},
-		{"SecondCallPanics", s.secondCallPanics},
-		{"StaleCopyIsRefused", s.staleCopy},
-		{"ContextEndsWhileWaiting", s.ctxEndsWhileWaiting},
-		{"InnerReadyFailure", s.innerReadyFailure},
-		{"CallContextReachesInner", s.callContext},
-		{"ConcurrentCallers", s.concurrentCallers},
-		{"InnerReadyPanicsAtOnce", s.readyPanicsAtOnce},
-		{"InnerReadyPanicsWhileWaited", s.readyPanicsWhileWaited},
-		{"InnerCallPanics", s.callPanics},
+	type E = env[Req, Res]
+	runEach(t, s.setup, []suiteTest[Req, Res]{
+		{"CallReachesInnerAndAnswers", (*E).callAnswers},
+		{"ReadyWithDoneContextWhenFree", (*E).readyDoneCtx},
+		{"ReleaseUnusedGivesCapacityBack", (*E).releaseUnused},
+		{"SecondCallPanics", (*E).secondCallPanics},
+		{"StaleCopyIsRefused", (*E).staleCopy},
+		{"ContextEndsWhileWaiting", (*E).ctxEndsWhileWaiting},
+		{"InnerReadyFailure", (*E).innerReadyFailure},
+		{"CallContextReachesInner", (*E).callContext},
+		{"ConcurrentCallers", (*E).concurrentCallers},
+		{"InnerReadyPanicsAtOnce", func(e *E, t *testing.T) { e.readyPanics(t, false) }},
+		{"InnerReadyPanicsWhileWaited", func(e *E, t *testing.T) { e.readyPanics(t, true) }},
+		{"InnerCallPanics", (*E).callPanics},
 	})
 }
 
-type suiteTest[E any] struct {
-	name string
-	test func(*testing.T, E)
-}
-
-// runEach runs each test as a subtest of t, in a testing/synctest bubble of
-// its own, on what setup returns.
-func runEach[E any](t *testing.T, setup func(*testing.T) E, tests []suiteTest[E]) {
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) { tt.test(t, setup(t)) })
-		})
-	}
-}
-
-type layerEnv[Req, Res any] struct {
-	svc tower.Service[Req, Res]
-	h   *Handle[Req, Res]
-}
-
-func (s LayerSuite[Req, Res]) setup(t *testing.T) *layerEnv[Req, Res] {
+func (s LayerSuite[Req, Res]) setup(t *testing.T) *env[Req, Res] {
 	mock, h := NewMock[Req, Res]()
 	l := s.NewLayer()
 	svc := l.Wrap(mock)
@@ -85,7 +66,38 @@ func (s LayerSuite[Req, Res]) setup(t *testing.T) *layerEnv[Req, Res] {
 			t.Errorf("inner service has %d reservations outstanding at the end, want 0", n)
 		}
 	})
-	return &layerEnv[Req, Res]{svc: svc, h: h}
+	return &env[Req, Res]{svc: svc, h: h, req: s.Request, res: s.Response, opaque: s.Opaque,
+		judge: func(res Res, err error) error {
+			if err == nil && !s.Opaque && !reflect.DeepEqual(res, s.Response) {
+				return fmt.Errorf("got response %v, want %v", res, s.Response)
+			}
+			return err
+		}}
+}
+
+// env is what a test of either suite runs on.
+type env[Req, Res any] struct {
+	svc    tower.Service[Req, Res]
+	h      *Handle[Req, Res] // the mock under a LayerSuite's layer; nil in a ServiceSuite
+	req    Req
+	res    Res  // what the mock answers
+	opaque bool // the layer changes requests: do not compare the mock's with req
+	judge  func(Res, error) error
+}
+
+type suiteTest[Req, Res any] struct {
+	name string
+	test func(*env[Req, Res], *testing.T)
+}
+
+// runEach runs each test as a subtest of t, in a testing/synctest bubble of
+// its own, on what setup returns.
+func runEach[Req, Res any](t *testing.T, setup func(*testing.T) *env[Req, Res], tests []suiteTest[Req, Res]) {
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) { tt.test(setup(t), t) })
+		})
+	}
 }
 
 func closeIfCloser(t *testing.T, v any) {
@@ -96,38 +108,44 @@ func closeIfCloser(t *testing.T, v any) {
 	}
 }
 
-// roundTrip calls p on a goroutine of its own, answers the request the
-// mock must have received by then with the suite's response, and checks
-// what the caller gets.
-func (s LayerSuite[Req, Res]) roundTrip(t *testing.T, e *layerEnv[Req, Res], p *tower.Permit[Req, Res]) {
+// call calls p and fails t unless judge passes the outcome. With a mock,
+// the request must have reached it once the call has gone as far as it
+// can, and the mock answers it.
+func (e *env[Req, Res]) call(t *testing.T, p *tower.Permit[Req, Res]) {
 	t.Helper()
-	o := Go(func() (Res, error) { return p.Call(t.Context(), s.Request) })
+	var err error
+	if e.h == nil {
+		err = e.judge(p.Call(t.Context(), e.req))
+	} else {
+		o, r := e.send(t, t.Context(), p)
+		if !e.opaque && !reflect.DeepEqual(r.Value, e.req) {
+			t.Errorf("inner service got request %v, want %v", r.Value, e.req)
+		}
+		r.Respond(e.res)
+		err = e.judge(o.Wait())
+	}
+	if err != nil {
+		t.Fatalf("Call: %v", err)
+	}
+}
+
+// send calls p with ctx on a goroutine of its own, and returns the call
+// and the request the mock must have received once it has gone as far as
+// it can.
+func (e *env[Req, Res]) send(t *testing.T, ctx context.Context, p *tower.Permit[Req, Res]) (*Outcome[Res], *Request[Req, Res]) {
+	t.Helper()
+	o := Go(func() (Res, error) { return p.Call(ctx, e.req) })
 	synctest.Wait()
 	r, ok := e.h.TryNext()
 	if !ok {
 		t.Fatal("the inner service received no request")
 	}
-	if !s.Opaque && !reflect.DeepEqual(r.Value, s.Request) {
-		t.Errorf("inner service got request %v, want %v", r.Value, s.Request)
-	}
-	r.Respond(s.Response)
-	res, err := o.Wait()
-	s.checkResponse(t, res, err)
+	return o, r
 }
 
-func (s LayerSuite[Req, Res]) checkResponse(t *testing.T, res Res, err error) {
+func (e *env[Req, Res]) mustReady(t *testing.T, ctx context.Context) tower.Permit[Req, Res] {
 	t.Helper()
-	if err != nil {
-		t.Fatalf("Call: %v", err)
-	}
-	if !s.Opaque && !reflect.DeepEqual(res, s.Response) {
-		t.Errorf("got response %v, want %v", res, s.Response)
-	}
-}
-
-func (s LayerSuite[Req, Res]) mustReady(t *testing.T, ctx context.Context, svc tower.Service[Req, Res]) tower.Permit[Req, Res] {
-	t.Helper()
-	p, err := svc.Ready(ctx)
+	p, err := e.svc.Ready(ctx)
 	if err != nil {
 		t.Fatalf("Ready: %v", err)
 	}
@@ -137,71 +155,65 @@ func (s LayerSuite[Req, Res]) mustReady(t *testing.T, ctx context.Context, svc t
 	return p
 }
 
-// expectCalls fails t unless the inner service got n calls.
-func expectCalls[Req, Res any](t *testing.T, h *Handle[Req, Res], n int) {
+// idle fails t unless the mock, if there is one, got calls requests in all
+// and holds no reservation.
+func (e *env[Req, Res]) idle(t *testing.T, calls int) {
 	t.Helper()
-	if got := h.Calls(); got != n {
-		t.Errorf("inner service got %d calls, want %d", got, n)
+	if e.h != nil {
+		e.h.ExpectIdle(t, calls)
 	}
 }
 
-func (s LayerSuite[Req, Res]) callAnswers(t *testing.T, e *layerEnv[Req, Res]) {
-	p := s.mustReady(t, t.Context(), e.svc)
-	s.roundTrip(t, e, &p)
-	expectCalls(t, e.h, 1)
+func (e *env[Req, Res]) callAnswers(t *testing.T) {
+	p := e.mustReady(t, t.Context())
+	e.call(t, &p)
+	e.idle(t, 1)
 }
 
-func (s LayerSuite[Req, Res]) readyDoneCtx(t *testing.T, e *layerEnv[Req, Res]) {
+func (e *env[Req, Res]) readyDoneCtx(t *testing.T) {
 	done, cancel := context.WithCancel(t.Context())
 	cancel()
-	p := s.mustReady(t, done, e.svc)
-	s.roundTrip(t, e, &p)
+	p := e.mustReady(t, done)
+	e.call(t, &p)
 }
 
 // releaseUnused: a permit released unused, twice, gives back everything,
 // round after round, and never reaches the inner service's call.
-func (s LayerSuite[Req, Res]) releaseUnused(t *testing.T, e *layerEnv[Req, Res]) {
-	releaseUnused(t, e.svc, func(round int) {
-		if n := e.h.Outstanding(); n != 0 {
-			t.Fatalf("round %d: inner service has %d reservations outstanding after Release, want 0", round, n)
-		}
-	})
-	synctest.Wait()
-	expectCalls(t, e.h, 0)
-}
-
-// releaseUnused gets a permit with ReadyNow and releases it twice, ten
-// times, calling after(round) each time.
-func releaseUnused[Req, Res any](t *testing.T, svc tower.Service[Req, Res], after func(round int)) {
-	t.Helper()
+func (e *env[Req, Res]) releaseUnused(t *testing.T) {
 	for i := range 10 {
-		p, ok, err := tower.ReadyNow(svc)
+		p, ok, err := tower.ReadyNow(e.svc)
 		if err != nil || !ok {
 			t.Fatalf("round %d: ReadyNow = %v, %v; want a permit: capacity released unused must be free again", i, ok, err)
 		}
 		p.Release()
 		p.Release()
-		after(i)
+		if e.h == nil {
+			continue
+		}
+		if n := e.h.Outstanding(); n != 0 {
+			t.Fatalf("round %d: inner service has %d reservations outstanding after Release, want 0", i, n)
+		}
 	}
+	e.idle(t, 0)
 }
 
 // secondCallPanics: calling a permit again panics, and releasing it after
 // the call does nothing.
-func (s LayerSuite[Req, Res]) secondCallPanics(t *testing.T, e *layerEnv[Req, Res]) {
-	p := s.mustReady(t, t.Context(), e.svc)
-	s.roundTrip(t, e, &p)
+func (e *env[Req, Res]) secondCallPanics(t *testing.T) {
+	p := e.mustReady(t, t.Context())
+	e.call(t, &p)
 	p.Release()
-	mustPanicTower(t, "second Call", func() { p.Call(t.Context(), s.Request) })
-	expectCalls(t, e.h, 1)
+	mustPanicTower(t, "second Call", func() { p.Call(t.Context(), e.req) })
+	e.idle(t, 1)
 }
 
 // staleCopy: once a permit is used through one copy, the other copies'
 // Call panics and their Release does nothing, neither in the inner service
 // nor in the layer's own capacity.
-func (s LayerSuite[Req, Res]) staleCopy(t *testing.T, e *layerEnv[Req, Res]) {
-	p := s.mustReady(t, t.Context(), e.svc)
+func (e *env[Req, Res]) staleCopy(t *testing.T) {
+	p := e.mustReady(t, t.Context())
 	q, r := p, p
-	s.roundTrip(t, e, &p)
+	e.call(t, &p)
 	// Measured after the call, which may use capacity up for good (a place
 	// in a rate window).
 	before := capacity(e.svc)
@@ -209,23 +221,22 @@ func (s LayerSuite[Req, Res]) staleCopy(t *testing.T, e *layerEnv[Req, Res]) {
 	if n := e.h.Outstanding(); n != 0 {
 		t.Errorf("a stale copy's Release reached the inner service: %d reservations outstanding, want 0", n)
 	}
-	mustPanicTower(t, "Call on a stale copy", func() { r.Call(t.Context(), s.Request) })
+	mustPanicTower(t, "Call on a stale copy", func() { r.Call(t.Context(), e.req) })
 	if after := capacity(e.svc); after != before {
 		t.Errorf("the layer grants %d reservations at once after a called permit's stale copies were used, %d before: a stale copy gave capacity back twice", after, before)
 	}
 
 	// Released through one copy, called and released through others.
-	p = s.mustReady(t, t.Context(), e.svc)
+	p = e.mustReady(t, t.Context())
 	q, r = p, p
 	p.Release()
 	before = capacity(e.svc)
-	mustPanicTower(t, "Call on a copy of a released permit", func() { q.Call(t.Context(), s.Request) })
+	mustPanicTower(t, "Call on a copy of a released permit", func() { q.Call(t.Context(), e.req) })
 	r.Release()
 	if after := capacity(e.svc); after != before {
 		t.Errorf("the layer grants %d reservations at once after a released permit's stale copies were used, %d before: a stale copy gave capacity back twice", after, before)
 	}
-	synctest.Wait()
-	expectCalls(t, e.h, 1)
+	e.idle(t, 1)
 }
 
 // capacity returns how many reservations svc grants at once without
@@ -250,12 +261,11 @@ func capacity[Req, Res any](svc tower.Service[Req, Res]) int {
 // context ends while it waits, in Ready or in Call. The caller gets its
 // context's error, nothing reaches the inner service, nothing stays
 // reserved, and once the inner service is ready, requests go through.
-func (s LayerSuite[Req, Res]) ctxEndsWhileWaiting(t *testing.T, e *layerEnv[Req, Res]) {
+func (e *env[Req, Res]) ctxEndsWhileWaiting(t *testing.T) {
 	e.h.Allow(0)
 	ctx, cancel := context.WithCancel(t.Context())
 	var (
 		readyErr, callErr error
-		called            bool
 		wg                sync.WaitGroup
 	)
 	wg.Go(func() {
@@ -263,8 +273,7 @@ func (s LayerSuite[Req, Res]) ctxEndsWhileWaiting(t *testing.T, e *layerEnv[Req,
 		if readyErr = err; err != nil {
 			return
 		}
-		called = true
-		_, callErr = p.Call(ctx, s.Request)
+		_, callErr = p.Call(ctx, e.req)
 	})
 	synctest.Wait()
 	cancel()
@@ -273,48 +282,40 @@ func (s LayerSuite[Req, Res]) ctxEndsWhileWaiting(t *testing.T, e *layerEnv[Req,
 		if readyErr != ctx.Err() {
 			t.Errorf("Ready returned %v, want ctx.Err() unchanged (%v)", readyErr, ctx.Err())
 		}
-	} else if called && callErr == nil {
+	} else if callErr == nil {
 		t.Error("Call succeeded although the inner service never became ready")
 	}
-	expectCalls(t, e.h, 0)
-	if n := e.h.Outstanding(); n != 0 {
-		t.Errorf("inner service has %d reservations outstanding, want 0", n)
-	}
+	e.idle(t, 0)
 
 	e.h.AllowAll()
-	p := s.mustReady(t, t.Context(), e.svc)
-	s.roundTrip(t, e, &p)
+	p := e.mustReady(t, t.Context())
+	e.call(t, &p)
 }
 
 // innerReadyFailure: an inner service that fails readiness makes the layer
 // fail with that error, in Ready or, for a layer that queues, in Call.
-func (s LayerSuite[Req, Res]) innerReadyFailure(t *testing.T, e *layerEnv[Req, Res]) {
+func (e *env[Req, Res]) innerReadyFailure(t *testing.T) {
 	broken := errors.New("towertest: inner service broken")
 	e.h.Allow(0)
 	e.h.FailReady(broken)
 	p, err := e.svc.Ready(t.Context())
 	if err == nil {
-		_, err = p.Call(t.Context(), s.Request)
+		_, err = p.Call(t.Context(), e.req)
 	}
 	if !errors.Is(err, broken) {
 		t.Errorf("got error %v, want one that wraps the inner service's %q", err, broken)
 	}
-	expectCalls(t, e.h, 0)
+	e.idle(t, 0)
 }
 
 type ctxKey struct{}
 
 // callContext: the context given to Call reaches the inner service with its
 // values, and its cancellation stops the call.
-func (s LayerSuite[Req, Res]) callContext(t *testing.T, e *layerEnv[Req, Res]) {
+func (e *env[Req, Res]) callContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.WithValue(t.Context(), ctxKey{}, "value"))
-	p := s.mustReady(t, t.Context(), e.svc)
-	o := Go(func() (Res, error) { return p.Call(ctx, s.Request) })
-	synctest.Wait()
-	r, ok := e.h.TryNext()
-	if !ok {
-		t.Fatal("the inner service received no request")
-	}
+	p := e.mustReady(t, t.Context())
+	o, r := e.send(t, ctx, &p)
 	if got := r.Context().Value(ctxKey{}); got != "value" {
 		t.Errorf("inner service's context has value %v, want %q", got, "value")
 	}
@@ -329,45 +330,34 @@ func (s LayerSuite[Req, Res]) callContext(t *testing.T, e *layerEnv[Req, Res]) {
 
 // concurrentCallers: many callers share the service, each with its own
 // reservation.
-func (s LayerSuite[Req, Res]) concurrentCallers(t *testing.T, e *layerEnv[Req, Res]) {
+func (e *env[Req, Res]) concurrentCallers(t *testing.T) {
 	const callers = 8
 	ctx, stop := context.WithCancel(t.Context())
-	var responder sync.WaitGroup
-	responder.Go(func() {
-		for {
-			r, err := e.h.Next(ctx)
-			if err != nil {
-				return
+	var responder, wg sync.WaitGroup
+	if e.h != nil {
+		responder.Go(func() {
+			for {
+				r, err := e.h.Next(ctx)
+				if err != nil {
+					return
+				}
+				r.Respond(e.res)
 			}
-			r.Respond(s.Response)
-		}
-	})
-	concurrentCallers(t, e.svc, s.Request, callers, func(res Res, err error) error {
-		if err == nil && !s.Opaque && !reflect.DeepEqual(res, s.Response) {
-			err = fmt.Errorf("got response %v, want %v", res, s.Response)
-		}
-		return err
-	})
-	stop()
-	responder.Wait()
-	expectCalls(t, e.h, callers)
-}
-
-// concurrentCallers sends req through svc from n goroutines at once, and
-// fails t for each outcome check does not pass.
-func concurrentCallers[Req, Res any](t *testing.T, svc tower.Service[Req, Res], req Req, n int, check func(Res, error) error) {
-	t.Helper()
-	var wg sync.WaitGroup
-	errs := make([]error, n)
-	for i := range n {
-		wg.Go(func() { errs[i] = check(tower.Call(t.Context(), svc, req)) })
+		})
+	}
+	errs := make([]error, callers)
+	for i := range callers {
+		wg.Go(func() { errs[i] = e.judge(tower.Call(t.Context(), e.svc, e.req)) })
 	}
 	wg.Wait()
+	stop()
+	responder.Wait()
 	for i, err := range errs {
 		if err != nil {
 			t.Errorf("caller %d: %v", i, err)
 		}
 	}
+	e.idle(t, callers)
 }
 
 // mustPanicTower fails t unless f panics with a message that starts

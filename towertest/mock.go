@@ -30,20 +30,15 @@ type Handle[Req, Res any] struct {
 	readyErr    error // the next Ready fails with it, once
 	readyPanic  any   // the next Ready panics with it, once
 	closed      bool
-	changed     chan struct{} // closed and replaced when any of the above changes
-	outstanding int           // permits issued and not yet called or released
+	outstanding int // permits issued and not yet called or released
 	calls       int
 	queue       []*Request[Req, Res]
-	arrived     chan struct{} // closed and replaced when a request is queued
+	changed     chan struct{} // closed and replaced when any of the above changes
 }
 
 // NewMock returns a Mock that is always ready, and its Handle.
 func NewMock[Req, Res any]() (*Mock[Req, Res], *Handle[Req, Res]) {
-	h := &Handle[Req, Res]{
-		allowed: -1,
-		changed: make(chan struct{}),
-		arrived: make(chan struct{}),
-	}
+	h := &Handle[Req, Res]{allowed: -1, changed: make(chan struct{})}
 	return &Mock[Req, Res]{h: h}, h
 }
 
@@ -101,8 +96,7 @@ func (p *mockPermit[Req, Res]) CallReserved(ctx context.Context, token uint64, r
 	h.outstanding--
 	h.calls++
 	h.queue = append(h.queue, r)
-	close(h.arrived)
-	h.arrived = make(chan struct{})
+	h.notify()
 	h.mu.Unlock()
 
 	select {
@@ -170,7 +164,7 @@ func (h *Handle[Req, Res]) set(f func()) {
 	h.notify()
 }
 
-// notify wakes the goroutines waiting in Ready. h.mu must be held.
+// notify wakes the goroutines waiting in Ready or Next. h.mu must be held.
 func (h *Handle[Req, Res]) notify() {
 	close(h.changed)
 	h.changed = make(chan struct{})
@@ -207,13 +201,13 @@ func (h *Handle[Req, Res]) TryNext() (*Request[Req, Res], bool) {
 func (h *Handle[Req, Res]) Next(ctx context.Context) (*Request[Req, Res], error) {
 	for {
 		h.mu.Lock()
-		arrived := h.arrived
+		changed := h.changed
 		h.mu.Unlock()
 		if r, ok := h.TryNext(); ok {
 			return r, nil
 		}
 		select {
-		case <-arrived:
+		case <-changed:
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}

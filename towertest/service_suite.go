@@ -1,7 +1,6 @@
 package towertest
 
 import (
-	"context"
 	"testing"
 
 	"github.com/towergo/tower"
@@ -32,68 +31,32 @@ func (s ServiceSuite[Req, Res]) Run(t *testing.T) {
 	if s.NewService == nil {
 		t.Fatal("towertest.ServiceSuite: NewService is nil")
 	}
-	setup := func(t *testing.T) tower.Service[Req, Res] {
+	judge := s.Check
+	if judge == nil {
+		judge = func(_ Res, err error) error { return err }
+	}
+	setup := func(t *testing.T) *env[Req, Res] {
 		svc := s.NewService()
 		t.Cleanup(func() { closeIfCloser(t, svc) })
-		return svc
+		return &env[Req, Res]{svc: svc, req: s.Request, judge: judge}
 	}
-	runEach(t, setup, []suiteTest[tower.Service[Req, Res]]{
-		{"ReadyWithDoneContextWhenFree", s.readyDoneCtx},
-		{"ReleaseUnusedGivesCapacityBack", s.releaseUnused},
-		{"SecondCallPanics", s.secondCallPanics},
+	type E = env[Req, Res]
+	runEach(t, setup, []suiteTest[Req, Res]{
+		{"ReadyWithDoneContextWhenFree", (*E).readyDoneCtx},
+		{"ReleaseUnusedGivesCapacityBack", (*E).releaseUnused},
+		{"SecondCallPanics", (*E).secondCallPanics},
 		{"StaleCopyIsRefused", s.staleCopy},
-		{"ConcurrentCallers", s.concurrentCallers},
+		{"ConcurrentCallers", (*E).concurrentCallers},
 	})
 }
 
-// judge returns the error Check finds in a call's outcome.
-func (s ServiceSuite[Req, Res]) judge(res Res, err error) error {
-	if s.Check != nil {
-		return s.Check(res, err)
-	}
-	return err
-}
-
-// call calls p and fails t if judge finds an error.
-func (s ServiceSuite[Req, Res]) call(t *testing.T, p *tower.Permit[Req, Res]) {
-	t.Helper()
-	if err := s.judge(p.Call(t.Context(), s.Request)); err != nil {
-		t.Errorf("Call: %v", err)
-	}
-}
-
-func (s ServiceSuite[Req, Res]) readyDoneCtx(t *testing.T, svc tower.Service[Req, Res]) {
-	done, cancel := context.WithCancel(t.Context())
-	cancel()
-	p, err := svc.Ready(done)
-	if err != nil {
-		t.Fatalf("Ready with a done context on an idle service: %v, want a permit", err)
-	}
-	s.call(t, &p)
-}
-
-func (s ServiceSuite[Req, Res]) releaseUnused(t *testing.T, svc tower.Service[Req, Res]) {
-	releaseUnused(t, svc, func(int) {})
-}
-
-func (s ServiceSuite[Req, Res]) secondCallPanics(t *testing.T, svc tower.Service[Req, Res]) {
-	p := MustReady(t, svc)
-	s.call(t, &p)
-	p.Release()
-	mustPanicTower(t, "second Call", func() { p.Call(t.Context(), s.Request) })
-}
-
-func (s ServiceSuite[Req, Res]) staleCopy(t *testing.T, svc tower.Service[Req, Res]) {
+func (s ServiceSuite[Req, Res]) staleCopy(e *env[Req, Res], t *testing.T) {
 	if s.ReservesNothing {
 		t.Skip("the service reserves nothing; its permits' copies are indistinguishable")
 	}
-	p := MustReady(t, svc)
+	p := MustReady(t, e.svc)
 	q := p
 	p.Release()
 	q.Release() // harmless
-	mustPanicTower(t, "Call on a copy of a released permit", func() { q.Call(t.Context(), s.Request) })
-}
-
-func (s ServiceSuite[Req, Res]) concurrentCallers(t *testing.T, svc tower.Service[Req, Res]) {
-	concurrentCallers(t, svc, s.Request, 8, s.judge)
+	mustPanicTower(t, "Call on a copy of a released permit", func() { q.Call(t.Context(), e.req) })
 }
