@@ -40,7 +40,8 @@
 //	Throttled a request is failed at once, unsent, for its sender's or its key's rate
 //
 // Each middleware's WithMetrics option says which kinds it reports. Only a
-// caller that queues counts as Waiting: not one that finds capacity free,
-// nor one that asks with a done context ([tower.ReadyNow]) and finds none.
+// caller that queues (in Ready, or in Call for a per-key token) counts as
+// Waiting: not one that finds capacity free, nor one that asks with a done
+// context ([tower.ReadyNow]) and finds none.
 // A middleware without a sink pays only a nil check where it would report.
 package metrics

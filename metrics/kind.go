@@ -11,34 +11,18 @@ import (
 type Kind uint8
 
 const (
-	// InFlight is up-down: requests holding a reservation or in their call.
 	InFlight Kind = iota + 1
-	// Waiting is up-down: callers waiting for capacity, in Ready or, for a
-	// per-key token, in Call.
 	Waiting
-	// Queued is up-down: requests queued for the inner service.
 	Queued
-	// Shed is a counter: requests turned away at once, unsent, for want of
-	// capacity.
 	Shed
-	// TimedOut is a counter: calls ended by their time limit.
 	TimedOut
-	// Retried is a counter: retries sent, not counting first attempts.
 	Retried
-	// Hedged is a counter: hedges sent, not counting originals.
 	Hedged
-	// Excluded is up-down: addresses a discovery's last lookup left out.
 	Excluded
-	// Limit is up-down: the current limit of a limiter that moves it.
 	Limit
-	// Open is up-down: circuit breakers open or half-open now.
 	Open
-	// Tripped is a counter: times a breaker opened.
 	Tripped
-	// Ejected is up-down: endpoints outlier detection holds out now.
 	Ejected
-	// Throttled is a counter: requests failed at once, unsent, because their
-	// sender, or their key, went over its rate.
 	Throttled
 )
 
@@ -73,8 +57,7 @@ func name[T ~uint8](v T, typ string, names []string) string {
 	return fmt.Sprintf("%s(%d)", typ, uint8(v))
 }
 
-// UpDown reports whether k goes up and down (InFlight, Waiting, Queued,
-// Excluded, Limit, Open, Ejected) rather than only up.
+// UpDown reports whether k goes up and down rather than only up.
 func (k Kind) UpDown() bool {
 	return k == InFlight || k == Waiting || k == Queued || k == Excluded || k == Limit || k == Open || k == Ejected
 }

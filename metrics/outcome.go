@@ -17,20 +17,12 @@ type Outcome uint8
 const (
 	// OutcomeServed is a call that returned without an error, whatever the
 	// response says: an HTTP 500 a handler wrote is served.
-	OutcomeServed Outcome = iota + 1
-	// OutcomeError is a call that failed with an error none of the others
-	// stands for: its own, a panic, a service closed or broken for good.
-	OutcomeError
-	// OutcomeShed is a call turned away because the service could not
-	// take it then.
-	OutcomeShed
-	// OutcomeThrottled is a call turned away because its caller was over
-	// its allowance.
-	OutcomeThrottled
-	// OutcomeTimedOut is a call that ran out of time.
-	OutcomeTimedOut
-	// OutcomeCanceled is a call whose caller gave up.
-	OutcomeCanceled
+	OutcomeServed    Outcome = iota + 1
+	OutcomeError             // failed for any other reason ([OutcomeOf])
+	OutcomeShed              // turned away: the service could not take it then
+	OutcomeThrottled         // turned away: its caller was over its allowance
+	OutcomeTimedOut          // ran out of time
+	OutcomeCanceled          // its caller gave up
 )
 
 // NumOutcomes is one more than the largest Outcome, to size an array
@@ -46,9 +38,8 @@ var outcomeNames = [NumOutcomes]string{
 	OutcomeCanceled:  "canceled",
 }
 
-// String returns the Outcome's name as a metric label has it: "served",
-// "error", "shed", "throttled", "timed_out" or "canceled", or
-// "Outcome(n)" for a value that is not one of the constants.
+// String returns the Outcome's name as a metric label has it, "timed_out",
+// or "Outcome(n)" for a value that is not one of the constants.
 func (o Outcome) String() string { return name(o, "Outcome", outcomeNames[:]) }
 
 // OutcomeOf returns the outcome of a call that returned err, asking err

@@ -17,25 +17,22 @@ type RequestSink interface {
 // A Request is what an adapter knows of one request once it has ended.
 // Which fields it fills, and what they hold, depends on Protocol.
 type Request struct {
-	// Protocol says which adapter observed the request.
-	Protocol Protocol
-	// Method is, over HTTP, the request's method as the client sent it,
-	// "GET"; over gRPC, the full name of the method,
-	// "/package.Service/Method".
+	Protocol Protocol // which adapter observed the request
+	// Method is, over HTTP, the method as the client sent it, "GET"; over
+	// gRPC, the method's full name, "/package.Service/Method".
 	Method string
 	// Route is, on an HTTP server, the path of the pattern of the
 	// http.ServeMux route the request matched, "/items/{id}"; "" if it
 	// matched none, or the Handler could not know it, and over gRPC.
-	Route string
-	// Scheme is, over HTTP, "http" or "https"; over gRPC, "".
-	Scheme string
+	Route  string
+	Scheme string // over HTTP, "http" or "https"; over gRPC, ""
 	// Status is, over HTTP, the status code of the response sent, or 0 if
 	// none was; over gRPC, the codes.Code (0 for OK).
-	Status int
-	// Outcome is [OutcomeOf] the error the stack returned.
-	Outcome Outcome
+	Status  int
+	Outcome Outcome // [OutcomeOf] the error the stack returned
 	// Latency is from the request's arrival to its response, readiness
-	// included, on a server; from the call to its return, on a client.
+	// included, on a server; from the call to its return, on a client. A
+	// stream's is its whole life, from its opening to its end.
 	Latency time.Duration
 }
 
@@ -44,14 +41,9 @@ type Request struct {
 type Protocol uint8
 
 const (
-	// HTTPServer is a request a towerhttp.Handler served.
-	HTTPServer Protocol = iota + 1
-	// GRPCServer is an RPC a gRPC server interceptor served, unary or
-	// streaming: a stream's latency is its whole life.
-	GRPCServer
-	// GRPCClient is an RPC made through a gRPC client interceptor, unary
-	// or streaming: a stream's latency is from its opening to its end.
-	GRPCClient
+	HTTPServer Protocol = iota + 1 // a request a towerhttp.Handler served
+	GRPCServer                     // an RPC, unary or streaming, a gRPC server interceptor served
+	GRPCClient                     // an RPC, unary or streaming, made through a gRPC client interceptor
 )
 
 // NumProtocols is one more than the largest Protocol.

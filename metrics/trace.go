@@ -10,9 +10,8 @@ import (
 // A Tracer hears what a trace shows of a request and a count cannot: how
 // long it waited, and each extra attempt made for it. It travels in the
 // request's context ([WithTracer]), so that every layer below where it was
-// put reports to it: a wait, once over, to Waited; each extra attempt
-// (retry, hedge) bracketed by StartAttempt and EndAttempt. A request that
-// goes straight through pays nothing for tracing.
+// put reports to it. A request that goes straight through pays nothing
+// for tracing.
 //
 // A Tracer runs on the caller's goroutine or a hedge's, so it must be safe
 // for concurrent use. A panic in it goes where a panic in the middleware's

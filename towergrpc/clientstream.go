@@ -16,10 +16,9 @@ import (
 	"github.com/towergo/tower/metrics"
 )
 
-// startStream opens one client stream through svc, running the stack's
-// call on a goroutine of its own, and returns once that call has opened
-// the stream, or failed to, with the error and the stack's error it was
-// mapped from. sink, if not nil, gets the stream once it has ended.
+// startStream opens one client stream through svc, the stack's call on a
+// goroutine of its own, and returns once that call has opened the stream,
+// or failed to, with the error and the stack's error it was mapped from.
 func startStream(ctx context.Context, svc tower.Service[StreamClientCall, struct{}], call StreamClientCall, sink metrics.RequestSink, start time.Duration) (_ grpc.ClientStream, err, stackErr error) {
 	p, err := svc.Ready(ctx)
 	if err != nil {
@@ -49,9 +48,8 @@ const (
 )
 
 // runStream runs the stack's call for a client stream. A panic or
-// runtime.Goexit in the stack becomes a *tower.PanicError: the caller's
-// error if the stream has not been handed over, otherwise guard.Orphan's,
-// as is a panic in the sink. The stream is reported before done is closed.
+// runtime.Goexit in the stack becomes the caller's error if the stream has
+// not been handed over, otherwise guard.Orphan's, as does one in the sink.
 func runStream(ctx context.Context, p tower.Permit[StreamClientCall, struct{}], call StreamClientCall) {
 	cs := call.stream
 	defer close(cs.done)
@@ -66,8 +64,7 @@ func runStream(ctx context.Context, p tower.Permit[StreamClientCall, struct{}], 
 			}
 		}
 		if cs.sink != nil {
-			report := func() { cs.report(call.Method, stackErr) }
-			if pe := guard.Call(streamSink, report); pe != nil {
+			if pe := guard.Call(streamSink, func() { cs.report(call.Method, stackErr) }); pe != nil {
 				guard.Orphan(pe)
 			}
 		}
@@ -86,8 +83,7 @@ var (
 	errNotOpened   = newStatusError(codes.Internal, errors.New("towergrpc: the stack answered without opening the stream"))
 )
 
-// openStream is the innermost step of a client stream stack: it opens the
-// stream, hands it to the interceptor, and waits for the stream to end.
+// openStream is the innermost step of a client stream stack.
 func openStream(ctx context.Context, c StreamClientCall) (struct{}, error) {
 	cs := c.stream
 	if !cs.opened.CompareAndSwap(false, true) {
@@ -98,25 +94,21 @@ func openStream(ctx context.Context, c StreamClientCall) (struct{}, error) {
 		return struct{}{}, err
 	}
 	if !cs.start(s, nil, nil) {
-		// A Timeout in Abandon mode gave up first; ctx has ended, so grpc
-		// ends s.
-		return struct{}{}, nil
+		return struct{}{}, nil // a Timeout in Abandon mode gave up first: ctx has ended, and grpc ends s
 	}
 	select {
 	case <-cs.ended:
 	case <-ctx.Done():
 		cs.finish(callError(ctx.Err()))
-		// A caller's call may have finished the stream first: the report
-		// reads the end only once ended is closed.
-		<-cs.ended
+		<-cs.ended // a caller's call may have finished first: the report reads endErr once ended is closed
 	}
 	return struct{}{}, nil
 }
 
-// clientStream is a client stream opened through a stack. It tells the
-// stack's call when the stream has ended, and waits for that call to
-// return before the caller's call that ended it returns. start and finish
-// set their fields before closing started and ended.
+// clientStream is a client stream opened through a stack. The caller's
+// call that ends it tells the stack's call, and returns only once that
+// call has returned. start and finish set their fields before closing
+// started and ended.
 type clientStream struct {
 	grpc.ClientStream // set by start
 	desc              *grpc.StreamDesc
@@ -134,8 +126,8 @@ type clientStream struct {
 	done    chan struct{} // closed when the stack's call has returned, and the stream is reported
 }
 
-// start records the stream, or the errors that prevented it, the first
-// time it is called, and reports whether this call was the first.
+// start records the stream, or the errors that prevented it, and reports
+// whether it was the first to.
 func (cs *clientStream) start(s grpc.ClientStream, err, stackErr error) bool {
 	if !cs.decided.CompareAndSwap(false, true) {
 		return false
@@ -145,8 +137,7 @@ func (cs *clientStream) start(s grpc.ClientStream, err, stackErr error) bool {
 	return true
 }
 
-// finish records err as the error the stream ended with, the first time
-// it is called, and tells the stack's call that the stream has ended.
+// finish records err, the first time, as the error the stream ended with.
 func (cs *clientStream) finish(err error) {
 	if cs.ending.CompareAndSwap(false, true) {
 		cs.endErr = err
@@ -155,8 +146,7 @@ func (cs *clientStream) finish(err error) {
 }
 
 // end finishes the stream with err, the error of the caller's call that
-// ended it, and waits for the stack's call to return, so that what it
-// held is given back.
+// ended it, and waits for the stack's call to give back what it held.
 func (cs *clientStream) end(err error) {
 	if err == io.EOF {
 		err = nil // the stream's status was OK
@@ -165,10 +155,9 @@ func (cs *clientStream) end(err error) {
 	<-cs.done
 }
 
-// report reports a stream handed to the caller to the sink, once the
-// stack's call has returned with stackErr. The status is that of the error
-// the stream ended with, or of stackErr if the stack's call returned first
-// (Abandon mode).
+// report reports a stream handed to the caller, once the stack's call has
+// returned with stackErr: with the status the stream ended with, or
+// stackErr's if the stack's call returned first (Abandon mode).
 func (cs *clientStream) report(method string, stackErr error) {
 	<-cs.started
 	if cs.err != nil {
@@ -187,8 +176,8 @@ func (cs *clientStream) report(method string, stackErr error) {
 	ob.report(cs.sink, metrics.GRPCClient, method)
 }
 
-// RecvMsg receives a message; an error, or the one response of a stream
-// whose server does not stream, ends the stream.
+// RecvMsg receives a message; an error, or the one response of a server
+// that does not stream, ends the stream.
 func (cs *clientStream) RecvMsg(m any) error {
 	err := cs.ClientStream.RecvMsg(m)
 	if err != nil || !cs.desc.ServerStreams {
@@ -197,22 +186,21 @@ func (cs *clientStream) RecvMsg(m any) error {
 	return err
 }
 
-// SendMsg sends a message; an error other than io.EOF, whose status is
-// for RecvMsg to report, ends the stream.
-func (cs *clientStream) SendMsg(m any) error {
-	err := cs.ClientStream.SendMsg(m)
+// SendMsg sends a message; an error ends the stream, as failed says.
+func (cs *clientStream) SendMsg(m any) error { return cs.failed(cs.ClientStream.SendMsg(m)) }
+
+// Header returns the header metadata; an error ends the stream, as failed
+// says.
+func (cs *clientStream) Header() (metadata.MD, error) {
+	md, err := cs.ClientStream.Header()
+	return md, cs.failed(err)
+}
+
+// failed ends the stream if err, of a SendMsg or Header, is an error other
+// than io.EOF (whose status RecvMsg reports), and returns err.
+func (cs *clientStream) failed(err error) error {
 	if err != nil && err != io.EOF {
 		cs.end(err)
 	}
 	return err
-}
-
-// Header returns the header metadata; an error other than io.EOF ends the
-// stream.
-func (cs *clientStream) Header() (metadata.MD, error) {
-	md, err := cs.ClientStream.Header()
-	if err != nil && err != io.EOF {
-		cs.end(err)
-	}
-	return md, err
 }

@@ -32,10 +32,9 @@ func newStatusError(c codes.Code, err error) *statusError {
 	return &statusError{st: status.New(c, err.Error()), err: err}
 }
 
-// The statuses of the context's errors are made once, and those of the
-// errors a request is shed, timed out or refused with are cached, so that
-// mapping them allocates nothing. A status is never changed, so sharing
-// one is safe.
+// The statuses of the context's errors are made once, those of refusals
+// cached: mapping them allocates nothing. A status is never changed, so
+// sharing one is safe.
 var (
 	errCanceled = newStatusError(codes.Canceled, context.Canceled)
 	errDeadline = newStatusError(codes.DeadlineExceeded, context.DeadlineExceeded)
@@ -46,8 +45,7 @@ var (
 	unavailableStatus = statusCache{code: codes.Unavailable}
 )
 
-// readyError returns the error an RPC fails with when the stack's Ready,
-// given ctx, failed with err, as the package doc's table says.
+// readyError maps an error of the stack's Ready, as the package doc says.
 func readyError(ctx context.Context, err error) error {
 	if err == context.Canceled && ctx.Err() == err {
 		return errCanceled
@@ -61,8 +59,7 @@ func readyError(ctx context.Context, err error) error {
 	return unavailableStatus.of(err)
 }
 
-// callError returns the error an RPC fails with when the stack's call
-// failed with err, as the package doc's table says.
+// callError maps an error of the stack's call, as the package doc says.
 func callError(err error) error {
 	switch err { // without walking a chain of wrapped errors
 	case nil:
@@ -101,9 +98,8 @@ func panicked(err error) bool {
 	return ok
 }
 
-// brokeStack reports whether the panic err carries is wrapped by an error
-// that says the service is unavailable (a failed Buffer's): the panic
-// broke the service, and every call fails the same way.
+// brokeStack reports whether the panic in err is wrapped by an error that
+// says the service is unavailable (a failed Buffer's): every call fails so.
 func brokeStack(err error) bool {
 	pe, ok := errors.AsType[*tower.PanicError](err)
 	if !ok {
@@ -129,18 +125,15 @@ type grpcStatus interface {
 }
 
 // A statusCache keeps the status error made for the last error of one
-// kind, and gives it again for the same error: those errors are mostly
-// sentinels (loadshed.ErrOverloaded), met on every such request, and
-// making a status error allocates.
+// kind, for the next request refused with the same (mostly a sentinel).
 type statusCache struct {
 	code codes.Code
 	last atomic.Pointer[statusError]
 }
 
-// of returns the status error of err, with the cache's code. The cached
-// one serves if it was made for the same error with the same message (a
-// pointer's may have changed); an error whose type cannot be compared is
-// never the same, since comparing it would panic.
+// of returns the status error of err. The cached one serves for the same
+// error with the same message (a pointer's may have changed); one whose
+// type cannot be compared never does, as comparing it would panic.
 func (c *statusCache) of(err error) error {
 	if s := c.last.Load(); s != nil && reflect.TypeOf(err).Comparable() && s.err == err && s.err.Error() == err.Error() {
 		return s

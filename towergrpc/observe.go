@@ -12,8 +12,7 @@ import (
 	"github.com/towergo/tower/towergrpc/internal/mono"
 )
 
-// An observation is what an interceptor learns of one RPC, for the
-// request metrics.
+// An observation is what an interceptor learns of one RPC for its sink.
 type observation struct {
 	start    time.Duration // a reading of package mono's clock
 	stackErr error         // the stack's error, which gives the outcome
@@ -37,10 +36,8 @@ func (o *observation) report(sink metrics.RequestSink, p metrics.Protocol, metho
 	sink.ObserveRequest(r)
 }
 
-// outcomeOf returns the outcome of an RPC whose stack failed with err:
-// metrics.OutcomeOf, except that a status codes.Canceled or
-// codes.DeadlineExceeded is canceled or timed out, since grpc reports a
-// caller's context ending that way.
+// outcomeOf is metrics.OutcomeOf, but for a status Canceled or
+// DeadlineExceeded, grpc's way of reporting a caller's context ending.
 func outcomeOf(err error) metrics.Outcome {
 	o := metrics.OutcomeOf(err)
 	if o != metrics.OutcomeError || tower.IsUnavailable(err) || panicked(err) {
@@ -55,10 +52,9 @@ func outcomeOf(err error) metrics.Outcome {
 	return o
 }
 
-// statusCode returns the code of err as status.Code does, without the
-// status that status.Code allocates for an error that carries none; on a
-// server, a context's error without a status has the code grpc sends for
-// it, as status.FromContextError gives it.
+// statusCode is status.Code without its allocation for an error that
+// carries no status; on a server, a context's error has the code grpc
+// sends for it.
 func statusCode(err error, server bool) codes.Code {
 	if err == nil {
 		return codes.OK

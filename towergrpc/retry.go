@@ -72,9 +72,8 @@ func NewRetryPolicy(opts ...retry.PolicyOption) *RetryPolicy {
 	return &RetryPolicy{std: retry.NewPolicy[UnaryClientCall](isJudged, all...)}
 }
 
-// WithMaxPushback sets the longest pushback a [RetryPolicy] waits for; a
-// call whose server asks for longer fails with its status. The default
-// is [DefaultMaxPushback]. It panics if max is not positive.
+// WithMaxPushback sets the longest pushback a [RetryPolicy] waits for,
+// [DefaultMaxPushback] by default. It panics if max is not positive.
 func WithMaxPushback(max time.Duration) retry.PolicyOption {
 	if max <= 0 {
 		panic(fmt.Sprintf("towergrpc.WithMaxPushback: max must be positive, got %v", max))
@@ -130,16 +129,17 @@ func (p *RetryPolicy) judge(c UnaryClientCall, err error) *judged {
 		}
 		return nil
 	}
-	var rec *trailerRecord
+	var md metadata.MD // nil, of an attempt that has not ended, reads as sent
 	if c.trailers != nil {
-		rec = c.trailers.last.Load()
+		if last := c.trailers.last.Load(); last != nil {
+			md = *last
+		}
 	}
-	wait, pushed := rec.pushback()
+	wait, pushed := pushback(md)
+	_, unsent := md[unsentKey]
 	code := status.Code(err)
-	if code == codes.ResourceExhausted && pushed {
-		return &judged{error: err, wait: wait, pushed: true}
-	}
-	if code == codes.Unavailable && (pushed || !rec.sent() || p.idempotent != nil && p.idempotent(c.Method)) {
+	if code == codes.ResourceExhausted && pushed ||
+		code == codes.Unavailable && (pushed || unsent || p.idempotent != nil && p.idempotent(c.Method)) {
 		return &judged{error: err, wait: wait, pushed: pushed}
 	}
 	return nil
@@ -152,7 +152,7 @@ func refused(err error) bool {
 }
 
 // A judged error is an attempt's error that a RetryPolicy found worth a
-// retry, with its pushback, as the StandardPolicy is shown it.
+// retry, as its StandardPolicy is shown it.
 type judged struct {
 	error
 	wait   time.Duration
@@ -169,63 +169,42 @@ func isJudged(_ struct{}, err error) bool {
 
 // pushbackOf is the StandardPolicy's pushback.
 func pushbackOf(_ struct{}, err error) (time.Duration, bool) {
-	j, ok := err.(*judged)
-	if !ok {
-		return 0, false
+	if j, ok := err.(*judged); ok {
+		return j.wait, j.pushed
 	}
-	return j.wait, j.pushed
+	return 0, false
 }
 
-// A trailerSlot is where the innermost step of a client stack leaves the
-// trailer of each attempt of a call, for a RetryPolicy: the call and every
-// copy the policy makes share it. Every unary RPC through a client
-// interceptor carries one, whatever its stack: the first attempt is sent
-// before the policy sees the call, and the interceptor cannot tell
-// whether its stack holds a RetryPolicy.
+// A trailerSlot is where the innermost step of a unary client stack
+// leaves the trailer of each attempt of a call for a RetryPolicy. Every
+// call carries one: the first attempt is sent before the policy sees the
+// call, and the interceptor cannot tell whether its stack holds a policy.
 type trailerSlot struct {
-	want atomic.Bool                   // a RetryPolicy asked for trailers
-	last atomic.Pointer[trailerRecord] // the last attempt's, nil before it ends
+	want atomic.Bool                 // a RetryPolicy asked for trailers
+	last atomic.Pointer[metadata.MD] // the last attempt's, nil before it ends; each attempt (a hedge's too) has its own
 }
 
-// A trailerRecord is the trailer of one attempt. Each attempt has its
-// own, so that two attempts at once (hedges) do not write to one.
-type trailerRecord struct {
-	md metadata.MD
-}
-
-// unsentKey is a key no trailer has (grpc's keys are lower case): a record
-// that still holds it after its attempt got no trailer, so no stream.
+// unsentKey is a key no trailer has (grpc's keys are lower case): an
+// attempt's trailer that still holds it got none, as grpc opened no
+// stream, so nothing was sent.
 const unsentKey = "Towergrpc-Unsent"
 
 var unsent = metadata.MD{unsentKey: nil}
 
-// invoke makes the call c, collecting its trailer into a new record.
+// invoke makes the call c, collecting its trailer into the slot.
 func (s *trailerSlot) invoke(ctx context.Context, c UnaryClientCall) error {
-	rec := &trailerRecord{md: unsent}
-	opts := append(c.Opts[:len(c.Opts):len(c.Opts)], grpc.Trailer(&rec.md))
+	md := unsent
+	opts := append(c.Opts[:len(c.Opts):len(c.Opts)], grpc.Trailer(&md))
 	err := c.invoker(ctx, c.Method, c.Req, c.Reply, c.Conn, opts...)
-	s.last.Store(rec)
+	s.last.Store(&md)
 	return err
 }
 
-// sent reports whether the attempt may have been sent: all but one for
-// which grpc opened no stream.
-func (r *trailerRecord) sent() bool {
-	if r == nil {
-		return true
-	}
-	_, never := r.md[unsentKey]
-	return !never
-}
-
-// pushback returns the pushback of the attempt's trailer, and true if it
-// has one: a wait, or -1 for no retry if the value is not a non-negative
-// integer or there are several, as grpc's own retry reads it.
-func (r *trailerRecord) pushback() (time.Duration, bool) {
-	if r == nil {
-		return 0, false
-	}
-	v := r.md[PushbackKey]
+// pushback returns the pushback of a trailer, and true if it has one: a
+// wait, or -1 for no retry if the value is not a non-negative integer or
+// there are several, as grpc's own retry reads it.
+func pushback(md metadata.MD) (time.Duration, bool) {
+	v := md[PushbackKey]
 	if len(v) == 0 {
 		return 0, false
 	}

@@ -13,20 +13,13 @@
 //	}
 //	svc := limit.NewConcurrency(handler, 100, limit.WithMetrics(limited))
 //
-// A [Sink] records to the instruments named by the constants [InFlightName]
-// to [LatencyName] (package metrics says what each counts); a
-// [RequestSink] to the duration histograms of OpenTelemetry's semantic
-// conventions, version 1.43.0, and to [RequestsName]. The counters are
-// there, at zero, from the first collection, so that rate() alerts have a
-// series before the first request is shed; a histogram has a series only
-// once it records one of its attribute sets.
-//
-// Sinks made from one meter share its instruments: give each layer of a
-// stack a Sink of its own with a "layer" attribute, and one dashboard shows
-// where requests wait, queue and are turned away. The MeterProvider says
-// where the numbers go. The Prometheus exporter turns dots into
-// underscores and adds _total to counters and _seconds to histograms in
-// seconds: tower.calls is tower_calls_total.
+// The counters are there, at zero, from the first collection, so that
+// rate() alerts have a series before the first request is shed. Sinks made
+// from one meter share its instruments: give each layer of a stack a Sink
+// of its own with a "layer" attribute, and one dashboard shows where
+// requests wait, queue and are turned away. The Prometheus exporter turns
+// dots into underscores and adds _total to counters and _seconds to
+// histograms in seconds: tower.calls is tower_calls_total.
 //
 // A RequestSink's durations have these attributes, and [OutcomeKey]:
 //

@@ -67,15 +67,21 @@ func WithProtocols(protocols ...metrics.Protocol) Option {
 	}
 }
 
-// apply applies opts over the defaults, or returns an error naming fn and
-// the position of a nil option.
+// apply applies opts over the defaults.
 func apply(fn string, opts []Option) (options, error) {
 	o := options{buckets: DefaultLatencyBuckets()}
+	err := onto(fn, &o, opts)
+	return o, err
+}
+
+// onto applies opts to o, or returns an error naming fn and the position
+// of the first nil option.
+func onto[O any, F ~func(*O)](fn string, o *O, opts []F) error {
 	for i, opt := range opts {
 		if opt == nil {
-			return o, fmt.Errorf("%s: option %d is nil", fn, i)
+			return fmt.Errorf("%s: option %d is nil", fn, i)
 		}
-		opt(&o)
+		opt(o)
 	}
-	return o, nil
+	return nil
 }

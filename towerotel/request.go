@@ -14,20 +14,15 @@ import (
 	"github.com/towergo/tower/metrics"
 )
 
-// The instruments a [RequestSink] records to: a duration histogram, in
-// seconds, per protocol, and a counter of requests.
+// The instruments a [RequestSink] records to: the duration, in seconds,
+// of the requests of a towerhttp.Handler, a towergrpc server interceptor
+// and a towergrpc client interceptor, and a counter of requests by
+// [ProtocolKey] and [OutcomeKey].
 const (
-	// HTTPServerDurationName is the duration of the requests a
-	// towerhttp.Handler served or refused.
 	HTTPServerDurationName = "http.server.request.duration"
-	// RPCServerDurationName is the duration of the RPCs a towergrpc
-	// server interceptor served or refused (a stream's whole life).
-	RPCServerDurationName = "rpc.server.call.duration"
-	// RPCClientDurationName is the duration of the RPCs made through a
-	// towergrpc client interceptor.
-	RPCClientDurationName = "rpc.client.call.duration"
-	// RequestsName counts requests by [ProtocolKey] and [OutcomeKey].
-	RequestsName = "tower.requests"
+	RPCServerDurationName  = "rpc.server.call.duration"
+	RPCClientDurationName  = "rpc.client.call.duration"
+	RequestsName           = "tower.requests"
 )
 
 // ProtocolKey is the attribute of [RequestsName] that says which adapter

@@ -2,7 +2,6 @@ package towerotel
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -17,11 +16,8 @@ import (
 // The spans a Tracer records, each a child of the span in the context of
 // the request it is about.
 const (
-	// ReadySpanName is a wait in Ready (a [metrics.ReadyWait]).
-	ReadySpanName = "tower.ready"
-	// QueueSpanName is a request's time in a Buffer's queue (a
-	// [metrics.QueueWait]).
-	QueueSpanName = "tower.queue"
+	ReadySpanName = "tower.ready" // a wait in Ready (a [metrics.ReadyWait])
+	QueueSpanName = "tower.queue" // a request's time in a Buffer's queue (a [metrics.QueueWait])
 	// RetrySpanName is a retry, from the policy's decision to the retry's
 	// answer: its backoff, Ready and Call, whose spans are its children.
 	RetrySpanName = "tower.retry"
@@ -32,15 +28,10 @@ const (
 
 // The attributes of the spans of retries and hedges.
 const (
-	// AttemptKey is the attempt's number, [metrics.Attempt]'s N.
-	AttemptKey = attribute.Key("tower.attempt")
-	// BackoffKey is a retry's backoff, in seconds.
-	BackoffKey = attribute.Key("tower.retry.backoff")
-	// CauseKey is the error of the attempt before a retry, if any.
-	CauseKey = attribute.Key("tower.retry.cause")
-	// DelayKey is how long after the original a hedge was sent, in
-	// seconds.
-	DelayKey = attribute.Key("tower.hedge.delay")
+	AttemptKey = attribute.Key("tower.attempt")       // the attempt's number, [metrics.Attempt]'s N
+	BackoffKey = attribute.Key("tower.retry.backoff") // a retry's backoff, in seconds
+	CauseKey   = attribute.Key("tower.retry.cause")   // the error of the attempt before a retry, if any
+	DelayKey   = attribute.Key("tower.hedge.delay")   // how long after the original a hedge was sent, in seconds
 )
 
 // Tracer is a [metrics.Tracer] that records OpenTelemetry spans: each wait
@@ -84,11 +75,8 @@ func newTracer(fn string, tracer trace.Tracer, opts []TraceOption) *Tracer {
 		panic(fn + ": nil tracer")
 	}
 	var o traceOptions
-	for i, opt := range opts {
-		if opt == nil {
-			panic(fmt.Sprintf("%s: option %d is nil", fn, i))
-		}
-		opt(&o)
+	if err := onto(fn, &o, opts); err != nil {
+		panic(err.Error())
 	}
 	return &Tracer{tracer: tracer, attrs: o.attrs}
 }
