@@ -24,7 +24,7 @@ func (b *balancer[K, Req, Res, S]) consume(ctx context.Context, d discover.Disco
 			perr := guard.Recovered(where, recover())
 			defer b.answer() // the Discover has answered, if only by failing
 			if where == whereNext {
-				orphan(whereHandlers, func() { b.report(&DiscoverError{Err: perr}) })
+				guard.Orphan(guard.Call(whereHandlers, func() { b.report(&DiscoverError{Err: perr}) }))
 			} else {
 				guard.Orphan(perr)
 			}
@@ -42,14 +42,7 @@ func (b *balancer[K, Req, Res, S]) consume(ctx context.Context, d discover.Disco
 				break
 			}
 		}
-		orphan(whereHandlers, func() { more = b.apply(ch, err) && more })
+		guard.Orphan(guard.Call(whereHandlers, func() { more = b.apply(ch, err) && more }))
 	}
 	returned = true
-}
-
-// orphan calls f, and logs a panic in it: no caller is left to hear of it.
-func orphan(where string, f func()) {
-	if perr := guard.Call(where, f); perr != nil {
-		guard.Orphan(perr)
-	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/towergo/tower/guard"
 	"github.com/towergo/tower/internal/mono"
 )
 
@@ -47,7 +48,7 @@ func (d *detector[K]) evaluateOnTimer() {
 	d.armed.Store(false) // before the counts are taken: a call after arms the next
 	d.mu.Unlock()
 	defer close(running)
-	orphan(whereEvaluate, func() { d.evaluate(mono.Now()) })
+	guard.Orphan(guard.Call(whereEvaluate, func() { d.evaluate(mono.Now()) }))
 }
 
 // close stops the timer, and returns a channel closed when the last

@@ -58,8 +58,13 @@ func Undo(f, undo func()) {
 
 // Orphan logs p, a panic that no caller is left to hear of (the caller of
 // an abandoned call has had its answer), with its stack, to log/slog's
-// default logger at level Error, as net/http logs a handler's panic.
+// default logger at level Error, as net/http logs a handler's panic. A nil
+// p is no panic, and logs nothing: Orphan(Call(where, f)) runs f and logs
+// a panic in it.
 func Orphan(p *tower.PanicError) {
+	if p == nil {
+		return
+	}
 	slog.Error("tower: recovered a panic that no caller is left to hear of",
 		"where", p.Where, "panic", p.Value, "stack", string(p.Stack))
 }

@@ -67,6 +67,11 @@ func TestOrphan(t *testing.T) {
 			t.Errorf("the log line lacks %s:\n%s", want, out)
 		}
 	}
+	buf.Reset()
+	guard.Orphan(guard.Call("a call that did not panic", func() {}))
+	if buf.Len() != 0 {
+		t.Errorf("no panic, but Orphan logged:\n%s", buf.String())
+	}
 }
 
 func ExampleCall() {

@@ -98,18 +98,11 @@ const (
 
 // finishOnDriver is finish on a driver, where each panic is logged.
 func (c *Cache[K, Req, Res, S]) finishOnDriver(r *removal[K, Req, Res, S]) {
-	orphan(whereRelease, r.held.Release)
+	guard.Orphan(guard.Call(whereRelease, r.held.Release))
 	if r.failed != nil && c.onFailure != nil {
-		orphan(whereOnFailure, func() { c.onFailure(r.failed) })
+		guard.Orphan(guard.Call(whereOnFailure, func() { c.onFailure(r.failed) }))
 	}
 	if r.tell && c.onRemove != nil {
-		orphan(whereOnRemove, func() { c.onRemove(r.e.key, r.e.svc) })
-	}
-}
-
-// orphan calls f, and logs a panic in it: no caller is left to hear of it.
-func orphan(where string, f func()) {
-	if perr := guard.Call(where, f); perr != nil {
-		guard.Orphan(perr)
+		guard.Orphan(guard.Call(whereOnRemove, func() { c.onRemove(r.e.key, r.e.svc) }))
 	}
 }

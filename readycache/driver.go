@@ -93,7 +93,7 @@ func (c *Cache[K, Req, Res, S]) driven(e *entry[K, Req, Res, S], p tower.Permit[
 		c.readyLocked(e)
 	}
 	c.mu.Unlock()
-	orphan(whereRelease, held.Release)
+	guard.Orphan(guard.Call(whereRelease, held.Release))
 	if r != nil {
 		c.finishOnDriver(r)
 	}

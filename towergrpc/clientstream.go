@@ -64,9 +64,7 @@ func runStream(ctx context.Context, p tower.Permit[StreamClientCall, struct{}], 
 			}
 		}
 		if cs.sink != nil {
-			if pe := guard.Call(streamSink, func() { cs.report(call.Method, stackErr) }); pe != nil {
-				guard.Orphan(pe)
-			}
+			guard.Orphan(guard.Call(streamSink, func() { cs.report(call.Method, stackErr) }))
 		}
 	}()
 	_, stackErr = p.Call(ctx, call)

@@ -26,9 +26,7 @@ func (c *Concurrency[Req, Res]) renew() {
 		}
 		c.mu.Unlock()
 	}()
-	if perr := guard.Call("the observer given with towerredis.WithObserver", func() { c.renewOnce(ids, args) }); perr != nil {
-		guard.Orphan(perr)
-	}
+	guard.Orphan(guard.Call("the observer given with towerredis.WithObserver", func() { c.renewOnce(ids, args) }))
 	returned = true
 }
 
