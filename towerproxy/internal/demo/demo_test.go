@@ -2,6 +2,7 @@ package demo
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -26,6 +27,30 @@ func TestDemo(t *testing.T) {
 	if raceEnabled {
 		t.Skip("a load test says nothing under the race detector; CI runs it without (.ci/run)")
 	}
+	const attempts = 3
+	for i := 1; ; i++ {
+		problems := demoProblems(t)
+		if len(problems) == 0 {
+			return
+		}
+		if i == attempts {
+			for _, p := range problems {
+				t.Error(p)
+			}
+			return
+		}
+		t.Logf("run %d of %d: %s", i, attempts, strings.Join(problems, "\n"))
+	}
+}
+
+// demoProblems runs the shortened demonstration once and says what in its
+// table is not as TestDemo wants. A run shares the machine with whatever
+// else runs: when something else takes a core for seconds, both proxies
+// miss the 250ms for nearly every request, and the run shows nothing
+// about either. So TestDemo runs it up to three times and fails only if
+// none of them is right; a proxy that does worse fails all three.
+func demoProblems(t *testing.T) []string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	var out strings.Builder
@@ -50,13 +75,18 @@ func TestDemo(t *testing.T) {
 		}
 		return v
 	}
+	var problems []string
 	if g, b := num(ours[0], "/s"), num(bare[0], "/s"); g <= b {
-		t.Errorf("goodput %v/s through towerproxy, %v/s through ReverseProxy: want more through towerproxy\n%s", g, b, out.String())
+		problems = append(problems, fmt.Sprintf("goodput %v/s through towerproxy, %v/s through ReverseProxy: want more through towerproxy", g, b))
 	}
 	if e, b := num(ours[3], "%"), num(bare[3], "%"); e >= b {
-		t.Errorf("errors %v%% through towerproxy, %v%% through ReverseProxy: want fewer through towerproxy\n%s", e, b, out.String())
+		problems = append(problems, fmt.Sprintf("errors %v%% through towerproxy, %v%% through ReverseProxy: want fewer through towerproxy", e, b))
 	}
 	if p50 := num(ours[1], "ms"); p50 >= 125 {
-		t.Errorf("p50 %vms through towerproxy, want within half the timeout, 125ms\n%s", p50, out.String())
+		problems = append(problems, fmt.Sprintf("p50 %vms through towerproxy, want within half the timeout, 125ms", p50))
 	}
+	if problems != nil {
+		problems = append(problems, out.String())
+	}
+	return problems
 }
