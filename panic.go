@@ -1,6 +1,9 @@
 package tower
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // A PanicError is a panic in user code that ran on a goroutine this module
 // started (an inner Ready on a Buffer's worker, an abandoned call of a
@@ -29,4 +32,20 @@ func (e *PanicError) Error() string { return fmt.Sprintf("tower: panic in %s: %v
 func (e *PanicError) Unwrap() error {
 	err, _ := e.Value.(error)
 	return err
+}
+
+// RequestPanic returns the *PanicError err carries for a panic of the
+// request's own, and nil if err carries none, or carries one that broke the
+// whole service: wrapped by an error that says the service is unavailable,
+// as a Buffer's after a panic in its inner Ready. An adapter answers the
+// first as the request's failure and the second as the service being down.
+func RequestPanic(err error) *PanicError {
+	pe, ok := errors.AsType[*PanicError](err)
+	if !ok {
+		return nil
+	}
+	if u, ok := errors.AsType[unavailableError](err); ok && u.Unavailable() && errors.Is(u, pe) {
+		return nil
+	}
+	return pe
 }

@@ -70,7 +70,7 @@ func callError(err error) error {
 		return errDeadline
 	}
 	switch {
-	case panicked(err) && !brokeStack(err):
+	case tower.RequestPanic(err) != nil:
 		return newStatusError(codes.Internal, err)
 	case isStatus(err):
 		return err
@@ -96,20 +96,6 @@ func callError(err error) error {
 func panicked(err error) bool {
 	_, ok := errors.AsType[*tower.PanicError](err)
 	return ok
-}
-
-// brokeStack reports whether the panic in err is wrapped by an error that
-// says the service is unavailable (a failed Buffer's): every call fails so.
-func brokeStack(err error) bool {
-	pe, ok := errors.AsType[*tower.PanicError](err)
-	if !ok {
-		return false
-	}
-	u, ok := errors.AsType[interface {
-		error
-		Unavailable() bool
-	}](err)
-	return ok && u.Unavailable() && errors.Is(u, pe)
 }
 
 // isStatus reports whether err is, or wraps, a gRPC status error.

@@ -50,7 +50,7 @@ func StatusCode(err error) int {
 	switch {
 	case err == nil:
 		return http.StatusOK
-	case requestPanic(err) != nil:
+	case tower.RequestPanic(err) != nil:
 		return http.StatusInternalServerError
 	case errors.As(err, &tooLarge):
 		return http.StatusRequestEntityTooLarge

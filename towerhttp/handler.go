@@ -242,7 +242,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request, o *observation) 
 	if err == nil {
 		return
 	}
-	if pe := requestPanic(err); pe != nil {
+	if pe := tower.RequestPanic(err); pe != nil {
 		abort(r, pe)
 	}
 	if ex.bodyTimedOut.Load() && errors.Is(err, context.Canceled) {
@@ -319,24 +319,6 @@ func HandlerService(h http.Handler) tower.Service[*http.Request, Response] {
 		}
 		return ex.result(gov)
 	})
-}
-
-// requestPanic returns the *tower.PanicError err carries if the panic is
-// the request's own, or nil. One wrapped by an error that says the service
-// is unavailable (a [ReadyError], a failed Buffer's) broke the whole stack.
-func requestPanic(err error) *tower.PanicError {
-	pe, ok := errors.AsType[*tower.PanicError](err)
-	if !ok {
-		return nil
-	}
-	u, ok := errors.AsType[interface {
-		error
-		Unavailable() bool
-	}](err)
-	if ok && u.Unavailable() && errors.Is(u, pe) {
-		return nil
-	}
-	return pe
 }
 
 // abort ends the response to r as net/http ends one whose handler
