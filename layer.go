@@ -1,9 +1,8 @@
 package tower
 
 import (
-	"fmt"
-
 	"github.com/towergo/tower/internal/isnil"
+	"github.com/towergo/tower/internal/option"
 )
 
 // A Layer wraps a service in middleware and returns the wrapped service.
@@ -31,9 +30,7 @@ func (f LayerFunc[Req, Res]) Wrap(inner Service[Req, Res]) Service[Req, Res] { r
 // layer, if one returns a nil Service.
 func Stack[Req, Res any](layers ...Layer[Req, Res]) Layer[Req, Res] {
 	for i, l := range layers {
-		if isnil.Is(l) {
-			panic(fmt.Sprintf("tower.Stack: layer %d is nil", i))
-		}
+		option.PanicIf(isnil.Is(l), "tower.Stack: layer %d is nil", i)
 	}
 	return stack[Req, Res](append([]Layer[Req, Res](nil), layers...))
 }
@@ -43,9 +40,7 @@ type stack[Req, Res any] []Layer[Req, Res]
 func (s stack[Req, Res]) Wrap(inner Service[Req, Res]) Service[Req, Res] {
 	for i := len(s) - 1; i >= 0; i-- {
 		inner = s[i].Wrap(inner)
-		if isnil.Is(inner) {
-			panic(fmt.Sprintf("tower: layer %d (%T) returned a nil Service", i, s[i]))
-		}
+		option.PanicIf(isnil.Is(inner), "tower: layer %d (%T) returned a nil Service", i, s[i])
 	}
 	return inner
 }

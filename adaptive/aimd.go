@@ -1,7 +1,6 @@
 package adaptive
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/towergo/tower/internal/option"
@@ -14,9 +13,7 @@ type AIMDOption func(*aimd)
 // the limit by (default 0.9, Netflix's). It panics unless
 // 0.5 <= ratio < 1.
 func AIMDBackoff(ratio float64) AIMDOption {
-	if !(ratio >= 0.5 && ratio < 1) {
-		panic(fmt.Sprintf("adaptive.AIMDBackoff: ratio must be at least 0.5 and below 1, got %v", ratio))
-	}
+	option.PanicIf(!(ratio >= 0.5 && ratio < 1), "adaptive.AIMDBackoff: ratio must be at least 0.5 and below 1, got %v", ratio)
 	return func(a *aimd) { a.backoff = ratio }
 }
 
@@ -25,9 +22,7 @@ func AIMDBackoff(ratio float64) AIMDOption {
 // its clients give up, sets it to about half its latency objective. It
 // panics unless d is positive.
 func AIMDTimeout(d time.Duration) AIMDOption {
-	if d <= 0 {
-		panic(fmt.Sprintf("adaptive.AIMDTimeout: d must be positive, got %v", d))
-	}
+	option.PanicIf(d <= 0, "adaptive.AIMDTimeout: d must be positive, got %v", d)
 	return func(a *aimd) { a.timeout = d }
 }
 

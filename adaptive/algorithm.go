@@ -1,9 +1,10 @@
 package adaptive
 
 import (
-	"fmt"
 	"math"
 	"time"
+
+	"github.com/towergo/tower/internal/option"
 )
 
 // An Algorithm moves a [Limiter]'s concurrency limit: at the end of each
@@ -65,9 +66,7 @@ type Prober interface {
 
 // checkRange panics unless lo <= v <= hi (NaN fails), naming fn and name.
 func checkRange(fn, name string, v, lo, hi float64) {
-	if !(v >= lo && v <= hi) {
-		panic(fmt.Sprintf("%s: %s must be between %v and %v, got %v", fn, name, lo, hi, v))
-	}
+	option.PanicIf(!(v >= lo && v <= hi), "%s: %s must be between %v and %v, got %v", fn, name, lo, hi, v)
 }
 
 // log10Floor is Netflix's Log10RootFunction: ⌊log10(limit)⌋, at least 1.

@@ -1,7 +1,6 @@
 package adaptive
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"time"
@@ -16,9 +15,7 @@ type Gradient2Option func(*gradient2)
 // limit up toward the limit plus the headroom (default 1, the whole way).
 // A fall is never smoothed. It panics unless 0 < f <= 1.
 func Gradient2Smoothing(f float64) Gradient2Option {
-	if !(f > 0 && f <= 1) {
-		panic(fmt.Sprintf("adaptive.Gradient2Smoothing: f must be above 0 and at most 1, got %v", f))
-	}
+	option.PanicIf(!(f > 0 && f <= 1), "adaptive.Gradient2Smoothing: f must be above 0 and at most 1, got %v", f)
 	return func(g *gradient2) { g.smoothing = f }
 }
 
@@ -45,9 +42,7 @@ func Gradient2QueueSize(n int) Gradient2Option {
 // and a stale baseline costs nothing). It panics unless d is between a
 // second and a day.
 func Gradient2ProbeInterval(d time.Duration) Gradient2Option {
-	if d < time.Second || d > 24*time.Hour {
-		panic(fmt.Sprintf("adaptive.Gradient2ProbeInterval: d must be between 1s and 24h, got %v", d))
-	}
+	option.PanicIf(d < time.Second || d > 24*time.Hour, "adaptive.Gradient2ProbeInterval: d must be between 1s and 24h, got %v", d)
 	return func(g *gradient2) { g.every = d }
 }
 

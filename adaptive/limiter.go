@@ -6,6 +6,7 @@ import (
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/isnil"
+	"github.com/towergo/tower/internal/option"
 	"github.com/towergo/tower/loadshed"
 	"github.com/towergo/tower/metrics"
 )
@@ -28,9 +29,7 @@ type Limiter[Req, Res any] struct {
 // typed nil too), newAlg, what it returns or an option is nil, or if the
 // initial limit is outside the bounds.
 func New[Req, Res any](inner tower.Service[Req, Res], newAlg func() Algorithm, opts ...Option) *Limiter[Req, Res] {
-	if isnil.Is(inner) {
-		panic("adaptive.New: inner is nil")
-	}
+	option.PanicIf(isnil.Is(inner), "adaptive.New: inner is nil")
 	return newLimiter(inner, algorithm("adaptive.New", newAlg), newOptions("adaptive.New", opts))
 }
 
@@ -75,9 +74,7 @@ func NewLayer[Req, Res any](newAlg func() Algorithm, opts ...Option) tower.Layer
 	algorithm("adaptive.NewLayer", newAlg)
 	o := newOptions("adaptive.NewLayer", opts) // now, not when the layer is used
 	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
-		if isnil.Is(inner) {
-			panic("adaptive.NewLayer: inner is nil")
-		}
+		option.PanicIf(isnil.Is(inner), "adaptive.NewLayer: inner is nil")
 		return newLimiter(inner, algorithm("adaptive.NewLayer", newAlg), o)
 	})
 }

@@ -3,7 +3,6 @@ package adaptive
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/towergo/tower"
@@ -32,9 +31,7 @@ type options struct {
 // WithBounds sets the least and the most the limit may be (default 1 and
 // 200). It panics unless 1 <= min <= max <= MaxLimit.
 func WithBounds(min, max int) Option {
-	if min < 1 || min > max || max > MaxLimit {
-		panic(fmt.Sprintf("adaptive.WithBounds: want 1 <= min <= max <= %d, got min %d and max %d", MaxLimit, min, max))
-	}
+	option.PanicIf(min < 1 || min > max || max > MaxLimit, "adaptive.WithBounds: want 1 <= min <= max <= %d, got min %d and max %d", MaxLimit, min, max)
 	return func(o *options) { o.min, o.max = min, max }
 }
 
@@ -42,9 +39,7 @@ func WithBounds(min, max int) Option {
 // within the bounds). It panics unless 1 <= n <= MaxLimit; [New] panics if
 // n is outside the bounds.
 func WithInitial(n int) Option {
-	if n < 1 || n > MaxLimit {
-		panic(fmt.Sprintf("adaptive.WithInitial: n must be between 1 and %d, got %d", MaxLimit, n))
-	}
+	option.PanicIf(n < 1 || n > MaxLimit, "adaptive.WithInitial: n must be between 1 and %d, got %d", MaxLimit, n)
 	return func(o *options) { o.initial = n }
 }
 
@@ -53,9 +48,7 @@ func WithInitial(n int) Option {
 // it gets at once a permit whose Call fails with loadshed.ErrOverloaded,
 // or ctx.Err() from Ready if its ctx is already done. It panics if n < 0.
 func WithMaxWaiting(n int) Option {
-	if n < 0 {
-		panic(fmt.Sprintf("adaptive.WithMaxWaiting: n must not be negative, got %d", n))
-	}
+	option.PanicIf(n < 0, "adaptive.WithMaxWaiting: n must not be negative, got %d", n)
 	return func(o *options) { o.maxWaiting = n }
 }
 
@@ -79,9 +72,7 @@ func WithWaitToDeadline() Option {
 // [Dropped]). It is called with non-nil errors, on the caller's goroutine.
 // It panics if dropped is nil.
 func WithDropped(dropped func(err error) bool) Option {
-	if dropped == nil {
-		panic("adaptive.WithDropped: dropped is nil")
-	}
+	option.PanicIf(dropped == nil, "adaptive.WithDropped: dropped is nil")
 	return func(o *options) { o.dropped = dropped }
 }
 
@@ -117,9 +108,7 @@ func WithMetrics(sink metrics.Sink) Option {
 // regains capacity is acted on within a few calls. It panics unless d > 0
 // and minSamples >= 1.
 func WithWindow(d time.Duration, minSamples int) Option {
-	if d <= 0 || minSamples < 1 {
-		panic(fmt.Sprintf("adaptive.WithWindow: want d > 0 and minSamples >= 1, got %v and %d", d, minSamples))
-	}
+	option.PanicIf(d <= 0 || minSamples < 1, "adaptive.WithWindow: want d > 0 and minSamples >= 1, got %v and %d", d, minSamples)
 	return func(o *options) { o.window, o.minSamples = d, minSamples }
 }
 
@@ -146,9 +135,7 @@ func WithReserve(fraction float64) Option {
 // its backends idle) is not read as the dependency's overload. It panics
 // if f is nil.
 func WithOwnDelay(f func() time.Duration) Option {
-	if f == nil {
-		panic("adaptive.WithOwnDelay: f is nil")
-	}
+	option.PanicIf(f == nil, "adaptive.WithOwnDelay: f is nil")
 	return func(o *options) { o.own = f }
 }
 
@@ -158,8 +145,6 @@ func newOptions(fn string, opts []Option) options {
 	if o.initial == 0 {
 		o.initial = min(max(20, o.min), o.max)
 	}
-	if o.initial < o.min || o.initial > o.max {
-		panic(fmt.Sprintf("%s: initial limit %d is outside the bounds [%d, %d]", fn, o.initial, o.min, o.max))
-	}
+	option.PanicIf(o.initial < o.min || o.initial > o.max, "%s: initial limit %d is outside the bounds [%d, %d]", fn, o.initial, o.min, o.max)
 	return o
 }

@@ -1,7 +1,6 @@
 package adaptive
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 
@@ -14,9 +13,7 @@ type VegasOption func(*vegas)
 // VegasSmoothing sets how far each window moves the limit toward the one
 // it computes (default 1, the whole way). It panics unless 0 < f <= 1.
 func VegasSmoothing(f float64) VegasOption {
-	if !(f > 0 && f <= 1) {
-		panic(fmt.Sprintf("adaptive.VegasSmoothing: f must be above 0 and at most 1, got %v", f))
-	}
+	option.PanicIf(!(f > 0 && f <= 1), "adaptive.VegasSmoothing: f must be above 0 and at most 1, got %v", f)
 	return func(v *vegas) { v.smoothing = f }
 }
 

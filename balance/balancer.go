@@ -41,7 +41,7 @@ var doneCtx = func() context.Context {
 // when the constructor returns, and starts the goroutine that applies the
 // rest.
 func (b *balancer[K, Req, Res, S]) init(fn string, d discover.Discover[K, S], pick readycache.Picker[S], opts []Option) {
-	must(!isnil.Is(d), "%s: nil Discover", fn)
+	option.PanicIf(isnil.Is(d), "%s: nil Discover", fn)
 	b.o = options{rand: globalRand{}}
 	option.Onto(fn, &b.o, opts)
 	b.pick = pick
@@ -72,7 +72,7 @@ func (b *balancer[K, Req, Res, S]) init(fn string, d discover.Discover[K, S], pi
 // the balancer's, as an F, or panics naming fn and what.
 func as[F any](fn, what string, v any) F {
 	f, ok := v.(F)
-	must(ok || v == nil, "%s: the %s is a %T, want a %v", fn, what, v, reflect.TypeFor[F]())
+	option.PanicIf(!ok && v != nil, "%s: the %s is a %T, want a %v", fn, what, v, reflect.TypeFor[F]())
 	return f
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/logs"
+	"github.com/towergo/tower/internal/option"
 	"github.com/towergo/tower/readycache"
 )
 
@@ -24,7 +25,7 @@ import (
 // errors: give a logger to one of the two, not both. The default is no
 // logging. It panics if l is nil.
 func WithLogger(l *slog.Logger) Option {
-	must(l != nil, "balance.WithLogger: nil logger")
+	option.PanicIf(l == nil, "balance.WithLogger: nil logger")
 	return func(o *options) { o.log = l }
 }
 

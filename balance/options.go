@@ -2,11 +2,11 @@ package balance
 
 import (
 	"errors"
-	"fmt"
 	"log/slog"
 	"math/rand/v2"
 
 	"github.com/towergo/tower/internal/isnil"
+	"github.com/towergo/tower/internal/option"
 	"github.com/towergo/tower/metrics"
 )
 
@@ -53,13 +53,6 @@ func (globalRand) IntN(n int) int { return rand.IntN(n) }
 // An Option configures a balancer.
 type Option func(*options)
 
-// must panics with the message unless ok, for the checks of the arguments.
-func must(ok bool, format string, args ...any) {
-	if !ok {
-		panic(fmt.Sprintf(format, args...))
-	}
-}
-
 type options struct {
 	rand     Rand
 	failFast bool
@@ -76,7 +69,7 @@ type options struct {
 // but must not be shared. RoundRobin ignores it. It panics if r is nil or
 // holds a nil pointer.
 func WithRand(r Rand) Option {
-	must(!isnil.Is(r), "balance.WithRand: nil Rand")
+	option.PanicIf(isnil.Is(r), "balance.WithRand: nil Rand")
 	return func(o *options) { o.rand = r }
 }
 
@@ -96,7 +89,7 @@ func WithFailFast() Option {
 // called without any lock, from the balancer's goroutines and from callers
 // of Ready, so it must be safe for concurrent use.
 func WithErrorHandler(f func(error)) Option {
-	must(f != nil, "balance.WithErrorHandler: nil handler")
+	option.PanicIf(f == nil, "balance.WithErrorHandler: nil handler")
 	return func(o *options) { o.onError = f }
 }
 
@@ -113,7 +106,7 @@ func WithErrorHandler(f func(error)) Option {
 // Res] for a P2C, tower.Service[Req, Res] for a RoundRobin): the
 // constructor panics if they are not. It panics if f is nil.
 func WithRemovalHandler[K comparable, S any](f func(key K, svc S)) Option {
-	must(f != nil, "balance.WithRemovalHandler: nil handler")
+	option.PanicIf(f == nil, "balance.WithRemovalHandler: nil handler")
 	return func(o *options) { o.onRemove = f }
 }
 
@@ -123,6 +116,6 @@ func WithRemovalHandler[K comparable, S any](f func(key K, svc S)) Option {
 // locks, on the goroutine where that happens. By default nothing is
 // reported. It panics if sink is nil or holds a nil pointer.
 func WithMetrics(sink metrics.Sink) Option {
-	must(!isnil.Is(sink), "balance.WithMetrics: nil sink")
+	option.PanicIf(isnil.Is(sink), "balance.WithMetrics: nil sink")
 	return func(o *options) { o.sink = sink }
 }

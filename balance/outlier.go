@@ -60,7 +60,7 @@ type outlierConfig struct {
 // MaxEjectionTime is shorter than BaseEjectionTime.
 func WithOutlierDetection[Res any](failure func(res Res, err error) bool, opts ...OutlierOption) Option {
 	const fn = "balance.WithOutlierDetection"
-	must(failure != nil, "%s: nil failure classifier", fn)
+	option.PanicIf(failure == nil, "%s: nil failure classifier", fn)
 	c := outlierConfig{
 		failure:     failure,
 		consecutive: DefaultConsecutiveFailures,
@@ -73,7 +73,7 @@ func WithOutlierDetection[Res any](failure func(res Res, err error) bool, opts .
 		stdevFactor: DefaultSuccessRateStdevFactor,
 	}
 	option.Onto(fn, &c, opts)
-	must(c.max >= c.base, "%s: MaxEjectionTime %v is shorter than BaseEjectionTime %v", fn, c.max, c.base)
+	option.PanicIf(c.max < c.base, "%s: MaxEjectionTime %v is shorter than BaseEjectionTime %v", fn, c.max, c.base)
 	return func(o *options) { o.outlier = &c }
 }
 
@@ -82,7 +82,7 @@ func WithOutlierDetection[Res any](failure func(res Res, err error) bool, opts .
 // An endpoint refused for [MaxEjectedShare] stays a candidate: each further
 // failure tries again. The default is 5. It panics if n is negative.
 func ConsecutiveFailures(n int) OutlierOption {
-	must(n >= 0, "balance.ConsecutiveFailures: n is %d, want 0 (off) or more", n)
+	option.PanicIf(n < 0, "balance.ConsecutiveFailures: n is %d, want 0 (off) or more", n)
 	return func(c *outlierConfig) { c.consecutive = int64(n) }
 }
 
@@ -91,7 +91,7 @@ func ConsecutiveFailures(n int) OutlierOption {
 // interval it stays in. The default is 10s. It panics if d is not
 // positive.
 func OutlierInterval(d time.Duration) OutlierOption {
-	must(d > 0, "balance.OutlierInterval: d is %v, want more than 0", d)
+	option.PanicIf(d <= 0, "balance.OutlierInterval: d is %v, want more than 0", d)
 	return func(c *outlierConfig) { c.interval = d }
 }
 
@@ -99,7 +99,7 @@ func OutlierInterval(d time.Duration) OutlierOption {
 // k-th ejection in a row lasts k times as long, up to MaxEjectionTime. The
 // default is 30s. It panics if d is not positive.
 func BaseEjectionTime(d time.Duration) OutlierOption {
-	must(d > 0, "balance.BaseEjectionTime: d is %v, want more than 0", d)
+	option.PanicIf(d <= 0, "balance.BaseEjectionTime: d is %v, want more than 0", d)
 	return func(c *outlierConfig) { c.base = d }
 }
 
@@ -107,7 +107,7 @@ func BaseEjectionTime(d time.Duration) OutlierOption {
 // It panics if d is not positive; WithOutlierDetection panics if it is
 // shorter than BaseEjectionTime.
 func MaxEjectionTime(d time.Duration) OutlierOption {
-	must(d > 0, "balance.MaxEjectionTime: d is %v, want more than 0", d)
+	option.PanicIf(d <= 0, "balance.MaxEjectionTime: d is %v, want more than 0", d)
 	return func(c *outlierConfig) { c.max = d }
 }
 
@@ -116,7 +116,7 @@ func MaxEjectionTime(d time.Duration) OutlierOption {
 // last one in; an endpoint that leaves the set while out frees its place
 // at once. The default is 0.1. It panics if r is not in [0, 1].
 func MaxEjectedShare(r float64) OutlierOption {
-	must(r >= 0 && r <= 1, "balance.MaxEjectedShare: r is %v, want a ratio in [0, 1]", r)
+	option.PanicIf(!(r >= 0 && r <= 1), "balance.MaxEjectedShare: r is %v, want a ratio in [0, 1]", r)
 	return func(c *outlierConfig) { c.share = r }
 }
 
@@ -125,7 +125,7 @@ func MaxEjectedShare(r float64) OutlierOption {
 // the success-rate detector off. The default is 5. It panics if n is
 // negative.
 func SuccessRateMinHosts(n int) OutlierOption {
-	must(n >= 0, "balance.SuccessRateMinHosts: n is %d, want 0 (off) or more", n)
+	option.PanicIf(n < 0, "balance.SuccessRateMinHosts: n is %d, want 0 (off) or more", n)
 	return func(c *outlierConfig) { c.minHosts = n }
 }
 
@@ -133,7 +133,7 @@ func SuccessRateMinHosts(n int) OutlierOption {
 // in an interval for its success rate to count. The default is 100. It
 // panics if n is less than 1.
 func SuccessRateRequestVolume(n int) OutlierOption {
-	must(n >= 1, "balance.SuccessRateRequestVolume: n is %d, want 1 or more", n)
+	option.PanicIf(n < 1, "balance.SuccessRateRequestVolume: n is %d, want 1 or more", n)
 	return func(c *outlierConfig) { c.volume = n }
 }
 
@@ -142,6 +142,6 @@ func SuccessRateRequestVolume(n int) OutlierOption {
 // deviations; outliers are ejected at the interval's end, worst first. The
 // default is 1.9. It panics if f is not positive and finite.
 func SuccessRateStdevFactor(f float64) OutlierOption {
-	must(f > 0 && f <= math.MaxFloat64, "balance.SuccessRateStdevFactor: f is %v, want a finite number more than 0", f)
+	option.PanicIf(!(f > 0 && f <= math.MaxFloat64), "balance.SuccessRateStdevFactor: f is %v, want a finite number more than 0", f)
 	return func(c *outlierConfig) { c.stdevFactor = f }
 }

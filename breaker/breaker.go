@@ -9,6 +9,7 @@ import (
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/isnil"
+	"github.com/towergo/tower/internal/option"
 )
 
 // Breaker is middleware that stops sending requests to a service that
@@ -43,12 +44,8 @@ type Breaker[Req, Res any] struct {
 // [AnyError] does for errors. It panics if inner (a typed nil too),
 // failure or an option is nil.
 func New[Req, Res any](inner tower.Service[Req, Res], failure func(res Res, err error) bool, opts ...Option) *Breaker[Req, Res] {
-	if isnil.Is(inner) {
-		panic("breaker.New: nil inner service")
-	}
-	if failure == nil {
-		panic("breaker.New: nil failure classifier")
-	}
+	option.PanicIf(isnil.Is(inner), "breaker.New: nil inner service")
+	option.PanicIf(failure == nil, "breaker.New: nil failure classifier")
 	return newBreaker(inner, failure, newOptions("breaker.New", opts))
 }
 
@@ -63,14 +60,10 @@ func newBreaker[Req, Res any](inner tower.Service[Req, Res], failure func(Res, e
 // a sink, a callback) and nothing else, so each trips alone. It panics if
 // failure or an option is nil; its Wrap panics if the service is nil.
 func NewLayer[Req, Res any](failure func(res Res, err error) bool, opts ...Option) tower.Layer[Req, Res] {
-	if failure == nil {
-		panic("breaker.NewLayer: nil failure classifier")
-	}
+	option.PanicIf(failure == nil, "breaker.NewLayer: nil failure classifier")
 	o := newOptions("breaker.NewLayer", opts) // now, not when the layer is used
 	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
-		if isnil.Is(inner) {
-			panic("breaker.NewLayer: nil inner service")
-		}
+		option.PanicIf(isnil.Is(inner), "breaker.NewLayer: nil inner service")
 		return newBreaker(inner, failure, o)
 	})
 }

@@ -1,7 +1,6 @@
 package breaker
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"time"
 
@@ -88,9 +87,7 @@ func LastCalls(n int) Window {
 // while its bucket is one of the last 10, so for between 9/10 of d and d
 // after it ended. It panics if d is not positive.
 func LastDuration(d time.Duration) Window {
-	if d <= 0 {
-		panic(fmt.Sprintf("breaker.LastDuration: d must be positive, got %v", d))
-	}
+	option.PanicIf(d <= 0, "breaker.LastDuration: d must be positive, got %v", d)
 	return Window{d: d}
 }
 
@@ -102,16 +99,12 @@ func LastDuration(d time.Duration) Window {
 // if w is the zero Window.
 func WithFailureRatio(ratio float64, minCalls int, w Window) Option {
 	const fn = "breaker.WithFailureRatio"
-	if !(ratio >= 0 && ratio <= 1) {
-		panic(fmt.Sprintf("%s: ratio must be between 0 and 1, got %v", fn, ratio))
-	}
+	option.PanicIf(!(ratio >= 0 && ratio <= 1), "%s: ratio must be between 0 and 1, got %v", fn, ratio)
 	if w == (Window{}) {
 		panic(fn + ": w is the zero Window; use LastCalls or LastDuration")
 	}
 	atLeastOne(fn, "minCalls", minCalls)
-	if w.calls > 0 && minCalls > w.calls {
-		panic(fmt.Sprintf("%s: minCalls must be at most the window's %d calls, got %d", fn, w.calls, minCalls))
-	}
+	option.PanicIf(w.calls > 0 && minCalls > w.calls, "%s: minCalls must be at most the window's %d calls, got %d", fn, w.calls, minCalls)
 	return func(o *options) { o.ratio, o.minCalls, o.window = ratio, minCalls, w }
 }
 
@@ -122,12 +115,8 @@ func WithFailureRatio(ratio float64, minCalls int, w Window) Option {
 // less than base.
 func WithOpenDelay(base, max time.Duration) Option {
 	const fn = "breaker.WithOpenDelay"
-	if base <= 0 {
-		panic(fmt.Sprintf("%s: base must be positive, got %v", fn, base))
-	}
-	if max < base {
-		panic(fmt.Sprintf("%s: max must not be less than base, got base %v and max %v", fn, base, max))
-	}
+	option.PanicIf(base <= 0, "%s: base must be positive, got %v", fn, base)
+	option.PanicIf(max < base, "%s: max must not be less than base, got base %v and max %v", fn, base, max)
 	return func(o *options) { o.base, o.max = base, max }
 }
 
@@ -136,9 +125,7 @@ func WithOpenDelay(base, max time.Duration) Option {
 // (d·(1-fraction), d]. The default is [DefaultJitter]. It panics if
 // fraction is outside [0, 1] (or NaN).
 func WithJitter(fraction float64) Option {
-	if !(fraction >= 0 && fraction <= 1) {
-		panic(fmt.Sprintf("breaker.WithJitter: fraction must be between 0 and 1, got %v", fraction))
-	}
+	option.PanicIf(!(fraction >= 0 && fraction <= 1), "breaker.WithJitter: fraction must be between 0 and 1, got %v", fraction)
 	return func(o *options) { o.jitter = fraction }
 }
 
@@ -148,9 +135,7 @@ func WithJitter(fraction float64) Option {
 // whose result tripped the breaker, which stays as it was. It panics if
 // random is nil.
 func WithRandom(random func() float64) Option {
-	if random == nil {
-		panic("breaker.WithRandom: nil random")
-	}
+	option.PanicIf(random == nil, "breaker.WithRandom: nil random")
 	return func(o *options) { o.random = random }
 }
 
@@ -203,9 +188,7 @@ func WithStateChange(f func(from, to State)) Option {
 
 // atLeastOne panics, naming fn and the parameter, if n is less than 1.
 func atLeastOne(fn, param string, n int) {
-	if n < 1 {
-		panic(fmt.Sprintf("%s: %s must be at least 1, got %d", fn, param, n))
-	}
+	option.PanicIf(n < 1, "%s: %s must be at least 1, got %d", fn, param, n)
 }
 
 // delay returns the open delay after the trips-th trip, jittered with r.

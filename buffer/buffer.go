@@ -2,7 +2,6 @@ package buffer
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -11,6 +10,7 @@ import (
 	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/internal/lifetime"
 	"github.com/towergo/tower/internal/logs"
+	"github.com/towergo/tower/internal/option"
 	"github.com/towergo/tower/internal/sema"
 	"github.com/towergo/tower/internal/waitq"
 	"github.com/towergo/tower/metrics"
@@ -70,9 +70,7 @@ type Buffer[Req, Res any] struct {
 // bound costs nothing unused. It panics if inner is nil (a typed nil too),
 // if bound is below 1 or above 1<<32-1, or if an option is nil.
 func New[Req, Res any](inner tower.Service[Req, Res], bound int, opts ...Option) *Buffer[Req, Res] {
-	if isnil.Is(inner) {
-		panic("buffer.New: nil inner service")
-	}
+	option.PanicIf(isnil.Is(inner), "buffer.New: nil inner service")
 	validateBound("buffer.New", bound)
 	o := newOptions("buffer.New", opts)
 	b := &Buffer[Req, Res]{
@@ -87,9 +85,7 @@ func New[Req, Res any](inner tower.Service[Req, Res], bound int, opts ...Option)
 }
 
 func validateBound(fn string, bound int) {
-	if bound < 1 || bound > sema.MaxUnits {
-		panic(fmt.Sprintf("%s: bound must be between 1 and %d, got %d", fn, sema.MaxUnits, bound))
-	}
+	option.PanicIf(bound < 1 || bound > sema.MaxUnits, "%s: bound must be between 1 and %d, got %d", fn, sema.MaxUnits, bound)
 }
 
 // Ready reserves a slot in the queue, waiting while all are taken. It

@@ -32,9 +32,7 @@ func WithMetrics(sink metrics.Sink) Option {
 // that saw it; a panic in l's handler goes on up to that caller. Close is
 // not a failure. The default is no logging. It panics if l is nil.
 func WithLogger(l *slog.Logger) Option {
-	if l == nil {
-		panic("buffer.WithLogger: nil logger")
-	}
+	option.PanicIf(l == nil, "buffer.WithLogger: nil logger")
 	return func(o *options) { o.logger = l }
 }
 

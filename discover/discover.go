@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/towergo/tower/internal/isnil"
+	"github.com/towergo/tower/internal/option"
 )
 
 // Kind says what a [Change] does to the set of endpoints.
@@ -73,7 +74,7 @@ type List[S any] struct {
 // on. It panics if an endpoint is nil, or holds a nil pointer.
 func NewList[S any](services ...S) *List[S] {
 	for i, s := range services {
-		must(!isnil.Is(s), "discover.NewList: service %d is nil", i)
+		option.PanicIf(isnil.Is(s), "discover.NewList: service %d is nil", i)
 	}
 	return &List[S]{services: append([]S(nil), services...)}
 }
@@ -114,11 +115,4 @@ func (c Chan[K, S]) Next(ctx context.Context) (Change[K, S], error) {
 		return ch, io.EOF
 	}
 	return ch, nil
-}
-
-// must panics with the message unless ok, for the checks of the arguments.
-func must(ok bool, format string, args ...any) {
-	if !ok {
-		panic(fmt.Sprintf(format, args...))
-	}
 }

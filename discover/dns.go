@@ -61,8 +61,8 @@ type dnsItem[S any] struct {
 // option is nil.
 func NewDNS[S any](r Resolver, host string, port int, interval time.Duration, newService func(addr string) (S, error), opts ...DNSOption) *DNS[S] {
 	const fn = "discover.NewDNS"
-	must(host != "", "%s: host is empty", fn)
-	must(port >= 1 && port <= 65535, "%s: port must be between 1 and 65535, got %d", fn, port)
+	option.PanicIf(host == "", "%s: host is empty", fn)
+	option.PanicIf(port < 1 || port > 65535, "%s: port must be between 1 and 65535, got %d", fn, port)
 	d := newDNS(fn, r, host, interval, newService, opts)
 	d.lookup = func(ctx context.Context) ([]string, error) {
 		ips, err := d.resolver.LookupNetIP(ctx, "ip", host)
@@ -83,7 +83,7 @@ func NewDNS[S any](r Resolver, host string, port int, interval time.Duration, ne
 // interval is not positive, newService is nil, or an option is nil.
 func NewDNSSRV[S any](r Resolver, service, proto, name string, interval time.Duration, newService func(addr string) (S, error), opts ...DNSOption) *DNS[S] {
 	const fn = "discover.NewDNSSRV"
-	must(name != "", "%s: name is empty", fn)
+	option.PanicIf(name == "", "%s: name is empty", fn)
 	full := name
 	if service != "" || proto != "" {
 		full = "_" + service + "._" + proto + "." + name
@@ -102,8 +102,8 @@ func NewDNSSRV[S any](r Resolver, service, proto, name string, interval time.Dur
 
 // newDNS returns a DNS without its lookup.
 func newDNS[S any](fn string, r Resolver, name string, interval time.Duration, newService func(string) (S, error), opts []DNSOption) *DNS[S] {
-	must(interval > 0, "%s: interval must be positive, got %v", fn, interval)
-	must(newService != nil, "%s: newService is nil", fn)
+	option.PanicIf(interval <= 0, "%s: interval must be positive, got %v", fn, interval)
+	option.PanicIf(newService == nil, "%s: newService is nil", fn)
 	if isnil.Is(r) {
 		r = net.DefaultResolver
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/internal/logs"
+	"github.com/towergo/tower/internal/option"
 	"github.com/towergo/tower/metrics"
 )
 
@@ -32,7 +33,7 @@ type dnsOptions struct {
 // *[TruncatedError], and the number left out goes to [WithMetrics]. It
 // panics if n is less than 1.
 func WithMaxEndpoints(n int) DNSOption {
-	must(n >= 1, "discover.WithMaxEndpoints: n must be at least 1, got %d", n)
+	option.PanicIf(n < 1, "discover.WithMaxEndpoints: n must be at least 1, got %d", n)
 	return func(o *dnsOptions) { o.max = n }
 }
 
@@ -41,7 +42,7 @@ func WithMaxEndpoints(n int) DNSOption {
 // cap: the count goes up and down with each such lookup. It panics if
 // sink is nil.
 func WithMetrics(sink metrics.Sink) DNSOption {
-	must(!isnil.Is(sink), "discover.WithMetrics: nil sink")
+	option.PanicIf(isnil.Is(sink), "discover.WithMetrics: nil sink")
 	return func(o *dnsOptions) { o.sink = sink }
 }
 
@@ -77,7 +78,7 @@ func (d *DNS[S]) capped(found []string) []string {
 // balancer, not both. The default is no logging. A panic in l's handler is
 // logged to log/slog's default logger. WithLogger panics if l is nil.
 func WithLogger(l *slog.Logger) DNSOption {
-	must(l != nil, "discover.WithLogger: nil logger")
+	option.PanicIf(l == nil, "discover.WithLogger: nil logger")
 	return func(o *dnsOptions) { o.logger = l }
 }
 

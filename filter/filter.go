@@ -5,6 +5,7 @@ import (
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/isnil"
+	"github.com/towergo/tower/internal/option"
 )
 
 // A Predicate returns the request to send to the inner service, or an
@@ -52,9 +53,7 @@ func check(fn string, inner, pred any) {
 // NewLayer returns a Layer that wraps each service in a Filter that runs
 // pred. It panics if pred is nil.
 func NewLayer[Req, Res any](pred Predicate[Req]) tower.Layer[Req, Res] {
-	if isnil.Is(pred) {
-		panic("filter.NewLayer: nil predicate")
-	}
+	option.PanicIf(isnil.Is(pred), "filter.NewLayer: nil predicate")
 	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
 		return New(inner, pred)
 	})
@@ -63,9 +62,7 @@ func NewLayer[Req, Res any](pred Predicate[Req]) tower.Layer[Req, Res] {
 // NewAsyncLayer returns a Layer that wraps each service in a Filter that
 // runs pred with the call's ctx. It panics if pred is nil.
 func NewAsyncLayer[Req, Res any](pred AsyncPredicate[Req]) tower.Layer[Req, Res] {
-	if isnil.Is(pred) {
-		panic("filter.NewAsyncLayer: nil predicate")
-	}
+	option.PanicIf(isnil.Is(pred), "filter.NewAsyncLayer: nil predicate")
 	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
 		return NewAsync(inner, pred)
 	})

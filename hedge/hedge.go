@@ -72,9 +72,7 @@ func WithMetrics(sink metrics.Sink) Option {
 // retry.NewTPSBudget(10*time.Second, 10, 1-percentile): hedges may add the
 // share of requests the percentile leaves above it, plus 10 per second.
 func WithBudget(b retry.Budget) Option {
-	if b != nil && isnil.Is(b) {
-		panic(fmt.Sprintf("hedge.WithBudget: b is a nil %T; pass nil for no budget", b))
-	}
+	option.PanicIf(b != nil && isnil.Is(b), "hedge.WithBudget: b is a nil %T; pass nil for no budget", b)
 	return func(o *options) { o.budget, o.budgetSet = b, true }
 }
 
@@ -91,9 +89,7 @@ func WithBudget(b retry.Budget) Option {
 // outside [0, 1] or NaN, minDataPoints is negative, period is not
 // positive, or an option is nil.
 func New[Req, Res any](inner tower.Service[Req, Res], policy Policy[Req], minDataPoints int, percentile float64, period time.Duration, opts ...Option) *Hedge[Req, Res] {
-	if isnil.Is(inner) {
-		panic("hedge.New: nil inner service")
-	}
+	option.PanicIf(isnil.Is(inner), "hedge.New: nil inner service")
 	o := newOptions("hedge.New", policy, minDataPoints, percentile, period, opts)
 	h := &Hedge[Req, Res]{
 		inner:     inner,
@@ -127,12 +123,8 @@ func newOptions[Req any](fn string, policy Policy[Req], minDataPoints int, perce
 	if !(percentile >= 0 && percentile <= 1) { // NaN too
 		panic(fmt.Sprintf("%s: percentile must be between 0 and 1, got %v", fn, percentile))
 	}
-	if minDataPoints < 0 {
-		panic(fmt.Sprintf("%s: minDataPoints must not be negative, got %d", fn, minDataPoints))
-	}
-	if period <= 0 {
-		panic(fmt.Sprintf("%s: period must be positive, got %v", fn, period))
-	}
+	option.PanicIf(minDataPoints < 0, "%s: minDataPoints must not be negative, got %d", fn, minDataPoints)
+	option.PanicIf(period <= 0, "%s: period must be positive, got %v", fn, period)
 	return option.Apply[options](fn, opts)
 }
 

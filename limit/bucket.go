@@ -8,6 +8,7 @@ import (
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/internal/mono"
+	"github.com/towergo/tower/internal/option"
 	"github.com/towergo/tower/internal/waitq"
 	"github.com/towergo/tower/metrics"
 )
@@ -59,9 +60,7 @@ type Bucket[Req, Res any] struct {
 // is below 1 or above per in nanoseconds, per is not positive, burst is
 // below 1 or burst intervals overflow a Duration, or an option is nil.
 func NewBucket[Req, Res any](inner tower.Service[Req, Res], num int, per time.Duration, burst int, opts ...Option) *Bucket[Req, Res] {
-	if isnil.Is(inner) {
-		panic("limit.NewBucket: inner is nil")
-	}
+	option.PanicIf(isnil.Is(inner), "limit.NewBucket: inner is nil")
 	g := newGCRA("limit.NewBucket", num, per, burst)
 	o := newOptions("limit.NewBucket", opts)
 	b := &Bucket[Req, Res]{g: g, origin: mono.Now(), sink: o.sink}

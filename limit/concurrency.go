@@ -2,11 +2,11 @@ package limit
 
 import (
 	"context"
-	"fmt"
 	"sync"
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/isnil"
+	"github.com/towergo/tower/internal/option"
 	"github.com/towergo/tower/internal/sema"
 	"github.com/towergo/tower/metrics"
 )
@@ -29,9 +29,7 @@ func NewSemaphore(max int) *Semaphore {
 }
 
 func validateMax(fn string, max int) {
-	if max < 1 || max > sema.MaxUnits {
-		panic(fmt.Sprintf("%s: max must be between 1 and %d, got %d", fn, sema.MaxUnits, max))
-	}
+	option.PanicIf(max < 1 || max > sema.MaxUnits, "%s: max must be between 1 and %d, got %d", fn, sema.MaxUnits, max)
 }
 
 // Available returns the number of permits free now, as a snapshot.
@@ -67,9 +65,7 @@ func newConcurrency[Req, Res any](inner tower.Service[Req, Res], sem *Semaphore,
 // with a [Semaphore] of its own. It panics if inner is nil (a typed nil
 // too), unless 1 <= max <= 1<<32-1, or if an option is nil.
 func NewConcurrency[Req, Res any](inner tower.Service[Req, Res], max int, opts ...Option) *Concurrency[Req, Res] {
-	if isnil.Is(inner) {
-		panic("limit.NewConcurrency: inner is nil")
-	}
+	option.PanicIf(isnil.Is(inner), "limit.NewConcurrency: inner is nil")
 	validateMax("limit.NewConcurrency", max)
 	o := newOptions("limit.NewConcurrency", opts)
 	return newConcurrency(inner, NewSemaphore(max), o.sink)
@@ -80,12 +76,8 @@ func NewConcurrency[Req, Res any](inner tower.Service[Req, Res], max int, opts .
 // requests to its [WithMetrics] sink. It panics if inner (a typed nil too),
 // sem or an option is nil.
 func NewConcurrencyWith[Req, Res any](inner tower.Service[Req, Res], sem *Semaphore, opts ...Option) *Concurrency[Req, Res] {
-	if isnil.Is(inner) {
-		panic("limit.NewConcurrencyWith: inner is nil")
-	}
-	if isnil.Is(sem) {
-		panic("limit.NewConcurrencyWith: sem is nil")
-	}
+	option.PanicIf(isnil.Is(inner), "limit.NewConcurrencyWith: inner is nil")
+	option.PanicIf(isnil.Is(sem), "limit.NewConcurrencyWith: sem is nil")
 	o := newOptions("limit.NewConcurrencyWith", opts)
 	return newConcurrency(inner, sem, o.sink)
 }
@@ -105,9 +97,7 @@ func NewConcurrencyLayer[Req, Res any](max int, opts ...Option) tower.Layer[Req,
 // under the one limit held by sem, with opts. It panics if sem or an
 // option is nil.
 func NewSharedConcurrencyLayer[Req, Res any](sem *Semaphore, opts ...Option) tower.Layer[Req, Res] {
-	if isnil.Is(sem) {
-		panic("limit.NewSharedConcurrencyLayer: sem is nil")
-	}
+	option.PanicIf(isnil.Is(sem), "limit.NewSharedConcurrencyLayer: sem is nil")
 	newOptions("limit.NewSharedConcurrencyLayer", opts)
 	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
 		return NewConcurrencyWith(inner, sem, opts...)

@@ -1,11 +1,11 @@
 package limit
 
 import (
-	"fmt"
 	"math"
 	"time"
 
 	"github.com/towergo/tower/internal/mono"
+	"github.com/towergo/tower/internal/option"
 )
 
 // gcra is the arithmetic of a token bucket of burst tokens that gains one
@@ -23,22 +23,12 @@ type gcra struct {
 // newGCRA returns the arithmetic of num tokens per period with room for
 // burst at once, or panics naming fn and the parameter out of range.
 func newGCRA(fn string, num int, per time.Duration, burst int) gcra {
-	if num < 1 {
-		panic(fmt.Sprintf("%s: num must be at least 1, got %d", fn, num))
-	}
-	if per <= 0 {
-		panic(fmt.Sprintf("%s: per must be positive, got %v", fn, per))
-	}
-	if int64(num) > int64(per) {
-		panic(fmt.Sprintf("%s: num must be at most per in nanoseconds (a token per nanosecond), got %d per %v", fn, num, per))
-	}
-	if burst < 1 {
-		panic(fmt.Sprintf("%s: burst must be at least 1, got %d", fn, burst))
-	}
+	option.PanicIf(num < 1, "%s: num must be at least 1, got %d", fn, num)
+	option.PanicIf(per <= 0, "%s: per must be positive, got %v", fn, per)
+	option.PanicIf(int64(num) > int64(per), "%s: num must be at most per in nanoseconds (a token per nanosecond), got %d per %v", fn, num, per)
+	option.PanicIf(burst < 1, "%s: burst must be at least 1, got %d", fn, burst)
 	interval := (per + time.Duration(num) - 1) / time.Duration(num)
-	if int64(burst) > math.MaxInt64/int64(interval) {
-		panic(fmt.Sprintf("%s: burst %d of tokens every %v is longer than a Duration holds", fn, burst, interval))
-	}
+	option.PanicIf(int64(burst) > math.MaxInt64/int64(interval), "%s: burst %d of tokens every %v is longer than a Duration holds", fn, burst, interval)
 	return gcra{interval: interval, span: time.Duration(burst) * interval}
 }
 

@@ -73,9 +73,7 @@ type keyedOptions struct {
 // lock new clients out. The table's memory grows to the cap's worth and is
 // not given back. It panics if n is below 1.
 func WithMaxKeys(n int) KeyedOption {
-	if n < 1 {
-		panic(fmt.Sprintf("limit.WithMaxKeys: n must be at least 1, got %d", n))
-	}
+	option.PanicIf(n < 1, "limit.WithMaxKeys: n must be at least 1, got %d", n)
 	return func(o *keyedOptions) { o.maxKeys = n }
 }
 
@@ -89,9 +87,7 @@ func WithMaxKeys(n int) KeyedOption {
 // The wait holds the inner permit (see the package doc's Placement): keep
 // d short. It panics if d is negative.
 func WithMaxWait(d time.Duration) KeyedOption {
-	if d < 0 {
-		panic(fmt.Sprintf("limit.WithMaxWait: d must not be negative, got %v", d))
-	}
+	option.PanicIf(d < 0, "limit.WithMaxWait: d must not be negative, got %v", d)
 	return func(o *keyedOptions) { o.maxWait = d }
 }
 

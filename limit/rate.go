@@ -2,13 +2,13 @@ package limit
 
 import (
 	"context"
-	"fmt"
 	"sync/atomic"
 	"time"
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/internal/mono"
+	"github.com/towergo/tower/internal/option"
 	"github.com/towergo/tower/internal/waitq"
 	"github.com/towergo/tower/metrics"
 )
@@ -78,9 +78,7 @@ func (r *Rate[Req, Res]) margin() time.Duration { return min(r.per/8, 4*time.Mil
 // inner is nil (a typed nil too), num is below 1 or above MaxRate, per is
 // not positive, or an option is nil.
 func NewRate[Req, Res any](inner tower.Service[Req, Res], num int, per time.Duration, opts ...Option) *Rate[Req, Res] {
-	if isnil.Is(inner) {
-		panic("limit.NewRate: inner is nil")
-	}
+	option.PanicIf(isnil.Is(inner), "limit.NewRate: inner is nil")
 	validateRate("limit.NewRate", num, per)
 	o := newOptions("limit.NewRate", opts)
 	r := &Rate[Req, Res]{num: num, per: per, sink: o.sink}
@@ -99,12 +97,8 @@ func NewRateLayer[Req, Res any](num int, per time.Duration, opts ...Option) towe
 }
 
 func validateRate(fn string, num int, per time.Duration) {
-	if num < 1 || num > MaxRate {
-		panic(fmt.Sprintf("%s: num must be between 1 and %d, got %d", fn, MaxRate, num))
-	}
-	if per <= 0 {
-		panic(fmt.Sprintf("%s: per must be positive, got %v", fn, per))
-	}
+	option.PanicIf(num < 1 || num > MaxRate, "%s: num must be between 1 and %d, got %d", fn, MaxRate, num)
+	option.PanicIf(per <= 0, "%s: per must be positive, got %v", fn, per)
 }
 
 // Ready takes a place in the current window, waiting for the next window

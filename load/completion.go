@@ -77,9 +77,7 @@ type options[Res any] struct {
 // instead of until its Call returns. It panics if c is nil or holds a nil
 // pointer.
 func WithCompletion[Res any](c Completion[Res]) Option[Res] {
-	if isnil.Is(c) {
-		panic("load.WithCompletion: nil Completion")
-	}
+	option.PanicIf(isnil.Is(c), "load.WithCompletion: nil Completion")
 	return func(o *options[Res]) { o.completion = c }
 }
 

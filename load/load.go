@@ -6,6 +6,7 @@ import (
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/isnil"
+	"github.com/towergo/tower/internal/option"
 )
 
 // A Service is a [tower.Service] that reports its load, so that a balancer
@@ -29,21 +30,15 @@ type Constant[Req, Res any] struct {
 // NewConstant returns inner with a load of load. It panics if inner is nil
 // (or holds a nil pointer) or load is NaN.
 func NewConstant[Req, Res any](inner tower.Service[Req, Res], load float64) *Constant[Req, Res] {
-	if isnil.Is(inner) {
-		panic("load.NewConstant: inner is nil")
-	}
-	if math.IsNaN(load) {
-		panic("load.NewConstant: load is NaN")
-	}
+	option.PanicIf(isnil.Is(inner), "load.NewConstant: inner is nil")
+	option.PanicIf(math.IsNaN(load), "load.NewConstant: load is NaN")
 	return &Constant[Req, Res]{inner: inner, load: load}
 }
 
 // NewConstantLayer returns a Layer that gives each service it wraps a
 // constant load. It panics if load is NaN.
 func NewConstantLayer[Req, Res any](load float64) tower.Layer[Req, Res] {
-	if math.IsNaN(load) {
-		panic("load.NewConstantLayer: load is NaN")
-	}
+	option.PanicIf(math.IsNaN(load), "load.NewConstantLayer: load is NaN")
 	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
 		return NewConstant(inner, load)
 	})

@@ -2,7 +2,6 @@ package load
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/isnil"
+	"github.com/towergo/tower/internal/option"
 )
 
 // PeakEwma is a service whose load is its expected latency times its
@@ -68,12 +68,8 @@ func NewPeakEwmaLayer[Req, Res any](defaultRTT, decay time.Duration, opts ...Opt
 }
 
 func validatePeakEwma(fn string, defaultRTT, decay time.Duration) {
-	if defaultRTT <= 0 {
-		panic(fmt.Sprintf("%s: defaultRTT must be positive, got %v", fn, defaultRTT))
-	}
-	if decay <= 0 {
-		panic(fmt.Sprintf("%s: decay must be positive, got %v", fn, decay))
-	}
+	option.PanicIf(defaultRTT <= 0, "%s: defaultRTT must be positive, got %v", fn, defaultRTT)
+	option.PanicIf(decay <= 0, "%s: decay must be positive, got %v", fn, decay)
 }
 
 // Ready waits for the inner service and returns its permit wrapped, so that

@@ -7,6 +7,7 @@ import (
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/isnil"
+	"github.com/towergo/tower/internal/option"
 )
 
 // PendingRequests is a service whose load is the number of its requests in
@@ -22,9 +23,7 @@ type PendingRequests[Req, Res any] struct {
 // NewPendingRequests returns inner with its pending requests counted. It
 // panics if inner or an option is nil, or inner holds a nil pointer.
 func NewPendingRequests[Req, Res any](inner tower.Service[Req, Res], opts ...Option[Res]) *PendingRequests[Req, Res] {
-	if isnil.Is(inner) {
-		panic("load.NewPendingRequests: inner is nil")
-	}
+	option.PanicIf(isnil.Is(inner), "load.NewPendingRequests: inner is nil")
 	o := newOptions("load.NewPendingRequests", opts)
 	return &PendingRequests[Req, Res]{inner: inner, completion: o.completion}
 }

@@ -3,7 +3,6 @@ package loadshed
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/towergo/tower"
@@ -44,9 +43,7 @@ type options struct {
 // done (a "ready now?" probe) is shed at once. The default, 0, sheds at
 // once, as tower does. It panics if d is negative.
 func WithPatience(d time.Duration) Option {
-	if d < 0 {
-		panic(fmt.Sprintf("loadshed.WithPatience: d must not be negative, got %v", d))
-	}
+	option.PanicIf(d < 0, "loadshed.WithPatience: d must not be negative, got %v", d)
 	return func(o *options) { o.patience = d }
 }
 
@@ -60,9 +57,7 @@ func WithMetrics(sink metrics.Sink) Option {
 // New returns inner wrapped in a LoadShed, with opts. It panics if inner
 // (a typed nil too) or an option is nil.
 func New[Req, Res any](inner tower.Service[Req, Res], opts ...Option) *LoadShed[Req, Res] {
-	if isnil.Is(inner) {
-		panic("loadshed.New: nil inner service")
-	}
+	option.PanicIf(isnil.Is(inner), "loadshed.New: nil inner service")
 	return &LoadShed[Req, Res]{inner: inner, options: option.Apply[options]("loadshed.New", opts)}
 }
 

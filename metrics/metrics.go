@@ -7,6 +7,7 @@ import (
 	"github.com/towergo/tower/guard"
 	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/internal/mono"
+	"github.com/towergo/tower/internal/option"
 )
 
 // New returns inner wrapped in a layer that reports to sink: InFlight, +1
@@ -17,12 +18,8 @@ import (
 // Ready is not timed. The layer's permits allocate nothing once warm. New
 // panics if inner or sink is nil (a typed nil too).
 func New[Req, Res any](inner tower.Service[Req, Res], sink Sink) tower.Service[Req, Res] {
-	if isnil.Is(inner) {
-		panic("metrics.New: nil inner service")
-	}
-	if isnil.Is(sink) {
-		panic("metrics.New: nil sink")
-	}
+	option.PanicIf(isnil.Is(inner), "metrics.New: nil inner service")
+	option.PanicIf(isnil.Is(sink), "metrics.New: nil sink")
 	return &service[Req, Res]{inner: inner, sink: sink}
 }
 
@@ -30,9 +27,7 @@ func New[Req, Res any](inner tower.Service[Req, Res], sink Sink) tower.Service[R
 // [New], all of them reporting to sink. It panics if sink is nil (a typed
 // nil too).
 func NewLayer[Req, Res any](sink Sink) tower.Layer[Req, Res] {
-	if isnil.Is(sink) {
-		panic("metrics.NewLayer: nil sink")
-	}
+	option.PanicIf(isnil.Is(sink), "metrics.NewLayer: nil sink")
 	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
 		return New(inner, sink)
 	})

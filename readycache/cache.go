@@ -95,9 +95,7 @@ type options[K comparable] struct {
 // must be safe for concurrent use. By default failures are dropped. It
 // panics if f is nil.
 func WithFailureHandler[K comparable](f func(*Failed[K])) Option[K] {
-	if f == nil {
-		panic("readycache.WithFailureHandler: nil handler")
-	}
+	option.PanicIf(f == nil, "readycache.WithFailureHandler: nil handler")
 	return func(o *options[K]) { o.onFailure = f }
 }
 
@@ -112,9 +110,7 @@ func WithFailureHandler[K comparable](f func(*Failed[K])) Option[K] {
 // the cache's endpoint type: New panics if it is not. It panics if f is
 // nil.
 func WithRemovalHandler[K comparable, S any](f func(key K, svc S)) Option[K] {
-	if f == nil {
-		panic("readycache.WithRemovalHandler: nil handler")
-	}
+	option.PanicIf(f == nil, "readycache.WithRemovalHandler: nil handler")
 	return func(o *options[K]) { o.onRemove = f }
 }
 
@@ -123,9 +119,7 @@ func WithRemovalHandler[K comparable, S any](f func(key K, svc S)) Option[K] {
 func New[K comparable, Req, Res any, S tower.Service[Req, Res]](opts ...Option[K]) *Cache[K, Req, Res, S] {
 	o := option.Apply[options[K]]("readycache.New", opts)
 	onRemove, ok := o.onRemove.(func(K, S))
-	if !ok && o.onRemove != nil {
-		panic(fmt.Sprintf("readycache.New: the removal handler is a %T, want a %v", o.onRemove, reflect.TypeFor[func(K, S)]()))
-	}
+	option.PanicIf(!ok && o.onRemove != nil, "readycache.New: the removal handler is a %T, want a %v", o.onRemove, reflect.TypeFor[func(K, S)]())
 	root, stop := context.WithCancel(context.Background())
 	return &Cache[K, Req, Res, S]{
 		onFailure: o.onFailure,
@@ -143,9 +137,7 @@ func New[K comparable, Req, Res any, S tower.Service[Req, Res]](opts ...Option[K
 // closed cache hands svc straight to the removal handler. It panics if svc
 // is nil, or holds a nil pointer.
 func (c *Cache[K, Req, Res, S]) Push(key K, svc S) {
-	if isnil.Is(svc) {
-		panic("readycache.Cache.Push: nil service")
-	}
+	option.PanicIf(isnil.Is(svc), "readycache.Cache.Push: nil service")
 	old, failed := c.push(key, svc)
 	defer c.finish(failed) // even if a handler of old's panics
 	c.finish(old)

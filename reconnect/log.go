@@ -4,6 +4,7 @@ import (
 	"log/slog"
 
 	"github.com/towergo/tower/internal/logs"
+	"github.com/towergo/tower/internal/option"
 )
 
 // An Option configures a Reconnect.
@@ -27,9 +28,7 @@ type options struct{ logger *slog.Logger }
 // a panic in l's handler goes up to that caller. WithLogger panics if l is
 // nil.
 func WithLogger(l *slog.Logger) Option {
-	if l == nil {
-		panic("reconnect.WithLogger: nil logger")
-	}
+	option.PanicIf(l == nil, "reconnect.WithLogger: nil logger")
 	return func(o *options) { o.logger = l }
 }
 

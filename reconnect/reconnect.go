@@ -23,9 +23,7 @@ type Reconnect[Target, Req, Res any] struct {
 // target, with opts. It does not connect until the first Ready. It panics
 // if maker is nil (a typed nil too) or an option is nil.
 func New[Target, Req, Res any](maker MakeService[Target, Req, Res], target Target, opts ...Option) *Reconnect[Target, Req, Res] {
-	if isnil.Is(maker) {
-		panic("reconnect.New: maker is nil")
-	}
+	option.PanicIf(isnil.Is(maker), "reconnect.New: maker is nil")
 	return newReconnect(maker, target, nil, option.Apply[options]("reconnect.New", opts))
 }
 

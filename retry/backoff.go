@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/towergo/tower/internal/option"
 )
 
 // A Backoff says how long to wait before each retry. Delay may return a
@@ -45,15 +47,11 @@ func NewExponentialBackoff(min, max time.Duration, jitter float64) *ExponentialB
 
 // validate panics, naming fn, unless 0 <= min <= max and max > 0.
 func validate(fn string, min, max time.Duration) {
-	if min > max {
-		panic(fmt.Sprintf("%s: max must not be less than min, got min %v and max %v", fn, min, max))
-	}
+	option.PanicIf(min > max, "%s: max must not be less than min, got min %v and max %v", fn, min, max)
 	if max == 0 {
 		panic(fn + ": max must not be zero")
 	}
-	if min < 0 {
-		panic(fmt.Sprintf("%s: min must not be negative, got %v", fn, min))
-	}
+	option.PanicIf(min < 0, "%s: min must not be negative, got %v", fn, min)
 }
 
 // Delay returns the wait after attempt number attempt (below 1 counts as 1).

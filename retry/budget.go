@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/towergo/tower/internal/isnil"
+	"github.com/towergo/tower/internal/option"
 )
 
 // A Budget limits retries across requests: tower's Budget. A policy
@@ -31,9 +32,7 @@ type Budget interface {
 // DrawOnly returns a Budget that withdraws from b and deposits nothing (see
 // [Budget]). It panics if b is nil, or a typed nil.
 func DrawOnly(b Budget) Budget {
-	if isnil.Is(b) {
-		panic("retry.DrawOnly: nil Budget")
-	}
+	option.PanicIf(isnil.Is(b), "retry.DrawOnly: nil Budget")
 	return drawOnly{b}
 }
 
@@ -71,15 +70,9 @@ const tpsSlots = 10
 // NewTPSBudget(10*time.Second, 10, 0.2). It panics unless 1s <= ttl <= 60s,
 // 0 <= retryPercent <= 1000, and 0 <= minPerSec < 1<<31-1.
 func NewTPSBudget(ttl time.Duration, minPerSec int, retryPercent float64) *TPSBudget {
-	if ttl < time.Second || ttl > time.Minute {
-		panic(fmt.Sprintf("retry.NewTPSBudget: ttl must be between 1s and 1m0s, got %v", ttl))
-	}
-	if !(retryPercent >= 0 && retryPercent <= 1000) {
-		panic(fmt.Sprintf("retry.NewTPSBudget: retryPercent must be between 0 and 1000, got %v", retryPercent))
-	}
-	if minPerSec < 0 || minPerSec >= math.MaxInt32 {
-		panic(fmt.Sprintf("retry.NewTPSBudget: minPerSec must be between 0 and %d, got %d", math.MaxInt32-1, minPerSec))
-	}
+	option.PanicIf(ttl < time.Second || ttl > time.Minute, "retry.NewTPSBudget: ttl must be between 1s and 1m0s, got %v", ttl)
+	option.PanicIf(!(retryPercent >= 0 && retryPercent <= 1000), "retry.NewTPSBudget: retryPercent must be between 0 and 1000, got %v", retryPercent)
+	option.PanicIf(minPerSec < 0 || minPerSec >= math.MaxInt32, "retry.NewTPSBudget: minPerSec must be between 0 and %d, got %d", math.MaxInt32-1, minPerSec)
 	return &TPSBudget{
 		expired: time.Now(),
 		window:  ttl / tpsSlots,

@@ -53,12 +53,8 @@ func WithMetrics(sink metrics.Sink) Option {
 // New returns inner wrapped in a Retry that follows policy, with opts. It
 // panics if inner, policy (a typed nil too) or an option is nil.
 func New[Req, Res any](inner tower.Service[Req, Res], policy Policy[Req, Res], opts ...Option) *Retry[Req, Res] {
-	if isnil.Is(inner) {
-		panic("retry.New: nil inner service")
-	}
-	if isnil.Is(policy) {
-		panic("retry.New: nil policy")
-	}
+	option.PanicIf(isnil.Is(inner), "retry.New: nil inner service")
+	option.PanicIf(isnil.Is(policy), "retry.New: nil policy")
 	o := option.Apply[options]("retry.New", opts)
 	r := &Retry[Req, Res]{inner: inner, policy: policy, sink: o.sink}
 	r.sessions, _ = policy.(SessionPolicy[Req, Res])
@@ -69,9 +65,7 @@ func New[Req, Res any](inner tower.Service[Req, Res], policy Policy[Req, Res], o
 // does. The Retries share policy, and so its budget. It panics if policy (a
 // typed nil too) or an option is nil.
 func NewLayer[Req, Res any](policy Policy[Req, Res], opts ...Option) tower.Layer[Req, Res] {
-	if isnil.Is(policy) {
-		panic("retry.NewLayer: nil policy")
-	}
+	option.PanicIf(isnil.Is(policy), "retry.NewLayer: nil policy")
 	option.Apply[options]("retry.NewLayer", opts) // now, not when the layer is used
 	return tower.LayerFunc[Req, Res](func(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
 		return New(inner, policy, opts...)

@@ -2,7 +2,6 @@ package retry
 
 import (
 	"context"
-	"fmt"
 	"reflect"
 	"sync/atomic"
 	"time"
@@ -42,27 +41,21 @@ type policyOptions struct {
 // WithMaxAttempts sets how many times in all a request may be tried, the
 // first try included. The default is 3. It panics if n is less than 1.
 func WithMaxAttempts(n int) PolicyOption {
-	if n < 1 {
-		panic(fmt.Sprintf("retry.WithMaxAttempts: n must be at least 1, got %d", n))
-	}
+	option.PanicIf(n < 1, "retry.WithMaxAttempts: n must be at least 1, got %d", n)
 	return func(o *policyOptions) { o.maxAttempts = n }
 }
 
 // WithBackoff sets how long to wait before each retry. The default is not
 // to wait. It panics if b is nil, or a typed nil.
 func WithBackoff(b Backoff) PolicyOption {
-	if isnil.Is(b) {
-		panic("retry.WithBackoff: nil Backoff")
-	}
+	option.PanicIf(isnil.Is(b), "retry.WithBackoff: nil Backoff")
 	return func(o *policyOptions) { o.backoff = b }
 }
 
 // WithBudget makes retries draw on b, which may be shared (see [Budget]).
 // The default is no budget. It panics if b is nil, or a typed nil.
 func WithBudget(b Budget) PolicyOption {
-	if isnil.Is(b) {
-		panic("retry.WithBudget: nil Budget")
-	}
+	option.PanicIf(isnil.Is(b), "retry.WithBudget: nil Budget")
 	return func(o *policyOptions) { o.budget = b }
 }
 
@@ -74,12 +67,8 @@ func WithBudget(b Budget) PolicyOption {
 // pushback. Res must be the policy's response type, or NewPolicy panics.
 // WithPushback panics if after is nil or max is not positive.
 func WithPushback[Res any](after func(res Res, err error) (wait time.Duration, ok bool), max time.Duration) PolicyOption {
-	if after == nil {
-		panic("retry.WithPushback: nil after")
-	}
-	if max <= 0 {
-		panic(fmt.Sprintf("retry.WithPushback: max must be positive, got %v", max))
-	}
+	option.PanicIf(after == nil, "retry.WithPushback: nil after")
+	option.PanicIf(max <= 0, "retry.WithPushback: max must be positive, got %v", max)
 	return func(o *policyOptions) { o.pushback, o.maxPushback = after, max }
 }
 
@@ -87,16 +76,12 @@ func WithPushback[Res any](after func(res Res, err error) (wait time.Duration, o
 // reports true for, such as [AnyError]. It panics if retryable or an
 // option is nil.
 func NewPolicy[Req, Res any](retryable func(res Res, err error) bool, opts ...PolicyOption) *StandardPolicy[Req, Res] {
-	if retryable == nil {
-		panic("retry.NewPolicy: nil retryable")
-	}
+	option.PanicIf(retryable == nil, "retry.NewPolicy: nil retryable")
 	p := &StandardPolicy[Req, Res]{policyOptions: policyOptions{maxAttempts: 3}, retryable: retryable}
 	option.Onto("retry.NewPolicy", &p.policyOptions, opts)
 	if p.pushback != nil {
 		after, ok := p.pushback.(func(Res, error) (time.Duration, bool))
-		if !ok {
-			panic(fmt.Sprintf("retry.NewPolicy: the pushback is a %T, want a %v", p.pushback, reflect.TypeFor[func(Res, error) (time.Duration, bool)]()))
-		}
+		option.PanicIf(!ok, "retry.NewPolicy: the pushback is a %T, want a %v", p.pushback, reflect.TypeFor[func(Res, error) (time.Duration, bool)]())
 		p.after = after
 	}
 	return p

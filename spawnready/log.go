@@ -1,6 +1,10 @@
 package spawnready
 
-import "log/slog"
+import (
+	"log/slog"
+
+	"github.com/towergo/tower/internal/option"
+)
 
 // An Option configures a SpawnReady or a Layer.
 type Option func(*options)
@@ -14,8 +18,6 @@ type options struct{ logger *slog.Logger }
 // log/slog's default logger; on a caller's goroutine it goes on up to that
 // caller. WithLogger panics if l is nil.
 func WithLogger(l *slog.Logger) Option {
-	if l == nil {
-		panic("spawnready.WithLogger: nil logger")
-	}
+	option.PanicIf(l == nil, "spawnready.WithLogger: nil logger")
 	return func(o *options) { o.logger = l }
 }

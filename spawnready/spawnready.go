@@ -56,9 +56,7 @@ type drive[Req, Res any] struct {
 // New returns inner wrapped in a SpawnReady, with opts. It panics if inner
 // is nil (a typed nil too) or an option is nil.
 func New[Req, Res any](inner tower.Service[Req, Res], opts ...Option) *SpawnReady[Req, Res] {
-	if isnil.Is(inner) {
-		panic("spawnready.New: inner is nil")
-	}
+	option.PanicIf(isnil.Is(inner), "spawnready.New: inner is nil")
 	o := option.Apply[options]("spawnready.New", opts)
 	c := &core[Req, Res]{inner: inner, log: o.logger}
 	s := &SpawnReady[Req, Res]{c: c}

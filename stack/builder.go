@@ -8,6 +8,7 @@ import (
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/buffer"
 	"github.com/towergo/tower/internal/isnil"
+	"github.com/towergo/tower/internal/option"
 )
 
 // A Builder collects layers, the first added outermost, and applies them
@@ -32,9 +33,7 @@ func New[Req, Res any]() Builder[Req, Res] { return Builder[Req, Res]{} }
 // Close; any other layer with a Close method remains the caller's to
 // close. Layer panics if l is nil (or holds a nil pointer).
 func (b Builder[Req, Res]) Layer(l tower.Layer[Req, Res]) Builder[Req, Res] {
-	if isnil.Is(l) {
-		panic("stack.Builder.Layer: nil Layer")
-	}
+	option.PanicIf(isnil.Is(l), "stack.Builder.Layer: nil Layer")
 	if inner, ok := l.(Builder[Req, Res]); ok {
 		b.buffers = append(slices.Clip(b.buffers), inner.buffers...)
 	}
@@ -52,18 +51,14 @@ func (b Builder[Req, Res]) with(l tower.Layer[Req, Res]) Builder[Req, Res] {
 // inner is nil (or holds a nil pointer), or if a layer returns a nil
 // Service.
 func (b Builder[Req, Res]) Service(inner tower.Service[Req, Res]) tower.Service[Req, Res] {
-	if isnil.Is(inner) {
-		panic("stack.Builder.Service: nil Service")
-	}
+	option.PanicIf(isnil.Is(inner), "stack.Builder.Service: nil Service")
 	return tower.Stack(b.layers...).Wrap(inner)
 }
 
 // ServiceFunc returns f wrapped in the builder's layers, saving the type
 // arguments of a [tower.ServiceFunc] conversion. It panics if f is nil.
 func (b Builder[Req, Res]) ServiceFunc(f tower.ServiceFunc[Req, Res]) tower.Service[Req, Res] {
-	if f == nil {
-		panic("stack.Builder.ServiceFunc: nil func")
-	}
+	option.PanicIf(f == nil, "stack.Builder.ServiceFunc: nil func")
 	return b.Service(f)
 }
 

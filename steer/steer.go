@@ -8,6 +8,7 @@ import (
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/isnil"
+	"github.com/towergo/tower/internal/option"
 )
 
 // ErrBadPick is the cause, in an [*Error], of a request whose picker
@@ -46,17 +47,11 @@ type Steer[Req, Res any] struct {
 // copy of the slice. It panics if services is empty or holds a nil service
 // (a typed nil too), or if pick is nil.
 func New[Req, Res any](services []tower.Service[Req, Res], pick Picker[Req]) *Steer[Req, Res] {
-	if len(services) == 0 {
-		panic("steer.New: no services")
-	}
+	option.PanicIf(len(services) == 0, "steer.New: no services")
 	for i, s := range services {
-		if isnil.Is(s) {
-			panic(fmt.Sprintf("steer.New: service %d is nil", i))
-		}
+		option.PanicIf(isnil.Is(s), "steer.New: service %d is nil", i)
 	}
-	if isnil.Is(pick) {
-		panic("steer.New: nil picker")
-	}
+	option.PanicIf(isnil.Is(pick), "steer.New: nil picker")
 	return &Steer[Req, Res]{
 		services: append([]tower.Service[Req, Res](nil), services...),
 		broken:   make([]atomic.Pointer[Error], len(services)),

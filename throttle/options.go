@@ -1,7 +1,6 @@
 package throttle
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"time"
@@ -42,9 +41,7 @@ type options struct {
 // wastes less backend work on refusals; a higher K shows the backend's
 // recovery sooner. It panics unless k >= 1 and finite.
 func WithK(k float64) Option {
-	if !(k >= 1) || math.IsInf(k, 1) {
-		panic(fmt.Sprintf("throttle.WithK: k must be a finite number at least 1, got %v", k))
-	}
+	option.PanicIf(!(k >= 1) || math.IsInf(k, 1), "throttle.WithK: k must be a finite number at least 1, got %v", k)
 	return func(o *options) { o.k = k }
 }
 
@@ -53,9 +50,7 @@ func WithK(k float64) Option {
 // buckets of 1ns if d is shorter than 120ns), so a count leaves it between
 // d−d/120 and d after it was made. It panics unless d > 0.
 func WithWindow(d time.Duration) Option {
-	if d <= 0 {
-		panic(fmt.Sprintf("throttle.WithWindow: d must be positive, got %v", d))
-	}
+	option.PanicIf(d <= 0, "throttle.WithWindow: d must be positive, got %v", d)
 	return func(o *options) { o.window = d }
 }
 
@@ -66,9 +61,7 @@ func WithWindow(d time.Duration) Option {
 // traffic going. A cap of 0 turns rejection off. It panics unless p is in
 // [0, 1].
 func WithMaxRejection(p float64) Option {
-	if !(p >= 0 && p <= 1) {
-		panic(fmt.Sprintf("throttle.WithMaxRejection: p must be between 0 and 1, got %v", p))
-	}
+	option.PanicIf(!(p >= 0 && p <= 1), "throttle.WithMaxRejection: p must be between 0 and 1, got %v", p)
 	return func(o *options) { o.maxReject = p }
 }
 
@@ -78,9 +71,7 @@ func WithMaxRejection(p float64) Option {
 // be safe for concurrent use if the Throttle is used so. It panics if r is
 // nil or holds a nil pointer.
 func WithRand(r Rand) Option {
-	if isnil.Is(r) {
-		panic("throttle.WithRand: nil Rand")
-	}
+	option.PanicIf(isnil.Is(r), "throttle.WithRand: nil Rand")
 	return func(o *options) { o.rand = r.Float64 }
 }
 

@@ -56,9 +56,7 @@ type options struct {
 // WithMode sets the Mode. The default is Cooperative. It panics if m is
 // neither Cooperative nor Abandon.
 func WithMode(m Mode) Option {
-	if m != Cooperative && m != Abandon {
-		panic(fmt.Sprintf("timeout.WithMode: unknown mode %v", m))
-	}
+	option.PanicIf(m != Cooperative && m != Abandon, "timeout.WithMode: unknown mode %v", m)
 	return func(o *options) { o.mode = m }
 }
 
@@ -72,8 +70,6 @@ func WithMetrics(sink metrics.Sink) Option {
 
 // newOptions validates the arguments of fn and applies opts.
 func newOptions(fn string, d time.Duration, opts []Option) options {
-	if d <= 0 {
-		panic(fmt.Sprintf("%s: duration d must be positive, got %v", fn, d))
-	}
+	option.PanicIf(d <= 0, "%s: duration d must be positive, got %v", fn, d)
 	return option.Apply[options](fn, opts)
 }

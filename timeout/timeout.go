@@ -8,6 +8,7 @@ import (
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/internal/mono"
+	"github.com/towergo/tower/internal/option"
 	"github.com/towergo/tower/metrics"
 )
 
@@ -25,9 +26,7 @@ type Timeout[Req, Res any] struct {
 // up to math.MaxInt64, is a deadline that never comes. New panics if inner
 // is nil (a typed nil too), d is not positive, or an option is nil.
 func New[Req, Res any](inner tower.Service[Req, Res], d time.Duration, opts ...Option) *Timeout[Req, Res] {
-	if isnil.Is(inner) {
-		panic("timeout.New: nil inner service")
-	}
+	option.PanicIf(isnil.Is(inner), "timeout.New: nil inner service")
 	return &Timeout[Req, Res]{inner: inner, d: d, options: newOptions("timeout.New", d, opts)}
 }
 

@@ -41,12 +41,8 @@ type BalancedTransport struct {
 // balance.WithFailFast makes a request fail rather than wait while there
 // are no endpoints. It panics if d, stack or an option is nil.
 func NewBalancedTransport[K comparable](d discover.Discover[K, load.Service[*http.Request, *http.Response]], stack tower.Layer[*http.Request, *http.Response], opts ...balance.Option) *BalancedTransport {
-	if isnil.Is(stack) {
-		panic("towerhttp.NewBalancedTransport: nil stack")
-	}
-	if isnil.Is(d) {
-		panic("towerhttp.NewBalancedTransport: nil Discover")
-	}
+	option.PanicIf(isnil.Is(stack), "towerhttp.NewBalancedTransport: nil stack")
+	option.PanicIf(isnil.Is(d), "towerhttp.NewBalancedTransport: nil Discover")
 	p2c := balance.NewP2C(d, opts...)
 	var svc tower.Service[*http.Request, *http.Response]
 	guard.Undo(func() { svc = stack.Wrap(p2c) }, func() { p2c.Close() })
@@ -93,18 +89,12 @@ const (
 // panics if base or stack is nil, if target is nil or lacks a scheme or a
 // host, or if an option is nil.
 func NewEndpoint(base http.RoundTripper, target *url.URL, stack tower.Layer[*http.Request, *http.Response], opts ...EndpointOption) load.Service[*http.Request, *http.Response] {
-	if isnil.Is(base) {
-		panic("towerhttp.NewEndpoint: nil base RoundTripper")
-	}
-	if target == nil {
-		panic("towerhttp.NewEndpoint: nil target")
-	}
+	option.PanicIf(isnil.Is(base), "towerhttp.NewEndpoint: nil base RoundTripper")
+	option.PanicIf(target == nil, "towerhttp.NewEndpoint: nil target")
 	if target.Scheme == "" || target.Host == "" {
 		panic("towerhttp.NewEndpoint: target " + target.String() + " lacks a scheme or a host")
 	}
-	if isnil.Is(stack) {
-		panic("towerhttp.NewEndpoint: nil stack")
-	}
+	option.PanicIf(isnil.Is(stack), "towerhttp.NewEndpoint: nil stack")
 	o := option.Apply[endpointOptions]("towerhttp.NewEndpoint", opts)
 	u := *target
 	l := &leaf{base: base, target: &u}
@@ -112,9 +102,7 @@ func NewEndpoint(base http.RoundTripper, target *url.URL, stack tower.Layer[*htt
 		l.host = u.Host
 	}
 	svc := stack.Wrap(tower.ServiceFunc[*http.Request, *http.Response](l.call))
-	if isnil.Is(svc) {
-		panic("towerhttp.NewEndpoint: stack.Wrap returned nil")
-	}
+	option.PanicIf(isnil.Is(svc), "towerhttp.NewEndpoint: stack.Wrap returned nil")
 	return load.NewPeakEwma(svc, EndpointRTT, EndpointDecay, load.WithCompletion[*http.Response](BodyCompletion{}))
 }
 

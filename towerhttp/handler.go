@@ -3,7 +3,6 @@ package towerhttp
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log"
 	"net/http"
 	"strconv"
@@ -56,17 +55,11 @@ type Handler struct {
 // layers, the first one outermost, around [HandlerService](h). It panics
 // if h, stack or an option is nil.
 func NewHandler(h http.Handler, stack tower.Layer[*http.Request, Response], opts ...HandlerOption) *Handler {
-	if isnil.Is(h) {
-		panic("towerhttp.NewHandler: nil http.Handler")
-	}
-	if isnil.Is(stack) {
-		panic("towerhttp.NewHandler: nil stack")
-	}
+	option.PanicIf(isnil.Is(h), "towerhttp.NewHandler: nil http.Handler")
+	option.PanicIf(isnil.Is(stack), "towerhttp.NewHandler: nil stack")
 	hd := newHandler("towerhttp.NewHandler", opts)
 	hd.svc = stack.Wrap(HandlerService(h))
-	if isnil.Is(hd.svc) {
-		panic("towerhttp.NewHandler: stack.Wrap returned nil")
-	}
+	option.PanicIf(isnil.Is(hd.svc), "towerhttp.NewHandler: stack.Wrap returned nil")
 	hd.router, _ = h.(router)
 	return hd
 }
@@ -75,9 +68,7 @@ func NewHandler(h http.Handler, stack tower.Layer[*http.Request, Response], opts
 // svc, a stack whose leaves are [HandlerService]s (a steer.Steer that
 // picks a stack per path). It panics if svc or an option is nil.
 func NewServiceHandler(svc tower.Service[*http.Request, Response], opts ...HandlerOption) *Handler {
-	if isnil.Is(svc) {
-		panic("towerhttp.NewServiceHandler: nil Service")
-	}
+	option.PanicIf(isnil.Is(svc), "towerhttp.NewServiceHandler: nil Service")
 	hd := newHandler("towerhttp.NewServiceHandler", opts)
 	hd.svc = svc
 	return hd
@@ -104,9 +95,7 @@ const DefaultRetryAfter = time.Second
 // default is [DefaultRetryAfter]; 0 sends no Retry-After. It panics if d
 // is negative.
 func WithRetryAfter(d time.Duration) HandlerOption {
-	if d < 0 {
-		panic(fmt.Sprintf("towerhttp.WithRetryAfter: d must not be negative, got %v", d))
-	}
+	option.PanicIf(d < 0, "towerhttp.WithRetryAfter: d must not be negative, got %v", d)
 	return func(o *handlerOptions) { o.retryAfter = d }
 }
 
@@ -116,9 +105,7 @@ func WithRetryAfter(d time.Duration) HandlerOption {
 // if the handler then writes nothing. The default is no limit. It panics
 // if n is not positive.
 func WithMaxBodyBytes(n int64) HandlerOption {
-	if n <= 0 {
-		panic(fmt.Sprintf("towerhttp.WithMaxBodyBytes: n must be positive, got %d", n))
-	}
+	option.PanicIf(n <= 0, "towerhttp.WithMaxBodyBytes: n must be positive, got %d", n)
 	return func(o *handlerOptions) { o.maxBody = n }
 }
 
@@ -127,9 +114,7 @@ func WithMaxBodyBytes(n int64) HandlerOption {
 // called also for a client that has gone. The default is [WriteError]. It
 // panics if f is nil.
 func WithErrorHandler(f func(w http.ResponseWriter, r *http.Request, err error)) HandlerOption {
-	if isnil.Is(f) {
-		panic("towerhttp.WithErrorHandler: nil function")
-	}
+	option.PanicIf(isnil.Is(f), "towerhttp.WithErrorHandler: nil function")
 	return func(o *handlerOptions) { o.onError = f }
 }
 
@@ -140,9 +125,7 @@ func WithErrorHandler(f func(w http.ResponseWriter, r *http.Request, err error))
 // header ([PriorityHeader]) only where the header comes from a party you
 // trust. The default is every request normal. It panics if f is nil.
 func WithPriority(f func(r *http.Request) tower.Priority) HandlerOption {
-	if isnil.Is(f) {
-		panic("towerhttp.WithPriority: nil function")
-	}
+	option.PanicIf(isnil.Is(f), "towerhttp.WithPriority: nil function")
 	return func(o *handlerOptions) { o.priority = f }
 }
 
@@ -150,9 +133,7 @@ func WithPriority(f func(r *http.Request) tower.Priority) HandlerOption {
 // request's priority from its header name with [tower.ParsePriority]: a
 // request without one it reads is normal. It panics if name is empty.
 func PriorityHeader(name string) func(r *http.Request) tower.Priority {
-	if name == "" {
-		panic("towerhttp.PriorityHeader: empty header name")
-	}
+	option.PanicIf(name == "", "towerhttp.PriorityHeader: empty header name")
 	name = http.CanonicalHeaderKey(name)
 	return func(r *http.Request) tower.Priority {
 		v := r.Header[name]
@@ -291,9 +272,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error, o *obs
 // context.DeadlineExceeded), or its body hit [WithMaxBodyBytes] (the
 // *http.MaxBytesError).
 func HandlerService(h http.Handler) tower.Service[*http.Request, Response] {
-	if isnil.Is(h) {
-		panic("towerhttp.HandlerService: nil http.Handler")
-	}
+	option.PanicIf(isnil.Is(h), "towerhttp.HandlerService: nil http.Handler")
 	return tower.ServiceFunc[*http.Request, Response](func(ctx context.Context, r *http.Request) (Response, error) {
 		ex, _ := ctx.Value(exchangeKey{}).(*exchange)
 		if ex == nil {

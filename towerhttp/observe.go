@@ -8,6 +8,7 @@ import (
 
 	"github.com/towergo/tower/internal/isnil"
 	"github.com/towergo/tower/internal/mono"
+	"github.com/towergo/tower/internal/option"
 	"github.com/towergo/tower/metrics"
 )
 
@@ -26,9 +27,7 @@ import (
 //
 // It panics if sink is nil, or holds a nil pointer.
 func WithRequestMetrics(sink metrics.RequestSink) HandlerOption {
-	if isnil.Is(sink) {
-		panic("towerhttp.WithRequestMetrics: nil sink")
-	}
+	option.PanicIf(isnil.Is(sink), "towerhttp.WithRequestMetrics: nil sink")
 	return func(o *handlerOptions) { o.requests = sink }
 }
 

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/towergo/tower/internal/option"
 	"github.com/towergo/tower/retry"
 )
 
@@ -74,9 +75,7 @@ func NewRetryPolicyFor(rules RetryRules, opts ...retry.PolicyOption) *RetryPolic
 
 func newRetryPolicy(fn string, rules RetryRules, opts []retry.PolicyOption) *RetryPolicy {
 	for i, o := range opts {
-		if o == nil {
-			panic(fmt.Sprintf("%s: option %d is nil", fn, i))
-		}
+		option.PanicIf(o == nil, "%s: option %d is nil", fn, i)
 	}
 	statuses := rules.Statuses
 	if statuses == nil {
@@ -84,9 +83,7 @@ func newRetryPolicy(fn string, rules RetryRules, opts []retry.PolicyOption) *Ret
 	}
 	var retried [600]bool // by status
 	for _, c := range statuses {
-		if c < 100 || c > 599 {
-			panic(fmt.Sprintf("%s: status %d is not between 100 and 599", fn, c))
-		}
+		option.PanicIf(c < 100 || c > 599, "%s: status %d is not between 100 and 599", fn, c)
 		retried[c] = true
 	}
 	retryIdempotent := func(res *http.Response, err error) bool {
@@ -121,9 +118,7 @@ func newRetryPolicy(fn string, rules RetryRules, opts []retry.PolicyOption) *Ret
 // [DefaultMaxRetryAfter]. It is retry.WithPushback([RetryAfter], max), and
 // panics if max is not positive.
 func WithMaxRetryAfter(max time.Duration) retry.PolicyOption {
-	if max <= 0 {
-		panic(fmt.Sprintf("towerhttp.WithMaxRetryAfter: max must be positive, got %v", max))
-	}
+	option.PanicIf(max <= 0, "towerhttp.WithMaxRetryAfter: max must be positive, got %v", max)
 	return retry.WithPushback(RetryAfter, max)
 }
 

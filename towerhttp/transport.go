@@ -2,7 +2,6 @@ package towerhttp
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"sync"
@@ -58,9 +57,7 @@ type transportOptions struct {
 // default is [DefaultMaxHosts]; math.MaxInt keeps every host's. It panics
 // if n is less than 1.
 func WithMaxHosts(n int) TransportOption {
-	if n < 1 {
-		panic(fmt.Sprintf("towerhttp.WithMaxHosts: n must be at least 1, got %d", n))
-	}
+	option.PanicIf(n < 1, "towerhttp.WithMaxHosts: n must be at least 1, got %d", n)
 	return func(o *transportOptions) { o.maxHosts = n }
 }
 
@@ -68,12 +65,8 @@ func WithMaxHosts(n int) TransportOption {
 // the first one outermost, around a leaf that calls base.RoundTrip. It
 // panics if base, stack or an option is nil.
 func NewTransport(base http.RoundTripper, stack tower.Layer[*http.Request, *http.Response], opts ...TransportOption) *Transport {
-	if isnil.Is(base) {
-		panic("towerhttp.NewTransport: nil base RoundTripper")
-	}
-	if isnil.Is(stack) {
-		panic("towerhttp.NewTransport: nil stack")
-	}
+	option.PanicIf(isnil.Is(base), "towerhttp.NewTransport: nil base RoundTripper")
+	option.PanicIf(isnil.Is(stack), "towerhttp.NewTransport: nil stack")
 	o := transportOptions{maxHosts: DefaultMaxHosts}
 	option.Onto("towerhttp.NewTransport", &o, opts)
 	return &Transport{
@@ -128,9 +121,7 @@ func (t *Transport) acquire(k hostKey) (h *host, dropped tower.Service[*http.Req
 			dropped = found.svc
 		}
 		svc := t.stack.Wrap(t.leaf)
-		if isnil.Is(svc) {
-			panic("towerhttp.Transport: stack.Wrap returned nil")
-		}
+		option.PanicIf(isnil.Is(svc), "towerhttp.Transport: stack.Wrap returned nil")
 		h = &host{svc: svc}
 		t.hosts[k] = h
 	}

@@ -3,13 +3,13 @@ package towertest
 import (
 	"context"
 	"errors"
-	"fmt"
 	"reflect"
 	"sync"
 	"testing"
 	"testing/synctest"
 
 	"github.com/towergo/tower"
+	"github.com/towergo/tower/internal/option"
 )
 
 // ErrClosed is returned by a [Mock] whose [Handle] was closed.
@@ -132,9 +132,7 @@ func (p *mockPermit[Req, Res]) ReleaseReserved(token uint64) {
 // replaces any earlier allowance, and wakes goroutines waiting in Ready.
 // n must not be negative.
 func (h *Handle[Req, Res]) Allow(n int) {
-	if n < 0 {
-		panic(fmt.Sprintf("towertest: Allow(%d): n must not be negative", n))
-	}
+	option.PanicIf(n < 0, "towertest: Allow(%d): n must not be negative", n)
 	h.set(func() { h.allowed = n })
 }
 
@@ -148,9 +146,7 @@ func (h *Handle[Req, Res]) FailReady(err error) { h.set(func() { h.readyErr = er
 // the goroutine that called it, as an inner service with a bug would. v
 // must not be nil.
 func (h *Handle[Req, Res]) PanicReady(v any) {
-	if v == nil {
-		panic("towertest: PanicReady(nil)")
-	}
+	option.PanicIf(v == nil, "towertest: PanicReady(nil)")
 	h.set(func() { h.readyPanic = v })
 }
 
@@ -332,9 +328,7 @@ func (r *Request[Req, Res]) Fail(err error) { r.reply(answer[Res]{err: err}) }
 // Panic makes the call panic with v, on the goroutine that made it, as a
 // service with a bug would. v must not be nil.
 func (r *Request[Req, Res]) Panic(v any) {
-	if v == nil {
-		panic("towertest: Request.Panic(nil)")
-	}
+	option.PanicIf(v == nil, "towertest: Request.Panic(nil)")
 	r.reply(answer[Res]{panic: v})
 }
 

@@ -1,6 +1,7 @@
-// Package option applies the functional options of this module's
-// constructors, all in one way: in order, and with a panic that names the
-// constructor and the position of a nil option.
+// Package option checks the arguments of this module's constructors and
+// applies their functional options, each in one way: a bad argument is a
+// panic with a message that names the constructor, and options apply in
+// order, a nil one being a panic that says its position.
 package option
 
 import "fmt"
@@ -20,5 +21,13 @@ func Onto[O any, F ~func(*O)](fn string, o *O, opts []F) {
 			panic(fmt.Sprintf("%s: option %d is nil", fn, i))
 		}
 		opt(o)
+	}
+}
+
+// PanicIf panics with the message format and args make if bad is true: the
+// one way a constructor rejects an argument.
+func PanicIf(bad bool, format string, args ...any) {
+	if bad {
+		panic(fmt.Sprintf(format, args...))
 	}
 }

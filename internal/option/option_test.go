@@ -42,3 +42,14 @@ func ExampleApply() {
 	fmt.Println(o.a)
 	// Output: 3
 }
+
+func TestPanicIf(t *testing.T) {
+	option.PanicIf(false, "pkg.New: n %d", 0) // no panic
+	defer func() {
+		if got, want := fmt.Sprint(recover()), "pkg.New: n must be at least 1, got 0"; got != want {
+			t.Errorf("panicked with %q, want %q", got, want)
+		}
+	}()
+	option.PanicIf(true, "pkg.New: n must be at least 1, got %d", 0)
+	t.Error("PanicIf(true, ...) returned")
+}

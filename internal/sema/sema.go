@@ -6,12 +6,12 @@ package sema
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math/bits"
 	"sync"
 	"sync/atomic"
 
 	"github.com/towergo/tower/guard"
+	"github.com/towergo/tower/internal/option"
 	"github.com/towergo/tower/internal/stripe"
 	"github.com/towergo/tower/internal/waitq"
 )
@@ -74,9 +74,7 @@ type line struct {
 
 // New returns a Sema holding n units. It panics unless 0 <= n <= MaxUnits.
 func New(n int) *Sema {
-	if n < 0 || n > MaxUnits {
-		panic(fmt.Sprintf("sema.New: n must be between 0 and %d, got %d", MaxUnits, n))
-	}
+	option.PanicIf(n < 0 || n > MaxUnits, "sema.New: n must be between 0 and %d, got %d", MaxUnits, n)
 	stripes := 1
 	for stripes < maxStripes && n/(2*stripes) >= unitsPerStripe {
 		stripes *= 2
@@ -276,9 +274,7 @@ func (s *Sema) handOff() {
 // Close fails every queued waiter and every later Acquire with err, which
 // must not be nil; units held can still be released. The first err stays.
 func (s *Sema) Close(err error) {
-	if err == nil {
-		panic("sema.Close: err is nil")
-	}
+	option.PanicIf(err == nil, "sema.Close: err is nil")
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ctl.Load()&closedBit != 0 {
