@@ -49,46 +49,52 @@ func (c *Cache[K, Req, Res, S]) refillLocked(e *entry[K, Req, Res, S]) (failed *
 
 const whereDriver = "an endpoint's Ready, on a ready cache's driver"
 
-// drive waits in e's Ready. An error, a panic or a runtime.Goexit removes
-// e, or, if e has left already, a panic is logged.
+// drive waits in e's Ready, again after a Repoll. An error, a panic or a
+// runtime.Goexit removes e, or, if e has left already, a panic is logged.
 func (c *Cache[K, Req, Res, S]) drive(e *entry[K, Req, Res, S]) {
 	defer c.driverDone()
 	returned := false
 	defer func() {
 		if !returned {
 			perr := guard.Recovered(whereDriver, recover())
-			if !c.driven(e, tower.Permit[Req, Res]{}, perr) {
+			if _, in := c.driven(e, tower.Permit[Req, Res]{}, perr); !in {
 				guard.Orphan(perr)
 			}
 		}
 	}()
-	p, err := e.svc.Ready(e.ctx)
-	returned = true
-	c.driven(e, p, err)
+	for again := true; again; {
+		returned = false
+		p, err := e.svc.Ready(e.ctx)
+		returned = true
+		again, _ = c.driven(e, p, err)
+	}
 }
 
-// driven ends e's driver, whose Ready returned p or err, and reports
-// whether e was still in the cache.
-func (c *Cache[K, Req, Res, S]) driven(e *entry[K, Req, Res, S], p tower.Permit[Req, Res], err error) bool {
+// driven settles e, whose Ready on its driver returned p or err, and
+// reports whether the driver must ask again, Repoll having been called
+// meanwhile, and whether e was still in the cache.
+func (c *Cache[K, Req, Res, S]) driven(e *entry[K, Req, Res, S], p tower.Permit[Req, Res], err error) (again, in bool) {
 	c.mu.Lock()
-	e.driving = false
 	var r *removal[K, Req, Res, S]
 	var held tower.Permit[Req, Res]
-	gone := e.gone
-	if gone {
+	in = !e.gone
+	switch {
+	case !in:
 		// e left while its Ready returned: the reservation is nobody's,
 		// and its removal left telling the handler to this goroutine.
+		e.driving = false
 		r = &removal[K, Req, Res, S]{e: e, held: p, tell: true}
-	} else if err != nil {
+	case err != nil:
+		e.driving = false
 		r = c.removeLocked(e, err)
-	} else if e.repoll {
-		// Repoll was called while Ready waited: this permit may predate
-		// what made the endpoint unfit, so it goes back, and the endpoint
-		// is asked again.
+	case e.repoll:
+		// This permit may predate what made the endpoint unfit: it goes
+		// back, and the driver asks again, off the lock, as Ready may
+		// block, fail, panic or end the goroutine.
 		e.repoll = false
-		held = p
-		r = c.refillLocked(e)
-	} else {
+		held, again = p, true
+	default:
+		e.driving = false
 		e.permit = p
 		c.readyLocked(e)
 	}
@@ -97,7 +103,7 @@ func (c *Cache[K, Req, Res, S]) driven(e *entry[K, Req, Res, S], p tower.Permit[
 	if r != nil {
 		c.finishOnDriver(r)
 	}
-	return !gone
+	return again, in
 }
 
 // driverDone counts a driver out once it has done everything, its removal

@@ -2,6 +2,7 @@ package readycache_test
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -17,6 +18,7 @@ type gated struct {
 	m      *mock
 	mu     sync.Mutex
 	shut   bool
+	goexit bool // Ready ends its goroutine with runtime.Goexit
 	opened chan struct{}
 }
 
@@ -37,8 +39,11 @@ func (g *gated) setShut(shut bool) {
 
 func (g *gated) Ready(ctx context.Context) (tower.Permit[string, string], error) {
 	g.mu.Lock()
-	shut, opened := g.shut, g.opened
+	shut, opened, goexit := g.shut, g.opened, g.goexit
 	g.mu.Unlock()
+	if goexit {
+		runtime.Goexit()
+	}
 	if shut {
 		select {
 		case <-opened:
@@ -166,6 +171,35 @@ func TestRepollPending(t *testing.T) {
 		checkGatedLens(t, c, 1, 0)
 		p.Release()
 		f.check(t)
+	})
+}
+
+// Repoll of a pending endpoint whose Ready, asked again once its driver's
+// returns, ends the driver with runtime.Goexit: the endpoint is removed and
+// reported, the permit the first Ready returned is given back, and the
+// cache carries on. It used to deadlock: the driver ended holding the
+// cache's lock.
+func TestRepollPendingGoexit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, f := newGatedCache(t)
+		g, h := newGated(0)
+		c.Push(0, g)
+		checkGatedLens(t, c, 0, 1)
+		if !c.Repoll(0) {
+			t.Fatal("got Repoll(0) = false, want true")
+		}
+		g.mu.Lock()
+		g.goexit = true // for the next Ready: the driver's is in the mock's
+		g.mu.Unlock()
+		h.Allow(1)
+		checkGatedLens(t, c, 0, 0)
+		f.check(t, "0: tower: panic in an endpoint's Ready, on a ready cache's driver: runtime.Goexit was called")
+		if c.Contains(0) {
+			t.Error("the failed endpoint is still in the cache")
+		}
+		if got := h.Outstanding(); got != 0 {
+			t.Errorf("got %d permits outstanding, want 0", got)
+		}
 	})
 }
 
