@@ -2,12 +2,14 @@ package adaptive
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/guard"
+	"github.com/towergo/tower/internal/waitq"
 	"github.com/towergo/tower/metrics"
 )
 
@@ -59,10 +61,10 @@ type gate struct {
 	dropped func(error) bool
 	typical atomic.Int64 // ns, the dependency's latency in the last window that timed a call
 
-	mu         sync.Mutex           // guards what follows
-	q          [numClasses]waitList // each class's waiters
-	bounded    [numClasses]waitList // those of them with a deadline, whom the wait bound applies to
-	skips      [numClasses]int      // permits handed to higher classes while this one waited; 0 while it has none waiting
+	mu         sync.Mutex                    // guards what follows
+	q          [numClasses]waitq.Queue       // each class's waiters
+	bounded    [numClasses]waitq.SecondQueue // those of them with a deadline, whom the wait bound applies to
+	skips      [numClasses]int               // permits handed to higher classes while this one waited; 0 while it has none waiting
 	waiting    int
 	maxWaiting int
 	toDeadline bool          // WithWaitToDeadline: no wait bound, oldest first
@@ -114,10 +116,11 @@ func (g *gate) acquire(ctx context.Context, c int) (granted bool, seq uint64, er
 	if g.waiting == 0 {
 		g.busySince = t
 	}
-	w := &waiter{ready: make(chan struct{}), since: t}
-	g.q[c].push(w, allLink)
+	w := waitq.New()
+	w.Since = t
+	g.q[c].Push(w)
 	if _, ok := ctx.Deadline(); ok && !g.toDeadline {
-		g.bounded[c].push(w, boundedLink)
+		g.bounded[c].Push(w)
 	}
 	g.waiting++
 	g.state.Or(waitBit)
@@ -128,10 +131,10 @@ func (g *gate) acquire(ctx context.Context, c int) (granted bool, seq uint64, er
 
 // wait waits for w's grant or refusal, or withdraws w when ctx ends. If
 // the sink panics, w leaves the queue or gives back its permit.
-func (g *gate) wait(ctx context.Context, c int, w *waiter) (granted bool, seq uint64, err error) {
+func (g *gate) wait(ctx context.Context, c int, w *waitq.Waiter) (granted bool, seq uint64, err error) {
 	if g.sink != nil {
 		guard.Undo(func() { g.sink.Add(metrics.Waiting, 1) }, func() {
-			if !g.leave(c, w) && !w.refused {
+			if !g.leave(c, w) && w.Err == nil {
 				g.release()
 			}
 		})
@@ -142,8 +145,8 @@ func (g *gate) wait(ctx context.Context, c int, w *waiter) (granted bool, seq ui
 		})
 	}
 	select {
-	case <-w.ready:
-		if w.refused {
+	case <-w.Ready:
+		if w.Err != nil {
 			return false, 0, nil
 		}
 		if d, ok := ctx.Deadline(); ok && time.Until(d) < time.Duration(g.typical.Load()) {
@@ -152,19 +155,19 @@ func (g *gate) wait(ctx context.Context, c int, w *waiter) (granted bool, seq ui
 			g.release()
 			return false, 0, nil
 		}
-		return true, w.seq, nil
+		return true, w.Value, nil
 	case <-ctx.Done():
 		// A waiter granted a permit as its ctx ended keeps it.
-		if g.leave(c, w) || w.refused {
+		if g.leave(c, w) || w.Err != nil {
 			return false, 0, ctx.Err()
 		}
-		return true, w.seq, nil
+		return true, w.Value, nil
 	}
 }
 
 // leave takes w out of class c's queues, and reports whether it was still
 // in them.
-func (g *gate) leave(c int, w *waiter) bool {
+func (g *gate) leave(c int, w *waitq.Waiter) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if !g.dequeueLocked(c, w) {
@@ -176,23 +179,30 @@ func (g *gate) leave(c int, w *waiter) bool {
 
 // dequeueLocked takes w out of class c's queues, and reports whether it
 // was in them.
-func (g *gate) dequeueLocked(c int, w *waiter) bool {
-	if !g.q[c].remove(w, allLink) {
+func (g *gate) dequeueLocked(c int, w *waitq.Waiter) bool {
+	if !g.q[c].Remove(w) {
 		return false
 	}
-	g.bounded[c].remove(w, boundedLink)
+	g.bounded[c].Remove(w)
 	g.waiting--
-	if g.q[c].n == 0 {
+	if g.q[c].Len() == 0 {
 		g.skips[c] = 0 // a turn earned by waiters now gone is not the next one's
 	}
 	return true
 }
 
-// wakeLocked takes w out of class c's queues and wakes it.
-func (g *gate) wakeLocked(c int, w *waiter, seq uint64, refused bool) {
+// errRefused is a refused waiter's Err: it is shed.
+var errRefused = errors.New("adaptive: refused a permit")
+
+// wakeLocked takes w out of class c's queues and wakes it with the permit
+// numbered seq, or refused.
+func (g *gate) wakeLocked(c int, w *waitq.Waiter, seq uint64, refused bool) {
 	g.dequeueLocked(c, w)
-	w.seq, w.refused = seq, refused
-	close(w.ready)
+	var err error
+	if refused {
+		err = errRefused
+	}
+	w.Wake(seq, err)
 }
 
 // expireLocked refuses the waiters past the wait bound, and reports
@@ -210,12 +220,12 @@ func (g *gate) expireLocked() (standing bool, next time.Duration) {
 		bound = standingBound * typical
 	}
 	for c := range g.bounded {
-		w := g.bounded[c].head
-		for ; w != nil && t-w.since > bound; w = g.bounded[c].head {
+		w := g.bounded[c].Front()
+		for ; w != nil && t-w.Since > bound; w = g.bounded[c].Front() {
 			g.wakeLocked(c, w, 0, true)
 		}
 		if w != nil {
-			if d := w.since + bound - t + 1; next == 0 || d < next {
+			if d := w.Since + bound - t + 1; next == 0 || d < next {
 				next = d
 			}
 		}
@@ -227,7 +237,7 @@ func (g *gate) expireLocked() (standing bool, next time.Duration) {
 // first: one of its class or above, or of a lower class whose turn came.
 func (g *gate) admitLocked(c int) (seq uint64, ok bool) {
 	for d := range numClasses {
-		if g.q[d].n > 0 && (d >= c || g.skips[d] >= overtakes) {
+		if g.q[d].Len() > 0 && (d >= c || g.skips[d] >= overtakes) {
 			return 0, false
 		}
 	}
@@ -242,7 +252,7 @@ func (g *gate) admitLocked(c int) (seq uint64, ok bool) {
 func (g *gate) overtook(c int) bool {
 	due := false
 	for d := range c {
-		if g.q[d].n > 0 {
+		if g.q[d].Len() > 0 {
 			g.skips[d]++
 			due = due || g.skips[d] >= overtakes
 		}
@@ -263,9 +273,9 @@ func (g *gate) dispatchLocked() {
 		if c < 0 {
 			break
 		}
-		w := g.q[c].head
-		if standing && w.links[boundedLink].queued {
-			w = g.bounded[c].tail
+		w := g.q[c].Front()
+		if standing && g.bounded[c].Has(w) {
+			w = g.bounded[c].Back()
 		}
 		g.wakeLocked(c, w, seq, false)
 		g.skips[c] = 0
@@ -302,7 +312,7 @@ func (g *gate) pickLocked() (int, uint64) {
 		}
 	}
 	for c := numClasses - 1; c >= 0; c-- {
-		if g.q[c].n > 0 {
+		if g.q[c].Len() > 0 {
 			if seq, ok := g.take(c, false); ok {
 				return c, seq
 			}

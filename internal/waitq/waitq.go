@@ -1,15 +1,25 @@
-// Package waitq is the FIFO queue of parked goroutines behind the limits
-// and the Buffer: an intrusive doubly linked list, so that a waiter whose
-// context ends leaves from the middle in O(1). A waiter parks on a
-// channel, so that under testing/synctest it is durably blocked.
+// Package waitq is the FIFO queue of parked goroutines behind the limits,
+// the adaptive gate and the Buffer: an intrusive doubly linked list, so
+// that a waiter whose context ends leaves from the middle in O(1). A
+// waiter parks on a channel, so that under testing/synctest it is durably
+// blocked.
 package waitq
 
-// A Waiter is one parked goroutine.
+import "time"
+
+// A Waiter is one parked goroutine. It has two links, so that it can be in
+// two queues at once: one of all its owner's waiters, and one of those a
+// rule applies to (the adaptive gate's waiters with a deadline).
 type Waiter struct {
 	Ready chan struct{} // sent on by Wake, after it sets Err and Value
 	Err   error         // if set, why the waiter was woken without a grant
 	Value uint64        // what the waiter was granted, if the owner says
+	Since time.Duration // when it began to wait, if the owner says
 
+	links [2]link
+}
+
+type link struct {
 	prev, next *Waiter
 	queued     bool
 }
@@ -21,24 +31,58 @@ func New() *Waiter { return &Waiter{Ready: make(chan struct{}, 1)} }
 // Woken reports whether w has been woken and Ready not yet received from.
 func (w *Waiter) Woken() bool { return len(w.Ready) > 0 }
 
-// A Queue is a FIFO of waiters. The zero Queue is empty. Its owner guards
-// it with a mutex.
-type Queue struct {
+// Wake sets w's Value and Err and wakes it. w must be out of every queue.
+func (w *Waiter) Wake(value uint64, err error) {
+	w.Value, w.Err = value, err
+	w.Ready <- struct{}{}
+}
+
+// A Queue is a FIFO of waiters, linked through their first link. The zero
+// Queue is empty. Its owner guards it with a mutex.
+type Queue struct{ list }
+
+// A SecondQueue is a Queue linked through its waiters' second link, so
+// that they can be in a Queue too.
+type SecondQueue struct{ list }
+
+// Push queues w at the back.
+func (q *Queue) Push(w *Waiter) { q.push(w, 0) }
+
+// Remove takes w out of the queue, wherever it is, and reports whether it
+// was queued.
+func (q *Queue) Remove(w *Waiter) bool { return q.remove(w, 0) }
+
+// Push queues w at the back.
+func (q *SecondQueue) Push(w *Waiter) { q.push(w, 1) }
+
+// Remove takes w out of the queue, wherever it is, and reports whether it
+// was queued.
+func (q *SecondQueue) Remove(w *Waiter) bool { return q.remove(w, 1) }
+
+// Has reports whether w is in a SecondQueue: in q, if q is the only one
+// that w joins.
+func (q *SecondQueue) Has(w *Waiter) bool { return w.links[1].queued }
+
+// list is a FIFO of waiters; push and remove take k, which of a waiter's
+// links it uses.
+type list struct {
 	head, tail *Waiter
 	n          int
 }
 
 // Len returns the number of waiters queued.
-func (q *Queue) Len() int { return q.n }
+func (q *list) Len() int { return q.n }
 
 // Front returns the oldest waiter, or nil.
-func (q *Queue) Front() *Waiter { return q.head }
+func (q *list) Front() *Waiter { return q.head }
 
-// Push queues w at the back.
-func (q *Queue) Push(w *Waiter) {
-	w.prev, w.next, w.queued = q.tail, nil, true
+// Back returns the newest waiter, or nil.
+func (q *list) Back() *Waiter { return q.tail }
+
+func (q *list) push(w *Waiter, k int) {
+	w.links[k] = link{prev: q.tail, queued: true}
 	if q.tail != nil {
-		q.tail.next = w
+		q.tail.links[k].next = w
 	} else {
 		q.head = w
 	}
@@ -46,23 +90,22 @@ func (q *Queue) Push(w *Waiter) {
 	q.n++
 }
 
-// Remove takes w out of the queue, wherever it is, and reports whether it
-// was queued.
-func (q *Queue) Remove(w *Waiter) bool {
-	if !w.queued {
+func (q *list) remove(w *Waiter, k int) bool {
+	l := &w.links[k]
+	if !l.queued {
 		return false
 	}
-	if w.prev != nil {
-		w.prev.next = w.next
+	if l.prev != nil {
+		l.prev.links[k].next = l.next
 	} else {
-		q.head = w.next
+		q.head = l.next
 	}
-	if w.next != nil {
-		w.next.prev = w.prev
+	if l.next != nil {
+		l.next.links[k].prev = l.prev
 	} else {
-		q.tail = w.prev
+		q.tail = l.prev
 	}
-	w.prev, w.next, w.queued = nil, nil, false
+	*l = link{}
 	q.n--
 	return true
 }
@@ -75,7 +118,6 @@ func (q *Queue) Wake(value uint64, err error) bool {
 		return false
 	}
 	q.Remove(w)
-	w.Value, w.Err = value, err
-	w.Ready <- struct{}{}
+	w.Wake(value, err)
 	return true
 }

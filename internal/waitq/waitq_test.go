@@ -8,15 +8,18 @@ import (
 
 // order returns the waiters of q from front to back, checking the links
 // both ways and the count on the way.
-func order(t *testing.T, q *Queue) []*Waiter {
+func order(t *testing.T, q *Queue) []*Waiter { return orderOf(t, &q.list, 0) }
+
+// orderOf is order for a queue through link k.
+func orderOf(t *testing.T, q *list, k int) []*Waiter {
 	t.Helper()
 	var fwd []*Waiter
 	var last *Waiter
-	for w := q.head; w != nil; w = w.next {
-		if w.prev != last {
+	for w := q.head; w != nil; w = w.links[k].next {
+		if w.links[k].prev != last {
 			t.Fatalf("waiter %d: prev link broken", len(fwd))
 		}
-		if !w.queued {
+		if !w.links[k].queued {
 			t.Fatalf("waiter %d is linked but not marked queued", len(fwd))
 		}
 		fwd = append(fwd, w)
@@ -80,7 +83,7 @@ func TestRemove(t *testing.T) {
 				if !q.Remove(ws[i]) {
 					t.Fatalf("Remove(waiter %d): got false, want true", i)
 				}
-				if ws[i].queued || ws[i].prev != nil || ws[i].next != nil {
+				if ws[i].links[0] != (link{}) {
 					t.Fatalf("waiter %d still linked after Remove", i)
 				}
 			}
@@ -161,5 +164,29 @@ func TestPushAfterEmptying(t *testing.T) {
 	}
 	if q.Front() != w {
 		t.Fatal("Front is not the only waiter")
+	}
+}
+
+// A waiter in a Queue and a SecondQueue at once leaves each on its own link:
+// the gate's queue of all its waiters and that of those with a deadline.
+func TestTwoQueues(t *testing.T) {
+	var all Queue
+	var some SecondQueue
+	ws := push(&all, 4)
+	some.Push(ws[3])
+	some.Push(ws[1])
+	if some.Front() != ws[3] || some.Back() != ws[1] || !some.Has(ws[1]) || some.Has(ws[0]) {
+		t.Fatal("the second queue does not hold 3 then 1")
+	}
+	all.Remove(ws[1])
+	if got := orderOf(t, &some.list, 1); !slices.Equal(got, []*Waiter{ws[3], ws[1]}) {
+		t.Fatal("Remove from the first queue changed the second")
+	}
+	some.Remove(ws[3])
+	if got := order(t, &all); !slices.Equal(got, []*Waiter{ws[0], ws[2], ws[3]}) {
+		t.Fatal("Remove from the second queue changed the first")
+	}
+	if all.Back() != ws[3] || some.Front() != ws[1] || some.Len() != 1 {
+		t.Fatal("got the wrong ends after the removals")
 	}
 }
