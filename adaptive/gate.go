@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/towergo/tower"
-	"github.com/towergo/tower/guard"
 	"github.com/towergo/tower/internal/waitq"
 	"github.com/towergo/tower/metrics"
 )
@@ -129,41 +128,26 @@ func (g *gate) acquire(ctx context.Context, c int) (granted bool, seq uint64, er
 	return g.wait(ctx, c, w)
 }
 
-// wait waits for w's grant or refusal, or withdraws w when ctx ends. If
-// the sink panics, w leaves the queue or gives back its permit.
+// wait waits for w's grant or refusal, or withdraws w when ctx ends, as
+// waitq.Wait does.
 func (g *gate) wait(ctx context.Context, c int, w *waitq.Waiter) (granted bool, seq uint64, err error) {
-	if g.sink != nil {
-		guard.Undo(func() { g.sink.Add(metrics.Waiting, 1) }, func() {
-			if !g.leave(c, w) && w.Err == nil {
-				g.release()
-			}
-		})
-		defer guard.Undo(func() { g.sink.Add(metrics.Waiting, -1) }, func() {
-			if granted {
-				g.release()
-			}
-		})
+	seq, err = waitq.Wait(ctx, w, g.sink, func(w *waitq.Waiter) bool { return g.leave(c, w) }, g.giveBack)
+	switch {
+	case err == errRefused:
+		return false, 0, nil
+	case err != nil:
+		return false, 0, err
 	}
-	select {
-	case <-w.Ready:
-		if w.Err != nil {
-			return false, 0, nil
-		}
-		if d, ok := ctx.Deadline(); ok && time.Until(d) < time.Duration(g.typical.Load()) {
-			// It would likely miss its deadline, holding a permit that a
-			// waiter behind could use.
-			g.release()
-			return false, 0, nil
-		}
-		return true, w.Value, nil
-	case <-ctx.Done():
-		// A waiter granted a permit as its ctx ended keeps it.
-		if g.leave(c, w) || w.Err != nil {
-			return false, 0, ctx.Err()
-		}
-		return true, w.Value, nil
+	if d, ok := ctx.Deadline(); ok && time.Until(d) < time.Duration(g.typical.Load()) {
+		// It would likely miss its deadline, holding a permit that a
+		// waiter behind could use.
+		g.release()
+		return false, 0, nil
 	}
+	return true, seq, nil
 }
+
+func (g *gate) giveBack(uint64) { g.release() }
 
 // leave takes w out of class c's queues, and reports whether it was still
 // in them.

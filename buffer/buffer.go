@@ -92,7 +92,7 @@ func validateBound(fn string, bound int) {
 // returns ErrClosed after Close, or the *ServiceError after the inner
 // service failed.
 func (b *Buffer[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
-	if err := b.acquireSlot(ctx); err != nil {
+	if err := b.slots.AcquireWatched(ctx, b.sink); err != nil {
 		return tower.Permit[Req, Res]{}, err
 	}
 	p, _ := b.pool.Get().(*permit[Req, Res])
@@ -223,16 +223,3 @@ func (b *Buffer[Req, Res]) shutErr() error {
 	defer b.mu.Unlock()
 	return b.err
 }
-
-func (b *Buffer[Req, Res]) acquireSlot(ctx context.Context) error {
-	if b.sink == nil {
-		return b.slots.Acquire(ctx)
-	}
-	return b.slots.AcquireWatched(ctx, (*slotWaiters[Req, Res])(b))
-}
-
-// slotWaiters is the Buffer as the sema.Watcher of its sink, kept off its
-// method set.
-type slotWaiters[Req, Res any] Buffer[Req, Res]
-
-func (w *slotWaiters[Req, Res]) Waiting(delta int64) { w.sink.Add(metrics.Waiting, delta) }

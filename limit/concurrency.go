@@ -113,7 +113,7 @@ func (c *Concurrency[Req, Res]) Semaphore() *Semaphore { return c.sem }
 func (c *Concurrency[Req, Res]) Ready(ctx context.Context) (tower.Permit[Req, Res], error) {
 	slot, ok := c.sem.s.TryAcquireSlot()
 	if !ok {
-		if err := c.acquire(ctx); err != nil {
+		if err := c.sem.s.AcquireWatched(ctx, c.sink); err != nil {
 			return tower.Permit[Req, Res]{}, err
 		}
 	}
@@ -155,20 +155,6 @@ func (c *Concurrency[Req, Res]) newRecord(slot int) *record[Req, Res] {
 	c.slots[slot] = rec
 	return rec
 }
-
-// acquire waits in line for a permit, which comes without a slot.
-func (c *Concurrency[Req, Res]) acquire(ctx context.Context) error {
-	if c.sink == nil {
-		return c.sem.s.Acquire(ctx)
-	}
-	return c.sem.s.AcquireWatched(ctx, (*waiters[Req, Res])(c))
-}
-
-// waiters is the limit as the sema.Watcher of its sink, kept off its
-// method set.
-type waiters[Req, Res any] Concurrency[Req, Res]
-
-func (w *waiters[Req, Res]) Waiting(delta int64) { w.sink.Add(metrics.Waiting, delta) }
 
 // release gives a permit back. InFlight drops first, so that it never
 // shows more than the limit.

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"time"
 
 	"github.com/towergo/tower/internal/sema"
+	"github.com/towergo/tower/metrics"
 )
 
 // A unit given back goes to the oldest waiter; with none, it is free again.
@@ -26,13 +28,14 @@ func Example() {
 	// context canceled
 }
 
-// printer is a Watcher that prints what it hears.
+// printer is a sink that prints what it hears.
 type printer struct{}
 
-func (printer) Waiting(delta int64) { fmt.Printf("waiting %+d\n", delta) }
+func (printer) Add(k metrics.Kind, delta int64)        { fmt.Printf("%v %+d\n", k, delta) }
+func (printer) Observe(time.Duration, metrics.Outcome) {}
 
-// A Watcher hears of a caller only while it waits in line: not of one that
-// finds a unit free.
+// A sink hears of a caller as Waiting only while it waits in line: not of
+// one that finds a unit free.
 func ExampleSema_AcquireWatched() {
 	s := sema.New(1)
 	ctx := context.Background()
@@ -45,7 +48,7 @@ func ExampleSema_AcquireWatched() {
 	s.Release()
 	fmt.Println(<-done)
 	// Output:
-	// waiting +1
-	// waiting -1
+	// Waiting +1
+	// Waiting -1
 	// <nil>
 }

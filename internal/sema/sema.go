@@ -5,15 +5,14 @@ package sema
 
 import (
 	"context"
-	"errors"
 	"math/bits"
 	"sync"
 	"sync/atomic"
 
-	"github.com/towergo/tower/guard"
 	"github.com/towergo/tower/internal/option"
 	"github.com/towergo/tower/internal/stripe"
 	"github.com/towergo/tower/internal/waitq"
+	"github.com/towergo/tower/metrics"
 )
 
 // A goroutine takes from and gives back to the stripe s.hint picks, and
@@ -139,51 +138,21 @@ func (s *Sema) TryAcquireSlot() (slot int, ok bool) {
 // ctx ends first, and the Close error if the Sema is closed.
 func (s *Sema) Acquire(ctx context.Context) error { return s.AcquireWatched(ctx, nil) }
 
-// A Watcher hears of the callers that wait in line for a unit: +1 when
-// one queues, -1 when it leaves the queue.
-type Watcher interface {
-	Waiting(delta int64)
-}
-
-// AcquireWatched is Acquire that tells w, unless it is nil, while the
-// caller waits in line, without the lock.
-func (s *Sema) AcquireWatched(ctx context.Context, w Watcher) error {
+// AcquireWatched is Acquire that tells sink, unless it is nil, Waiting +1
+// and -1 while the caller waits in line, without the lock (waitq.Wait).
+func (s *Sema) AcquireWatched(ctx context.Context, sink metrics.Sink) error {
 	if s.TryAcquire() {
 		return nil
 	}
-	wt, err := s.enqueue(ctx)
-	if wt == nil {
+	w, err := s.enqueue(ctx)
+	if w == nil {
 		return err
 	}
-	if w == nil {
-		return s.wait(ctx, wt)
-	}
-	// A panic in w goes on up to the caller, who then holds nothing: wt
-	// leaves the queue, or the unit it was granted goes back, first.
-	guard.Undo(func() { w.Waiting(1) }, func() {
-		if s.cancel(wt, errWithdrawn) == nil {
-			s.Release()
-		}
-	})
-	err = s.wait(ctx, wt)
-	guard.Undo(func() { w.Waiting(-1) }, func() {
-		if err == nil {
-			s.Release()
-		}
-	})
+	_, err = waitq.Wait(ctx, w, sink, s.withdraw, s.giveBack)
 	return err
 }
 
-func (s *Sema) wait(ctx context.Context, w *waitq.Waiter) error {
-	select {
-	case <-w.Ready:
-		return w.Err
-	case <-ctx.Done():
-		return s.cancel(w, ctx.Err())
-	}
-}
-
-var errWithdrawn = errors.New("sema: waiter withdrawn")
+func (s *Sema) giveBack(uint64) { s.Release() }
 
 // enqueue takes a unit under the lock if nobody is ahead and one is free,
 // or queues a waiter; a nil waiter if the outcome is known.
@@ -209,16 +178,16 @@ func (s *Sema) enqueue(ctx context.Context) (*waitq.Waiter, error) {
 	return w, nil
 }
 
-// cancel withdraws w after its ctx ended, unless it was woken: then its
-// outcome stands.
-func (s *Sema) cancel(w *waitq.Waiter, ctxErr error) error {
+// withdraw takes w out of the queue, and reports whether it was there:
+// false if it was woken.
+func (s *Sema) withdraw(w *waitq.Waiter) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.q.Remove(w) {
-		return w.Err
+		return false
 	}
 	s.ctl.Add(^uint64(0))
-	return ctxErr
+	return true
 }
 
 // Release gives a unit back, to the oldest waiter if there is one. It panics

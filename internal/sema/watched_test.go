@@ -7,17 +7,25 @@ import (
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
+
+	"github.com/towergo/tower/metrics"
 )
 
 // goAcquireWatched is goAcquire for AcquireWatched.
-func goAcquireWatched(ctx context.Context, s *Sema, w Watcher) *acquirer {
+func goAcquireWatched(ctx context.Context, s *Sema, w metrics.Sink) *acquirer {
 	return startAcquire(func() error { return s.AcquireWatched(ctx, w) })
 }
 
-// counter is a Watcher that keeps the number waiting.
+// counter is a sink that keeps the number waiting.
 type counter struct{ n atomic.Int64 }
 
-func (c *counter) Waiting(delta int64) { c.n.Add(delta) }
+func (c *counter) Add(k metrics.Kind, delta int64) {
+	if k == metrics.Waiting {
+		c.n.Add(delta)
+	}
+}
+func (c *counter) Observe(time.Duration, metrics.Outcome) {}
 
 // AcquireWatched counts a caller in Waiting from the moment it queues
 // until it leaves the queue, granted, cancelled or closed out; a caller
@@ -68,14 +76,15 @@ func TestAcquireWatched(t *testing.T) {
 	})
 }
 
-// panickyWatcher panics on the delta it is told to.
+// panickyWatcher is a sink that panics on the Waiting delta it is told to.
 type panickyWatcher struct{ on int64 }
 
-func (p panickyWatcher) Waiting(delta int64) {
-	if delta == p.on {
+func (p panickyWatcher) Add(k metrics.Kind, delta int64) {
+	if k == metrics.Waiting && delta == p.on {
 		panic("watcher")
 	}
 }
+func (panickyWatcher) Observe(time.Duration, metrics.Outcome) {}
 
 // A watcher that panics while a caller waits sends the panic up to that
 // caller with nothing kept: the caller leaves the queue, and a unit it was

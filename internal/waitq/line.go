@@ -43,20 +43,28 @@ func (l *Line) Serve(v uint64) bool {
 }
 
 // Wait waits, without l's lock, until w is served, and returns its unit,
-// or takes w out of the line when ctx ends and returns ctx.Err(). A unit
-// served as ctx ended is kept. A sink, if not nil, is told Waiting +1 and
-// -1 around the wait; if it panics, w leaves the line, or its unit goes to
-// giveBack, before the panic goes on up.
+// as the package's Wait does.
 func (l *Line) Wait(ctx context.Context, w *Waiter, sink metrics.Sink, giveBack func(uint64)) (uint64, error) {
+	return Wait(ctx, w, sink, l.withdraw, giveBack)
+}
+
+// Wait waits for w to be woken and returns its Value and Err: a grant if
+// Err is nil. If ctx ends first, it withdraws w and returns ctx.Err(); an
+// outcome that came as ctx ended stands. withdraw takes w out of its
+// owner's queues, under the owner's lock, and reports whether it was still
+// in them. A sink, if not nil, is told Waiting +1 and -1 around the wait;
+// if it panics, w is withdrawn, or what it was granted goes to giveBack,
+// before the panic goes on up: the caller then holds nothing.
+func Wait(ctx context.Context, w *Waiter, sink metrics.Sink, withdraw func(*Waiter) bool, giveBack func(uint64)) (uint64, error) {
 	if sink == nil {
-		return l.wait(ctx, w)
+		return wait(ctx, w, withdraw)
 	}
 	guard.Undo(func() { sink.Add(metrics.Waiting, 1) }, func() {
-		if !l.withdraw(w) {
+		if !withdraw(w) && w.Err == nil {
 			giveBack(w.Value)
 		}
 	})
-	v, err := l.wait(ctx, w)
+	v, err := wait(ctx, w, withdraw)
 	guard.Undo(func() { sink.Add(metrics.Waiting, -1) }, func() {
 		if err == nil {
 			giveBack(v)
@@ -65,16 +73,15 @@ func (l *Line) Wait(ctx context.Context, w *Waiter, sink metrics.Sink, giveBack 
 	return v, err
 }
 
-func (l *Line) wait(ctx context.Context, w *Waiter) (uint64, error) {
+func wait(ctx context.Context, w *Waiter, withdraw func(*Waiter) bool) (uint64, error) {
 	select {
 	case <-w.Ready:
-		return w.Value, nil
 	case <-ctx.Done():
+		if withdraw(w) {
+			return 0, ctx.Err()
+		}
 	}
-	if !l.withdraw(w) {
-		return w.Value, nil
-	}
-	return 0, ctx.Err()
+	return w.Value, w.Err
 }
 
 // withdraw takes w out of the line, or reports false if it was served.

@@ -16,12 +16,11 @@ type Waiter struct {
 	Value uint64        // what the waiter was granted, if the owner says
 	Since time.Duration // when it began to wait, if the owner says
 
-	links [2]link
-}
-
-type link struct {
-	prev, next *Waiter
-	queued     bool
+	// Link k: the waiters before and after it in its queue on link k, and
+	// whether it is in one. Arrays, not a struct per link, so that a
+	// Waiter fits in 80 bytes.
+	prev, next [2]*Waiter
+	queued     [2]bool
 }
 
 // New returns a waiter ready to be pushed. Once its owner has received
@@ -61,7 +60,7 @@ func (q *SecondQueue) Remove(w *Waiter) bool { return q.remove(w, 1) }
 
 // Has reports whether w is in a SecondQueue: in q, if q is the only one
 // that w joins.
-func (q *SecondQueue) Has(w *Waiter) bool { return w.links[1].queued }
+func (q *SecondQueue) Has(w *Waiter) bool { return w.queued[1] }
 
 // list is a FIFO of waiters; push and remove take k, which of a waiter's
 // links it uses.
@@ -80,9 +79,9 @@ func (q *list) Front() *Waiter { return q.head }
 func (q *list) Back() *Waiter { return q.tail }
 
 func (q *list) push(w *Waiter, k int) {
-	w.links[k] = link{prev: q.tail, queued: true}
+	w.prev[k], w.next[k], w.queued[k] = q.tail, nil, true
 	if q.tail != nil {
-		q.tail.links[k].next = w
+		q.tail.next[k] = w
 	} else {
 		q.head = w
 	}
@@ -91,21 +90,21 @@ func (q *list) push(w *Waiter, k int) {
 }
 
 func (q *list) remove(w *Waiter, k int) bool {
-	l := &w.links[k]
-	if !l.queued {
+	if !w.queued[k] {
 		return false
 	}
-	if l.prev != nil {
-		l.prev.links[k].next = l.next
+	prev, next := w.prev[k], w.next[k]
+	if prev != nil {
+		prev.next[k] = next
 	} else {
-		q.head = l.next
+		q.head = next
 	}
-	if l.next != nil {
-		l.next.links[k].prev = l.prev
+	if next != nil {
+		next.prev[k] = prev
 	} else {
-		q.tail = l.prev
+		q.tail = prev
 	}
-	*l = link{}
+	w.prev[k], w.next[k], w.queued[k] = nil, nil, false
 	q.n--
 	return true
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"unsafe"
 )
 
 // order returns the waiters of q from front to back, checking the links
@@ -15,11 +16,11 @@ func orderOf(t *testing.T, q *list, k int) []*Waiter {
 	t.Helper()
 	var fwd []*Waiter
 	var last *Waiter
-	for w := q.head; w != nil; w = w.links[k].next {
-		if w.links[k].prev != last {
+	for w := q.head; w != nil; w = w.next[k] {
+		if w.prev[k] != last {
 			t.Fatalf("waiter %d: prev link broken", len(fwd))
 		}
-		if !w.links[k].queued {
+		if !w.queued[k] {
 			t.Fatalf("waiter %d is linked but not marked queued", len(fwd))
 		}
 		fwd = append(fwd, w)
@@ -83,7 +84,7 @@ func TestRemove(t *testing.T) {
 				if !q.Remove(ws[i]) {
 					t.Fatalf("Remove(waiter %d): got false, want true", i)
 				}
-				if ws[i].links[0] != (link{}) {
+				if ws[i].queued[0] || ws[i].prev[0] != nil || ws[i].next[0] != nil {
 					t.Fatalf("waiter %d still linked after Remove", i)
 				}
 			}
@@ -188,5 +189,13 @@ func TestTwoQueues(t *testing.T) {
 	}
 	if all.Back() != ws[3] || some.Front() != ws[1] || some.Len() != 1 {
 		t.Fatal("got the wrong ends after the removals")
+	}
+}
+
+// A Waiter stays in the 80-byte size class: the memory a parked caller
+// holds (limit's TestConcurrencyWaiterMemory).
+func TestWaiterSize(t *testing.T) {
+	if n := unsafe.Sizeof(Waiter{}); n > 80 {
+		t.Errorf("a Waiter is %d bytes, want at most 80", n)
 	}
 }
