@@ -158,7 +158,7 @@ func (c *Cache[K, Req, Res, S]) push(key K, svc S) (old, failed *removal[K, Req,
 	e.ctx, e.cancel = context.WithCancel(c.root)
 	c.entries[key] = e
 	c.notifyLocked()
-	return old, c.refillLocked(e)
+	return old, c.refillLocked(e, tower.Permit[Req, Res]{})
 }
 
 // Evict removes the endpoint under key, releasing the reservation it held

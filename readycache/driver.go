@@ -11,19 +11,28 @@ import (
 func (c *Cache[K, Req, Res, S]) takeLocked(e *entry[K, Req, Res, S]) (tower.Permit[Req, Res], *removal[K, Req, Res, S]) {
 	p := e.permit
 	e.permit = tower.Permit[Req, Res]{}
-	return p, c.refillLocked(e)
+	return p, c.refillLocked(e, p)
 }
 
 const whereRefill = "an endpoint's Ready, asked by a ready cache on its caller's goroutine"
 
 // refillLocked asks e, which holds no permit, whether it is ready now: if
 // not, a driver waits for it. A ready e keeps its place in the ready set.
-// A Ready that fails or panics removes e. c.mu must be held.
-func (c *Cache[K, Req, Res, S]) refillLocked(e *entry[K, Req, Res, S]) (failed *removal[K, Req, Res, S]) {
+// A Ready that fails or panics removes e. One that calls runtime.Goexit
+// removes it too, and ends the caller's goroutine: a goroutine of the
+// cache's then releases held, the permit the caller had in hand, and tells
+// the handlers. c.mu must be held.
+func (c *Cache[K, Req, Res, S]) refillLocked(e *entry[K, Req, Res, S], held tower.Permit[Req, Res]) (failed *removal[K, Req, Res, S]) {
 	asked := false
 	defer func() {
-		if !asked {
-			failed = c.removeLocked(e, guard.Recovered(whereRefill, recover()))
+		if asked {
+			return
+		}
+		v := recover()
+		failed = c.removeLocked(e, guard.Recovered(whereRefill, v))
+		if v == nil { // runtime.Goexit: nobody returns to finish
+			c.drivers++
+			go c.finishOrphaned(failed, held)
 		}
 	}()
 	p, ok, err := tower.ReadyNow[Req, Res](e.svc)
@@ -104,6 +113,16 @@ func (c *Cache[K, Req, Res, S]) driven(e *entry[K, Req, Res, S], p tower.Permit[
 		c.finishOnDriver(r)
 	}
 	return again, in
+}
+
+// finishOrphaned finishes r, if not nil, and releases held, for a caller
+// whose goroutine ended in an endpoint's Ready; it counts as a driver.
+func (c *Cache[K, Req, Res, S]) finishOrphaned(r *removal[K, Req, Res, S], held tower.Permit[Req, Res]) {
+	defer c.driverDone()
+	guard.Orphan(guard.Call(whereRelease, held.Release))
+	if r != nil {
+		c.finishOnDriver(r)
+	}
 }
 
 // driverDone counts a driver out once it has done everything, its removal
@@ -198,5 +217,5 @@ func (c *Cache[K, Req, Res, S]) repoll(key K) (held tower.Permit[Req, Res], fail
 	held = e.permit
 	e.permit = tower.Permit[Req, Res]{}
 	c.unreadyLocked(e)
-	return held, c.refillLocked(e), true
+	return held, c.refillLocked(e, held), true
 }

@@ -117,6 +117,40 @@ func TestReadyGoexitOnDriver(t *testing.T) {
 	})
 }
 
+// alwaysGoexit ends the goroutine of whoever asks it for readiness.
+type alwaysGoexit struct{}
+
+func (alwaysGoexit) Ready(context.Context) (tower.Permit[string, string], error) {
+	runtime.Goexit()
+	panic("unreachable")
+}
+
+// A Ready that calls runtime.Goexit as Push asks it, on Push's goroutine,
+// ends that goroutine; the cache's own goroutine tells the handlers.
+func TestReadyGoexitOnPush(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var got []string
+		c := readycache.New[int, string, string, alwaysGoexit](
+			readycache.WithFailureHandler(func(f *readycache.Failed[int]) { got = append(got, f.Error()) }),
+			readycache.WithRemovalHandler(func(k int, _ alwaysGoexit) { got = append(got, "removed") }))
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			c.Push(0, alwaysGoexit{})
+		}()
+		<-done
+		synctest.Wait()
+		want := "[tower: panic in an endpoint's Ready, asked by a ready cache on its caller's goroutine: runtime.Goexit was called removed]"
+		if s := fmt.Sprint(got); s != want {
+			t.Errorf("got %s, want %s", s, want)
+		}
+		if n := c.Len(); n != 0 {
+			t.Errorf("got Len() %d, want 0", n)
+		}
+		c.Close()
+	})
+}
+
 // A panic in a handler on a driver is logged, and the cache carries on: a
 // failure handler that panics still lets the removal handler hear of the
 // endpoint, and a removal handler that panics breaks nothing.

@@ -203,6 +203,37 @@ func TestRepollPendingGoexit(t *testing.T) {
 	})
 }
 
+// An endpoint whose Ready, asked again on the caller's goroutine as
+// TryTake takes its permit, ends that goroutine with runtime.Goexit: the
+// endpoint is removed and reported, and the permit taken, which nobody
+// will use now, is released.
+func TestTakeGoexit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, f := newGatedCache(t)
+		g, h := newGated(-1)
+		c.Push(0, g)
+		checkGatedLens(t, c, 1, 0)
+		g.mu.Lock()
+		g.goexit = true
+		g.mu.Unlock()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			c.TryTake(pickGated(0))
+			t.Error("TryTake returned, want its goroutine ended by the endpoint's Ready")
+		}()
+		<-done
+		checkGatedLens(t, c, 0, 0)
+		f.check(t, "0: tower: panic in an endpoint's Ready, asked by a ready cache on its caller's goroutine: runtime.Goexit was called")
+		if c.Contains(0) {
+			t.Error("the failed endpoint is still in the cache")
+		}
+		if got := h.Outstanding(); got != 0 {
+			t.Errorf("got %d permits outstanding, want 0: the one taken was lost", got)
+		}
+	})
+}
+
 // Repoll of a key the cache does not have does nothing and reports false.
 func TestRepollMissing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
