@@ -86,69 +86,55 @@ func TestReadyPanicIsAPanicError(t *testing.T) {
 	}
 }
 
-// goexitReady is not ready now, and ends its driver with runtime.Goexit.
-type goexitReady struct{}
+// goexitReady ends the goroutine that asks it for readiness with
+// runtime.Goexit: a driver's only, unless now, when Push's too (ReadyNow
+// asks with a done ctx).
+type goexitReady struct{ now bool }
 
-func (goexitReady) Ready(ctx context.Context) (tower.Permit[string, string], error) {
-	if ctx.Err() != nil {
+func (g goexitReady) Ready(ctx context.Context) (tower.Permit[string, string], error) {
+	if ctx.Err() != nil && !g.now {
 		return tower.Permit[string, string]{}, ctx.Err()
 	}
 	runtime.Goexit()
 	panic("unreachable")
 }
 
-// A Ready that calls runtime.Goexit on a driver fails its endpoint too.
-func TestReadyGoexitOnDriver(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var got []string
-		c := readycache.New[int, string, string, goexitReady](
-			readycache.WithFailureHandler(func(f *readycache.Failed[int]) { got = append(got, f.Error()) }),
-			readycache.WithRemovalHandler(func(k int, _ goexitReady) { got = append(got, "removed") }))
-		c.Push(0, goexitReady{})
-		synctest.Wait()
-		want := "[tower: panic in an endpoint's Ready, on a ready cache's driver: runtime.Goexit was called removed]"
-		if s := fmt.Sprint(got); s != want {
-			t.Errorf("got %s, want %s", s, want)
-		}
-		if n := c.Len(); n != 0 {
-			t.Errorf("got Len() %d, want 0", n)
-		}
-		c.Close()
-	})
-}
-
-// alwaysGoexit ends the goroutine of whoever asks it for readiness.
-type alwaysGoexit struct{}
-
-func (alwaysGoexit) Ready(context.Context) (tower.Permit[string, string], error) {
-	runtime.Goexit()
-	panic("unreachable")
-}
-
-// A Ready that calls runtime.Goexit as Push asks it, on Push's goroutine,
-// ends that goroutine; the cache's own goroutine tells the handlers.
-func TestReadyGoexitOnPush(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var got []string
-		c := readycache.New[int, string, string, alwaysGoexit](
-			readycache.WithFailureHandler(func(f *readycache.Failed[int]) { got = append(got, f.Error()) }),
-			readycache.WithRemovalHandler(func(k int, _ alwaysGoexit) { got = append(got, "removed") }))
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			c.Push(0, alwaysGoexit{})
-		}()
-		<-done
-		synctest.Wait()
-		want := "[tower: panic in an endpoint's Ready, asked by a ready cache on its caller's goroutine: runtime.Goexit was called removed]"
-		if s := fmt.Sprint(got); s != want {
-			t.Errorf("got %s, want %s", s, want)
-		}
-		if n := c.Len(); n != 0 {
-			t.Errorf("got Len() %d, want 0", n)
-		}
-		c.Close()
-	})
+// A Ready that calls runtime.Goexit fails its endpoint, as a panic does:
+// on a driver, or on Push's goroutine, which it ends, and then the
+// cache's own goroutine tells the handlers.
+func TestReadyGoexit(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		now   bool
+		where string
+	}{
+		{"OnDriver", false, "on a ready cache's driver"},
+		{"OnPush", true, "asked by a ready cache on its caller's goroutine"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var got []string
+				c := readycache.New[int, string, string, goexitReady](
+					readycache.WithFailureHandler(func(f *readycache.Failed[int]) { got = append(got, f.Error()) }),
+					readycache.WithRemovalHandler(func(k int, _ goexitReady) { got = append(got, "removed") }))
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					c.Push(0, goexitReady{now: tt.now})
+				}()
+				<-done
+				synctest.Wait()
+				want := "[tower: panic in an endpoint's Ready, " + tt.where + ": runtime.Goexit was called removed]"
+				if s := fmt.Sprint(got); s != want {
+					t.Errorf("got %s, want %s", s, want)
+				}
+				if n := c.Len(); n != 0 {
+					t.Errorf("got Len() %d, want 0", n)
+				}
+				c.Close()
+			})
+		})
+	}
 }
 
 // A panic in a handler on a driver is logged, and the cache carries on: a

@@ -37,6 +37,13 @@ func (g *gated) setShut(shut bool) {
 	g.shut = shut
 }
 
+// setGoexit makes the next Ready end its goroutine with runtime.Goexit.
+func (g *gated) setGoexit() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.goexit = true
+}
+
 func (g *gated) Ready(ctx context.Context) (tower.Permit[string, string], error) {
 	g.mu.Lock()
 	shut, opened, goexit := g.shut, g.opened, g.goexit
@@ -188,19 +195,24 @@ func TestRepollPendingGoexit(t *testing.T) {
 		if !c.Repoll(0) {
 			t.Fatal("got Repoll(0) = false, want true")
 		}
-		g.mu.Lock()
-		g.goexit = true // for the next Ready: the driver's is in the mock's
-		g.mu.Unlock()
+		g.setGoexit() // for the next Ready: the driver's is in the mock's
 		h.Allow(1)
-		checkGatedLens(t, c, 0, 0)
-		f.check(t, "0: tower: panic in an endpoint's Ready, on a ready cache's driver: runtime.Goexit was called")
-		if c.Contains(0) {
-			t.Error("the failed endpoint is still in the cache")
-		}
-		if got := h.Outstanding(); got != 0 {
-			t.Errorf("got %d permits outstanding, want 0", got)
-		}
+		checkGoexited(t, c, f, h, "on a ready cache's driver")
 	})
+}
+
+// checkGoexited fails t unless endpoint 0 has left c, reported as ended by
+// runtime.Goexit where, with no permit of h's outstanding.
+func checkGoexited(t *testing.T, c *gatedCache, f *failures, h *handle, where string) {
+	t.Helper()
+	checkGatedLens(t, c, 0, 0)
+	f.check(t, "0: tower: panic in an endpoint's Ready, "+where+": runtime.Goexit was called")
+	if c.Contains(0) {
+		t.Error("the failed endpoint is still in the cache")
+	}
+	if got := h.Outstanding(); got != 0 {
+		t.Errorf("got %d permits outstanding, want 0", got)
+	}
 }
 
 // An endpoint whose Ready, asked again on the caller's goroutine as
@@ -213,9 +225,7 @@ func TestTakeGoexit(t *testing.T) {
 		g, h := newGated(-1)
 		c.Push(0, g)
 		checkGatedLens(t, c, 1, 0)
-		g.mu.Lock()
-		g.goexit = true
-		g.mu.Unlock()
+		g.setGoexit()
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
@@ -223,14 +233,7 @@ func TestTakeGoexit(t *testing.T) {
 			t.Error("TryTake returned, want its goroutine ended by the endpoint's Ready")
 		}()
 		<-done
-		checkGatedLens(t, c, 0, 0)
-		f.check(t, "0: tower: panic in an endpoint's Ready, asked by a ready cache on its caller's goroutine: runtime.Goexit was called")
-		if c.Contains(0) {
-			t.Error("the failed endpoint is still in the cache")
-		}
-		if got := h.Outstanding(); got != 0 {
-			t.Errorf("got %d permits outstanding, want 0: the one taken was lost", got)
-		}
+		checkGoexited(t, c, f, h, "asked by a ready cache on its caller's goroutine")
 	})
 }
 
