@@ -2,11 +2,11 @@ package callall
 
 import (
 	"context"
+	"fmt"
 	"iter"
 
 	"github.com/towergo/tower"
 	"github.com/towergo/tower/internal/isnil"
-	"github.com/towergo/tower/internal/option"
 )
 
 // Ordered sends each request of reqs through svc and yields the responses
@@ -74,7 +74,9 @@ func all[Req, Res any](ctx context.Context, fn string, svc tower.Service[Req, Re
 	if nilReqs {
 		panic(fn + ": reqs is nil")
 	}
-	option.PanicIf(limit < 1, "%s: limit must be at least 1, got %d", fn, limit)
+	if limit < 1 { // not PanicIf: its arguments would be boxed on every call
+		panic(fmt.Sprintf("%s: limit must be at least 1, got %d", fn, limit))
+	}
 	limit = min(limit, MaxLimit)
 	return func(yield func(Res, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
