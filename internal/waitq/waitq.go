@@ -1,7 +1,8 @@
-// Package waitq is the FIFO queue of parked goroutines behind the limits,
-// the adaptive gate and the Buffer: an intrusive doubly linked list, so
-// that a waiter whose context ends leaves from the middle in O(1). A
-// waiter parks on a channel, so that under testing/synctest it is durably
+// Package waitq is how a caller parks behind the limits, the semaphore,
+// the adaptive gate and the Buffer: a FIFO Queue, an intrusive doubly
+// linked list, so that a waiter whose context ends leaves from the middle
+// in O(1), and Wait, the one rule for a parked caller's wait. A waiter
+// parks on a channel, so that under testing/synctest it is durably
 // blocked.
 package waitq
 
