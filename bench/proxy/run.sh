@@ -54,9 +54,10 @@ bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
 echo "# building towerproxy and the bench's programs" >&2
 (cd "$root" && go build -o "$bin/towerproxy" ./towerproxy)
+(cd "$root" && go build -o "$bin/floor" ./towerproxy/internal/floor)
 (cd "$root/bench" && go build -o "$bin/" ./cmd/proxybench ./cmd/proxybackend ./cmd/goproxy)
 
-args=(-backend "$bin/proxybackend" -goproxy "$bin/goproxy" -towerproxy "$bin/towerproxy" -hz "$(getconf CLK_TCK)")
+args=(-backend "$bin/proxybackend" -goproxy "$bin/goproxy" -floor "$bin/floor" -towerproxy "$bin/towerproxy" -hz "$(getconf CLK_TCK)")
 if [ -n "${QUICK:-}" ]; then
 	args+=(-duration "${DURATION:-2s}" -warmup "${WARMUP:-1s}")
 else

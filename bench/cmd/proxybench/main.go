@@ -5,7 +5,7 @@
 // bench/proxy/run.sh installs the peers, builds the Go programs and runs
 // it; see bench/proxy/README.md.
 //
-//	proxybench -backend bin/proxybackend -goproxy bin/goproxy -towerproxy bin/towerproxy
+//	proxybench -backend bin/proxybackend -goproxy bin/goproxy -floor bin/floor -towerproxy bin/towerproxy
 //	proxybench ... -duration 3s -warmup 1s -scenarios overhead,slow1 -proxies nginx,towerproxy
 //
 // It exits 1 if a target is missed, 2 if the run itself failed.
@@ -51,7 +51,7 @@ func main() {
 	for _, name := range []string{"nginx", "haproxy", "caddy", "wrk"} {
 		c.bins[name] = name
 	}
-	for _, name := range []string{"backend", "goproxy", "towerproxy", "nginx", "haproxy", "caddy", "wrk"} {
+	for _, name := range []string{"backend", "goproxy", "floor", "towerproxy", "nginx", "haproxy", "caddy", "wrk"} {
 		flag.Func(name, "the "+name+" binary (default: "+orName(c.bins[name])+")", func(s string) error {
 			c.bins[name] = s
 			return nil
@@ -144,7 +144,7 @@ func measure(c config) (int, error) {
 			continue
 		}
 		for _, px := range proxies {
-			if !slices.Contains(c.proxies, px.name) || (px.start == nil && !sc.direct) {
+			if !slices.Contains(c.proxies, px.name) || (px.start == nil && !sc.direct) || (px.only != "" && px.only != sc.name) {
 				continue
 			}
 			if px.start != nil {

@@ -33,6 +33,8 @@ type proxy struct {
 	// start returns how to start it; nil for the direct rows, which
 	// have no proxy.
 	start func(bin string, s setup) launch
+	// only is the one scenario the row is in; "" for every one.
+	only string
 }
 
 // nginxConf is nginx's configuration at its best for s: least_conn,
@@ -244,6 +246,12 @@ var proxies = []proxy{
 		}
 	}},
 	{name: "goproxy", bin: "goproxy", start: func(bin string, s setup) launch {
+		return launch{argv: []string{bin, "-listen", s.listen, "-to", urls(s.backends)}, env: goEnv(s)}
+	}},
+	// The floor of a proxy on net/http, in overhead only: net/http's
+	// server and towerproxy's HTTP/1.1 client, nothing between them
+	// (towerproxy/internal/floor).
+	{name: "floor", bin: "floor", only: "overhead", start: func(bin string, s setup) launch {
 		return launch{argv: []string{bin, "-listen", s.listen, "-to", urls(s.backends)}, env: goEnv(s)}
 	}},
 	// towerproxy as its quick start runs it: every protection at its
