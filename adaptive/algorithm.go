@@ -102,9 +102,12 @@ func ownBound(s Sample) bool { return 2*s.OwnDelay > s.MeanLatency }
 func startsOwnBound(s Sample) bool { return s.Probe && s.Blocked > 0 && ownBound(s) }
 
 // appLimited reports whether the load, not the limit, held a window back,
-// which leaves the limit alone: its requests in flight never came to half
-// the limit in force (rounded down, so that at 2.4 normal priority's 1 in
-// flight may still move it).
+// which leaves the limit alone and calls for no probe: its requests in
+// flight never came to half the limit in force (rounded down, so that at
+// 2.4 normal priority's 1 in flight may still move it). Its latency is not
+// the limit's doing, and a probe at a quarter of a limit the load does not
+// reach may hold back callers the limit never did: with a patience, shed
+// them, for no queue of the dependency's.
 func appLimited(limit float64, maxInFlight int) bool {
 	return 2*maxInFlight < int(limit)
 }

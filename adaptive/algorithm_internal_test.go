@@ -70,7 +70,9 @@ func TestGradient2Steps(t *testing.T) {
 // baseline, or slower than 3 times it, or above the tolerance for 3
 // windows in a row, calls for a probe and holds the limit meanwhile. The
 // window that called for it is judged against the probe's latency: still
-// above the tolerance, the limit falls then; not, it holds.
+// above the tolerance, the limit falls then; not, it holds. A window with
+// fewer than half the limit in flight calls for none: the load held it
+// back, not the limit.
 func TestGradient2Probes(t *testing.T) {
 	alg := Gradient2()().(*gradient2)
 	if !alg.ProbeNext() {
@@ -89,6 +91,8 @@ func TestGradient2Probes(t *testing.T) {
 		{"4 times slower: probe from 20/4; the service is slower: back to 20", sample(40*time.Millisecond, 20), true, 40 * time.Millisecond, 5, 20},
 		{"4 times slower: probe from 20/4; still queued: 20·1.5/4, not held at half", sample(40*time.Millisecond, 20), true, 10 * time.Millisecond, 5, 7.5},
 		{"4 times slower, twice slower service: 20·1.5/2", sample(40*time.Millisecond, 20), true, 20 * time.Millisecond, 5, 15},
+		{"4 times slower, 9 of 20 in flight: holds, no probe", sample(40*time.Millisecond, 9), false, 0, 20, 0},
+		{"20% faster, 9 of 20 in flight: holds, no probe", sample(8*time.Millisecond, 9), false, 0, 20, 0},
 	} {
 		g := primed()
 		got := g.Update(20, c.window)
@@ -114,6 +118,13 @@ func TestGradient2Probes(t *testing.T) {
 	}
 	if want := []bool{false, false, true}; !equalBools(probes, want) || !near(limit, 37.5) {
 		t.Errorf("3 windows at 1.6 times the baseline: limit %v, probes %v; want 37.5 (one fall, one hold, one probe) and %v", limit, probes, want)
+	}
+	// Such windows with fewer than half the limit in flight call for none.
+	g = primed()
+	for i := range 5 {
+		if got := g.Update(40, sample(16*time.Millisecond, 19)); got != 40 || g.ProbeNext() {
+			t.Fatalf("window %d at 1.6 times the baseline, 19 of 40 in flight: limit %v, probe next %v; want 40, false", i+1, got, g.ProbeNext())
+		}
 	}
 	// At most one triggered probe in 5 windows: right after one, the
 	// trigger waits.
@@ -481,6 +492,11 @@ func TestVegasProbes(t *testing.T) {
 	}
 	if got := v.Update(5, probe(40*time.Millisecond)); got != 20 {
 		t.Errorf("the probe says the service is slower: limit %v, want 20 back", got)
+	}
+	v.Update(20, probe(10*time.Millisecond))
+	v.cooldown = 0
+	if got := v.Update(20, sample(40*time.Millisecond, 9)); got != 20 || v.ProbeNext() {
+		t.Fatalf("4 times slower, 9 of 20 in flight: limit %v, probe next %v; want 20 (held), false", got, v.ProbeNext())
 	}
 	v.Update(20, probe(10*time.Millisecond))
 	v.cooldown = 0

@@ -88,7 +88,9 @@ type gradient2 struct {
 // slower is measured anew rather than driven to the floor; when a window
 // is 20% faster; and periodically ([Gradient2ProbeInterval]). A probe
 // whose latency was mostly the process's own delay keeps the baseline; a
-// window at the lower bound re-anchors it.
+// window at the lower bound re-anchors it. A window whose load never came
+// to half the limit moves nothing and calls for no probe: the limit held
+// nothing back, and a probe would hold back callers it never did.
 //
 // It returns a constructor of fresh algorithms, and panics if an option is nil.
 func Gradient2(opts ...Gradient2Option) func() Algorithm {
@@ -149,6 +151,9 @@ func (g *gradient2) Update(limit float64, s Sample) float64 {
 		g.queued = 0 // the dependency has room it did not have when it last queued
 	}
 	g.prev.latency, g.prev.limit = latency, math.Floor(limit)
+	if appLimited(limit, s.MaxInFlight) {
+		return limit // see appLimited
+	}
 	r := latency / g.baseline
 	if next, ok := g.probeDue(limit, latency, r > g.tolerance*(1+epsilon), s); ok {
 		return next
@@ -158,9 +163,6 @@ func (g *gradient2) Update(limit float64, s Sample) float64 {
 
 // move returns the limit after a window s of latency r times the baseline.
 func (g *gradient2) move(limit, r float64, s Sample) float64 {
-	if appLimited(limit, s.MaxInFlight) {
-		return limit
-	}
 	if g.fell { // the window after a fall still saw the old limit's queue
 		g.fell = false
 		return limit
