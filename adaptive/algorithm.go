@@ -160,8 +160,13 @@ func (n *noLoad) measure(latency float64, s Sample) (loaded loadedWindow, first 
 // probeDue reports whether a loaded window of latency, high if above the
 // algorithm's tolerance, calls for a probe, and if so returns the limit
 // until the probe judges it: lowered by a jump, so that the probe's
-// quarter stays below a capacity that fell by as much, held otherwise.
+// quarter stays below a capacity that fell by as much, held otherwise. A
+// window the load held back (appLimited) calls for none, and counts
+// toward neither the trigger nor its cooldown.
 func (n *noLoad) probeDue(limit, latency float64, high bool, s Sample) (float64, bool) {
+	if appLimited(limit, s.MaxInFlight) {
+		return 0, false
+	}
 	jumped := latency > jumpRatio*n.baseline
 	if n.cooldown > 0 {
 		n.cooldown--

@@ -151,9 +151,6 @@ func (g *gradient2) Update(limit float64, s Sample) float64 {
 		g.queued = 0 // the dependency has room it did not have when it last queued
 	}
 	g.prev.latency, g.prev.limit = latency, math.Floor(limit)
-	if appLimited(limit, s.MaxInFlight) {
-		return limit // see appLimited
-	}
 	r := latency / g.baseline
 	if next, ok := g.probeDue(limit, latency, r > g.tolerance*(1+epsilon), s); ok {
 		return next
@@ -163,6 +160,9 @@ func (g *gradient2) Update(limit float64, s Sample) float64 {
 
 // move returns the limit after a window s of latency r times the baseline.
 func (g *gradient2) move(limit, r float64, s Sample) float64 {
+	if appLimited(limit, s.MaxInFlight) {
+		return limit
+	}
 	if g.fell { // the window after a fall still saw the old limit's queue
 		g.fell = false
 		return limit

@@ -105,9 +105,6 @@ func (v *vegas) Update(limit float64, s Sample) float64 {
 		}
 		return v.smooth(limit, limit+step)
 	}
-	if appLimited(limit, s.MaxInFlight) {
-		return limit // see appLimited
-	}
 	if next, ok := v.probeDue(limit, latency, v.queue(limit, latency) > 6*lg, s); ok {
 		return next
 	}
