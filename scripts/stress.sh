@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # stress.sh runs the tests of every module many times, with the race
 # detector unless told not to, at several GOMAXPROCS and in a shuffled
-# order, optionally beside
-# a load that keeps the CPUs busy, and prints each test that failed with how
-# many times it failed. A test under testing/synctest must give the same
-# answer every time: a failure here is a flake to fix at its cause.
+# order, optionally beside a load that keeps the CPUs busy, and prints each
+# test that failed with how many times it failed. A test under
+# testing/synctest must give the same answer every time: a failure here is
+# a flake to fix at its cause.
 #
 #	scripts/stress.sh [-n COUNT] [-cpu LIST] [-load none|burn|build]
 #	                  [-norace] [-synctest] [-run REGEXP] [-skip REGEXP]
