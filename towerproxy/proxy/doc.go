@@ -49,7 +49,8 @@
 //
 // # HTTP
 //
-// Clients speak HTTP/1.1 or HTTP/2 (over TLS, or h2c if enabled); an
+// Clients speak HTTP/1.1 or HTTP/2 (over TLS, or h2c if enabled), with
+// HTTP/2's default frames of 16KiB at most, as nginx and HAProxy offer; an
 // upstream is spoken to in HTTP/1.1 or h2c, which gRPC needs. HTTP/1.1 to
 // a plain-TCP backend goes through the proxy's own client, which writes a
 // request and reads its response on the request's goroutine over kept-alive

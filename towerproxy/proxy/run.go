@@ -35,6 +35,11 @@ func NewServer(p *Proxy, admin http.Handler) (*Server, error) {
 		Protocols:         new(http.Protocols),
 		ErrorLog:          slog.NewLogLogger(p.log.Handler(), slog.LevelWarn),
 		ConnContext:       withConnState,
+		// HTTP/2's own default frame size, 16KiB (RFC 9113, 4.2), as
+		// nginx and HAProxy offer, not Go's 1MiB: a client's frame is
+		// read whole before any of it is used, and a larger one is
+		// refused with FRAME_SIZE_ERROR, as h2spec checks.
+		HTTP2: &http.HTTP2Config{MaxReadFrameSize: 16 << 10},
 	}
 	s.main.Protocols.SetHTTP1(true)
 	if cfg.TLS != nil {
