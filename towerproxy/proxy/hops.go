@@ -24,6 +24,8 @@ import (
 //     sends, such as 103 Early Hints: HTTP/1.0 has none, and a server
 //     must not send one to it (15.2). HTTP/1.1 and HTTP/2 clients get
 //     them, as a proxy must pass them on.
+//   - An HTTP/1.0 request, and a chunked HTTP/1.1 one, is the last on
+//     its connection: see mustClose.
 //   - CONNECT is answered 405: a reverse proxy sends requests to its
 //     routes' upstreams, not tunnels to whatever host a client names
 //     (an open proxy). Upgrade requests (WebSocket) are tunnelled; see
@@ -75,20 +77,67 @@ func answersItself(w http.ResponseWriter, r *http.Request) bool {
 	return false
 }
 
-// http10Writer is the ResponseWriter of an HTTP/1.0 request: it drops
-// the informational responses that httputil.ReverseProxy passes on.
-type http10Writer struct{ http.ResponseWriter }
+// lastWriter is the ResponseWriter of a request after whose response the
+// client's connection closes (see mustClose): it puts Connection: close
+// on the final response, which net/http takes as its word to close, and
+// for an HTTP/1.0 request drops the informational responses that
+// httputil.ReverseProxy passes on.
+type lastWriter struct {
+	http.ResponseWriter
+	http10 bool
+	final  bool // the final response has begun
+}
 
-func (w http10Writer) WriteHeader(code int) {
+func (w *lastWriter) WriteHeader(code int) {
 	if code >= 100 && code < 200 {
+		if !w.http10 {
+			w.ResponseWriter.WriteHeader(code)
+		}
 		return
 	}
+	w.closing()
 	w.ResponseWriter.WriteHeader(code)
 }
 
+func (w *lastWriter) Write(b []byte) (int, error) {
+	w.closing()
+	return w.ResponseWriter.Write(b)
+}
+
+// closing sets Connection: close before the final response's header is
+// written. ReverseProxy clears the header after each informational
+// response, so it is set only now.
+func (w *lastWriter) closing() {
+	if !w.final {
+		w.final = true
+		w.Header().Set("Connection", "close")
+	}
+}
+
 // Unwrap gives http.ResponseController the client's writer, so that
-// flushes go through.
-func (w http10Writer) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+// flushes and a tunnel's hijack go through.
+func (w *lastWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// mustClose reports whether r's connection must close after its response,
+// for what net/http's server removed from r before the handler ran:
+//
+//   - An HTTP/1.0 request's Transfer-Encoding is removed and ignored, and
+//     its chunked body would be read as the next request on a kept-alive
+//     connection; RFC 9112 (6.1) says to take its framing as faulty and
+//     close. Which HTTP/1.0 requests had one cannot be told, so none is
+//     kept alive, as a server may choose (9.3).
+//   - A Content-Length beside Transfer-Encoding: chunked is removed; RFC
+//     9112 (6.1) says to close after such a request, since a front proxy
+//     may have framed it by the Content-Length. Which chunked requests had
+//     one cannot be told, so each closes: a chunked upload's connection
+//     is not used again.
+//
+// Either way, what follows such a request on its connection is never
+// read as a request: the request smuggling of CL.TE, and of HTTP/1.0's
+// Transfer-Encoding, goes nowhere.
+func mustClose(r *http.Request) bool {
+	return r.ProtoMajor == 1 && (r.ProtoMinor == 0 || len(r.TransferEncoding) > 0)
+}
 
 // setMaxForwards gives pr.Out, an OPTIONS request, one less Max-Forwards
 // than pr.In had, if it had one; answersItself answered one with 0.

@@ -129,8 +129,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serveHTTP is ServeHTTP's, under the request's record if it has one.
 func (p *Proxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	if !r.ProtoAtLeast(1, 1) {
-		w = http10Writer{w} // see hops.go
+	if mustClose(r) {
+		w = &lastWriter{ResponseWriter: w, http10: r.ProtoMinor == 0} // see hops.go
 	}
 	if (r.Method == http.MethodTrace || r.Method == http.MethodConnect || r.Method == http.MethodOptions) && answersItself(w, r) {
 		return // see hops.go

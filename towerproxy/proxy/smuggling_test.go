@@ -14,14 +14,10 @@ import (
 // Request smuggling needs two parsers that disagree on where a request
 // ends. The proxy's parser is net/http's; what it rejects, and what it
 // accepts and forwards framed anew (the transport writes its own
-// Content-Length or chunks), is checked here on raw connections. What it
-// does not do, and the proxy cannot see (net/http removes the headers
-// before the handler runs): it does not close the connection after a
-// request with both Content-Length and Transfer-Encoding (RFC 9112, 6.1),
-// and it takes an HTTP/1.0 request's Transfer-Encoding for none rather
-// than for faulty framing. Either matters only behind a front proxy that
-// frames requests otherwise and shares its connections to this one
-// among clients; a client alone can only confuse its own connection.
+// Content-Length or chunks), is checked here on raw connections. What
+// net/http removes before the handler runs, and the proxy makes up for
+// by closing the connection (see mustClose), is in
+// TestSmugglingEndsTheConnection.
 
 // seen is what the smuggling backend saw of one request.
 type seen struct {
@@ -121,6 +117,52 @@ func TestRequestSmuggling(t *testing.T) {
 			}
 			if c.check != nil {
 				c.check(t, got)
+			}
+		})
+	}
+}
+
+// net/http's server removes a Content-Length that comes beside
+// Transfer-Encoding: chunked, and ignores and removes an HTTP/1.0
+// request's Transfer-Encoding, before the handler runs. Behind a front
+// proxy that framed such a request otherwise, what follows it on the
+// connection could be another client's request, or one smuggled in its
+// body. So the proxy answers it, then closes the connection (RFC 9112,
+// 6.1): the request that follows is never read. Without mustClose, the
+// backend got the smuggled request and the connection stayed open.
+func TestSmugglingEndsTheConnection(t *testing.T) {
+	backend, requests := smugglingBackend(t)
+	p := startProxy(t, config([]string{backend}, "", ""))
+	for _, c := range []struct{ name, raw, body string }{
+		{"CL.TE: the chunked body, then a request",
+			"POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 30\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n",
+			"hello"},
+		{"HTTP/1.0 with Transfer-Encoding: a request for a body",
+			"POST /a HTTP/1.0\r\nHost: x\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n",
+			""},
+		{"HTTP/1.0 kept alive, with a Content-Length",
+			"POST /a HTTP/1.0\r\nHost: x\r\nConnection: keep-alive\r\nContent-Length: 5\r\n\r\nhelloGET /next HTTP/1.0\r\nHost: x\r\n\r\n",
+			"hello"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before := len(requests())
+			conn, br := dialRaw(t, p.Addr)
+			io.WriteString(conn, c.raw)
+			res, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			if res.StatusCode != 200 || !res.Close {
+				t.Errorf("got %d, Connection %q; want 200 and close", res.StatusCode, res.Header.Get("Connection"))
+			}
+			if _, closed := closedWithin(br, 5*time.Second); !closed {
+				t.Fatal("the connection stayed open")
+			}
+			got := requests()[before:]
+			if len(got) != 1 || got[0].Path != "/a" || got[0].Body != c.body {
+				t.Fatalf("the backend got %+v, want /a alone with body %q", got, c.body)
 			}
 		})
 	}
