@@ -60,11 +60,13 @@
 // headers are removed, X-Forwarded-For, X-Forwarded-Proto and Forwarded
 // are set (and trusted from the proxies listed only), Via is added,
 // trailers are passed on, and streaming responses are flushed as they come.
-// TRACE and CONNECT are answered 405 and never forwarded. An HTTP/1.0
-// request, or a chunked HTTP/1.1 one, is the last on its connection:
-// net/http's server hides the framing that RFC 9112 says to close after
-// (a Content-Length beside Transfer-Encoding, an HTTP/1.0 request's
-// Transfer-Encoding), so nothing smuggled after it is read.
+// TRACE and CONNECT are answered 405 and never forwarded, and a request
+// target with a fragment (#) 400, which net/http would pass on as a path
+// with %23 in it. An HTTP/1.0 request, or a chunked HTTP/1.1 one, is the
+// last on its connection: net/http's server hides the framing that RFC
+// 9112 says to close after (a Content-Length beside Transfer-Encoding, an
+// HTTP/1.0 request's Transfer-Encoding), so nothing smuggled after it is
+// read.
 // A request that asks to switch protocols (a WebSocket) becomes a tunnel
 // once its backend answers 101: it counts in its route's rate limit but in
 // no concurrency limit, since it lasts as long as the conversation.

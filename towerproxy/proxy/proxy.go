@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -134,6 +135,13 @@ func (p *Proxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if (r.Method == http.MethodTrace || r.Method == http.MethodConnect || r.Method == http.MethodOptions) && answersItself(w, r) {
 		return // see hops.go
+	}
+	if strings.IndexByte(r.RequestURI, '#') >= 0 {
+		// A request target has no fragment (RFC 9112, 3.2). net/http
+		// takes one for part of the path, which a backend would get as
+		// %23: a path the client did not ask for.
+		http.Error(w, "a request target has no fragment", http.StatusBadRequest)
+		return
 	}
 	s := p.state.Load()
 	if r.Body != nil && r.Body != http.NoBody {

@@ -76,6 +76,8 @@ func TestRequestSmuggling(t *testing.T) {
 		{"a NUL in a value", "GET /a HTTP/1.1\r\nHost: x\r\nX-A: a\x00b\r\n\r\n", []int{400}, "", nil},
 		{"two Hosts", "GET /a HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n", []int{400}, "", nil},
 		{"no Host", "GET /a HTTP/1.1\r\n\r\n", []int{400}, "", nil},
+		{"a fragment in the target", "GET /a#b HTTP/1.1\r\nHost: x\r\n\r\n", []int{400}, "", nil},
+		{"a fragment in an absolute target", "GET http://x/a#b HTTP/1.1\r\nHost: x\r\n\r\n", []int{400}, "", nil},
 		{"a bad chunk size", "POST /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n", []int{400}, "", nil},
 		{"chunks ended by bare LFs", "POST /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\nhello\n0\n\n", []int{400}, "", nil},
 		{"obs-fold: replaced by a space", "GET /a HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n  folded\r\n\r\n",
