@@ -26,6 +26,8 @@ import (
 //     them, as a proxy must pass them on.
 //   - An HTTP/1.0 request, and a chunked HTTP/1.1 one, is the last on
 //     its connection: see mustClose.
+//   - A response's field name followed by spaces before its colon loses
+//     them (RFC 9112, 5.1): see trimNames.
 //   - CONNECT is answered 405: a reverse proxy sends requests to its
 //     routes' upstreams, not tunnels to whatever host a client names
 //     (an open proxy). Upgrade requests (WebSocket) are tunnelled; see
@@ -137,6 +139,25 @@ func (w *lastWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // Transfer-Encoding, goes nowhere.
 func mustClose(r *http.Request) bool {
 	return r.ProtoMajor == 1 && (r.ProtoMinor == 0 || len(r.TransferEncoding) > 0)
+}
+
+// trimNames is the reverse proxies' ModifyResponse. net/http's parser
+// keeps the spaces of "X-A : b" in the field's name, and its server drops
+// a field with such a name; a proxy must remove them and forward the
+// field (RFC 9112, 5.1), which it now does, as X-A. A field whose name
+// is spaces alone is dropped.
+func trimNames(res *http.Response) error {
+	for k, v := range res.Header {
+		if k == "" || k[len(k)-1] != ' ' {
+			continue
+		}
+		delete(res.Header, k)
+		if n := strings.TrimRight(k, " "); n != "" {
+			n = http.CanonicalHeaderKey(n)
+			res.Header[n] = append(res.Header[n], v...)
+		}
+	}
+	return nil
 }
 
 // setMaxForwards gives pr.Out, an OPTIONS request, one less Max-Forwards

@@ -1,8 +1,11 @@
 package proxy_test
 
 import (
+	"bufio"
 	"io"
+	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -116,5 +119,42 @@ func TestNoEarlyHintsToHTTP10(t *testing.T) {
 	b, _ := io.ReadAll(res.Body)
 	if res.StatusCode != 200 || string(b) != "page" || res.Header.Get("Link") != "" {
 		t.Errorf("got %d %q with Link %q first, want 200 page, without the hints", res.StatusCode, b, res.Header.Get("Link"))
+	}
+}
+
+// A backend's field name with spaces before its colon reaches the client
+// without them (RFC 9112, 5.1): net/http's parser kept them in the name,
+// and its server then dropped the field.
+func TestResponseNameSpacesRemoved(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				br := bufio.NewReader(conn)
+				for {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					req.Body.Close()
+					io.WriteString(conn, "HTTP/1.1 200 OK\r\nX-A : b\r\nx-a: c\r\nContent-Length: 2\r\n\r\nok")
+				}
+			}()
+		}
+	}()
+	p := startProxy(t, config([]string{"http://" + ln.Addr().String()}, "", ""))
+	res, body := do(t, client(t), mustRequest(t, "GET", p.URL("/"), nil))
+	got := slices.Sorted(slices.Values(res.Header.Values("X-A")))
+	if res.StatusCode != 200 || body != "ok" || !slices.Equal(got, []string{"b", "c"}) {
+		t.Fatalf("got %d %q with X-A %q, want 200 ok with X-A b and c", res.StatusCode, body, got)
 	}
 }

@@ -103,11 +103,12 @@ func newUpstream(name string, cfg *Upstream, queue time.Duration, resolver disco
 	u.retry = newRetrier(cfg, u.obs)
 	u.trans = towerhttp.NewBalancedTransport(d, u.clientStack(), opts...)
 	u.rp = &httputil.ReverseProxy{
-		Rewrite:      u.rewrite,
-		Transport:    u.trans,
-		BufferPool:   copyBuffers,
-		ErrorHandler: u.failed,
-		ErrorLog:     slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		Rewrite:        u.rewrite,
+		ModifyResponse: trimNames,
+		Transport:      u.trans,
+		BufferPool:     copyBuffers,
+		ErrorHandler:   u.failed,
+		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	u.handler = u.rp
 	if u.retry != nil {
