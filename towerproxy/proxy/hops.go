@@ -144,15 +144,14 @@ func mustClose(r *http.Request) bool {
 // trimNames is the reverse proxies' ModifyResponse. net/http's parser
 // keeps the spaces of "X-A : b" in the field's name, and its server drops
 // a field with such a name; a proxy must remove them and forward the
-// field (RFC 9112, 5.1), which it now does, as X-A. A field whose name
-// is spaces alone is dropped.
+// field (RFC 9112, 5.1): trimNames moves it to X-A.
 func trimNames(res *http.Response) error {
 	for k, v := range res.Header {
 		if k == "" || k[len(k)-1] != ' ' {
 			continue
 		}
 		delete(res.Header, k)
-		if n := strings.TrimRight(k, " "); n != "" {
+		if n := strings.TrimRight(k, " "); n != "" { // a name of spaces alone is dropped
 			n = http.CanonicalHeaderKey(n)
 			res.Header[n] = append(res.Header[n], v...)
 		}

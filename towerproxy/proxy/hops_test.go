@@ -1,9 +1,7 @@
 package proxy_test
 
 import (
-	"bufio"
 	"io"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -126,32 +124,17 @@ func TestNoEarlyHintsToHTTP10(t *testing.T) {
 // without them (RFC 9112, 5.1): net/http's parser kept them in the name,
 // and its server then dropped the field.
 func TestResponseNameSpacesRemoved(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer conn.Close()
-				br := bufio.NewReader(conn)
-				for {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					req.Body.Close()
-					io.WriteString(conn, "HTTP/1.1 200 OK\r\nX-A : b\r\nx-a: c\r\nContent-Length: 2\r\n\r\nok")
-				}
-			}()
+	backend := newBackend(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
 		}
-	}()
-	p := startProxy(t, config([]string{"http://" + ln.Addr().String()}, "", ""))
+		defer conn.Close()
+		brw.WriteString("HTTP/1.1 200 OK\r\nX-A : b\r\nx-a: c\r\nContent-Length: 2\r\n\r\nok")
+		brw.Flush()
+	})).URL
+	p := startProxy(t, config([]string{backend}, "", ""))
 	res, body := do(t, client(t), mustRequest(t, "GET", p.URL("/"), nil))
 	got := slices.Sorted(slices.Values(res.Header.Values("X-A")))
 	if res.StatusCode != 200 || body != "ok" || !slices.Equal(got, []string{"b", "c"}) {
